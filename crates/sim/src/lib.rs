@@ -1,0 +1,413 @@
+//! The simulator backend: one run of one test for one seed, on virtual time.
+//!
+//! Topology: a client host and a server host joined by a path with an `up` direction (client → server)
+//! and a `down` direction. Each host has a NIC transmit queue in front of its direction of the path. A test
+//! opens `parallel` TCP connections from client to server and runs a netperf-style workload over them.
+//!
+//! Events (see [`queue::Class`]) are ordered by (time, class, source, sequence). Packets are not events
+//! until they reach the head of their link direction: a direction keeps its packets in flight in arrival
+//! order (FIFO with constant delay), and only its head sits in the event queue. Nothing is allocated
+//! per packet once queues have grown to their working size.
+//!
+//! Random streams: every random component draws from its own stream, seeded by [`stream_seed`] from the
+//! run seed and the component's id (link up 1, link down 2, endpoint `e` 1000 + e), so adding a component
+//! does not shift the draws of another.
+
+pub mod queue;
+
+use std::collections::VecDeque;
+
+use serde::Serialize;
+use tcplab_link::{LinkConfig, LinkDirection, LinkStats, NicQueue, NicStats, Verdict};
+use tcplab_tcp::{Connection, Estats, TcpConfig, TxRoom};
+use tcplab_units::{Duration, Instant, Rate};
+use tcplab_wire::TcpSegment;
+use tcplab_workload::{BulkReceiver, BulkSender};
+
+use queue::{Class, EventQueue};
+
+/// A host's configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostSpec {
+    pub tcp: TcpConfig,
+    /// Line rate of the host's NIC; `None` = faster than the path (the NIC queue never fills).
+    pub nic_rate: Option<Rate>,
+    /// NIC transmit queue length, packets (Linux `txqueuelen`).
+    pub txqueuelen: u32,
+}
+
+/// Which way a bulk test moves data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// TCP_STREAM: client to server.
+    ClientToServer,
+    /// TCP_MAERTS: server to client.
+    ServerToClient,
+}
+
+/// The test to run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TestSpec {
+    pub direction: Direction,
+    /// Measurement length, from connection establishment.
+    pub duration: Duration,
+    /// Send call size, bytes (netperf `-m`).
+    pub message: u64,
+    /// Concurrent connections between the two hosts.
+    pub parallel: u32,
+}
+
+/// Everything one simulation needs, units resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimSpec {
+    pub up: LinkConfig,
+    pub down: LinkConfig,
+    pub client: HostSpec,
+    pub server: HostSpec,
+    pub test: TestSpec,
+}
+
+/// Statistics of one connection end.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConnectionResult {
+    pub side: &'static str,
+    pub protocol: &'static str,
+    pub state: String,
+    pub estats: Estats,
+}
+
+/// The outcome of one run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunResult {
+    /// Payload bytes delivered to the receiving application during the measurement.
+    pub delivered_bytes: u64,
+    /// delivered_bytes · 8 / duration.
+    pub throughput_bps: f64,
+    /// Length of the measurement, seconds.
+    pub elapsed_s: f64,
+    /// Segments the sender retransmitted (sum over connections).
+    pub retransmissions: u64,
+    /// Virtual time at which the simulation stopped.
+    pub end_time_s: f64,
+    pub connections: Vec<ConnectionResult>,
+    pub link_up: LinkStats,
+    pub link_down: LinkStats,
+    pub nic_client: NicStats,
+    pub nic_server: NicStats,
+    /// Events the engine processed (for benchmarks).
+    #[serde(skip)]
+    pub events: u64,
+    /// Data-carrying segments sent by all endpoints (for benchmarks).
+    #[serde(skip)]
+    pub data_segments: u64,
+}
+
+/// The seed of a component's random stream: SplitMix64 of the run seed mixed with the component id.
+pub fn stream_seed(seed: u64, component: u64) -> u64 {
+    fn splitmix(mut z: u64) -> u64 {
+        z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    splitmix(seed ^ splitmix(component))
+}
+
+/// After the measurement, how long the connections get to close before the run stops regardless.
+const DRAIN_LIMIT: Duration = Duration::from_secs(30);
+
+const CLIENT: usize = 0;
+const SERVER: usize = 1;
+const SERVER_PORT: u16 = 5001;
+
+struct InFlight {
+    arrival: Instant,
+    to: u32,
+    seg: TcpSegment,
+}
+
+/// The engine and its world.
+struct World {
+    now: Instant,
+    queue: EventQueue,
+    /// Endpoint `2i` is connection i's client end, `2i + 1` its server end.
+    conns: Vec<Connection>,
+    senders: Vec<BulkSender>,
+    receivers: Vec<BulkReceiver>,
+    direction: Direction,
+    /// Per endpoint: the earliest timer event in the queue for it.
+    timer_scheduled: Vec<Option<Instant>>,
+    timer_seq: Vec<u64>,
+    /// Per host: NIC, link of its direction, packets in flight on that direction.
+    nics: [NicQueue; 2],
+    links: [LinkDirection; 2],
+    in_flight: [VecDeque<InFlight>; 2],
+    arrival_seq: [u64; 2],
+    /// Per host: endpoints waiting for room in the NIC queue, and whether a room event is queued.
+    nic_waiters: [VecDeque<u32>; 2],
+    waiting: Vec<bool>,
+    nic_room_scheduled: [bool; 2],
+    nic_room_seq: [u64; 2],
+    control_seq: u64,
+    measure_start: Option<Instant>,
+    measure_end: Option<Instant>,
+    delivered_at_start: u64,
+    delivered_at_end: u64,
+    data_segments: u64,
+}
+
+impl World {
+    fn host_of(e: u32) -> usize {
+        (e % 2) as usize
+    }
+
+    fn is_sender(&self, e: u32) -> bool {
+        match self.direction {
+            Direction::ClientToServer => Self::host_of(e) == CLIENT,
+            Direction::ServerToClient => Self::host_of(e) == SERVER,
+        }
+    }
+
+    fn delivered(&self) -> u64 {
+        self.receivers.iter().map(|r| r.bytes_read).sum()
+    }
+
+    /// Lets the application and the transport of endpoint `e` act on whatever just happened.
+    fn service(&mut self, e: u32) {
+        let i = (e / 2) as usize;
+        let sender = self.is_sender(e);
+        let conn = &mut self.conns[e as usize];
+        if sender {
+            self.senders[i].on_writable(conn);
+        } else {
+            self.receivers[i].on_readable(conn);
+        }
+        if self.measure_start.is_none()
+            && sender
+            && conn.is_established()
+            && self.conns.iter().all(|c| c.is_established())
+        {
+            self.start_measurement();
+        }
+        self.transmit(e);
+        self.sync_timer(e);
+    }
+
+    fn start_measurement(&mut self) {
+        self.measure_start = Some(self.now);
+        self.delivered_at_start = self.delivered();
+    }
+
+    fn transmit(&mut self, e: u32) {
+        if self.waiting[e as usize] {
+            return; // it will be served, in turn, when the NIC has room
+        }
+        let h = Self::host_of(e);
+        loop {
+            let room = if self.nics[h].is_full(self.now) { TxRoom::Full } else { TxRoom::Free };
+            let conn = &mut self.conns[e as usize];
+            match conn.poll_transmit(self.now, room) {
+                Some(seg) => self.send_packet(h, e, seg),
+                None => {
+                    if conn.stalled() {
+                        self.wait_for_nic(h, e);
+                    }
+                    break;
+                }
+            }
+        }
+    }
+
+    fn wait_for_nic(&mut self, h: usize, e: u32) {
+        self.waiting[e as usize] = true;
+        self.nic_waiters[h].push_back(e);
+        if !self.nic_room_scheduled[h] {
+            if let Some(t) = self.nics[h].room_at(self.now) {
+                self.nic_room_scheduled[h] = true;
+                self.nic_room_seq[h] += 1;
+                self.queue.push(t, Class::NicRoom, h as u32, self.nic_room_seq[h]);
+            }
+        }
+    }
+
+    fn send_packet(&mut self, h: usize, e: u32, seg: TcpSegment) {
+        if seg.payload_len > 0 {
+            self.data_segments += 1;
+        }
+        let ip_len = seg.ip_len();
+        let Some(departs) = self.nics[h].send(self.now, ip_len) else {
+            unreachable!("the NIC had room when the connection was polled");
+        };
+        if let Verdict::Deliver(arrival) = self.links[h].send(departs, ip_len) {
+            let q = &mut self.in_flight[h];
+            q.push_back(InFlight { arrival, to: e ^ 1, seg });
+            if q.len() == 1 {
+                self.arrival_seq[h] += 1;
+                self.queue.push(arrival, Class::Arrival, h as u32, self.arrival_seq[h]);
+            }
+        }
+    }
+
+    fn sync_timer(&mut self, e: u32) {
+        let Some(want) = self.conns[e as usize].poll_timeout() else { return };
+        let slot = &mut self.timer_scheduled[e as usize];
+        if slot.is_none_or(|s| want < s) {
+            *slot = Some(want);
+            self.timer_seq[e as usize] += 1;
+            self.queue.push(want, Class::Timer, e, self.timer_seq[e as usize]);
+        }
+    }
+
+    fn on_arrival(&mut self, dir: usize) {
+        let p = self.in_flight[dir].pop_front().expect("an arrival event has a packet");
+        debug_assert_eq!(p.arrival, self.now);
+        if let Some(next) = self.in_flight[dir].front() {
+            self.arrival_seq[dir] += 1;
+            self.queue.push(next.arrival, Class::Arrival, dir as u32, self.arrival_seq[dir]);
+        }
+        self.conns[p.to as usize].on_segment(self.now, &p.seg);
+        self.service(p.to);
+    }
+
+    fn on_timer(&mut self, e: u32) {
+        let slot = &mut self.timer_scheduled[e as usize];
+        if *slot == Some(self.now) {
+            *slot = None;
+        }
+        let conn = &mut self.conns[e as usize];
+        if conn.poll_timeout().is_some_and(|t| t <= self.now) {
+            conn.on_timeout(self.now);
+            self.service(e);
+        } else {
+            self.sync_timer(e);
+        }
+    }
+
+    fn on_nic_room(&mut self, h: usize) {
+        self.nic_room_scheduled[h] = false;
+        let n = self.nic_waiters[h].len();
+        for _ in 0..n {
+            let Some(e) = self.nic_waiters[h].pop_front() else { break };
+            self.waiting[e as usize] = false;
+            self.service(e);
+        }
+    }
+
+    fn on_measurement_end(&mut self) {
+        self.measure_end = Some(self.now);
+        self.delivered_at_end = self.delivered();
+        for i in 0..self.senders.len() {
+            let e = match self.direction {
+                Direction::ClientToServer => 2 * i as u32,
+                Direction::ServerToClient => 2 * i as u32 + 1,
+            };
+            self.senders[i].stop(&mut self.conns[e as usize]);
+            self.service(e);
+        }
+    }
+
+    fn all_closed(&self) -> bool {
+        use tcplab_tcp::State;
+        self.conns.iter().all(|c| matches!(c.state(), State::Closed | State::TimeWait))
+    }
+}
+
+/// Runs one simulation. Pure: the same spec and seed give the same result, bit for bit.
+pub fn run(spec: &SimSpec, seed: u64) -> RunResult {
+    let n = spec.test.parallel.max(1) as usize;
+    let mut conns = Vec::with_capacity(2 * n);
+    for i in 0..n {
+        let client_port = 40_000u16.wrapping_add(i as u16);
+        let e = 2 * i as u64;
+        let iss_c = stream_seed(seed, 1000 + e) as u32;
+        let iss_s = stream_seed(seed, 1000 + e + 1) as u32;
+        conns.push(Connection::connect(spec.client.tcp.clone(), client_port, SERVER_PORT, iss_c));
+        conns.push(Connection::listen(spec.server.tcp.clone(), SERVER_PORT, iss_s));
+    }
+    let hosts = [&spec.client, &spec.server];
+    let link_cfgs = [&spec.up, &spec.down];
+    let mut w = World {
+        now: Instant::ZERO,
+        queue: EventQueue::new(),
+        senders: vec![BulkSender::new(spec.test.message); n],
+        receivers: vec![BulkReceiver::default(); n],
+        direction: spec.test.direction,
+        timer_scheduled: vec![None; 2 * n],
+        timer_seq: vec![0; 2 * n],
+        nics: [0, 1].map(|h| NicQueue::new(hosts[h].nic_rate, link_cfgs[h].framing, hosts[h].txqueuelen)),
+        links: [0, 1].map(|h| LinkDirection::new(link_cfgs[h], stream_seed(seed, 1 + h as u64))),
+        in_flight: [VecDeque::with_capacity(1024), VecDeque::with_capacity(1024)],
+        arrival_seq: [0; 2],
+        nic_waiters: [VecDeque::new(), VecDeque::new()],
+        waiting: vec![false; 2 * n],
+        nic_room_scheduled: [false; 2],
+        nic_room_seq: [0; 2],
+        control_seq: 0,
+        measure_start: None,
+        measure_end: None,
+        delivered_at_start: 0,
+        delivered_at_end: 0,
+        data_segments: 0,
+        conns,
+    };
+    for i in 0..n {
+        w.service(2 * i as u32);
+    }
+    let mut end_scheduled = false;
+    while let Some(ev) = w.queue.pop() {
+        w.now = ev.time;
+        match ev.class {
+            Class::Arrival => w.on_arrival(ev.source as usize),
+            Class::Timer => w.on_timer(ev.source),
+            Class::NicRoom => w.on_nic_room(ev.source as usize),
+            Class::Control => w.on_measurement_end(),
+        }
+        if !end_scheduled {
+            if let Some(start) = w.measure_start {
+                end_scheduled = true;
+                w.control_seq += 1;
+                w.queue.push(start + spec.test.duration, Class::Control, 0, w.control_seq);
+            }
+        }
+        if let Some(end) = w.measure_end {
+            if w.all_closed() || w.now.saturating_since(end) > DRAIN_LIMIT {
+                break;
+            }
+        }
+    }
+    if w.measure_end.is_none() {
+        // The connection never came up, or everything went quiet before the end: measure what there is.
+        w.measure_end = Some(w.now.max(w.measure_start.unwrap_or(w.now)));
+        w.delivered_at_end = w.delivered();
+    }
+    let start = w.measure_start.unwrap_or(Instant::ZERO);
+    let elapsed = w.measure_end.unwrap_or(start).saturating_since(start);
+    let delivered = w.delivered_at_end - w.delivered_at_start;
+    let connections: Vec<ConnectionResult> = w
+        .conns
+        .iter()
+        .enumerate()
+        .map(|(e, c)| ConnectionResult {
+            side: if e % 2 == 0 { "client" } else { "server" },
+            protocol: "tcp",
+            state: c.state().to_string(),
+            estats: c.estats(),
+        })
+        .collect();
+    let retransmissions = connections.iter().map(|c| c.estats.SegsRetrans).sum();
+    RunResult {
+        delivered_bytes: delivered,
+        throughput_bps: if elapsed.is_zero() { 0.0 } else { delivered as f64 * 8.0 / elapsed.as_secs_f64() },
+        elapsed_s: elapsed.as_secs_f64(),
+        retransmissions,
+        end_time_s: w.now.as_secs_f64(),
+        connections,
+        link_up: w.links[0].stats(),
+        link_down: w.links[1].stats(),
+        nic_client: w.nics[0].stats(),
+        nic_server: w.nics[1].stats(),
+        events: w.queue.popped(),
+        data_segments: w.data_segments,
+    }
+}

@@ -1,0 +1,230 @@
+//! Every TCP knob, in one struct. Each field says what it means, its unit and default, and where it comes
+//! from. Defaults are the `rfc` personality: the standards as written.
+
+use serde::{Deserialize, Serialize};
+use tcplab_units::{ByteSize, Duration};
+
+use crate::congestion::Abc;
+
+/// The knobs of one TCP endpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TcpConfig {
+    /// MSS option value we advertise, bytes (RFC 9293 §3.7.1): MTU minus 40 bytes of IPv4 and TCP header.
+    /// Default 1460 (Ethernet MTU 1500). The payload per segment is this, minus 12 when timestamps are on.
+    pub mss: ByteSize,
+    /// Send buffer (SO_SNDBUF), bytes: how much unacknowledged plus unsent data the application may queue.
+    /// Default 64KiB.
+    pub send_buffer: ByteSize,
+    /// Receive buffer (SO_RCVBUF), bytes: the largest window this endpoint offers. Default 64KiB.
+    pub recv_buffer: ByteSize,
+    /// Window scale option (RFC 7323 §2). Default on.
+    pub window_scaling: bool,
+    /// Timestamps option (RFC 7323 §3, §4): RTT measurement on every ACK and PAWS. Default on.
+    pub timestamps: bool,
+    /// Tick of the timestamp clock (RFC 7323 §5.4 allows 1 ms to 1 s). Default 1ms, as Linux.
+    pub timestamp_tick: Duration,
+    /// Selective acknowledgement (RFC 2018) with RFC 6675 loss recovery; without it, NewReno (RFC 6582).
+    /// Default on.
+    pub sack: bool,
+    /// TCP_NODELAY: disables the Nagle algorithm (RFC 896, RFC 1122 §4.2.3.4). Default off (Nagle on).
+    pub nodelay: bool,
+    /// Delayed ACK (RFC 1122 §4.2.3.2, RFC 9293 §3.8.6.3): acknowledge every `ack_every` full-sized
+    /// segments at once. 1 acknowledges every segment. Default 2.
+    pub ack_every: u32,
+    /// Delayed ACK timer: an ACK is sent at most this long after the first unacknowledged segment arrived
+    /// (RFC 1122 §4.2.3.2: less than 0.5 s). Default 200ms.
+    pub delayed_ack_timeout: Duration,
+    /// Initial congestion window (RFC 5681 §3.1, RFC 3390, RFC 6928).
+    pub initial_window: InitialWindow,
+    /// Congestion control algorithm. Default `newreno` (RFC 5681 + RFC 6582).
+    pub congestion_control: CongestionControlKind,
+    /// Appropriate Byte Counting (RFC 3465). Default `l1` (RFC 5681's min(N, SMSS)).
+    pub abc: Abc,
+    /// Duplicate ACKs that trigger fast retransmit (RFC 5681 §3.2, RFC 6675 DupThresh). Default 3.
+    pub dupthresh: u32,
+    /// Limited transmit (RFC 3042): send new data on the first two duplicate ACKs. Default on.
+    pub limited_transmit: bool,
+    /// RTO before the first RTT sample (RFC 6298 (2.1)). Default 1s.
+    pub rto_initial: Duration,
+    /// Lower bound on the RTO (RFC 6298 (2.4): 1 s; Linux 200 ms). Default 1s.
+    pub rto_min: Duration,
+    /// Upper bound on the RTO (RFC 6298 (2.5): at least 60 s). Default 60s.
+    pub rto_max: Duration,
+    /// Clock granularity G in RTO = SRTT + max(G, 4·RTTVAR) (RFC 6298 §2). Default 1ms.
+    pub clock_granularity: Duration,
+    /// Timer granularity: every protocol timer fires on a multiple of this tick (0 = exact; 10ms for a
+    /// HZ=100 kernel; 200ms/500ms for the BSD fast/slow timers). Default 0.
+    pub tick: Duration,
+    /// How long a connection stays in TIME-WAIT (RFC 9293 §3.6: 2·MSL). Default 60s (Linux).
+    pub time_wait: Duration,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            mss: ByteSize::new(1460),
+            send_buffer: ByteSize::new(64 * 1024),
+            recv_buffer: ByteSize::new(64 * 1024),
+            window_scaling: true,
+            timestamps: true,
+            timestamp_tick: Duration::from_millis(1),
+            sack: true,
+            nodelay: false,
+            ack_every: 2,
+            delayed_ack_timeout: Duration::from_millis(200),
+            initial_window: InitialWindow::Rfc3390,
+            congestion_control: CongestionControlKind::NewReno,
+            abc: Abc::L1,
+            dupthresh: 3,
+            limited_transmit: true,
+            rto_initial: Duration::from_secs(1),
+            rto_min: Duration::from_secs(1),
+            rto_max: Duration::from_secs(60),
+            clock_granularity: Duration::from_millis(1),
+            tick: Duration::ZERO,
+            time_wait: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Congestion control algorithms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CongestionControlKind {
+    /// RFC 5681 Reno: any ACK of new data ends fast recovery.
+    Reno,
+    /// RFC 6582 NewReno: recovery lasts until everything outstanding at its start is acknowledged.
+    NewReno,
+}
+
+/// The initial congestion window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InitialWindow {
+    /// RFC 3390: min(4·SMSS, max(2·SMSS, 4380 bytes)).
+    Rfc3390,
+    /// RFC 6928: min(10·SMSS, max(2·SMSS, 14600 bytes)).
+    Rfc6928,
+    /// A fixed number of segments (Linux TCP_INIT_CWND = 10 for any MSS).
+    Segments(u32),
+    /// A fixed number of bytes.
+    Bytes(u32),
+}
+
+impl InitialWindow {
+    /// Bytes for a sender MSS of `smss`.
+    pub fn bytes(self, smss: u32) -> u32 {
+        match self {
+            InitialWindow::Rfc3390 => (4 * smss).min((2 * smss).max(4380)),
+            InitialWindow::Rfc6928 => (10 * smss).min((2 * smss).max(14600)),
+            InitialWindow::Segments(n) => n * smss,
+            InitialWindow::Bytes(b) => b,
+        }
+    }
+}
+
+impl std::fmt::Display for InitialWindow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            InitialWindow::Rfc3390 => f.write_str("rfc3390"),
+            InitialWindow::Rfc6928 => f.write_str("rfc6928"),
+            InitialWindow::Segments(n) => write!(f, "{n}seg"),
+            InitialWindow::Bytes(b) => write!(f, "{}", ByteSize::new(*b as u64)),
+        }
+    }
+}
+
+impl std::str::FromStr for InitialWindow {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let accepted =
+            "accepted: \"rfc3390\", \"rfc6928\", a segment count such as \"10seg\", or a size such as \"4380B\"";
+        match s.trim() {
+            "rfc3390" => Ok(InitialWindow::Rfc3390),
+            "rfc6928" => Ok(InitialWindow::Rfc6928),
+            t => {
+                if let Some(n) = t.strip_suffix("seg") {
+                    return n
+                        .parse()
+                        .ok()
+                        .filter(|&n| n > 0)
+                        .map(InitialWindow::Segments)
+                        .ok_or_else(|| format!("{s:?}: {accepted}"));
+                }
+                t.parse::<ByteSize>()
+                    .ok()
+                    .and_then(|b| u32::try_from(b.bytes()).ok())
+                    .filter(|&b| b > 0)
+                    .map(InitialWindow::Bytes)
+                    .ok_or_else(|| format!("{s:?}: {accepted}"))
+            }
+        }
+    }
+}
+
+impl Serialize for InitialWindow {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+impl<'de> Deserialize<'de> for InitialWindow {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+impl TcpConfig {
+    /// Checks values no field type can rule out. The message names the knob and what is accepted.
+    pub fn validate(&self) -> Result<(), String> {
+        let mss = self.mss.bytes();
+        if !(88..=65495).contains(&mss) {
+            return Err(format!("mss = {}: accepted 88B to 65495B", self.mss));
+        }
+        if self.recv_buffer.bytes() < mss || self.recv_buffer.bytes() > 1 << 30 {
+            return Err(format!("recv_buffer = {}: accepted one MSS ({mss}B) to 1GiB", self.recv_buffer));
+        }
+        if self.send_buffer.bytes() < mss || self.send_buffer.bytes() > 1 << 30 {
+            return Err(format!("send_buffer = {}: accepted one MSS ({mss}B) to 1GiB", self.send_buffer));
+        }
+        if self.ack_every == 0 || self.ack_every > 64 {
+            return Err(format!("ack_every = {}: accepted 1 to 64 segments", self.ack_every));
+        }
+        if self.delayed_ack_timeout > Duration::from_millis(500) {
+            return Err(format!(
+                "delayed_ack_timeout = {}: RFC 1122 requires less than 500ms",
+                self.delayed_ack_timeout
+            ));
+        }
+        if self.dupthresh == 0 {
+            return Err("dupthresh = 0: accepted 1 or more".into());
+        }
+        if self.rto_min > self.rto_max || self.rto_initial.is_zero() || self.rto_max.is_zero() {
+            return Err(format!(
+                "rto_min = {}, rto_max = {}, rto_initial = {}: need 0 < rto_min <= rto_max and rto_initial > 0",
+                self.rto_min, self.rto_max, self.rto_initial
+            ));
+        }
+        if self.timestamp_tick.is_zero() {
+            return Err("timestamp_tick = 0s: accepted 1us or more (RFC 7323 suggests 1ms to 1s)".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn initial_windows() {
+        assert_eq!(InitialWindow::Rfc3390.bytes(1460), 4380);
+        assert_eq!(InitialWindow::Rfc3390.bytes(1000), 4000);
+        assert_eq!(InitialWindow::Rfc3390.bytes(2500), 5000);
+        assert_eq!(InitialWindow::Rfc6928.bytes(1460), 14600);
+        assert_eq!(InitialWindow::Rfc6928.bytes(1448), 14480);
+        assert_eq!(InitialWindow::Segments(10).bytes(1448), 14480);
+        assert_eq!("10seg".parse::<InitialWindow>().unwrap(), InitialWindow::Segments(10));
+        assert!("many".parse::<InitialWindow>().unwrap_err().contains("accepted"));
+    }
+}

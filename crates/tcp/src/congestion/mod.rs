@@ -1,0 +1,92 @@
+//! Congestion control, behind a small trait named after the events that drive it (RFC 5681 §3).
+//!
+//! The controller owns cwnd and ssthresh; loss detection and recovery stay in the connection, which only
+//! reports verdicts (an ACK of new data, a congestion event, the end of recovery).
+
+mod reno;
+
+pub use reno::Reno;
+
+use serde::{Deserialize, Serialize};
+use tcplab_units::Instant;
+
+/// "Infinite" initial ssthresh (RFC 5681 §3.1: arbitrarily high).
+pub const INFINITE_SSTHRESH: u32 = u32::MAX;
+
+/// What an ACK did to cwnd; the connection counts it as RFC 4898 `SlowStart` or `CongAvoid`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Growth {
+    SlowStart,
+    /// A congestion-avoidance step was taken; `grew` says whether cwnd actually increased
+    /// (web100 counted every call; RFC 4898 `CongAvoid` follows web100).
+    CongAvoid {
+        grew: bool,
+    },
+    None,
+}
+
+/// What caused a multiplicative decrease.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CongestionEvent {
+    /// Fast retransmit / entry to loss recovery (RFC 5681 §3.2 step 2).
+    FastRetransmit,
+    /// Retransmission timeout (RFC 5681 §3.1 eq. 4 and cwnd = LW). `first` is false for a repeated
+    /// timeout of the same segment, which leaves ssthresh alone.
+    Timeout { first: bool },
+}
+
+/// Facts about an ACK the controller needs.
+#[derive(Debug, Clone, Copy)]
+pub struct AckInfo {
+    /// Newly acknowledged bytes.
+    pub acked: u32,
+    pub smss: u32,
+    /// Bytes outstanding before this ACK.
+    pub flight_size: u32,
+    /// True in the slow start that follows a retransmission timeout (RFC 3465 §2.3: L = 1 SMSS).
+    pub after_rto: bool,
+}
+
+/// Appropriate Byte Counting (RFC 3465).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Abc {
+    /// Classic packet counting: +1 SMSS per ACK of new data in slow start, +SMSS²/cwnd per ACK in
+    /// congestion avoidance, however much the ACK covers.
+    Off,
+    /// RFC 5681 §3.1 / RFC 3465 with L = 1 SMSS: cwnd += min(N, SMSS); byte counting in congestion avoidance.
+    #[default]
+    L1,
+    /// RFC 3465 §2.2 with L = 2 SMSS (the most RFC 3465 allows).
+    L2,
+    /// No limit on the slow-start increase per ACK (Linux since 4.x, "stretch ACK" handling).
+    Unlimited,
+}
+
+impl Abc {
+    /// The per-ACK slow-start increase limit L in bytes, or `None` when byte counting is off.
+    pub fn limit(self, smss: u32) -> Option<u32> {
+        match self {
+            Abc::Off => None,
+            Abc::L1 => Some(smss),
+            Abc::L2 => Some(2 * smss),
+            Abc::Unlimited => Some(u32::MAX),
+        }
+    }
+}
+
+/// The events a congestion controller reacts to (the small-trait style of quinn-proto's `Controller`).
+pub trait CongestionControl {
+    /// Congestion window in bytes.
+    fn window(&self) -> u32;
+    /// Slow-start threshold in bytes ([`INFINITE_SSTHRESH`] until the first congestion event).
+    fn ssthresh(&self) -> u32;
+    /// An ACK of new data outside loss recovery.
+    fn on_ack(&mut self, now: Instant, ack: &AckInfo) -> Growth;
+    /// A multiplicative decrease.
+    fn on_congestion_event(&mut self, now: Instant, event: CongestionEvent, flight_size: u32, smss: u32);
+    /// Loss recovery ended with a full ACK; `flight_size` is what is still outstanding.
+    fn on_recovery_exit(&mut self, now: Instant, flight_size: u32, smss: u32);
+    /// A reduction the controller did not decide (cwnd validation, moderation, restart after idle).
+    fn set_window(&mut self, cwnd: u32);
+}

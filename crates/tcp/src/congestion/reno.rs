@@ -1,0 +1,141 @@
+//! Reno/NewReno window growth and decrease: RFC 5681 §3.1 (slow start, congestion avoidance), §3.2
+//! (fast retransmit/recovery), RFC 3465 (byte counting). NewReno's partial-ACK handling (RFC 6582) is
+//! recovery, not window growth, and lives in the connection.
+
+use super::{Abc, AckInfo, CongestionControl, CongestionEvent, Growth, INFINITE_SSTHRESH};
+use tcplab_units::Instant;
+
+#[derive(Debug, Clone)]
+pub struct Reno {
+    cwnd: u32,
+    ssthresh: u32,
+    abc: Abc,
+    /// RFC 3465 §2.1 bytes_acked, for byte counting in congestion avoidance.
+    bytes_acked: u32,
+}
+
+impl Reno {
+    pub fn new(initial_window: u32, abc: Abc) -> Self {
+        Reno { cwnd: initial_window, ssthresh: INFINITE_SSTHRESH, abc, bytes_acked: 0 }
+    }
+}
+
+impl CongestionControl for Reno {
+    fn window(&self) -> u32 {
+        self.cwnd
+    }
+    fn ssthresh(&self) -> u32 {
+        self.ssthresh
+    }
+
+    fn on_ack(&mut self, _now: Instant, a: &AckInfo) -> Growth {
+        if self.cwnd < self.ssthresh {
+            // RFC 5681 (2); RFC 3465 §2.2 limits the increase per ACK to L, §2.3 to 1 SMSS after an RTO.
+            let inc = match self.abc.limit(a.smss) {
+                None => a.smss,
+                Some(_) if a.after_rto => a.acked.min(a.smss),
+                Some(l) => a.acked.min(l),
+            };
+            self.cwnd = self.cwnd.saturating_add(inc);
+            return Growth::SlowStart;
+        }
+        let before = self.cwnd;
+        match self.abc {
+            // RFC 5681 (3): cwnd += SMSS*SMSS/cwnd per ACK, at least 1 byte.
+            Abc::Off => self.cwnd += (a.smss as u64 * a.smss as u64 / self.cwnd as u64).max(1) as u32,
+            // RFC 3465 §2.1: one SMSS per cwnd of acknowledged bytes.
+            _ => {
+                self.bytes_acked = self.bytes_acked.saturating_add(a.acked);
+                if self.bytes_acked >= self.cwnd {
+                    self.bytes_acked -= self.cwnd;
+                    self.cwnd += a.smss;
+                }
+            }
+        }
+        Growth::CongAvoid { grew: self.cwnd > before }
+    }
+
+    fn on_congestion_event(&mut self, _now: Instant, event: CongestionEvent, flight_size: u32, smss: u32) {
+        // RFC 5681 (4): ssthresh = max(FlightSize / 2, 2*SMSS); held on a repeated timeout.
+        if !matches!(event, CongestionEvent::Timeout { first: false }) {
+            self.ssthresh = (flight_size / 2).max(2 * smss);
+        }
+        self.cwnd = match event {
+            CongestionEvent::FastRetransmit => self.ssthresh,
+            // RFC 5681 §3.1: LW = 1 SMSS.
+            CongestionEvent::Timeout { .. } => smss,
+        };
+        self.bytes_acked = 0;
+    }
+
+    fn on_recovery_exit(&mut self, _now: Instant, flight_size: u32, smss: u32) {
+        // RFC 6582 §3.2 step 3, option (1): min(ssthresh, max(FlightSize, SMSS) + SMSS).
+        self.cwnd = self.ssthresh.min(flight_size.max(smss) + smss);
+        self.bytes_acked = 0;
+    }
+
+    fn set_window(&mut self, cwnd: u32) {
+        self.cwnd = cwnd;
+        self.bytes_acked = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u32 = 1000;
+    fn ack(acked: u32, after_rto: bool) -> AckInfo {
+        AckInfo { acked, smss: MSS, flight_size: 10 * MSS, after_rto }
+    }
+
+    #[test]
+    fn slow_start_limits_by_abc() {
+        let t = Instant::ZERO;
+        let mut off = Reno::new(2 * MSS, Abc::Off);
+        let mut l1 = Reno::new(2 * MSS, Abc::L1);
+        let mut l2 = Reno::new(2 * MSS, Abc::L2);
+        for cc in [&mut off, &mut l1, &mut l2] {
+            assert_eq!(cc.on_ack(t, &ack(2 * MSS, false)), Growth::SlowStart);
+        }
+        assert_eq!(off.window(), 3 * MSS); // one SMSS per ACK
+        assert_eq!(l1.window(), 3 * MSS); // min(N, SMSS)
+        assert_eq!(l2.window(), 4 * MSS); // min(N, 2 SMSS)
+        l2.on_ack(t, &ack(2 * MSS, true));
+        assert_eq!(l2.window(), 5 * MSS, "L = 1 SMSS after an RTO");
+        let mut off = Reno::new(2 * MSS, Abc::Off);
+        off.on_ack(t, &ack(100, false));
+        assert_eq!(off.window(), 3 * MSS, "packet counting ignores how much was acked");
+    }
+
+    #[test]
+    fn congestion_avoidance_adds_one_smss_per_window() {
+        let t = Instant::ZERO;
+        let mut cc = Reno::new(10 * MSS, Abc::L1);
+        cc.on_congestion_event(t, CongestionEvent::FastRetransmit, 20 * MSS, MSS);
+        assert_eq!((cc.window(), cc.ssthresh()), (10 * MSS, 10 * MSS));
+        for _ in 0..10 {
+            cc.on_ack(t, &ack(MSS, false));
+        }
+        assert_eq!(cc.window(), 11 * MSS);
+        let mut cc = Reno::new(10 * MSS, Abc::Off);
+        cc.on_congestion_event(t, CongestionEvent::FastRetransmit, 20 * MSS, MSS);
+        for _ in 0..10 {
+            cc.on_ack(t, &ack(MSS, false));
+        }
+        // Σ MSS²/cwnd over 10 ACKs is a little under one MSS.
+        assert!(cc.window() > 10 * MSS + 900 && cc.window() < 11 * MSS, "{}", cc.window());
+    }
+
+    #[test]
+    fn timeouts_set_loss_window_and_hold_ssthresh_on_repeat() {
+        let t = Instant::ZERO;
+        let mut cc = Reno::new(10 * MSS, Abc::L1);
+        cc.on_congestion_event(t, CongestionEvent::Timeout { first: true }, 30 * MSS, MSS);
+        assert_eq!((cc.window(), cc.ssthresh()), (MSS, 15 * MSS));
+        cc.on_congestion_event(t, CongestionEvent::Timeout { first: false }, MSS, MSS);
+        assert_eq!((cc.window(), cc.ssthresh()), (MSS, 15 * MSS));
+        cc.on_congestion_event(t, CongestionEvent::Timeout { first: true }, MSS, MSS);
+        assert_eq!(cc.ssthresh(), 2 * MSS, "floor of 2 SMSS");
+    }
+}

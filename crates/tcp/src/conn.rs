@@ -1,0 +1,1412 @@
+//! The connection: RFC 9293 state machine, send and receive sequence spaces, flow control, ACK
+//! generation, congestion control hooks and loss recovery.
+
+use std::fmt;
+
+use tcplab_units::{Duration, Instant};
+use tcplab_wire::{SackBlock, SackBlocks, SeqNumber, TcpFlags, TcpOptions, TcpSegment, Timestamps};
+
+use crate::config::{CongestionControlKind, TcpConfig};
+use crate::congestion::{AckInfo, CongestionControl, CongestionEvent, Growth, Reno, INFINITE_SSTHRESH};
+use crate::estats::Estats;
+use crate::ranges::RangeSet;
+use crate::rtt::RttEstimator;
+
+/// Connection states, named and printed as in RFC 9293 §3.3.2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    Closed,
+    Listen,
+    SynSent,
+    SynReceived,
+    Established,
+    FinWait1,
+    FinWait2,
+    CloseWait,
+    Closing,
+    LastAck,
+    TimeWait,
+}
+
+impl fmt::Display for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            State::Closed => "CLOSED",
+            State::Listen => "LISTEN",
+            State::SynSent => "SYN-SENT",
+            State::SynReceived => "SYN-RECEIVED",
+            State::Established => "ESTABLISHED",
+            State::FinWait1 => "FIN-WAIT-1",
+            State::FinWait2 => "FIN-WAIT-2",
+            State::CloseWait => "CLOSE-WAIT",
+            State::Closing => "CLOSING",
+            State::LastAck => "LAST-ACK",
+            State::TimeWait => "TIME-WAIT",
+        })
+    }
+}
+
+/// Whether the host's interface can take a segment now (the NIC transmit queue).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxRoom {
+    Free,
+    /// The transmit queue is full: anything the connection would send counts as a `SendStall` and waits.
+    Full,
+}
+
+/// Protocol timers, one deadline each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Timer {
+    Retransmit = 0,
+    DelayedAck = 1,
+    Persist = 2,
+    TimeWait = 3,
+}
+const TIMERS: usize = 4;
+
+/// Loss recovery phase of the sender.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Recovery {
+    Open,
+    /// RFC 6582 NewReno fast recovery (or RFC 5681 Reno), without SACK.
+    FastRecovery,
+    /// RFC 6675 SACK-based recovery until `point` (RecoveryPoint) is acknowledged.
+    Sack {
+        point: SeqNumber,
+    },
+    /// After a retransmission timeout: go-back-N retransmission of everything below `high`.
+    Loss {
+        high: SeqNumber,
+    },
+}
+
+/// What the sender will put in its next segment.
+#[derive(Debug, Clone, Copy)]
+enum Choice {
+    Syn,
+    SynAck,
+    Retransmit { seq: SeqNumber, len: u32, fin: bool },
+    NewData { len: u32, fin: bool },
+    ZeroWindowProbe,
+    Ack,
+}
+
+/// One TCP endpoint.
+pub struct Connection {
+    cfg: TcpConfig,
+    state: State,
+    local_port: u16,
+    remote_port: u16,
+
+    // Negotiated at the handshake.
+    /// Payload bytes per full-sized segment we send (Eff.snd.MSS, RFC 9293 §3.7.1, minus option room).
+    smss: u32,
+    /// Our estimate of the peer's full-sized segment (drives "every second full-sized segment").
+    rcv_mss: u32,
+    ts_ok: bool,
+    sack_ok: bool,
+    /// Both ends offered window scaling (RFC 7323 §2.2).
+    wscale_ok: bool,
+    snd_wscale: u8,
+    rcv_wscale: u8,
+
+    // Send sequence space (RFC 9293 §3.3.1).
+    iss: SeqNumber,
+    snd_una: SeqNumber,
+    /// Next new sequence number; everything below it has been sent at least once (HighData + 1).
+    snd_nxt: SeqNumber,
+    snd_wnd: u32,
+    snd_wl1: SeqNumber,
+    snd_wl2: SeqNumber,
+    max_snd_wnd: u32,
+    /// One past the last byte the application wrote; the FIN, once queued, takes this number.
+    write_end: SeqNumber,
+    fin_queued: bool,
+    /// Karn's rule for the handshake: no RTT sample from a repeated SYN.
+    syn_retransmitted: bool,
+    syn_resend: bool,
+
+    // Congestion control and loss recovery.
+    cc: Box<dyn CongestionControl + Send>,
+    recovery: Recovery,
+    /// RFC 6582 `recover`: HighData when the last recovery or timeout began.
+    recover: SeqNumber,
+    dupacks: u32,
+    /// RFC 6582 window inflation during NewReno fast recovery, bytes (may go negative on deflation).
+    inflation: i64,
+    partial_acks: u32,
+    /// SACK scoreboard: SACKed ranges above SND.UNA (RFC 6675 §3).
+    scoreboard: RangeSet,
+    /// RFC 6675 HighRxt: one past the highest retransmitted byte in this recovery.
+    high_rxt: SeqNumber,
+    /// Go-back-N retransmission pointer after a timeout.
+    rtx_next: SeqNumber,
+    retransmit_head: bool,
+    after_rto: bool,
+
+    // RTT and timers.
+    rtt: RttEstimator,
+    /// Non-timestamp RTT timing: (one past the timed segment, when it was sent). Karn: cleared by any retransmission.
+    rtt_timed: Option<(SeqNumber, Instant)>,
+    backoff: u32,
+    persist_backoff: u32,
+    timers: [Option<Instant>; TIMERS],
+    probe_pending: bool,
+
+    // Receive sequence space.
+    irs: SeqNumber,
+    rcv_nxt: SeqNumber,
+    /// Right edge of the window we advertised; never moves left (RFC 9293 §3.8.6.2.2).
+    rcv_adv: SeqNumber,
+    /// Next byte the application will read.
+    app_read: SeqNumber,
+    /// The peer's FIN sequence number, once seen.
+    fin_rcvd: Option<SeqNumber>,
+    ooo: RangeSet,
+    /// Starting sequence numbers of recently received out-of-order segments, newest first (RFC 2018 §4).
+    sack_recent: [Option<SeqNumber>; 4],
+    dsack: Option<SackBlock>,
+    ack_now: bool,
+    full_segs_unacked: u32,
+    /// The next ACK repeats RCV.NXT because of out-of-order or duplicate data.
+    dup_ack_pending: bool,
+    last_ack_was_dup: bool,
+    ts_recent: u32,
+    last_ack_sent: SeqNumber,
+
+    stalled: bool,
+    st: Estats,
+}
+
+impl fmt::Debug for Connection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Connection")
+            .field("state", &self.state)
+            .field("snd_una", &self.snd_una)
+            .field("snd_nxt", &self.snd_nxt)
+            .field("rcv_nxt", &self.rcv_nxt)
+            .field("cwnd", &self.cc.window())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Connection {
+    fn new(cfg: TcpConfig, local_port: u16, remote_port: u16, iss: u32, state: State) -> Self {
+        let iss = SeqNumber(iss);
+        let rtt = RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max, cfg.clock_granularity);
+        let mss = cfg.mss.bytes() as u32;
+        let cc: Box<dyn CongestionControl + Send> = match cfg.congestion_control {
+            CongestionControlKind::Reno | CongestionControlKind::NewReno => {
+                Box::new(Reno::new(cfg.initial_window.bytes(mss), cfg.abc))
+            }
+        };
+        Connection {
+            state,
+            local_port,
+            remote_port,
+            smss: mss,
+            rcv_mss: mss,
+            ts_ok: false,
+            sack_ok: false,
+            wscale_ok: false,
+            snd_wscale: 0,
+            rcv_wscale: 0,
+            iss,
+            snd_una: iss,
+            snd_nxt: iss,
+            snd_wnd: 0,
+            snd_wl1: SeqNumber(0),
+            snd_wl2: iss,
+            max_snd_wnd: 0,
+            write_end: iss + 1,
+            fin_queued: false,
+            syn_retransmitted: false,
+            syn_resend: false,
+            cc,
+            recovery: Recovery::Open,
+            recover: iss,
+            dupacks: 0,
+            inflation: 0,
+            partial_acks: 0,
+            scoreboard: RangeSet::default(),
+            high_rxt: iss,
+            rtx_next: iss,
+            retransmit_head: false,
+            after_rto: false,
+            rtt,
+            rtt_timed: None,
+            backoff: 0,
+            persist_backoff: 0,
+            timers: [None; TIMERS],
+            probe_pending: false,
+            irs: SeqNumber(0),
+            rcv_nxt: SeqNumber(0),
+            rcv_adv: SeqNumber(0),
+            app_read: SeqNumber(0),
+            fin_rcvd: None,
+            ooo: RangeSet::default(),
+            sack_recent: [None; 4],
+            dsack: None,
+            ack_now: false,
+            full_segs_unacked: 0,
+            dup_ack_pending: false,
+            last_ack_was_dup: false,
+            ts_recent: 0,
+            last_ack_sent: SeqNumber(0),
+            stalled: false,
+            st: Estats::default(),
+            cfg,
+        }
+    }
+
+    /// An active open (RFC 9293 §3.10.1): the SYN goes out at the next `poll_transmit`.
+    /// `iss` is the initial send sequence number, chosen by the caller (from its random stream).
+    pub fn connect(cfg: TcpConfig, local_port: u16, remote_port: u16, iss: u32) -> Self {
+        let mut c = Connection::new(cfg, local_port, remote_port, iss, State::SynSent);
+        c.rcv_wscale = c.wscale_for_buffer();
+        c
+    }
+
+    /// A passive open: waits in LISTEN for a SYN.
+    pub fn listen(cfg: TcpConfig, local_port: u16, iss: u32) -> Self {
+        Connection::new(cfg, local_port, 0, iss, State::Listen)
+    }
+
+    pub fn state(&self) -> State {
+        self.state
+    }
+    pub fn config(&self) -> &TcpConfig {
+        &self.cfg
+    }
+    /// True once the handshake completed (and until the connection is fully closed).
+    pub fn is_established(&self) -> bool {
+        !matches!(self.state, State::Closed | State::Listen | State::SynSent | State::SynReceived)
+    }
+    /// Payload bytes per full-sized segment this endpoint sends.
+    pub fn smss(&self) -> u32 {
+        self.smss
+    }
+    pub fn cwnd(&self) -> u32 {
+        self.cc.window()
+    }
+    pub fn ssthresh(&self) -> u32 {
+        self.cc.ssthresh()
+    }
+    pub fn snd_una(&self) -> SeqNumber {
+        self.snd_una
+    }
+    pub fn snd_nxt(&self) -> SeqNumber {
+        self.snd_nxt
+    }
+    pub fn rcv_nxt(&self) -> SeqNumber {
+        self.rcv_nxt
+    }
+
+    // ----------------------------------------------------------------------------------------------
+    // Application interface
+    // ----------------------------------------------------------------------------------------------
+
+    /// The last `poll_transmit` had a segment ready but the interface was full.
+    pub fn stalled(&self) -> bool {
+        self.stalled
+    }
+
+    /// Free room in the send buffer, bytes.
+    pub fn send_buffer_free(&self) -> u64 {
+        // Before the SYN is acknowledged SND.UNA is the ISS, one short of the first data byte.
+        let first_unacked = if self.is_established() { self.snd_una } else { self.iss + 1 };
+        let queued = (self.write_end - first_unacked) as u64;
+        self.cfg.send_buffer.bytes().saturating_sub(queued)
+    }
+
+    /// The application writes `bytes`; returns how many the send buffer took.
+    pub fn send(&mut self, bytes: u64) -> u64 {
+        if self.fin_queued
+            || !matches!(self.state, State::SynSent | State::SynReceived | State::Established | State::CloseWait)
+        {
+            return 0;
+        }
+        let n = bytes.min(self.send_buffer_free());
+        self.write_end += n as u32;
+        n
+    }
+
+    /// Bytes the application can read now.
+    pub fn readable(&self) -> u64 {
+        let end = match self.fin_rcvd {
+            Some(fin) if self.rcv_nxt > fin => fin,
+            _ => self.rcv_nxt,
+        };
+        if self.state == State::Listen || self.state == State::SynSent {
+            return 0;
+        }
+        (end - self.app_read) as u64
+    }
+
+    /// The application reads up to `max` bytes; returns how many it got.
+    pub fn recv(&mut self, max: u64) -> u64 {
+        let n = self.readable().min(max);
+        if n == 0 {
+            return 0;
+        }
+        let window_before = self.rcv_adv - self.rcv_nxt;
+        self.app_read += n as u32;
+        // Window update (RFC 1122 §4.2.3.3 receiver SWS avoidance): announce the opened window only when
+        // it has grown by a full segment and at least doubled, so reads do not each cost an ACK.
+        let free = self.recv_free();
+        if free >= window_before as u64 + self.rcv_mss as u64 && free >= 2 * window_before as u64 {
+            self.ack_now = true;
+        }
+        n
+    }
+
+    /// True when the peer's FIN was received and all data before it has been read.
+    pub fn is_eof(&self) -> bool {
+        matches!(self.fin_rcvd, Some(fin) if self.rcv_nxt > fin && self.app_read == fin)
+    }
+
+    /// The application closes its sending side (RFC 9293 §3.10.4). The FIN follows the queued data.
+    pub fn close(&mut self) {
+        match self.state {
+            State::Listen | State::SynSent => self.state = State::Closed,
+            State::SynReceived | State::Established => {
+                self.fin_queued = true;
+                self.state = State::FinWait1;
+            }
+            State::CloseWait => {
+                self.fin_queued = true;
+                self.state = State::LastAck;
+            }
+            _ => {}
+        }
+    }
+
+    // ----------------------------------------------------------------------------------------------
+    // Timers
+    // ----------------------------------------------------------------------------------------------
+
+    /// The earliest instant at which [`Connection::on_timeout`] has work to do.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.timers.iter().flatten().min().copied()
+    }
+
+    fn arm(&mut self, t: Timer, at: Instant) {
+        self.timers[t as usize] = Some(at.ceil_to(self.cfg.tick));
+    }
+    fn disarm(&mut self, t: Timer) {
+        self.timers[t as usize] = None;
+    }
+    fn armed(&self, t: Timer) -> bool {
+        self.timers[t as usize].is_some()
+    }
+    fn restart_rto(&mut self, now: Instant) {
+        let rto = self.rtt.rto_backed_off(self.backoff);
+        self.arm(Timer::Retransmit, now + rto);
+    }
+
+    /// Runs every timer that is due at `now`.
+    pub fn on_timeout(&mut self, now: Instant) {
+        let due = |t: Option<Instant>| t.is_some_and(|d| d <= now);
+        if due(self.timers[Timer::TimeWait as usize]) {
+            self.disarm(Timer::TimeWait);
+            self.state = State::Closed;
+            return;
+        }
+        if due(self.timers[Timer::DelayedAck as usize]) {
+            self.disarm(Timer::DelayedAck);
+            self.ack_now = true;
+        }
+        if due(self.timers[Timer::Persist as usize]) {
+            self.disarm(Timer::Persist);
+            self.probe_pending = true;
+            self.persist_backoff += 1;
+        }
+        if due(self.timers[Timer::Retransmit as usize]) {
+            self.disarm(Timer::Retransmit);
+            self.on_rto(now);
+        }
+    }
+
+    /// RFC 6298 §5.4–5.6 and RFC 5681 §3.1 on a retransmission timeout.
+    fn on_rto(&mut self, now: Instant) {
+        let first = self.backoff == 0;
+        if first {
+            self.st.Timeouts += 1;
+        } else {
+            self.st.SubsequentTimeouts += 1;
+        }
+        self.st.CurTimeoutCount += 1;
+        self.rtt_timed = None;
+        if matches!(self.state, State::SynSent | State::SynReceived) {
+            self.syn_retransmitted = true;
+            self.syn_resend = true;
+            self.backoff += 1;
+            self.restart_rto(now);
+            return;
+        }
+        if self.snd_una == self.snd_nxt {
+            return;
+        }
+        if self.recovery == Recovery::Open && self.dupacks == 0 && self.scoreboard.is_empty() {
+            self.st.AbruptTimeouts += 1;
+        }
+        if !matches!(self.recovery, Recovery::Loss { .. }) {
+            self.count_congestion_signal();
+        }
+        let flight = self.snd_nxt - self.snd_una;
+        self.cc.on_congestion_event(now, CongestionEvent::Timeout { first }, flight, self.smss);
+        self.recovery = Recovery::Loss { high: self.snd_nxt };
+        self.rtx_next = self.snd_una;
+        self.recover = self.snd_nxt + u32::MAX; // HighData = SND.NXT - 1
+        self.dupacks = 0;
+        self.inflation = 0;
+        self.retransmit_head = false;
+        // RFC 6675 §5.1 / RFC 2018 §8: the receiver may have reneged; do not trust old SACK state.
+        self.scoreboard.clear();
+        self.after_rto = true;
+        self.backoff += 1;
+        self.restart_rto(now);
+    }
+
+    fn count_congestion_signal(&mut self) {
+        self.st.CongSignals += 1;
+        self.st.PreCongSumCwnd += self.cc.window() as u64;
+    }
+
+    // ----------------------------------------------------------------------------------------------
+    // Receiving segments (RFC 9293 §3.10.7)
+    // ----------------------------------------------------------------------------------------------
+
+    /// Processes one segment addressed to this connection.
+    pub fn on_segment(&mut self, now: Instant, seg: &TcpSegment) {
+        self.st.SegsIn += 1;
+        if seg.payload_len > 0 {
+            self.st.DataSegsIn += 1;
+            self.st.DataOctetsIn += seg.payload_len as u64;
+        }
+        match self.state {
+            State::Closed => {}
+            State::Listen => self.on_segment_listen(now, seg),
+            State::SynSent => self.on_segment_syn_sent(now, seg),
+            _ => self.on_segment_synchronized(now, seg),
+        }
+    }
+
+    fn on_segment_listen(&mut self, now: Instant, seg: &TcpSegment) {
+        if seg.flags.rst() || seg.flags.ack() || !seg.flags.syn() {
+            return;
+        }
+        self.remote_port = seg.src_port;
+        self.irs = seg.seq;
+        self.rcv_nxt = seg.seq + 1;
+        self.app_read = self.rcv_nxt;
+        self.negotiate(seg);
+        self.snd_wnd = seg.window as u32; // never scaled in a SYN (RFC 7323 §2.2)
+        self.snd_wl1 = seg.seq;
+        self.max_snd_wnd = self.snd_wnd;
+        if let Some(ts) = seg.options.timestamps {
+            self.ts_recent = ts.tsval;
+        }
+        self.state = State::SynReceived;
+        let _ = now;
+    }
+
+    fn on_segment_syn_sent(&mut self, now: Instant, seg: &TcpSegment) {
+        let ack_ok = seg.flags.ack() && seg.ack == self.iss + 1;
+        if seg.flags.ack() && !ack_ok {
+            return; // RFC 9293: would elicit a RST; the simulator's peers never send one
+        }
+        if seg.flags.rst() {
+            if ack_ok {
+                self.state = State::Closed;
+            }
+            return;
+        }
+        if !seg.flags.syn() {
+            return;
+        }
+        self.irs = seg.seq;
+        self.rcv_nxt = seg.seq + 1;
+        self.app_read = self.rcv_nxt;
+        self.negotiate(seg);
+        if let Some(ts) = seg.options.timestamps {
+            self.ts_recent = ts.tsval;
+        }
+        self.snd_wnd = seg.window as u32;
+        self.snd_wl1 = seg.seq;
+        self.snd_wl2 = seg.ack;
+        self.max_snd_wnd = self.snd_wnd;
+        if ack_ok {
+            self.snd_una = seg.ack;
+            self.rtt_sample_from_handshake(now, seg);
+            self.disarm(Timer::Retransmit);
+            self.backoff = 0;
+            self.st.CurTimeoutCount = 0;
+            self.state = State::Established;
+            self.ack_now = true;
+        } else {
+            self.state = State::SynReceived; // simultaneous open
+        }
+    }
+
+    /// Option negotiation from the peer's SYN (or SYN-ACK).
+    fn negotiate(&mut self, seg: &TcpSegment) {
+        let o = &seg.options;
+        let ours = self.cfg.mss.bytes() as u32;
+        // RFC 9293 §3.7.1: 536 when the peer sends no MSS option.
+        let peer_mss = o.mss.map(u32::from).unwrap_or(536);
+        self.ts_ok = self.cfg.timestamps && o.timestamps.is_some();
+        self.sack_ok = self.cfg.sack && o.sack_permitted;
+        self.wscale_ok = self.cfg.window_scaling && o.window_scale.is_some();
+        if self.wscale_ok {
+            self.snd_wscale = o.window_scale.unwrap_or(0).min(14);
+            if self.rcv_wscale == 0 {
+                self.rcv_wscale = self.wscale_for_buffer();
+            }
+        } else {
+            self.snd_wscale = 0;
+            self.rcv_wscale = 0;
+        }
+        let ts_room = if self.ts_ok { 12 } else { 0 };
+        self.smss = peer_mss.min(ours) - ts_room;
+        self.rcv_mss = peer_mss.min(ours) - ts_room;
+        self.cc.set_window(self.cfg.initial_window.bytes(self.smss));
+        self.st.CurMSS = self.smss as u64;
+        // The window our SYN or SYN-ACK offers, unscaled (RFC 7323 §2.2).
+        self.rcv_adv = self.rcv_nxt + self.cfg.recv_buffer.bytes().min(65_535) as u32;
+    }
+
+    fn wscale_for_buffer(&self) -> u8 {
+        if !self.cfg.window_scaling {
+            return 0;
+        }
+        let mut s = 0u8;
+        while (self.cfg.recv_buffer.bytes() >> s) > 65_535 && s < 14 {
+            s += 1;
+        }
+        s
+    }
+
+    fn rtt_sample_from_handshake(&mut self, now: Instant, seg: &TcpSegment) {
+        // Karn: no sample if the SYN was retransmitted, unless the timestamp echo identifies it.
+        if let (true, Some(ts)) = (self.ts_ok, seg.options.timestamps) {
+            if ts.tsecr != 0 {
+                self.rtt_sample(self.ts_elapsed(now, ts.tsecr));
+                return;
+            }
+        }
+        if let Some((_, sent)) = self.rtt_timed.take() {
+            if !self.syn_retransmitted {
+                self.rtt_sample(now - sent);
+            }
+        }
+    }
+
+    fn on_segment_synchronized(&mut self, now: Instant, seg: &TcpSegment) {
+        let mut seq = seg.seq;
+        if seg.flags.syn() {
+            if self.state == State::SynReceived && seg.seq == self.irs && !seg.flags.ack() {
+                self.syn_resend = true; // the peer did not hear our SYN-ACK; send it again
+                return;
+            }
+            // RFC 5961 §4: a SYN in a synchronized state gets a challenge ACK.
+            self.ack_now = true;
+            return;
+        }
+        // PAWS (RFC 7323 §5.3).
+        if self.ts_ok && !seg.flags.rst() {
+            if let Some(ts) = seg.options.timestamps {
+                if (ts.tsval.wrapping_sub(self.ts_recent) as i32) < 0 {
+                    self.ack_now = true;
+                    return;
+                }
+            }
+        }
+        if !self.acceptable(seg) {
+            if !seg.flags.rst() {
+                if seg.payload_len > 0 && seg.seq + seg.payload_len <= self.rcv_nxt {
+                    // A duplicate: report it with D-SACK (RFC 2883 §4) in an immediate ACK.
+                    self.dsack = Some(SackBlock { left: seg.seq, right: seg.seq + seg.payload_len });
+                    self.dup_ack_pending = true;
+                }
+                self.ack_now = true;
+            }
+            // The ACK field of an unacceptable segment may still carry news (e.g. zero-window probes' replies).
+            if seg.flags.ack() && !seg.flags.rst() && self.is_established() {
+                self.process_ack(now, seg);
+            }
+            return;
+        }
+        if seg.flags.rst() {
+            // RFC 5961 §3.2: reset only on an exact match, challenge otherwise.
+            if seg.seq == self.rcv_nxt {
+                self.state = State::Closed;
+                self.timers = [None; TIMERS];
+            } else {
+                self.ack_now = true;
+            }
+            return;
+        }
+        if !seg.flags.ack() {
+            return;
+        }
+        // RFC 7323 §4.3: TS.Recent from a segment that covers Last.ACK.sent.
+        if let (true, Some(ts)) = (self.ts_ok, seg.options.timestamps) {
+            if seg.seq <= self.last_ack_sent {
+                self.ts_recent = ts.tsval;
+            }
+        }
+        if self.state == State::SynReceived {
+            if seg.ack.diff(self.snd_una) > 0 && seg.ack <= self.snd_nxt {
+                self.state = State::Established;
+                self.snd_wl1 = seg.seq;
+                self.snd_wl2 = seg.ack;
+                self.rtt_sample_from_handshake(now, seg);
+                self.backoff = 0;
+                self.st.CurTimeoutCount = 0;
+                self.snd_una = seg.ack;
+                self.snd_wnd = (seg.window as u32) << self.snd_wscale;
+                self.max_snd_wnd = self.max_snd_wnd.max(self.snd_wnd);
+                self.disarm(Timer::Retransmit);
+            } else {
+                return;
+            }
+        }
+        self.process_ack(now, seg);
+        if self.state == State::Closed {
+            return;
+        }
+        if seg.payload_len > 0 && matches!(self.state, State::Established | State::FinWait1 | State::FinWait2) {
+            self.process_data(now, seg);
+        }
+        if seg.flags.fin() {
+            seq += seg.payload_len;
+            self.fin_rcvd = Some(seq);
+            self.ack_now = true;
+        }
+        self.consume_fin(now);
+    }
+
+    /// RFC 9293 §3.10.7.4, the four cases of segment acceptability.
+    fn acceptable(&self, seg: &TcpSegment) -> bool {
+        let wnd = self.rcv_adv - self.rcv_nxt;
+        let len = seg.payload_len + seg.flags.fin() as u32;
+        let in_window = |s: SeqNumber| s >= self.rcv_nxt && s.diff(self.rcv_nxt) < wnd as i32;
+        match (len, wnd) {
+            (0, 0) => seg.seq == self.rcv_nxt,
+            (0, _) => in_window(seg.seq),
+            (_, 0) => false,
+            (_, _) => {
+                in_window(seg.seq)
+                    || in_window(seg.seq + (len - 1))
+                    || (seg.seq < self.rcv_nxt && seg.seq + len > self.rcv_nxt)
+            }
+        }
+    }
+
+    /// The FIN is processed once everything before it arrived (RFC 9293 §3.10.7.4 "eighth").
+    fn consume_fin(&mut self, now: Instant) {
+        let Some(fin) = self.fin_rcvd else { return };
+        if self.rcv_nxt != fin {
+            return;
+        }
+        self.rcv_nxt = fin + 1;
+        self.ack_now = true;
+        match self.state {
+            State::SynReceived | State::Established => self.state = State::CloseWait,
+            State::FinWait1 => self.state = State::Closing,
+            State::FinWait2 => self.enter_time_wait(now),
+            _ => {}
+        }
+    }
+
+    fn enter_time_wait(&mut self, now: Instant) {
+        self.state = State::TimeWait;
+        self.timers = [None; TIMERS];
+        self.arm(Timer::TimeWait, now + self.cfg.time_wait);
+    }
+
+    fn process_ack(&mut self, now: Instant, seg: &TcpSegment) {
+        let ack = seg.ack;
+        if ack.diff(self.snd_nxt) > 0 {
+            self.ack_now = true; // acknowledges something not yet sent (RFC 9293 §3.10.7.4)
+            return;
+        }
+        let new_sack = self.sack_ok && self.process_sack_blocks(seg);
+        let old_wnd = self.snd_wnd;
+        let window = (seg.window as u32) << self.snd_wscale;
+        // RFC 9293 §3.10.7.4: window update from a newer segment.
+        if self.snd_wl1 < seg.seq || (self.snd_wl1 == seg.seq && self.snd_wl2 <= ack) || ack > self.snd_una {
+            self.snd_wnd = window;
+            self.snd_wl1 = seg.seq;
+            self.snd_wl2 = ack;
+            self.max_snd_wnd = self.max_snd_wnd.max(window);
+            self.st.CurRwinRcvd = window as u64;
+            self.st.MaxRwinRcvd = self.st.MaxRwinRcvd.max(window as u64);
+            if window == 0 && old_wnd != 0 {
+                self.st.ZeroRwinRcvd += 1;
+            }
+            if window > 0 {
+                self.disarm(Timer::Persist);
+                self.persist_backoff = 0;
+                self.probe_pending = false;
+            }
+        }
+        if ack > self.snd_una {
+            self.on_new_ack(now, seg);
+        } else if ack == self.snd_una && self.snd_nxt != self.snd_una {
+            // RFC 5681 §2 duplicate ACK, or (RFC 6675 §2) an ACK bringing new SACK information.
+            let classic = seg.payload_len == 0 && !seg.flags.syn() && !seg.flags.fin() && window == old_wnd;
+            if classic || new_sack {
+                self.on_dup_ack(now);
+            }
+        }
+        if self.state_fin_acked() {
+            match self.state {
+                State::FinWait1 => self.state = State::FinWait2,
+                State::Closing => self.enter_time_wait(now),
+                State::LastAck => {
+                    self.state = State::Closed;
+                    self.timers = [None; TIMERS];
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn state_fin_acked(&self) -> bool {
+        self.fin_queued && self.snd_una == self.write_end + 1
+    }
+
+    /// Updates the scoreboard from the SACK option; returns whether it brought new information.
+    fn process_sack_blocks(&mut self, seg: &TcpSegment) -> bool {
+        let blocks = seg.options.sack.as_slice();
+        if blocks.is_empty() {
+            return false;
+        }
+        self.st.SACKsRcvd += 1;
+        self.st.SACKBlocksRcvd += blocks.len() as u64;
+        let mut new = false;
+        for (i, b) in blocks.iter().enumerate() {
+            if b.right <= b.left {
+                continue;
+            }
+            // RFC 2883 §4: a first block below the cumulative ACK, or inside the second block, is a D-SACK.
+            let dsack = i == 0
+                && (b.right <= seg.ack || blocks.get(1).is_some_and(|b2| b2.left <= b.left && b.right <= b2.right));
+            if dsack {
+                self.st.DSACKDups += 1;
+                continue;
+            }
+            let left = b.left.max(self.snd_una);
+            let right = b.right.min(self.snd_nxt);
+            if right > left && self.scoreboard.insert(left, right) > 0 {
+                new = true;
+            }
+        }
+        new
+    }
+
+    fn on_new_ack(&mut self, now: Instant, seg: &TcpSegment) {
+        let ack = seg.ack;
+        // The handshake paths move SND.UNA past the SYN themselves, so everything here is data (or the FIN).
+        let data_acked = ack.min(self.write_end).diff(self.snd_una).max(0) as u32;
+        let flight_before = self.snd_nxt - self.snd_una;
+        self.st.ThruOctetsAcked += data_acked as u64;
+        self.snd_una = ack;
+        self.scoreboard.trim_below(ack);
+        if self.rtx_next < ack {
+            self.rtx_next = ack;
+        }
+        if self.high_rxt < ack {
+            self.high_rxt = ack;
+        }
+        self.dupacks = 0;
+        self.st.CurTimeoutCount = 0;
+
+        // RTT sample: every ACK of new data with timestamps (RFC 7323 §4.1), else the timed segment (Karn).
+        let mut sampled = false;
+        if let (true, Some(ts)) = (self.ts_ok, seg.options.timestamps) {
+            if ts.tsecr != 0 {
+                self.rtt_sample(self.ts_elapsed(now, ts.tsecr));
+                sampled = true;
+            }
+        }
+        if let Some((end, sent)) = self.rtt_timed {
+            if ack >= end {
+                if !sampled {
+                    self.rtt_sample(now - sent);
+                }
+                self.rtt_timed = None;
+            }
+        }
+
+        let mut restart_timer = true;
+        match self.recovery {
+            Recovery::FastRecovery => {
+                if ack.diff(self.recover) > 0 || self.cfg.congestion_control == CongestionControlKind::Reno {
+                    // Full ACK (RFC 6582 §3.2 step 3), or Reno leaving on any new ACK.
+                    let flight = self.snd_nxt - self.snd_una;
+                    self.cc.on_recovery_exit(now, flight, self.smss);
+                    self.inflation = 0;
+                    self.recovery = Recovery::Open;
+                } else {
+                    // Partial ACK (RFC 6582 §3.2 step 4): retransmit the next hole, deflate, reset the
+                    // timer on the first partial ACK only ("Impatient").
+                    self.retransmit_head = true;
+                    self.inflation -= data_acked as i64;
+                    if data_acked >= self.smss {
+                        self.inflation += self.smss as i64;
+                    }
+                    self.partial_acks += 1;
+                    restart_timer = self.partial_acks == 1;
+                }
+            }
+            Recovery::Sack { point } => {
+                if ack >= point {
+                    self.recovery = Recovery::Open;
+                }
+            }
+            Recovery::Loss { high } => {
+                if ack >= high {
+                    self.recovery = Recovery::Open;
+                    self.after_rto = false;
+                }
+                self.grow_cwnd(now, data_acked, flight_before);
+            }
+            Recovery::Open => self.grow_cwnd(now, data_acked, flight_before),
+        }
+
+        if self.snd_una == self.snd_nxt {
+            self.disarm(Timer::Retransmit); // RFC 6298 (5.2)
+        } else if restart_timer {
+            self.restart_rto(now); // RFC 6298 (5.3)
+        }
+    }
+
+    fn grow_cwnd(&mut self, now: Instant, acked: u32, flight_size: u32) {
+        if acked == 0 {
+            return;
+        }
+        let info = AckInfo { acked, smss: self.smss, flight_size, after_rto: self.after_rto };
+        let in_ss = self.cc.window() < self.cc.ssthresh();
+        match self.cc.on_ack(now, &info) {
+            Growth::SlowStart => self.st.SlowStart += 1,
+            Growth::CongAvoid { grew } => {
+                self.st.CongAvoid += 1;
+                self.st.X_CongAvoidSteps += grew as u64;
+            }
+            Growth::None => {}
+        }
+        let w = self.cc.window() as u64;
+        if in_ss {
+            self.st.MaxSsCwnd = self.st.MaxSsCwnd.max(w);
+        } else {
+            self.st.MaxCaCwnd = self.st.MaxCaCwnd.max(w);
+        }
+    }
+
+    fn on_dup_ack(&mut self, now: Instant) {
+        self.st.DupAcksIn += 1;
+        self.dupacks += 1;
+        match self.recovery {
+            Recovery::Open => {
+                // RFC 6582 §3.2 step 1: no new recovery until the ACK covers more than `recover`.
+                let may_enter = self.snd_una.diff(self.recover) > 0;
+                let lost_head = self.sack_ok && self.lost_below().is_some_and(|l| l > self.snd_una);
+                if may_enter && (self.dupacks >= self.cfg.dupthresh || lost_head) {
+                    self.enter_recovery(now);
+                }
+            }
+            Recovery::FastRecovery => self.inflation += self.smss as i64, // RFC 6582 §3.2 step 4 (inflate)
+            Recovery::Sack { .. } | Recovery::Loss { .. } => {}
+        }
+    }
+
+    /// Fast retransmit and the start of loss recovery (RFC 5681 §3.2, RFC 6582 §3.2, RFC 6675 §5).
+    fn enter_recovery(&mut self, now: Instant) {
+        self.st.FastRetran += 1;
+        self.count_congestion_signal();
+        let flight = self.snd_nxt - self.snd_una;
+        self.cc.on_congestion_event(now, CongestionEvent::FastRetransmit, flight, self.smss);
+        self.recover = self.snd_nxt + u32::MAX; // HighData
+        self.retransmit_head = true;
+        self.high_rxt = self.snd_una;
+        self.partial_acks = 0;
+        if self.sack_ok {
+            self.recovery = Recovery::Sack { point: self.snd_nxt };
+        } else {
+            self.recovery = Recovery::FastRecovery;
+            self.inflation = 3 * self.smss as i64;
+        }
+        self.rtt_timed = None;
+    }
+
+    /// RFC 6675 IsLost as a boundary: every unSACKed byte below the returned sequence number is lost
+    /// (DupThresh SACKed blocks, or more than (DupThresh − 1)·SMSS SACKed bytes, lie above it).
+    fn lost_below(&self) -> Option<SeqNumber> {
+        let mut bytes = 0u64;
+        let limit = (self.cfg.dupthresh as u64 - 1) * self.smss as u64;
+        for (n, (s, e)) in self.scoreboard.iter().rev().enumerate() {
+            bytes += (e - s) as u64;
+            if n as u32 + 1 >= self.cfg.dupthresh || bytes > limit {
+                return Some(s);
+            }
+        }
+        None
+    }
+
+    /// RFC 6675 SetPipe: unSACKed bytes not presumed lost, plus retransmitted unSACKed bytes.
+    fn sack_pipe(&self) -> u32 {
+        let unsacked =
+            |a: SeqNumber, b: SeqNumber| if b > a { (b - a) - self.scoreboard.bytes_within(a, b) } else { 0 };
+        let lost = self.lost_below().unwrap_or(self.snd_una).max(self.snd_una);
+        unsacked(lost, self.snd_nxt) + unsacked(self.snd_una, self.high_rxt.min(self.snd_nxt))
+    }
+
+    /// Bytes in flight by the rule of the current recovery phase.
+    fn pipe(&self) -> u32 {
+        match self.recovery {
+            Recovery::Sack { .. } => self.sack_pipe(),
+            Recovery::Loss { high } => {
+                let rtx = if self.rtx_next > self.snd_una { self.rtx_next - self.snd_una } else { 0 };
+                let sacked = self.scoreboard.bytes_within(self.snd_una, self.rtx_next.max(self.snd_una));
+                rtx - sacked + (self.snd_nxt - high)
+            }
+            _ => self.snd_nxt - self.snd_una - if self.sack_ok { self.scoreboard.total_bytes() as u32 } else { 0 },
+        }
+    }
+
+    /// The window the sender may fill: cwnd, NewReno's inflation, and RFC 3042 limited transmit.
+    fn send_window(&self) -> u32 {
+        let cwnd = self.cc.window() as i64;
+        let w = match self.recovery {
+            Recovery::FastRecovery => cwnd + self.inflation,
+            Recovery::Open if self.cfg.limited_transmit && self.dupacks > 0 => {
+                cwnd + self.dupacks.min(2) as i64 * self.smss as i64
+            }
+            _ => cwnd,
+        };
+        w.max(self.smss as i64) as u32
+    }
+
+    fn rtt_sample(&mut self, r: Duration) {
+        self.rtt.on_sample(r);
+        self.backoff = 0;
+        let ms = r.as_nanos() as f64 / 1e6;
+        self.st.SampleRTT = ms;
+        self.st.MinRTT = if self.st.CountRTT == 0 { ms } else { self.st.MinRTT.min(ms) };
+        self.st.MaxRTT = self.st.MaxRTT.max(ms);
+        self.st.SumRTT += ms;
+        self.st.CountRTT += 1;
+    }
+
+    fn ts_now(&self, now: Instant) -> u32 {
+        // Offset by one so that no timestamp is zero: TSecr = 0 means "no echo" in practice.
+        (now.as_nanos() / self.cfg.timestamp_tick.as_nanos()) as u32 + 1
+    }
+    fn ts_elapsed(&self, now: Instant, tsecr: u32) -> Duration {
+        let ticks = self.ts_now(now).wrapping_sub(tsecr);
+        self.cfg.timestamp_tick.saturating_mul(ticks as u64)
+    }
+
+    /// In-sequence data and the out-of-order queue (RFC 9293 §3.10.7.4 "seventh"; RFC 5681 §4.2 ACKs).
+    fn process_data(&mut self, now: Instant, seg: &TcpSegment) {
+        let len = seg.payload_len;
+        let start = seg.seq;
+        let end = (seg.seq + len).min(self.rcv_adv);
+        if len > self.rcv_mss {
+            self.rcv_mss = len;
+        }
+        if end <= self.rcv_nxt {
+            return;
+        }
+        if start <= self.rcv_nxt {
+            if start < self.rcv_nxt {
+                self.dsack = Some(SackBlock { left: start, right: self.rcv_nxt });
+                self.ack_now = true;
+            }
+            self.st.ThruOctetsReceived += (end - self.rcv_nxt) as u64;
+            self.rcv_nxt = end;
+            let had_holes = !self.ooo.is_empty();
+            while let Some((_, e)) = self.ooo.pop_if_starts_by(self.rcv_nxt) {
+                if e > self.rcv_nxt {
+                    self.st.ThruOctetsReceived += (e - self.rcv_nxt) as u64;
+                    self.rcv_nxt = e;
+                }
+            }
+            if had_holes {
+                self.ack_now = true; // RFC 5681 §4.2: a segment that fills a hole is ACKed at once
+                if !self.ooo.is_empty() {
+                    self.dup_ack_pending = false;
+                }
+                return;
+            }
+            if len >= self.rcv_mss {
+                self.full_segs_unacked += 1;
+            }
+            if self.full_segs_unacked >= self.cfg.ack_every {
+                self.ack_now = true;
+            } else if !self.armed(Timer::DelayedAck) {
+                self.arm(Timer::DelayedAck, now + self.cfg.delayed_ack_timeout);
+            }
+        } else {
+            // Out of order: queue it and send a duplicate ACK at once (RFC 5681 §4.2).
+            self.ooo.insert(start, end);
+            self.sack_recent.copy_within(0..3, 1);
+            self.sack_recent[0] = Some(start);
+            self.ack_now = true;
+            self.dup_ack_pending = true;
+        }
+    }
+
+    // ----------------------------------------------------------------------------------------------
+    // Sending segments
+    // ----------------------------------------------------------------------------------------------
+
+    /// The next segment to put on the wire, if any. Call until it returns `None`; call again after
+    /// every input. With `TxRoom::Full` nothing is sent; if something was ready it counts as a
+    /// `SendStall` and the caller should call again when the interface has room.
+    pub fn poll_transmit(&mut self, now: Instant, room: TxRoom) -> Option<TcpSegment> {
+        self.stalled = false;
+        let choice = self.choose(now)?;
+        if room == TxRoom::Full {
+            self.st.SendStall += 1;
+            self.stalled = true;
+            return None;
+        }
+        Some(self.emit(now, choice))
+    }
+
+    fn choose(&mut self, now: Instant) -> Option<Choice> {
+        match self.state {
+            State::Closed | State::Listen | State::TimeWait => return self.ack_now.then_some(Choice::Ack),
+            State::SynSent => {
+                return (self.snd_nxt == self.iss || self.syn_resend).then_some(Choice::Syn);
+            }
+            State::SynReceived => {
+                return (self.snd_nxt == self.iss || self.syn_resend).then_some(Choice::SynAck);
+            }
+            _ => {}
+        }
+        if let Some(c) = self.choose_data(now) {
+            return Some(c);
+        }
+        if self.probe_pending {
+            return Some(Choice::ZeroWindowProbe);
+        }
+        self.ack_now.then_some(Choice::Ack)
+    }
+
+    fn choose_data(&mut self, now: Instant) -> Option<Choice> {
+        let fin_seq = self.write_end;
+        let fin_pending = self.fin_queued && self.snd_nxt <= fin_seq;
+        let cwnd = self.send_window();
+        let pipe = self.pipe();
+        let room = |len: u32| pipe as u64 + len as u64 <= cwnd as u64;
+
+        // Fast retransmit of the first unacknowledged segment, regardless of cwnd (RFC 5681 §3.2 step 3).
+        if self.retransmit_head {
+            let len = (self.snd_nxt - self.snd_una).min(self.smss).min(fin_seq.diff(self.snd_una).max(0) as u32);
+            let fin = self.fin_queued && self.snd_una + len == fin_seq && self.snd_nxt == fin_seq + 1;
+            if len > 0 || fin {
+                return Some(Choice::Retransmit { seq: self.snd_una, len, fin });
+            }
+            self.retransmit_head = false;
+        }
+
+        match self.recovery {
+            Recovery::Loss { high } => {
+                let mut s = self.rtx_next.max(self.snd_una);
+                while let Some((_, e)) = self.scoreboard.containing(s) {
+                    s = e;
+                }
+                self.rtx_next = s;
+                if s < high {
+                    let data_end = high.min(fin_seq);
+                    let mut len = if data_end > s { (data_end - s).min(self.smss) } else { 0 };
+                    if let Some((next_sacked, _)) = self.scoreboard.iter().find(|r| r.0 > s) {
+                        len = len.min(next_sacked - s);
+                    }
+                    let fin = self.fin_queued && s + len == fin_seq && high == fin_seq + 1;
+                    if (len > 0 || fin) && room(len.max(1)) {
+                        return Some(Choice::Retransmit { seq: s, len, fin });
+                    }
+                    return None;
+                }
+            }
+            Recovery::Sack { .. } => {
+                if pipe as u64 + self.smss as u64 > cwnd as u64 {
+                    return None;
+                }
+                // NextSeg rule (1): the first unSACKed byte at or above HighRxt that IsLost.
+                if let Some(lost) = self.lost_below() {
+                    let mut s = self.high_rxt.max(self.snd_una);
+                    while let Some((_, e)) = self.scoreboard.containing(s) {
+                        s = e;
+                    }
+                    if s < lost {
+                        let next_sacked = self.scoreboard.iter().find(|r| r.0 > s).map(|r| r.0).unwrap_or(lost);
+                        let len = (next_sacked.min(lost) - s).min(self.smss);
+                        if len > 0 {
+                            return Some(Choice::Retransmit { seq: s, len, fin: false });
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+
+        // New data (and the FIN after it), within cwnd and the peer's window.
+        let unsent = if fin_seq > self.snd_nxt { fin_seq - self.snd_nxt } else { 0 };
+        if unsent == 0 && !fin_pending {
+            return None;
+        }
+        let wnd_edge = self.snd_una + self.snd_wnd;
+        let wnd_room = if wnd_edge > self.snd_nxt { wnd_edge - self.snd_nxt } else { 0 };
+        let cwnd_room = (cwnd as i64 - pipe as i64).max(0) as u32;
+        let len = unsent.min(self.smss).min(wnd_room).min(cwnd_room);
+        if unsent > 0 && len == 0 {
+            self.maybe_arm_persist(now);
+            return None;
+        }
+        let all_queued = len == unsent;
+        let fin = fin_pending && all_queued;
+        if len < self.smss && unsent > 0 {
+            // Sender SWS avoidance and Nagle (RFC 1122 §4.2.3.4): a short segment only when it empties
+            // the queue and, with Nagle, nothing is outstanding; or when it fills half the largest window.
+            let idle = self.snd_nxt == self.snd_una;
+            let ok = (all_queued && (self.cfg.nodelay || idle))
+                || len as u64 * 2 >= self.max_snd_wnd as u64 && self.max_snd_wnd > 0;
+            if !ok {
+                return None;
+            }
+        }
+        if len == 0 && fin && !room(1) && self.snd_nxt != self.snd_una {
+            return None;
+        }
+        Some(Choice::NewData { len, fin })
+    }
+
+    fn maybe_arm_persist(&mut self, now: Instant) {
+        if self.snd_wnd == 0
+            && self.snd_una == self.snd_nxt
+            && !self.armed(Timer::Persist)
+            && !self.armed(Timer::Retransmit)
+        {
+            let t = self.rtt.rto_backed_off(self.persist_backoff);
+            self.arm(Timer::Persist, now + t);
+        }
+    }
+
+    fn emit(&mut self, now: Instant, choice: Choice) -> TcpSegment {
+        let mut seg = TcpSegment { src_port: self.local_port, dst_port: self.remote_port, ..TcpSegment::default() };
+        let mut retransmit = false;
+        match choice {
+            Choice::Syn | Choice::SynAck => {
+                seg.seq = self.iss;
+                seg.flags = if matches!(choice, Choice::Syn) { TcpFlags::SYN } else { TcpFlags::SYN | TcpFlags::ACK };
+                retransmit = self.snd_nxt != self.iss;
+                if !retransmit {
+                    self.rtt_timed = Some((self.iss + 1, now));
+                }
+                self.snd_nxt = self.iss + 1;
+                self.syn_resend = false;
+            }
+            Choice::Retransmit { seq, len, fin } => {
+                seg.seq = seq;
+                seg.payload_len = len;
+                seg.flags = if fin { TcpFlags::ACK | TcpFlags::FIN } else { TcpFlags::ACK };
+                retransmit = true;
+                let end = seq + len + fin as u32;
+                if seq == self.snd_una {
+                    self.retransmit_head = false;
+                }
+                match self.recovery {
+                    Recovery::Loss { .. } => self.rtx_next = self.rtx_next.max(end),
+                    Recovery::Sack { .. } => self.high_rxt = self.high_rxt.max(end),
+                    _ => {}
+                }
+            }
+            Choice::NewData { len, fin } => {
+                seg.seq = self.snd_nxt;
+                seg.payload_len = len;
+                seg.flags = TcpFlags::ACK;
+                if len > 0 && self.snd_nxt + len == self.write_end {
+                    seg.flags = seg.flags | TcpFlags::PSH;
+                }
+                if fin {
+                    seg.flags = seg.flags | TcpFlags::FIN;
+                }
+                self.snd_nxt += len + fin as u32;
+                if self.rtt_timed.is_none() && !self.ts_ok && len > 0 {
+                    self.rtt_timed = Some((self.snd_nxt, now));
+                }
+            }
+            Choice::ZeroWindowProbe => {
+                // An old sequence number draws an ACK with the current window (as Linux's probe0).
+                seg.seq = self.snd_una + u32::MAX;
+                seg.flags = TcpFlags::ACK;
+                self.probe_pending = false;
+                let t = self.rtt.rto_backed_off(self.persist_backoff);
+                self.arm(Timer::Persist, now + t);
+            }
+            Choice::Ack => {
+                seg.seq = self.snd_nxt;
+                seg.flags = TcpFlags::ACK;
+            }
+        }
+        if retransmit {
+            self.rtt_timed = None; // Karn's rule
+            self.st.SegsRetrans += 1;
+            self.st.OctetsRetrans += seg.payload_len as u64;
+        }
+        if seg.flags.syn() {
+            seg.window = self.cfg.recv_buffer.bytes().min(65_535) as u16;
+            seg.options = self.syn_options(seg.flags.ack());
+        } else {
+            seg.window = self.advertise_window();
+        }
+        if seg.flags.ack() {
+            seg.ack = self.rcv_nxt;
+            if self.sack_ok && !seg.flags.syn() {
+                seg.options.sack = self.sack_blocks();
+            }
+            self.on_ack_sent(&seg);
+        }
+        if self.ts_ok && !seg.flags.syn() {
+            seg.options.timestamps = Some(Timestamps { tsval: self.ts_now(now), tsecr: self.ts_recent });
+        } else if seg.flags.syn() && self.cfg.timestamps && (!seg.flags.ack() || self.ts_ok) {
+            let tsecr = if seg.flags.ack() { self.ts_recent } else { 0 };
+            seg.options.timestamps = Some(Timestamps { tsval: self.ts_now(now), tsecr });
+        }
+        self.st.SegsOut += 1;
+        if seg.payload_len > 0 {
+            self.st.DataSegsOut += 1;
+            self.st.DataOctetsOut += seg.payload_len as u64;
+        }
+        if seg.seq_len() > 0 && !self.armed(Timer::Retransmit) {
+            self.restart_rto(now); // RFC 6298 (5.1)
+        }
+        if seg.seq_len() > 0 {
+            let pipe = self.pipe() as u64;
+            self.st.MaxPipeSize = self.st.MaxPipeSize.max(pipe);
+        }
+        seg
+    }
+
+    fn syn_options(&self, is_syn_ack: bool) -> TcpOptions {
+        let mut o = TcpOptions { mss: Some(self.cfg.mss.bytes() as u16), ..TcpOptions::default() };
+        // In a SYN-ACK only the options the peer offered (RFC 7323 §2.2, RFC 2018 §2).
+        if self.cfg.window_scaling && (!is_syn_ack || self.wscale_ok) {
+            o.window_scale = Some(self.rcv_wscale);
+        }
+        o.sack_permitted = self.cfg.sack && (!is_syn_ack || self.sack_ok);
+        o
+    }
+
+    fn on_ack_sent(&mut self, seg: &TcpSegment) {
+        let pure = seg.payload_len == 0 && !seg.flags.syn() && !seg.flags.fin();
+        if self.dup_ack_pending && pure {
+            self.st.DupAcksOut += 1;
+            if !self.last_ack_was_dup {
+                self.st.DupAckEpisodes += 1;
+            }
+            self.last_ack_was_dup = true;
+        } else {
+            self.last_ack_was_dup = false;
+        }
+        self.dup_ack_pending = false;
+        self.ack_now = false;
+        self.full_segs_unacked = 0;
+        self.dsack = None;
+        self.disarm(Timer::DelayedAck);
+        self.last_ack_sent = self.rcv_nxt;
+    }
+
+    /// Data received in order but not yet read, bytes.
+    fn unread(&self) -> u64 {
+        let end = match self.fin_rcvd {
+            Some(fin) if self.rcv_nxt > fin => fin,
+            _ => self.rcv_nxt,
+        };
+        (end - self.app_read) as u64
+    }
+
+    fn recv_buffer_limit(&self) -> u64 {
+        let buf = self.cfg.recv_buffer.bytes();
+        if !self.wscale_ok {
+            buf.min(65_535)
+        } else {
+            buf.min(65_535u64 << self.rcv_wscale)
+        }
+    }
+
+    fn recv_free(&self) -> u64 {
+        self.recv_buffer_limit().saturating_sub(self.unread())
+    }
+
+    /// The window field for the next segment. The right edge moves right only by at least
+    /// min(buffer/2, MSS) at a time (RFC 1122 §4.2.3.3) and never moves left (RFC 9293 §3.8.6.2.2).
+    fn advertise_window(&mut self) -> u16 {
+        let buf = self.recv_buffer_limit();
+        let edge = self.rcv_nxt + self.recv_free() as u32;
+        if edge > self.rcv_adv {
+            let inc = (edge - self.rcv_adv) as u64;
+            if inc >= (buf / 2).min(self.rcv_mss as u64) || self.rcv_adv <= self.rcv_nxt && inc == buf {
+                self.rcv_adv = edge;
+            }
+        }
+        let wnd = if self.rcv_adv > self.rcv_nxt { self.rcv_adv - self.rcv_nxt } else { 0 };
+        let s = self.rcv_wscale as u32;
+        let field = wnd.div_ceil(1 << s).min(65_535);
+        self.rcv_adv = self.rcv_nxt + (field << s);
+        let bytes = (field << s) as u64;
+        if bytes == 0 && self.st.CurRwinSent != 0 {
+            self.st.ZeroRwinSent += 1;
+        }
+        self.st.CurRwinSent = bytes;
+        self.st.MaxRwinSent = self.st.MaxRwinSent.max(bytes);
+        field as u16
+    }
+
+    /// SACK blocks for an outgoing ACK: a D-SACK block first, then the block holding the most recent
+    /// arrival, then other recent blocks (RFC 2018 §4, RFC 2883 §4).
+    fn sack_blocks(&self) -> SackBlocks {
+        let mut out = SackBlocks::default();
+        let max = if self.ts_ok { 3 } else { 4 };
+        if let Some(d) = self.dsack {
+            out.push(d);
+        }
+        let add = |out: &mut SackBlocks, (l, r): (SeqNumber, SeqNumber)| {
+            if out.len() < max && !out.as_slice().iter().any(|b| b.left == l && b.right == r) {
+                out.push(SackBlock { left: l, right: r });
+            }
+        };
+        for s in self.sack_recent.iter().flatten() {
+            if let Some(range) = self.ooo.containing(*s) {
+                add(&mut out, range);
+            }
+        }
+        for range in self.ooo.iter().rev() {
+            add(&mut out, range);
+        }
+        out
+    }
+
+    /// RFC 4898 statistics, gauges filled in as of now.
+    pub fn estats(&self) -> Estats {
+        let mut e = self.st.clone();
+        e.CurCwnd = self.cc.window() as u64;
+        let ss = self.cc.ssthresh();
+        e.CurSsthresh = (ss != INFINITE_SSTHRESH).then_some(ss as u64);
+        e.CurMSS = self.smss as u64;
+        e.PipeSize = self.pipe() as u64;
+        if let Some(srtt) = self.rtt.srtt() {
+            e.SmoothedRTT = srtt.as_nanos() as f64 / 1e6;
+        }
+        e.RTTVar = self.rtt.rttvar().as_nanos() as f64 / 1e6;
+        e.CurRTO = self.rtt.rto_backed_off(self.backoff).as_nanos() as f64 / 1e6;
+        e
+    }
+}

@@ -1,0 +1,102 @@
+//! RFC 4898 (TCP Extended Statistics MIB, the standardised web100 variables) for one connection.
+//!
+//! Field names are the RFC's object names (`tcpEStats` prefix dropped), so that JSON keys, docs and the
+//! RFC read alike. Counters count from zero; gauges are filled in when a snapshot is taken. Times are
+//! milliseconds as in the RFC, but fractional, because a gigabit LAN has sub-millisecond RTTs.
+#![allow(non_snake_case)]
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct Estats {
+    // Perf table: segment and octet counters (RFC 4898 §3, tcpEStatsPerfTable).
+    /// Segments sent, of every kind, retransmissions included.
+    pub SegsOut: u64,
+    /// Segments received, duplicates and pure ACKs included.
+    pub SegsIn: u64,
+    /// Sent segments carrying data, retransmissions included.
+    pub DataSegsOut: u64,
+    /// Received segments carrying data, duplicates included.
+    pub DataSegsIn: u64,
+    /// Payload bytes sent, retransmitted bytes included.
+    pub DataOctetsOut: u64,
+    /// Payload bytes received, duplicates included.
+    pub DataOctetsIn: u64,
+    /// Segments sent that carry at least one byte sent before.
+    pub SegsRetrans: u64,
+    /// Payload bytes retransmitted.
+    pub OctetsRetrans: u64,
+    /// Bytes by which SND.UNA advanced (the sender's goodput).
+    pub ThruOctetsAcked: u64,
+    /// Bytes by which RCV.NXT advanced (the receiver's goodput).
+    pub ThruOctetsReceived: u64,
+
+    // Congestion events.
+    /// Multiplicative decreases: fast retransmit entries, first timeouts, local stalls treated as congestion.
+    pub CongSignals: u64,
+    /// Sum of cwnd (bytes) just before each congestion signal.
+    pub PreCongSumCwnd: u64,
+    /// cwnd reductions not made by the congestion-control response (validation, moderation).
+    pub OtherReductions: u64,
+    /// Times the interface refused a segment (host transmit queue full).
+    pub SendStall: u64,
+    /// cwnd increases made by slow start.
+    pub SlowStart: u64,
+    /// Congestion-avoidance steps (every qualifying ACK, as web100 counted).
+    pub CongAvoid: u64,
+    /// Congestion-avoidance steps that actually grew cwnd (web100 `X_CongAvoidSteps`).
+    pub X_CongAvoidSteps: u64,
+    /// Fast retransmit invocations (entries to loss recovery), not segments.
+    pub FastRetran: u64,
+    /// RTO expiries while the backoff multiplier was 1.
+    pub Timeouts: u64,
+    /// RTO expiries after the RTO was already backed off.
+    pub SubsequentTimeouts: u64,
+    /// RTO expiries with no duplicate ACK or SACK seen in that window.
+    pub AbruptTimeouts: u64,
+    /// Consecutive expiries without an ACK of new data (gauge).
+    pub CurTimeoutCount: u64,
+    /// Duplicate ACKs received (RFC 5681 definition, or an ACK bringing new SACK information).
+    pub DupAcksIn: u64,
+    /// Duplicate ACKs sent.
+    pub DupAcksOut: u64,
+    /// Runs of duplicate ACKs sent.
+    pub DupAckEpisodes: u64,
+    /// ACKs received carrying a SACK option.
+    pub SACKsRcvd: u64,
+    /// SACK blocks received.
+    pub SACKBlocksRcvd: u64,
+    /// Duplicate segments reported to us by D-SACK blocks.
+    pub DSACKDups: u64,
+
+    // Gauges (bytes unless noted).
+    pub CurCwnd: u64,
+    /// Current ssthresh; absent while still "infinite".
+    pub CurSsthresh: Option<u64>,
+    pub MaxSsCwnd: u64,
+    pub MaxCaCwnd: u64,
+    pub CurMSS: u64,
+    /// RFC 6675 pipe, bytes (flight size outside recovery).
+    pub PipeSize: u64,
+    pub MaxPipeSize: u64,
+    /// The peer's most recent receive window, bytes (scaled).
+    pub CurRwinRcvd: u64,
+    pub MaxRwinRcvd: u64,
+    /// Our most recently advertised receive window, bytes.
+    pub CurRwinSent: u64,
+    pub MaxRwinSent: u64,
+    pub ZeroRwinRcvd: u64,
+    pub ZeroRwinSent: u64,
+
+    // RTT and RTO (ms).
+    pub SampleRTT: f64,
+    pub SmoothedRTT: f64,
+    pub RTTVar: f64,
+    pub MinRTT: f64,
+    pub MaxRTT: f64,
+    pub SumRTT: f64,
+    pub CountRTT: u64,
+    pub CurRTO: f64,
+    pub MaxRTO: f64,
+}

@@ -1,0 +1,20 @@
+//! A sans-IO TCP. A [`Connection`] never reads a clock, touches a socket or draws a random number: time
+//! comes in as `now`, segments come in through [`Connection::on_segment`], segments go out through
+//! [`Connection::poll_transmit`], and [`Connection::poll_timeout`] says when to call
+//! [`Connection::on_timeout`] next. Payload bytes are counted, not carried.
+//!
+//! Read first: RFC 9293 (the protocol), RFC 1122 §4.2 (host requirements: delayed ACK, Nagle, SWS),
+//! RFC 5681 (congestion control), RFC 6582 (NewReno), RFC 2018 and RFC 6675 (SACK and its loss recovery),
+//! RFC 6298 (RTO), RFC 7323 (window scale, timestamps), RFC 3042 (limited transmit), RFC 3465 (ABC),
+//! RFC 4898 (the statistics).
+
+pub mod config;
+pub mod congestion;
+mod conn;
+pub mod estats;
+mod ranges;
+pub mod rtt;
+
+pub use config::{CongestionControlKind, InitialWindow, TcpConfig};
+pub use conn::{Connection, State, TxRoom};
+pub use estats::Estats;
