@@ -18,3 +18,6 @@ pub mod rtt;
 pub use config::{CongestionControlKind, InitialWindow, TcpConfig};
 pub use conn::{Connection, State, TxRoom};
 pub use estats::Estats;
+
+#[cfg(test)]
+mod tests;
