@@ -10,6 +10,7 @@
 #   --ns3-results D  do not run ns-3; reuse D/WORKLOAD.json written by an
 #                    earlier run of this script or of workloads.py
 #   --out D          keep raw JSON in D (default: a new temp dir, printed)
+#   env TCPLAB_BIN   tcplab binary to run (default: target/release/tcplab)
 #
 # tcplab half:  cargo build --release -p tcplab-cli   (at the repo root)
 #               target/release/tcplab bench --workload NAME --json -
@@ -39,7 +40,7 @@ while [ $# -gt 0 ]; do
         --skip-build) skip_build=1; shift ;;
         --ns3-results) ns3_results="$(cd "$2" && pwd)"; shift 2 ;;
         --out) out="$2"; shift 2 ;;
-        -h|--help) sed -n '2,27p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        -h|--help) sed -n '2,28p' "${BASH_SOURCE[0]}"; exit 0 ;;
         bulk-1g|bulk-100m-loss|flows-1000) workloads+=("$1"); shift ;;
         *) echo "compare.sh: unknown argument: $1" >&2; exit 2 ;;
     esac
@@ -54,7 +55,7 @@ if [ "$skip_build" -eq 0 ]; then
     echo "== cargo build --release -p tcplab-cli" >&2
     (cd "$root" && cargo build --release -p tcplab-cli)
 fi
-tcplab="$root/target/release/tcplab"
+tcplab="${TCPLAB_BIN:-$root/target/release/tcplab}"
 [ -x "$tcplab" ] || { echo "compare.sh: $tcplab not found (build failed?)" >&2; exit 1; }
 
 # ---- ns-3 environment -----------------------------------------------------
@@ -62,9 +63,6 @@ if [ -z "$ns3_results" ] && [ ! -x "$here/.venv/bin/python" ]; then
     echo "== ns-3 venv missing: running setup.sh" >&2
     bash "$here/setup.sh"
 fi
-
-timefmt_ok=0
-if [ -x /usr/bin/time ]; then timefmt_ok=1; fi
 
 # ---- runs, one after the other ---------------------------------------------
 for w in "${workloads[@]}"; do
@@ -78,14 +76,8 @@ for w in "${workloads[@]}"; do
     fi
     echo "== ns-3: $w (this takes minutes; flows-1000 ~10 min)" >&2
     start=$(date +%s.%N)
-    if [ "$timefmt_ok" -eq 1 ]; then
-        /usr/bin/time -f '%e %M' -o "$out/ns3-$w.time" \
-            "$here/.venv/bin/python" "$here/workloads.py" --workload "$w" \
-            > "$out/ns3-$w.json" 2> "$out/ns3-$w.stderr"
-    else
-        "$here/.venv/bin/python" "$here/workloads.py" --workload "$w" \
-            > "$out/ns3-$w.json" 2> "$out/ns3-$w.stderr"
-    fi
+    "$here/.venv/bin/python" "$here/workloads.py" --workload "$w" \
+        > "$out/ns3-$w.json" 2> "$out/ns3-$w.stderr"
     end=$(date +%s.%N)
     python3 -c "print(round($end - $start, 3))" > "$out/ns3-$w.proc_s"
 done

@@ -14,7 +14,6 @@ PYTHON="${PYTHON:-python3}"
 if [ ! -x "$here/.venv/bin/python" ]; then
     "$PYTHON" -m venv "$here/.venv"
 fi
-"$here/.venv/bin/python" -m pip install --quiet --upgrade pip
 "$here/.venv/bin/python" -m pip install --quiet -r "$here/requirements.txt"
 
 # Smoke test: import the bindings and print the simulator version in use.

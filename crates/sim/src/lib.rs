@@ -9,6 +9,10 @@
 //! order (FIFO with constant delay), and only its head sits in the event queue. Nothing is allocated
 //! per packet once queues have grown to their working size.
 //!
+//! Parallel connections open one after another, spaced by the time a SYN frame takes on the up link
+//! (what a NIC at line rate would do), and data flows once all of them are established: the measurement
+//! starts then, for all of them at once.
+//!
 //! Random streams: every random component draws from its own stream, seeded by [`stream_seed`] from the
 //! run seed and the component's id (link up 1, link down 2, endpoint `e` 1000 + e), so adding a component
 //! does not shift the draws of another.
@@ -150,6 +154,11 @@ struct World {
     nic_room_scheduled: [bool; 2],
     nic_room_seq: [u64; 2],
     control_seq: u64,
+    /// Per endpoint: established once (counted), and closed (CLOSED or TIME-WAIT).
+    established: Vec<bool>,
+    established_count: usize,
+    closed: Vec<bool>,
+    closed_count: usize,
     measure_start: Option<Instant>,
     measure_end: Option<Instant>,
     delivered_at_start: u64,
@@ -179,24 +188,47 @@ impl World {
         let sender = self.is_sender(e);
         let conn = &mut self.conns[e as usize];
         if sender {
-            self.senders[i].on_writable(conn);
+            if self.measure_start.is_some() {
+                self.senders[i].on_writable(conn);
+            }
         } else {
             self.receivers[i].on_readable(conn);
         }
-        if self.measure_start.is_none()
-            && sender
-            && conn.is_established()
-            && self.conns.iter().all(|c| c.is_established())
-        {
-            self.start_measurement();
-        }
         self.transmit(e);
         self.sync_timer(e);
+        self.update_state(e);
     }
 
+    fn update_state(&mut self, e: u32) {
+        use tcplab_tcp::State;
+        let (up, state) = (self.conns[e as usize].is_established(), self.conns[e as usize].state());
+        if !self.closed[e as usize] && matches!(state, State::Closed | State::TimeWait) {
+            self.closed[e as usize] = true;
+            self.closed_count += 1;
+        }
+        if !self.established[e as usize] && up {
+            self.established[e as usize] = true;
+            self.established_count += 1;
+            if self.established_count == self.conns.len() {
+                self.start_measurement();
+            }
+        }
+    }
+
+    /// Every connection is up: the senders start writing and the clock starts.
     fn start_measurement(&mut self) {
         self.measure_start = Some(self.now);
         self.delivered_at_start = self.delivered();
+        for i in 0..self.senders.len() {
+            self.service(self.sender_endpoint(i));
+        }
+    }
+
+    fn sender_endpoint(&self, i: usize) -> u32 {
+        match self.direction {
+            Direction::ClientToServer => 2 * i as u32,
+            Direction::ServerToClient => 2 * i as u32 + 1,
+        }
     }
 
     fn transmit(&mut self, e: u32) {
@@ -282,6 +314,7 @@ impl World {
         } else {
             self.sync_timer(e);
         }
+        self.update_state(e);
     }
 
     fn on_nic_room(&mut self, h: usize) {
@@ -298,18 +331,14 @@ impl World {
         self.measure_end = Some(self.now);
         self.delivered_at_end = self.delivered();
         for i in 0..self.senders.len() {
-            let e = match self.direction {
-                Direction::ClientToServer => 2 * i as u32,
-                Direction::ServerToClient => 2 * i as u32 + 1,
-            };
+            let e = self.sender_endpoint(i);
             self.senders[i].stop(&mut self.conns[e as usize]);
             self.service(e);
         }
     }
 
     fn all_closed(&self) -> bool {
-        use tcplab_tcp::State;
-        self.conns.iter().all(|c| matches!(c.state(), State::Closed | State::TimeWait))
+        self.closed_count == self.conns.len()
     }
 }
 
@@ -344,6 +373,10 @@ pub fn run(spec: &SimSpec, seed: u64) -> RunResult {
         nic_room_scheduled: [false; 2],
         nic_room_seq: [0; 2],
         control_seq: 0,
+        established: vec![false; 2 * n],
+        established_count: 0,
+        closed: vec![false; 2 * n],
+        closed_count: 0,
         measure_start: None,
         measure_end: None,
         delivered_at_start: 0,
@@ -351,8 +384,10 @@ pub fn run(spec: &SimSpec, seed: u64) -> RunResult {
         data_segments: 0,
         conns,
     };
+    // Connection i opens i SYN-frame times after the first (a SYN with all options is 60 bytes of IP).
+    let syn_gap = spec.up.rate.tx_time(spec.up.framing.wire_len(60) as u64);
     for i in 0..n {
-        w.service(2 * i as u32);
+        w.queue.push(Instant::ZERO + syn_gap.saturating_mul(i as u64), Class::Open, i as u32, 0);
     }
     let mut end_scheduled = false;
     while let Some(ev) = w.queue.pop() {
@@ -361,6 +396,7 @@ pub fn run(spec: &SimSpec, seed: u64) -> RunResult {
             Class::Arrival => w.on_arrival(ev.source as usize),
             Class::Timer => w.on_timer(ev.source),
             Class::NicRoom => w.on_nic_room(ev.source as usize),
+            Class::Open => w.service(2 * ev.source),
             Class::Control => w.on_measurement_end(),
         }
         if !end_scheduled {

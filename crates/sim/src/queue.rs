@@ -19,8 +19,10 @@ pub enum Class {
     Timer = 1,
     /// A host's NIC transmit queue has room again. Source: the host.
     NicRoom = 2,
+    /// A client opens a connection. Source: the connection.
+    Open = 3,
     /// Test control (end of the measurement). Source: 0.
-    Control = 3,
+    Control = 4,
 }
 
 impl Class {
@@ -29,6 +31,7 @@ impl Class {
             0 => Class::Arrival,
             1 => Class::Timer,
             2 => Class::NicRoom,
+            3 => Class::Open,
             _ => Class::Control,
         }
     }

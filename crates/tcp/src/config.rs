@@ -39,8 +39,13 @@ pub struct TcpConfig {
     pub initial_window: InitialWindow,
     /// Congestion control algorithm. Default `newreno` (RFC 5681 + RFC 6582).
     pub congestion_control: CongestionControlKind,
-    /// Appropriate Byte Counting (RFC 3465). Default `l1` (RFC 5681's min(N, SMSS)).
+    /// Slow-start growth per ACK (RFC 3465 §2.2): `off` (+1 SMSS per ACK), `l1` (RFC 5681 (2):
+    /// min(N, SMSS)), `l2` (min(N, 2·SMSS)), `unlimited` (N; Linux). Default `l1`.
     pub abc: Abc,
+    /// Byte counting in congestion avoidance (RFC 3465 §2.1: +1 SMSS per cwnd of ACKed bytes) instead of
+    /// RFC 5681 (3) per-ACK growth (+SMSS²/cwnd per ACK, which halves growth under delayed ACKs).
+    /// Default off.
+    pub abc_ca: bool,
     /// Duplicate ACKs that trigger fast retransmit (RFC 5681 §3.2, RFC 6675 DupThresh). Default 3.
     pub dupthresh: u32,
     /// Limited transmit (RFC 3042): send new data on the first two duplicate ACKs. Default on.
@@ -76,6 +81,7 @@ impl Default for TcpConfig {
             initial_window: InitialWindow::Rfc3390,
             congestion_control: CongestionControlKind::NewReno,
             abc: Abc::L1,
+            abc_ca: false,
             dupthresh: 3,
             limited_transmit: true,
             rto_initial: Duration::from_secs(1),

@@ -69,7 +69,7 @@ const TIMERS: usize = 4;
 enum Recovery {
     Open,
     /// RFC 6582 NewReno fast recovery (or RFC 5681 Reno), without SACK.
-    FastRecovery,
+    NewReno,
     /// RFC 6675 SACK-based recovery until `point` (RecoveryPoint) is acknowledged.
     Sack {
         point: SeqNumber,
@@ -197,7 +197,7 @@ impl Connection {
         let mss = cfg.mss.bytes() as u32;
         let cc: Box<dyn CongestionControl + Send> = match cfg.congestion_control {
             CongestionControlKind::Reno | CongestionControlKind::NewReno => {
-                Box::new(Reno::new(cfg.initial_window.bytes(mss), cfg.abc))
+                Box::new(Reno::new(cfg.initial_window.bytes(mss), cfg.abc, cfg.abc_ca))
             }
         };
         Connection {
@@ -843,7 +843,7 @@ impl Connection {
 
         let mut restart_timer = true;
         match self.recovery {
-            Recovery::FastRecovery => {
+            Recovery::NewReno => {
                 if ack.diff(self.recover) > 0 || self.cfg.congestion_control == CongestionControlKind::Reno {
                     // Full ACK (RFC 6582 §3.2 step 3), or Reno leaving on any new ACK.
                     let flight = self.snd_nxt - self.snd_una;
@@ -918,7 +918,7 @@ impl Connection {
                     self.enter_recovery(now);
                 }
             }
-            Recovery::FastRecovery => self.inflation += self.smss as i64, // RFC 6582 §3.2 step 4 (inflate)
+            Recovery::NewReno => self.inflation += self.smss as i64, // RFC 6582 §3.2 step 4 (inflate)
             Recovery::Sack { .. } | Recovery::Loss { .. } => {}
         }
     }
@@ -936,7 +936,7 @@ impl Connection {
         if self.sack_ok {
             self.recovery = Recovery::Sack { point: self.snd_nxt };
         } else {
-            self.recovery = Recovery::FastRecovery;
+            self.recovery = Recovery::NewReno;
             self.inflation = 3 * self.smss as i64;
         }
         self.rtt_timed = None;
@@ -981,7 +981,7 @@ impl Connection {
     fn send_window(&self) -> u32 {
         let cwnd = self.cc.window() as i64;
         let w = match self.recovery {
-            Recovery::FastRecovery => cwnd + self.inflation,
+            Recovery::NewReno => cwnd + self.inflation,
             Recovery::Open if self.cfg.limited_transmit && self.dupacks > 0 => {
                 cwnd + self.dupacks.min(2) as i64 * self.smss as i64
             }

@@ -12,6 +12,7 @@ pub mod config;
 pub mod congestion;
 mod conn;
 pub mod estats;
+pub mod personality;
 mod ranges;
 pub mod rtt;
 

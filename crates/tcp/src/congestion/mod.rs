@@ -47,14 +47,14 @@ pub struct AckInfo {
     pub after_rto: bool,
 }
 
-/// Appropriate Byte Counting (RFC 3465).
+/// Appropriate Byte Counting in slow start (RFC 3465 §2.2): how much one ACK may grow cwnd.
+/// Byte counting in congestion avoidance is the separate knob `abc_ca`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Abc {
-    /// Classic packet counting: +1 SMSS per ACK of new data in slow start, +SMSS²/cwnd per ACK in
-    /// congestion avoidance, however much the ACK covers.
+    /// Classic packet counting: +1 SMSS per ACK of new data, however much the ACK covers.
     Off,
-    /// RFC 5681 §3.1 / RFC 3465 with L = 1 SMSS: cwnd += min(N, SMSS); byte counting in congestion avoidance.
+    /// RFC 5681 §3.1 (2) and RFC 3465 with L = 1 SMSS: cwnd += min(N, SMSS).
     #[default]
     L1,
     /// RFC 3465 §2.2 with L = 2 SMSS (the most RFC 3465 allows).

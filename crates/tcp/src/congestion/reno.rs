@@ -10,13 +10,15 @@ pub struct Reno {
     cwnd: u32,
     ssthresh: u32,
     abc: Abc,
+    abc_ca: bool,
     /// RFC 3465 §2.1 bytes_acked, for byte counting in congestion avoidance.
     bytes_acked: u32,
 }
 
 impl Reno {
-    pub fn new(initial_window: u32, abc: Abc) -> Self {
-        Reno { cwnd: initial_window, ssthresh: INFINITE_SSTHRESH, abc, bytes_acked: 0 }
+    /// `abc` limits slow-start growth per ACK; `abc_ca` turns on byte counting in congestion avoidance.
+    pub fn new(initial_window: u32, abc: Abc, abc_ca: bool) -> Self {
+        Reno { cwnd: initial_window, ssthresh: INFINITE_SSTHRESH, abc, abc_ca, bytes_acked: 0 }
     }
 }
 
@@ -40,11 +42,11 @@ impl CongestionControl for Reno {
             return Growth::SlowStart;
         }
         let before = self.cwnd;
-        match self.abc {
+        match self.abc_ca {
             // RFC 5681 (3): cwnd += SMSS*SMSS/cwnd per ACK, at least 1 byte.
-            Abc::Off => self.cwnd += (a.smss as u64 * a.smss as u64 / self.cwnd as u64).max(1) as u32,
+            false => self.cwnd += (a.smss as u64 * a.smss as u64 / self.cwnd as u64).max(1) as u32,
             // RFC 3465 §2.1: one SMSS per cwnd of acknowledged bytes.
-            _ => {
+            true => {
                 self.bytes_acked = self.bytes_acked.saturating_add(a.acked);
                 if self.bytes_acked >= self.cwnd {
                     self.bytes_acked -= self.cwnd;
@@ -92,9 +94,9 @@ mod tests {
     #[test]
     fn slow_start_limits_by_abc() {
         let t = Instant::ZERO;
-        let mut off = Reno::new(2 * MSS, Abc::Off);
-        let mut l1 = Reno::new(2 * MSS, Abc::L1);
-        let mut l2 = Reno::new(2 * MSS, Abc::L2);
+        let mut off = Reno::new(2 * MSS, Abc::Off, false);
+        let mut l1 = Reno::new(2 * MSS, Abc::L1, false);
+        let mut l2 = Reno::new(2 * MSS, Abc::L2, false);
         for cc in [&mut off, &mut l1, &mut l2] {
             assert_eq!(cc.on_ack(t, &ack(2 * MSS, false)), Growth::SlowStart);
         }
@@ -103,7 +105,7 @@ mod tests {
         assert_eq!(l2.window(), 4 * MSS); // min(N, 2 SMSS)
         l2.on_ack(t, &ack(2 * MSS, true));
         assert_eq!(l2.window(), 5 * MSS, "L = 1 SMSS after an RTO");
-        let mut off = Reno::new(2 * MSS, Abc::Off);
+        let mut off = Reno::new(2 * MSS, Abc::Off, false);
         off.on_ack(t, &ack(100, false));
         assert_eq!(off.window(), 3 * MSS, "packet counting ignores how much was acked");
     }
@@ -111,14 +113,14 @@ mod tests {
     #[test]
     fn congestion_avoidance_adds_one_smss_per_window() {
         let t = Instant::ZERO;
-        let mut cc = Reno::new(10 * MSS, Abc::L1);
+        let mut cc = Reno::new(10 * MSS, Abc::L1, true);
         cc.on_congestion_event(t, CongestionEvent::FastRetransmit, 20 * MSS, MSS);
         assert_eq!((cc.window(), cc.ssthresh()), (10 * MSS, 10 * MSS));
         for _ in 0..10 {
             cc.on_ack(t, &ack(MSS, false));
         }
         assert_eq!(cc.window(), 11 * MSS);
-        let mut cc = Reno::new(10 * MSS, Abc::Off);
+        let mut cc = Reno::new(10 * MSS, Abc::Off, false);
         cc.on_congestion_event(t, CongestionEvent::FastRetransmit, 20 * MSS, MSS);
         for _ in 0..10 {
             cc.on_ack(t, &ack(MSS, false));
@@ -130,7 +132,7 @@ mod tests {
     #[test]
     fn timeouts_set_loss_window_and_hold_ssthresh_on_repeat() {
         let t = Instant::ZERO;
-        let mut cc = Reno::new(10 * MSS, Abc::L1);
+        let mut cc = Reno::new(10 * MSS, Abc::L1, false);
         cc.on_congestion_event(t, CongestionEvent::Timeout { first: true }, 30 * MSS, MSS);
         assert_eq!((cc.window(), cc.ssthresh()), (MSS, 15 * MSS));
         cc.on_congestion_event(t, CongestionEvent::Timeout { first: false }, MSS, MSS);

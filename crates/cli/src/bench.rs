@@ -1,0 +1,334 @@
+//! `tcplab bench`: fixed workloads, each run in a fresh child process (so its peak memory is its own),
+//! reporting wall time, simulated data segments and events per wall second, and peak RSS.
+//! With `--jobs N` the repetitions of a workload run on N threads, and the serial run is done too so
+//! that speedup, efficiency and identity of results can be reported.
+
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Instant as WallClock;
+
+use clap::Args;
+use serde::{Deserialize, Serialize};
+use tcplab_lab::{load, Source};
+
+/// The benchmark workloads, as scenario files (docs/benchmarks.md describes them).
+pub const WORKLOADS: &[(&str, &str)] = &[
+    ("bulk-1g", include_str!("../../../scenarios/bulk-1g.toml")),
+    (
+        "bulk-100m-loss",
+        r#"name = "bulk-100m-loss"
+description = "One flow, 100 Mbit/s, 10 ms, 1% random loss on data, 60 s"
+[path.up]
+rate = "100mbit"
+delay = "10ms"
+queue = "100pkt"
+loss = { model = "bernoulli", p = 0.01 }
+[path.down]
+rate = "100mbit"
+delay = "10ms"
+queue = "100pkt"
+[test]
+kind = "tcp_stream"
+duration = "60s"
+message = "64KiB"
+send_buffer = "16MiB"
+recv_buffer = "16MiB"
+"#,
+    ),
+    (
+        "flows-1000",
+        r#"name = "flows-1000"
+description = "1000 flows between one client and one server over a 10 Gbit/s, 5 ms bottleneck, 10 s"
+[path.up]
+rate = "10gbit"
+delay = "5ms"
+queue = "100pkt"
+[test]
+kind = "tcp_stream"
+duration = "10s"
+message = "64KiB"
+send_buffer = "1MiB"
+recv_buffer = "1MiB"
+parallel = 1000
+"#,
+    ),
+    (
+        "flows-100k",
+        r#"name = "flows-100k"
+description = "100,000 flows over a 10 Gbit/s, 5 ms bottleneck, 1 s: the memory check"
+[path.up]
+rate = "10gbit"
+delay = "5ms"
+queue = "1000pkt"
+[test]
+kind = "tcp_stream"
+duration = "1s"
+message = "64KiB"
+send_buffer = "64KiB"
+recv_buffer = "64KiB"
+parallel = 100000
+"#,
+    ),
+];
+
+/// The workloads `tcplab bench` runs when none is named.
+const DEFAULT_WORKLOADS: &[&str] = &["bulk-1g", "bulk-100m-loss", "flows-1000"];
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// Workload to run (repeatable): bulk-1g, bulk-100m-loss, flows-1000, flows-100k.
+    /// Default: bulk-1g, bulk-100m-loss, flows-1000.
+    #[arg(long = "workload", value_name = "NAME")]
+    workloads: Vec<String>,
+    /// Runs (seeds 1..=N) per workload.
+    #[arg(long, default_value_t = 1)]
+    repeat: u64,
+    /// Threads running the repetitions; above 1 the serial run is measured too.
+    #[arg(long, default_value_t = 1)]
+    jobs: u64,
+    /// Override the simulated duration (e.g. "5s") for a quick look.
+    #[arg(long)]
+    duration: Option<String>,
+    /// Write the results (schema tcplab.bench/1) to FILE, or "-" for stdout.
+    #[arg(long, value_name = "FILE|-")]
+    json: Option<String>,
+}
+
+#[derive(Args)]
+pub struct BenchOneArgs {
+    name: String,
+    #[arg(long, default_value_t = 1)]
+    repeat: u64,
+    #[arg(long, default_value_t = 1)]
+    jobs: u64,
+    #[arg(long)]
+    duration: Option<String>,
+}
+
+/// One workload's figures.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WorkloadResult {
+    pub name: String,
+    pub simulated_s: f64,
+    pub repeat: u64,
+    pub jobs: u64,
+    /// Wall time of all repetitions.
+    pub wall_s: f64,
+    pub wall_per_run_s: f64,
+    /// Data-carrying TCP segments simulated, all repetitions.
+    pub data_segments: u64,
+    pub segments_per_s: f64,
+    pub events: u64,
+    pub events_per_s: f64,
+    /// Mean goodput of a run, Mbit/s (a sanity check that the work was real).
+    pub goodput_mbps: f64,
+    /// Peak resident memory of the process, bytes (VmHWM).
+    pub peak_rss_bytes: u64,
+    /// With jobs > 1: the same repetitions on one thread.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub serial_wall_s: Option<f64>,
+    /// serial_wall_s / wall_s / jobs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parallel_efficiency: Option<f64>,
+    /// Whether every repetition gave the same result in parallel as serially.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub identical_to_serial: Option<bool>,
+}
+
+#[derive(Serialize)]
+struct BenchDoc {
+    schema: &'static str,
+    tcplab: &'static str,
+    machine: Machine,
+    workloads: Vec<WorkloadResult>,
+}
+
+#[derive(Serialize)]
+struct Machine {
+    cpus: usize,
+    cpu_model: String,
+}
+
+pub fn bench(args: &BenchArgs) -> Result<(), String> {
+    let names: Vec<String> = if args.workloads.is_empty() {
+        DEFAULT_WORKLOADS.iter().map(|s| s.to_string()).collect()
+    } else {
+        args.workloads.clone()
+    };
+    for n in &names {
+        if !WORKLOADS.iter().any(|(w, _)| w == n) {
+            let all: Vec<&str> = WORKLOADS.iter().map(|(w, _)| *w).collect();
+            return Err(format!("--workload {n}: accepted: {}", all.join(", ")));
+        }
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find the tcplab binary: {e}"))?;
+    let quiet = args.json.as_deref() == Some("-");
+    if !quiet {
+        println!(
+            "{:<15} {:>9} {:>5} {:>9} {:>12} {:>14} {:>14} {:>10} {:>9}",
+            "workload",
+            "sim (s)",
+            "runs",
+            "wall (s)",
+            "Mbit/s/run",
+            "data segs/s",
+            "events/s",
+            "peak MiB",
+            "efficiency"
+        );
+    }
+    let mut results = Vec::new();
+    for name in &names {
+        let mut cmd = Command::new(&exe);
+        cmd.args(["bench-one", name, "--repeat", &args.repeat.to_string(), "--jobs", &args.jobs.to_string()]);
+        if let Some(d) = &args.duration {
+            cmd.args(["--duration", d]);
+        }
+        let out = cmd.output().map_err(|e| format!("cannot run the benchmark child: {e}"))?;
+        if !out.status.success() {
+            return Err(format!("workload {name} failed: {}", String::from_utf8_lossy(&out.stderr)));
+        }
+        let r: WorkloadResult =
+            serde_json::from_slice(&out.stdout).map_err(|e| format!("workload {name}: bad child output: {e}"))?;
+        if !quiet {
+            println!(
+                "{:<15} {:>9.1} {:>5} {:>9.3} {:>12.1} {:>14.0} {:>14.0} {:>10.1} {:>9}",
+                r.name,
+                r.simulated_s,
+                r.repeat,
+                r.wall_s,
+                r.goodput_mbps,
+                r.segments_per_s,
+                r.events_per_s,
+                r.peak_rss_bytes as f64 / (1024.0 * 1024.0),
+                r.parallel_efficiency.map(|e| format!("{:.0}%", e * 100.0)).unwrap_or_else(|| "-".into())
+            );
+            if r.identical_to_serial == Some(false) {
+                println!("  !! parallel results differ from the serial run");
+            }
+        }
+        results.push(r);
+    }
+    if let Some(path) = &args.json {
+        let doc = BenchDoc {
+            schema: "tcplab.bench/1",
+            tcplab: env!("CARGO_PKG_VERSION"),
+            machine: machine(),
+            workloads: results,
+        };
+        let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())? + "\n";
+        if path == "-" {
+            print!("{text}");
+        } else {
+            std::fs::write(path, text).map_err(|e| format!("{path}: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
+fn machine() -> Machine {
+    let cpu_model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into());
+    Machine { cpus: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1), cpu_model }
+}
+
+/// What one repetition produced, to compare a parallel run with the serial one.
+#[derive(Debug, Clone, PartialEq)]
+struct RunDigest {
+    seed: u64,
+    delivered: u64,
+    events: u64,
+    data_segments: u64,
+    throughput_bps: f64,
+}
+
+fn run_all(spec: &tcplab_sim::SimSpec, repeat: u64, jobs: u64) -> (f64, Vec<RunDigest>) {
+    let next = AtomicU64::new(1);
+    let done = Mutex::new(Vec::with_capacity(repeat as usize));
+    let t0 = WallClock::now();
+    std::thread::scope(|s| {
+        for _ in 0..jobs.max(1) {
+            s.spawn(|| loop {
+                let seed = next.fetch_add(1, Ordering::Relaxed);
+                if seed > repeat {
+                    break;
+                }
+                let r = tcplab_sim::run(spec, seed);
+                let d = RunDigest {
+                    seed,
+                    delivered: r.delivered_bytes,
+                    events: r.events,
+                    data_segments: r.data_segments,
+                    throughput_bps: r.throughput_bps,
+                };
+                done.lock().expect("no thread panicked while holding the lock").push(d);
+            });
+        }
+    });
+    let wall = t0.elapsed().as_secs_f64();
+    let mut v = done.into_inner().expect("no thread panicked while holding the lock");
+    v.sort_by_key(|d| d.seed);
+    (wall, v)
+}
+
+pub fn bench_one(args: &BenchOneArgs) -> Result<(), String> {
+    let (_, text) =
+        WORKLOADS.iter().find(|(w, _)| *w == args.name).ok_or_else(|| format!("no workload {}", args.name))?;
+    let mut set = Vec::new();
+    if let Some(d) = &args.duration {
+        set.push(format!("test.duration=\"{d}\""));
+    }
+    let scenario = load(&Source { name: &args.name, text }, &set).map_err(|e| e.to_string())?;
+    let spec = tcplab_lab::result::sim_spec(&scenario);
+    let repeat = args.repeat.max(1);
+    let (wall, runs) = run_all(&spec, repeat, args.jobs);
+    let (serial_wall_s, parallel_efficiency, identical_to_serial) = if args.jobs > 1 {
+        let (serial, serial_runs) = run_all(&spec, repeat, 1);
+        (Some(serial), Some(serial / wall / args.jobs as f64), Some(serial_runs == runs))
+    } else {
+        (None, None, None)
+    };
+    let data_segments: u64 = runs.iter().map(|r| r.data_segments).sum();
+    let events: u64 = runs.iter().map(|r| r.events).sum();
+    let result = WorkloadResult {
+        name: args.name.clone(),
+        simulated_s: scenario.test.duration.as_secs_f64(),
+        repeat,
+        jobs: args.jobs,
+        wall_s: wall,
+        wall_per_run_s: wall * args.jobs.max(1).min(repeat) as f64 / repeat as f64,
+        data_segments,
+        segments_per_s: data_segments as f64 / wall,
+        events,
+        events_per_s: events as f64 / wall,
+        goodput_mbps: runs.iter().map(|r| r.throughput_bps).sum::<f64>() / repeat as f64 / 1e6,
+        peak_rss_bytes: peak_rss(),
+        serial_wall_s,
+        parallel_efficiency,
+        identical_to_serial,
+    };
+    println!("{}", serde_json::to_string(&result).map_err(|e| e.to_string())?);
+    Ok(())
+}
+
+/// VmHWM of this process from /proc/self/status, bytes (0 where /proc is not there).
+fn peak_rss() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map(|kb| kb * 1024)
+        .unwrap_or(0)
+}

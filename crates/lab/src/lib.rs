@@ -1,0 +1,10 @@
+//! The lab: scenario files, validation, and running a scenario on a backend into a result document
+//! (`schema: "tcplab.result/1"`, docs/results.md).
+
+pub mod error;
+pub mod result;
+pub mod scenario;
+
+pub use error::{Origin, ScenarioError};
+pub use result::{run_scenario, ResultDoc};
+pub use scenario::{load, Scenario, Source, TestKind, SHIPPED};

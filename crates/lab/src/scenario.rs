@@ -1,0 +1,447 @@
+//! The scenario file: parsing, `--set` overrides, personalities, and validation.
+//!
+//! Errors are reported against the text the user wrote: a value that came from the file is located by
+//! its key path in the TOML document (file and line); one that came from `--set` names the flag.
+
+use serde::{Deserialize, Serialize};
+use tcplab_link::{LinkConfig, LossModel};
+use tcplab_tcp::TcpConfig;
+use tcplab_units::{ByteSize, Duration, Rate};
+
+use crate::error::{Origin, ScenarioError};
+
+/// A scenario, fully resolved: every knob has its value, units are typed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    pub seed: u64,
+    pub path: PathSpec,
+    pub client: Host,
+    pub server: Host,
+    pub test: Test,
+}
+
+/// Both directions of the path between client and server.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PathSpec {
+    /// Client to server.
+    pub up: LinkConfig,
+    /// Server to client (the same as `up` unless given).
+    pub down: LinkConfig,
+}
+
+/// One host: its TCP personality with overrides, and its NIC.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Host {
+    /// The personality the TCP knobs start from.
+    pub stack: String,
+    pub tcp: TcpConfig,
+    pub host: Nic,
+}
+
+/// The host's network interface.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Nic {
+    /// Transmit queue length, packets (Linux `txqueuelen`, default 1000). Matters only with `nic_rate`.
+    #[serde(default = "default_txqueuelen")]
+    pub txqueuelen: u32,
+    /// Line rate of the NIC (`"1gbit"`). Unset: the NIC is faster than the path and never queues.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nic_rate: Option<Rate>,
+}
+
+impl Default for Nic {
+    fn default() -> Self {
+        Nic { txqueuelen: default_txqueuelen(), nic_rate: None }
+    }
+}
+
+fn default_txqueuelen() -> u32 {
+    1000
+}
+
+/// The netperf-style tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TestKind {
+    /// Bulk transfer client → server (netperf TCP_STREAM).
+    TcpStream,
+    /// Bulk transfer server → client (netperf TCP_MAERTS).
+    TcpMaerts,
+    TcpRr,
+    TcpCrr,
+    TcpMsg,
+    RdpStream,
+}
+
+impl TestKind {
+    /// The name used in scenario files.
+    pub fn key(self) -> &'static str {
+        match self {
+            TestKind::TcpStream => "tcp_stream",
+            TestKind::TcpMaerts => "tcp_maerts",
+            TestKind::TcpRr => "tcp_rr",
+            TestKind::TcpCrr => "tcp_crr",
+            TestKind::TcpMsg => "tcp_msg",
+            TestKind::RdpStream => "rdp_stream",
+        }
+    }
+
+    pub fn netperf_name(self) -> &'static str {
+        match self {
+            TestKind::TcpStream => "TCP STREAM",
+            TestKind::TcpMaerts => "TCP MAERTS",
+            TestKind::TcpRr => "TCP REQUEST/RESPONSE",
+            TestKind::TcpCrr => "TCP Connect/Request/Response",
+            TestKind::TcpMsg => "TCP small-message stream",
+            TestKind::RdpStream => "RDP STREAM",
+        }
+    }
+}
+
+/// The test and its netperf options.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Test {
+    pub kind: TestKind,
+    /// Measurement length from connection establishment (netperf `-l`).
+    pub duration: Duration,
+    /// Send call size (netperf `-m`). Default: the sender's send buffer, as netperf.
+    pub message: ByteSize,
+    /// Concurrent connections.
+    pub parallel: u32,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScenario {
+    name: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default = "default_seed")]
+    seed: u64,
+    path: RawPath,
+    #[serde(default)]
+    client: RawHost,
+    #[serde(default)]
+    server: RawHost,
+    test: RawTest,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPath {
+    up: LinkConfig,
+    down: Option<LinkConfig>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHost {
+    #[serde(default = "default_stack")]
+    stack: String,
+    #[serde(default)]
+    tcp: toml::Table,
+    #[serde(default)]
+    host: Nic,
+}
+
+impl Default for RawHost {
+    fn default() -> Self {
+        RawHost { stack: default_stack(), tcp: toml::Table::new(), host: Nic::default() }
+    }
+}
+
+fn default_stack() -> String {
+    "rfc".into()
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTest {
+    kind: TestKind,
+    duration: Duration,
+    message: Option<ByteSize>,
+    /// SO_SNDBUF of the sending side (netperf `-s`/`-S`); overrides its `tcp.send_buffer`.
+    send_buffer: Option<ByteSize>,
+    /// SO_RCVBUF of the receiving side; overrides its `tcp.recv_buffer`.
+    recv_buffer: Option<ByteSize>,
+    #[serde(default = "default_parallel")]
+    parallel: u32,
+}
+
+fn default_parallel() -> u32 {
+    1
+}
+
+/// The text of a scenario and the name to report errors against.
+pub struct Source<'a> {
+    pub name: &'a str,
+    pub text: &'a str,
+}
+
+struct Ctx<'a> {
+    src: &'a Source<'a>,
+    doc: Option<toml_edit::ImDocument<&'a str>>,
+    /// Key paths set by `--set`, with the flag text.
+    flags: Vec<(String, String)>,
+}
+
+impl Ctx<'_> {
+    fn error(&self, key: &str, message: impl Into<String>) -> ScenarioError {
+        let message = message.into();
+        if let Some((_, flag)) = self
+            .flags
+            .iter()
+            .rev()
+            .find(|(p, _)| key == p || key.starts_with(&format!("{p}.")) || p.starts_with(&format!("{key}.")))
+        {
+            return ScenarioError { origin: Origin::Flag { flag: flag.clone() }, key: key.into(), message };
+        }
+        let line = self.doc.as_ref().and_then(|d| line_of(d, self.src.text, key));
+        ScenarioError { origin: Origin::File { file: self.src.name.into(), line }, key: key.into(), message }
+    }
+
+    /// Deserializes `value` as `T`, reporting the failing key under `prefix`.
+    fn deserialize<T: serde::de::DeserializeOwned>(
+        &self,
+        prefix: &str,
+        value: toml::Value,
+    ) -> Result<T, ScenarioError> {
+        serde_path_to_error::deserialize(value).map_err(|e| {
+            let mut key = join(prefix, &e.path().to_string());
+            // The TOML deserializer appends "in `path`"; the key is reported on its own.
+            let mut message = e.inner().to_string().lines().next().unwrap_or_default().trim().to_string();
+            if let Some(field) = unknown_field(&message) {
+                if !key.ends_with(&field) {
+                    key = join(&key, &field);
+                }
+                message = message.replace(&format!("unknown field `{field}`, expected"), "unknown key; accepted:");
+            } else if message.starts_with("missing field") {
+                message = message.replacen("missing field", "missing key", 1);
+            }
+            if message.starts_with("unknown variant") {
+                message = message.replacen("expected one of", "accepted:", 1).replacen("expected", "accepted:", 1);
+            }
+            self.error(key.trim_matches('.'), message)
+        })
+    }
+}
+
+fn join(a: &str, b: &str) -> String {
+    match (a.is_empty(), b.is_empty() || b == ".") {
+        (true, _) => b.to_string(),
+        (_, true) => a.to_string(),
+        _ => format!("{a}.{b}"),
+    }
+}
+
+fn unknown_field(msg: &str) -> Option<String> {
+    let rest = msg.strip_prefix("unknown field `")?;
+    Some(rest[..rest.find('`')?].to_string())
+}
+
+/// The 1-based line of the deepest part of `key` present in the document.
+fn line_of(doc: &toml_edit::ImDocument<&str>, text: &str, key: &str) -> Option<usize> {
+    use toml_edit::{Item, Value};
+    enum Node<'a> {
+        Table(&'a toml_edit::Table),
+        Inline(&'a toml_edit::InlineTable),
+        Leaf,
+    }
+    let mut node = Node::Table(doc.as_table());
+    let mut span = None;
+    for part in key.split('.') {
+        let (k, next) = match node {
+            Node::Table(t) => match t.get_key_value(part) {
+                Some((k, item)) => (
+                    k.span(),
+                    match item {
+                        Item::Table(t) => Node::Table(t),
+                        Item::Value(Value::InlineTable(i)) => Node::Inline(i),
+                        _ => Node::Leaf,
+                    },
+                ),
+                None => break,
+            },
+            Node::Inline(t) => match t.get_key_value(part) {
+                Some((k, v)) => {
+                    (k.span(), if let Item::Value(Value::InlineTable(i)) = v { Node::Inline(i) } else { Node::Leaf })
+                }
+                None => break,
+            },
+            Node::Leaf => break,
+        };
+        span = k.or(span);
+        node = next;
+    }
+    span.map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
+}
+
+/// Parses a scenario and applies `--set PATH=VALUE` overrides (VALUE is a TOML value; a bare word is a
+/// string).
+pub fn load(src: &Source, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+    let file_error = |line: Option<usize>, message: String| ScenarioError {
+        origin: Origin::File { file: src.name.into(), line },
+        key: String::new(),
+        message,
+    };
+    let mut table: toml::Table = toml::from_str(src.text).map_err(|e| {
+        let line = e.span().map(|s| src.text[..s.start.min(src.text.len())].matches('\n').count() + 1);
+        file_error(line, format!("not valid TOML: {}", e.message().trim()))
+    })?;
+    let doc = toml_edit::ImDocument::parse(src.text).ok();
+    let mut ctx = Ctx { src, doc, flags: Vec::new() };
+    for flag in overrides {
+        let (path, value) = parse_override(flag)?;
+        set_path(&mut table, &path, value).map_err(|message| ScenarioError {
+            origin: Origin::Flag { flag: flag.clone() },
+            key: path.clone(),
+            message,
+        })?;
+        ctx.flags.push((path, flag.clone()));
+    }
+    let raw: RawScenario = ctx.deserialize("", toml::Value::Table(table))?;
+    resolve(&ctx, raw)
+}
+
+fn parse_override(flag: &str) -> Result<(String, toml::Value), ScenarioError> {
+    let bad = |message: &str| ScenarioError {
+        origin: Origin::Flag { flag: flag.into() },
+        key: String::new(),
+        message: message.into(),
+    };
+    let (path, value) = flag.split_once('=').ok_or_else(|| bad("expected PATH=VALUE, e.g. test.duration=\"10s\""))?;
+    let path = path.trim();
+    if path.is_empty() || path.split('.').any(|p| p.is_empty()) {
+        return Err(bad("expected a dotted key path before '=', e.g. path.up.rate=\"10mbit\""));
+    }
+    let value = value.trim();
+    let parsed = toml::from_str::<toml::Table>(&format!("v = {value}")).ok().and_then(|mut t| t.remove("v"));
+    Ok((path.to_string(), parsed.unwrap_or_else(|| toml::Value::String(value.to_string()))))
+}
+
+fn set_path(table: &mut toml::Table, path: &str, value: toml::Value) -> Result<(), String> {
+    let parts: Vec<&str> = path.split('.').collect();
+    let mut t = table;
+    for (i, part) in parts[..parts.len() - 1].iter().enumerate() {
+        let entry = t.entry(part.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        t = entry.as_table_mut().ok_or_else(|| format!("{} is not a table", parts[..=i].join(".")))?;
+    }
+    t.insert(parts[parts.len() - 1].to_string(), value);
+    Ok(())
+}
+
+fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
+    let down = raw.path.down.clone().unwrap_or_else(|| raw.path.up.clone());
+    for (key, link) in [("path.up", &raw.path.up), ("path.down", &down)] {
+        if let LossModel::Bernoulli { p } = link.loss {
+            if !(0.0..1.0).contains(&p) {
+                return Err(ctx.error(&format!("{key}.loss"), format!("p = {p}: accepted 0 <= p < 1")));
+            }
+        }
+    }
+    let mut client = resolve_host(ctx, "client", raw.client)?;
+    let mut server = resolve_host(ctx, "server", raw.server)?;
+    let t = raw.test;
+    if !matches!(t.kind, TestKind::TcpStream | TestKind::TcpMaerts) {
+        return Err(ctx.error(
+            "test.kind",
+            format!("{:?} is not available yet; accepted now: \"tcp_stream\", \"tcp_maerts\"", t.kind.key()),
+        ));
+    }
+    if t.duration.is_zero() || t.duration > Duration::from_secs(86_400) {
+        return Err(ctx.error("test.duration", format!("{}: accepted more than 0s, at most 1 day", t.duration)));
+    }
+    if !(1..=100_000).contains(&t.parallel) {
+        return Err(ctx.error("test.parallel", format!("{}: accepted 1 to 100000 connections", t.parallel)));
+    }
+    for (key, b) in [("test.send_buffer", t.send_buffer), ("test.recv_buffer", t.recv_buffer)] {
+        if let Some(b) = b {
+            if b.bytes() < 536 || b.bytes() > 1 << 30 {
+                return Err(ctx.error(key, format!("{b}: accepted 536B to 1GiB")));
+            }
+        }
+    }
+    let (sender, receiver) = match t.kind {
+        TestKind::TcpMaerts => (&mut server, &mut client),
+        _ => (&mut client, &mut server),
+    };
+    if let Some(b) = t.send_buffer {
+        sender.tcp.send_buffer = b;
+    }
+    if let Some(b) = t.recv_buffer {
+        receiver.tcp.recv_buffer = b;
+    }
+    let message = t.message.unwrap_or(sender.tcp.send_buffer);
+    if message.bytes() == 0 || message.bytes() > 1 << 30 {
+        return Err(ctx.error("test.message", format!("{message}: accepted 1B to 1GiB")));
+    }
+    for (side, h) in [("client", &client), ("server", &server)] {
+        h.tcp.validate().map_err(|m| {
+            let knob = m.split([' ', ',']).next().unwrap_or("");
+            ctx.error(&format!("{side}.tcp.{knob}"), m)
+        })?;
+    }
+    Ok(Scenario {
+        name: raw.name,
+        description: raw.description,
+        seed: raw.seed,
+        path: PathSpec { up: raw.path.up, down },
+        client,
+        server,
+        test: Test { kind: t.kind, duration: t.duration, message, parallel: t.parallel },
+    })
+}
+
+fn resolve_host(ctx: &Ctx, side: &str, raw: RawHost) -> Result<Host, ScenarioError> {
+    let base = TcpConfig::personality(&raw.stack).ok_or_else(|| {
+        let names: Vec<String> =
+            tcplab_tcp::personality::PERSONALITIES.iter().map(|(n, _)| format!("\"{n}\"")).collect();
+        ctx.error(
+            &format!("{side}.stack"),
+            format!("unknown personality {:?}; accepted: {}", raw.stack, names.join(", ")),
+        )
+    })?;
+    let mut merged = toml::Value::try_from(&base).expect("a TcpConfig serializes to TOML");
+    if let Some(t) = merged.as_table_mut() {
+        for (k, v) in raw.tcp {
+            t.insert(k, v);
+        }
+    }
+    let tcp: TcpConfig = ctx.deserialize(&format!("{side}.tcp"), merged)?;
+    if let Some(r) = raw.host.nic_rate {
+        if r.bps() == 0 {
+            return Err(ctx.error(&format!("{side}.host.nic_rate"), "a rate must be positive"));
+        }
+    }
+    Ok(Host { stack: raw.stack, tcp, host: raw.host })
+}
+
+/// A scenario shipped with tcplab.
+pub struct Shipped {
+    pub name: &'static str,
+    pub text: &'static str,
+}
+
+/// The scenarios in `scenarios/`, built into the binary so that `tcplab run NAME` works anywhere.
+pub const SHIPPED: &[Shipped] = &[
+    Shipped { name: "bulk-10m", text: include_str!("../../../scenarios/bulk-10m.toml") },
+    Shipped { name: "bulk-1g", text: include_str!("../../../scenarios/bulk-1g.toml") },
+    Shipped { name: "lossy-10m", text: include_str!("../../../scenarios/lossy-10m.toml") },
+    Shipped { name: "window-limited", text: include_str!("../../../scenarios/window-limited.toml") },
+    Shipped { name: "maerts-dsl", text: include_str!("../../../scenarios/maerts-dsl.toml") },
+];
+
+/// The one-line description of a shipped scenario (its `description` key).
+pub fn shipped_description(s: &Shipped) -> String {
+    toml::from_str::<toml::Table>(s.text)
+        .ok()
+        .and_then(|t| t.get("description").and_then(|d| d.as_str()).map(str::to_string))
+        .unwrap_or_default()
+}
