@@ -48,6 +48,9 @@ pub struct TcpConfig {
     pub abc_ca: bool,
     /// Duplicate ACKs that trigger fast retransmit (RFC 5681 §3.2, RFC 6675 DupThresh). Default 3.
     pub dupthresh: u32,
+    /// Restart after idle (RFC 5681 §4.1): when data has not been sent for more than an RTO and nothing is
+    /// outstanding, cwnd = min(IW, cwnd) before sending again (counted in OtherReductions). Default on.
+    pub slow_start_after_idle: bool,
     /// Limited transmit (RFC 3042): send new data on the first two duplicate ACKs. Default on.
     pub limited_transmit: bool,
     /// RTO before the first RTT sample (RFC 6298 (2.1)). Default 1s.
@@ -83,6 +86,7 @@ impl Default for TcpConfig {
             abc: Abc::L1,
             abc_ca: false,
             dupthresh: 3,
+            slow_start_after_idle: true,
             limited_transmit: true,
             rto_initial: Duration::from_secs(1),
             rto_min: Duration::from_secs(1),

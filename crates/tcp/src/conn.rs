@@ -143,6 +143,8 @@ pub struct Connection {
     rtx_next: SeqNumber,
     retransmit_head: bool,
     after_rto: bool,
+    /// When data was last sent (for restart after idle).
+    last_data_sent: Option<Instant>,
 
     // RTT and timers.
     rtt: RttEstimator,
@@ -233,6 +235,7 @@ impl Connection {
             rtx_next: iss,
             retransmit_head: false,
             after_rto: false,
+            last_data_sent: None,
             rtt,
             rtt_timed: None,
             backoff: 0,
@@ -539,6 +542,7 @@ impl Connection {
         if ack_ok {
             self.snd_una = seg.ack;
             self.rtt_sample_from_handshake(now, seg);
+            self.after_handshake_timeout();
             self.disarm(Timer::Retransmit);
             self.backoff = 0;
             self.st.CurTimeoutCount = 0;
@@ -602,6 +606,13 @@ impl Connection {
         }
     }
 
+    /// RFC 6298 (5.7): a handshake that needed a retransmission starts data with a 3 s RTO.
+    fn after_handshake_timeout(&mut self) {
+        if self.syn_retransmitted {
+            self.rtt.reinitialize_if_unsampled(Duration::from_secs(3));
+        }
+    }
+
     fn on_segment_synchronized(&mut self, now: Instant, seg: &TcpSegment) {
         let mut seq = seg.seq;
         if seg.flags.syn() {
@@ -633,7 +644,7 @@ impl Connection {
             }
             // The ACK field of an unacceptable segment may still carry news (e.g. zero-window probes' replies).
             if seg.flags.ack() && !seg.flags.rst() && self.is_established() {
-                self.process_ack(now, seg);
+                let _ = self.process_ack(now, seg);
             }
             return;
         }
@@ -662,6 +673,7 @@ impl Connection {
                 self.snd_wl1 = seg.seq;
                 self.snd_wl2 = seg.ack;
                 self.rtt_sample_from_handshake(now, seg);
+                self.after_handshake_timeout();
                 self.backoff = 0;
                 self.st.CurTimeoutCount = 0;
                 self.snd_una = seg.ack;
@@ -672,8 +684,7 @@ impl Connection {
                 return;
             }
         }
-        self.process_ack(now, seg);
-        if self.state == State::Closed {
+        if !self.process_ack(now, seg) || self.state == State::Closed {
             return;
         }
         if seg.payload_len > 0 && matches!(self.state, State::Established | State::FinWait1 | State::FinWait2) {
@@ -726,11 +737,12 @@ impl Connection {
         self.arm(Timer::TimeWait, now + self.cfg.time_wait);
     }
 
-    fn process_ack(&mut self, now: Instant, seg: &TcpSegment) {
+    /// Returns false when the segment must be dropped (it acknowledges data not yet sent).
+    fn process_ack(&mut self, now: Instant, seg: &TcpSegment) -> bool {
         let ack = seg.ack;
         if ack.diff(self.snd_nxt) > 0 {
-            self.ack_now = true; // acknowledges something not yet sent (RFC 9293 §3.10.7.4)
-            return;
+            self.ack_now = true; // acknowledges something not yet sent: ACK and drop (RFC 9293 §3.10.7.4)
+            return false;
         }
         let new_sack = self.sack_ok && self.process_sack_blocks(seg);
         let old_wnd = self.snd_wnd;
@@ -772,6 +784,7 @@ impl Connection {
                 _ => {}
             }
         }
+        true
     }
 
     fn state_fin_acked(&self) -> bool {
@@ -823,6 +836,11 @@ impl Connection {
         }
         self.dupacks = 0;
         self.st.CurTimeoutCount = 0;
+        // Keep `recover` within 2^31 of SND.UNA so the RFC 6582 comparison stays meaningful across
+        // gigabytes: once the ACK covers it, recover = SND.UNA - 1 means the same.
+        if self.recovery == Recovery::Open && ack.diff(self.recover) > 0 {
+            self.recover = ack + u32::MAX;
+        }
 
         // RTT sample: every ACK of new data with timestamps (RFC 7323 §4.1), else the timed segment (Karn).
         let mut sampled = false;
@@ -973,7 +991,9 @@ impl Connection {
                 let sacked = self.scoreboard.bytes_within(self.snd_una, self.rtx_next.max(self.snd_una));
                 rtx - sacked + (self.snd_nxt - high)
             }
-            _ => self.snd_nxt - self.snd_una - if self.sack_ok { self.scoreboard.total_bytes() as u32 } else { 0 },
+            // Outside recovery the RFC 5681 FlightSize; limited transmit (RFC 3042) is the only allowance
+            // for duplicate ACKs, SACKed or not.
+            _ => self.snd_nxt - self.snd_una,
         }
     }
 
@@ -1157,6 +1177,20 @@ impl Connection {
             _ => {}
         }
 
+        // RFC 5681 §4.1: after an idle period longer than the RTO, restart from RW = min(IW, cwnd).
+        if self.cfg.slow_start_after_idle
+            && self.snd_una == self.snd_nxt
+            && self.last_data_sent.is_some_and(|t| now.saturating_since(t) > self.rtt.rto())
+        {
+            let rw = self.cfg.initial_window.bytes(self.smss).min(self.cc.window());
+            if rw < self.cc.window() {
+                self.cc.set_window(rw);
+                self.st.OtherReductions += 1;
+            }
+            self.last_data_sent = None;
+            return self.choose_data(now);
+        }
+
         // New data (and the FIN after it), within cwnd and the peer's window.
         let unsent = if fin_seq > self.snd_nxt { fin_seq - self.snd_nxt } else { 0 };
         if unsent == 0 && !fin_pending {
@@ -1255,6 +1289,9 @@ impl Connection {
                 seg.seq = self.snd_nxt;
                 seg.flags = TcpFlags::ACK;
             }
+        }
+        if seg.payload_len > 0 {
+            self.last_data_sent = Some(now);
         }
         if retransmit {
             self.rtt_timed = None; // Karn's rule

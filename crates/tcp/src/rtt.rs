@@ -61,6 +61,14 @@ impl RttEstimator {
         self.rto = (srtt + var_term).max(self.min_rto).min(self.max_rto);
     }
 
+    /// RFC 6298 (5.7): after a SYN timed out, data transmission starts with an RTO of 3 s (`rto`) unless
+    /// an RTT sample has been taken.
+    pub fn reinitialize_if_unsampled(&mut self, rto: Duration) {
+        if self.srtt.is_none() {
+            self.rto = rto.min(self.max_rto);
+        }
+    }
+
     pub fn srtt(&self) -> Option<Duration> {
         self.srtt
     }

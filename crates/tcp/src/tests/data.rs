@@ -114,7 +114,6 @@ fn test_established_recv_out_of_window() {
 /// segment, and return." The 1448 bytes it carries must not be accepted. (TS.Recent does move: the
 /// segment passed the sequence check, where RFC 7323 Appendix D (R3) records its TSval.)
 #[test]
-#[ignore = "BUG: data of a segment whose ACK is beyond SND.NXT is accepted (RFC 9293 §3.10.7.4 says drop it); conn.rs on_segment_synchronized ignores process_ack's verdict"]
 fn test_established_recv_ack_of_unsent_data() {
     let mut c = client_established(cfg());
     send!(c, time 20, peer(50_001, 10_500, ACK, 1448, 20, 11));

@@ -96,7 +96,6 @@ fn test_established_recv_zero_window() {
 /// Three segments at t=20, all acknowledged at 30 (cwnd 4380 + 1448 = 5828). Idle 5 s (RTO 1 s), then
 /// ten segments queued: cwnd must restart at RW = 4380, so three segments go, not four.
 #[test]
-#[ignore = "BUG: no congestion window restart after idle (RFC 5681 §4.1 SHOULD); conn.rs has no idle check before sending (choose_data)"]
 fn test_established_restart_after_idle() {
     let mut c = client_established(cfg());
     assert_eq!(c.send(3 * 1448), 3 * 1448);

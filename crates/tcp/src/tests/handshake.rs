@@ -178,7 +178,6 @@ fn test_syn_sent_timeout() {
 /// transmission begins". Without timestamps the SYN-ACK of a retransmitted SYN gives no RTT sample
 /// (Karn), so the first data segment must be timed with RTO = 3 s: timer at 1020 + 3000 ms.
 #[test]
-#[ignore = "BUG: RTO not re-initialized to 3 s after a SYN timeout (RFC 6298 (5.7)); conn.rs on_segment_syn_sent only resets backoff"]
 fn test_syn_sent_timeout_rto_reinitialized_to_3s() {
     let mut c = client_syn_sent(cfg_no_ts());
     fire(&mut c, 1000);

@@ -60,7 +60,6 @@ fn test_established_fast_retransmit_newreno() {
 /// dup ACK 3: recovery (RFC 6675 §5 step 4): ssthresh = cwnd = 7240 / 2 = 3620, retransmit 10001;
 /// pipe = 1448 (15793, neither SACKed nor lost) + 1448 (retransmitted) = 2896, 724 < SMSS: no more.
 #[test]
-#[ignore = "BUG: with SACK, limited transmit sends 2 segments per dup ACK (FlightSize cwnd + 4 SMSS); RFC 5681 §3.2 step 1, RFC 3042 §2, RFC 6675 §5 (B)(3). conn.rs send_window() adds dupacks*SMSS to cwnd while pipe() already subtracts SACKed bytes"]
 fn test_established_limited_transmit_sack() {
     let mut c = client_established(cfg());
     assert_eq!(c.send(10 * 1448), 10 * 1448);
@@ -83,7 +82,6 @@ fn test_established_limited_transmit_sack() {
 /// recovery: ssthresh = cwnd = 5792 / 2 = 2896, retransmit 10001; pipe = 1448 (the retransmission; the
 /// rest is SACKed) → one new segment, 15793 (RFC 6675 §5 (C), NextSeg rule 2).
 #[test]
-#[ignore = "BUG: with SACK, dup ACKs release new data beyond cwnd even with limited transmit off (RFC 5681 §2); conn.rs pipe() outside recovery subtracts SACKed bytes from FlightSize"]
 fn test_established_sack_dup_acks_respect_cwnd() {
     let mut c =
         client_established(TcpConfig { limited_transmit: false, initial_window: InitialWindow::Segments(4), ..cfg() });

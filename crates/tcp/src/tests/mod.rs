@@ -17,8 +17,8 @@
 //! * [`pair::Pair`] wires two real connections together at a fixed one-way latency on virtual time, for
 //!   the transfer, loss and flow-control tests.
 //!
-//! Tests are named `test_<state>_<event>`. Tests asserting RFC behaviour that conn.rs does not have are
-//! `#[ignore = "BUG: ..."]`; the comment on each names the RFC section and the suspected cause.
+//! Tests are named `test_<state>_<event>`. Each asserts values worked out by hand from the RFCs; the doc
+//! comment on each says how.
 
 use tcplab_units::{ByteSize, Duration, Instant};
 use tcplab_wire::{SackBlock, SackBlocks, SeqNumber, TcpFlags, TcpOptions, TcpSegment, Timestamps};

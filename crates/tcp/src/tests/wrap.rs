@@ -114,7 +114,6 @@ fn test_established_fast_retransmit_after_1gib() {
 /// or more beyond it, the modulo-2^32 comparison SND.UNA > recover turns false (RFC 9293 §3.4: only
 /// numbers less than 2^31 apart compare meaningfully), and the loss waits for the RTO instead.
 #[test]
-#[ignore = "BUG: fast retransmit disabled between 2 and 4 GiB after the last recovery: `recover` stays at the ISS and SND.UNA > recover wraps (RFC 6582 §3.2, RFC 9293 §3.4); conn.rs on_dup_ack may_enter"]
 fn test_established_fast_retransmit_after_2gib() {
     let p = jumbo_drop((1 << 31) + 64 * MIB, (1 << 31) + 16 * MIB);
     let e = p.client.estats();
