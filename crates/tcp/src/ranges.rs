@@ -93,6 +93,7 @@ impl RangeSet {
         n
     }
 
+    #[cfg(test)]
     pub fn total_bytes(&self) -> u64 {
         self.ranges.iter().map(|&(s, e)| (e - s) as u64).sum()
     }
