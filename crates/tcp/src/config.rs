@@ -29,12 +29,36 @@ pub struct TcpConfig {
     pub sack: bool,
     /// TCP_NODELAY: disables the Nagle algorithm (RFC 896, RFC 1122 §4.2.3.4). Default off (Nagle on).
     pub nodelay: bool,
+    /// Minshall's Nagle variant: hold a short segment only while a previously sent *short* segment is
+    /// unacknowledged (Linux `tcp_minshall_check`). Applies when Nagle is on. Default off.
+    pub minshall: bool,
+    /// TCP_CORK: hold partial segments until a full one can be sent, the application closes, or 200 ms
+    /// pass (Linux TCP_CORK ceiling). Default off.
+    pub cork: bool,
+    /// Receiver ACK policy (RFC 1122 §4.2.3.2, RFC 5681 §4.2, and the stacks in docs/scenario.md):
+    /// `every` segment; `delayed` (every `ack_every` full-sized segments or the per-connection
+    /// `delayed_ack_timeout`); `bsd` (4.4BSD: a global fast timer of `delayed_ack_timeout`, phase-locked,
+    /// not per connection); `linux` (quickack budget, ATO adaptation 40–200 ms, pingpong mode); `avoidance`
+    /// (HP-UX-style: the deferral ramps from 2 to `deferred_ack_max` segments, reset by loss, hole fill or
+    /// timer). Out-of-order data, hole fills and duplicates are acknowledged at once under every policy.
+    /// Default `delayed`.
+    pub ack_policy: AckPolicy,
     /// Delayed ACK (RFC 1122 §4.2.3.2, RFC 9293 §3.8.6.3): acknowledge every `ack_every` full-sized
     /// segments at once. 1 acknowledges every segment. Default 2.
     pub ack_every: u32,
     /// Delayed ACK timer: an ACK is sent at most this long after the first unacknowledged segment arrived
-    /// (RFC 1122 §4.2.3.2: less than 0.5 s). Default 200ms.
+    /// (RFC 1122 §4.2.3.2: less than 0.5 s); under `bsd` the period of the global fast timer; under `linux`
+    /// the upper bound on the ATO (TCP_DELACK_MAX). Default 200ms.
     pub delayed_ack_timeout: Duration,
+    /// Under `ack_policy = "avoidance"`: the most full-sized segments acknowledged by one ACK (HP-UX
+    /// `tcp_deferred_ack_max`, in segments). Default 22.
+    pub deferred_ack_max: u32,
+    /// Under `ack_policy = "linux"`: the smallest ATO, and the delayed-ACK timeout outside pingpong mode
+    /// (TCP_ATO_MIN, HZ/25). Default 40ms.
+    pub ato_min: Duration,
+    /// Probability of acknowledging an in-order data segment at once, on top of the ACK policy, drawn from
+    /// the connection's own random stream. Default 0.
+    pub ack_immediate_p: f64,
     /// Initial congestion window (RFC 5681 §3.1, RFC 3390, RFC 6928).
     pub initial_window: InitialWindow,
     /// Congestion control algorithm. Default `newreno` (RFC 5681 + RFC 6582).
@@ -61,6 +85,21 @@ pub struct TcpConfig {
     pub rto_max: Duration,
     /// Clock granularity G in RTO = SRTT + max(G, 4·RTTVAR) (RFC 6298 §2). Default 1ms.
     pub clock_granularity: Duration,
+    /// What the sender does when the host's interface queue is full: `block` (wait for room, count
+    /// SendStall), `cwr` (Linux 2.4: also enter CWR, halving ssthresh, counted in SendStall and
+    /// CongSignals), `drop` (send anyway; the interface drops the segment and loss recovery repairs it).
+    /// Default `block`.
+    pub ifq_full: IfqFull,
+    /// Congestion window validation: `off`; `rfc2861` (when application-limited for an RTO, ssthresh =
+    /// max(ssthresh, ¾cwnd) and cwnd = (cwnd + used)/2, counted in OtherReductions; no cwnd growth while not
+    /// cwnd-limited). Default `off`.
+    pub cwv: Cwv,
+    /// Linux 2.4 cwnd moderation: on an ACK in the open state, cwnd = min(cwnd, in flight + `max_burst`
+    /// segments), counted in OtherReductions. 0 = off. Default 0.
+    pub max_burst: u32,
+    /// Whether cwnd counts packets (Linux: slow start +1 segment per ACK, congestion avoidance +1 segment
+    /// per cwnd ACKs, cwnd a whole number of segments) or bytes (the RFCs). Default `bytes`.
+    pub cwnd_unit: CwndUnit,
     /// Timer granularity: every protocol timer fires on a multiple of this tick (0 = exact; 10ms for a
     /// HZ=100 kernel; 200ms/500ms for the BSD fast/slow timers). Default 0.
     pub tick: Duration,
@@ -79,8 +118,14 @@ impl Default for TcpConfig {
             timestamp_tick: Duration::from_millis(1),
             sack: true,
             nodelay: false,
+            minshall: false,
+            cork: false,
+            ack_policy: AckPolicy::Delayed,
             ack_every: 2,
             delayed_ack_timeout: Duration::from_millis(200),
+            deferred_ack_max: 22,
+            ato_min: Duration::from_millis(40),
+            ack_immediate_p: 0.0,
             initial_window: InitialWindow::Rfc3390,
             congestion_control: CongestionControlKind::NewReno,
             abc: Abc::L1,
@@ -92,10 +137,50 @@ impl Default for TcpConfig {
             rto_min: Duration::from_secs(1),
             rto_max: Duration::from_secs(60),
             clock_granularity: Duration::from_millis(1),
+            ifq_full: IfqFull::Block,
+            cwv: Cwv::Off,
+            max_burst: 0,
+            cwnd_unit: CwndUnit::Bytes,
             tick: Duration::ZERO,
             time_wait: Duration::from_secs(60),
         }
     }
+}
+
+/// Receiver ACK policies (see [`TcpConfig::ack_policy`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AckPolicy {
+    Every,
+    Delayed,
+    Bsd,
+    Linux,
+    Avoidance,
+}
+
+/// The sender's reaction to a full interface queue (see [`TcpConfig::ifq_full`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IfqFull {
+    Block,
+    Cwr,
+    Drop,
+}
+
+/// Congestion window validation (see [`TcpConfig::cwv`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Cwv {
+    Off,
+    Rfc2861,
+}
+
+/// The unit cwnd is kept in (see [`TcpConfig::cwnd_unit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CwndUnit {
+    Bytes,
+    Packets,
 }
 
 /// Congestion control algorithms.
@@ -214,6 +299,12 @@ impl TcpConfig {
                 "rto_min = {}, rto_max = {}, rto_initial = {}: need 0 < rto_min <= rto_max and rto_initial > 0",
                 self.rto_min, self.rto_max, self.rto_initial
             ));
+        }
+        if self.deferred_ack_max < 2 || self.deferred_ack_max > 64 {
+            return Err(format!("deferred_ack_max = {}: accepted 2 to 64 segments", self.deferred_ack_max));
+        }
+        if !(0.0..=1.0).contains(&self.ack_immediate_p) {
+            return Err(format!("ack_immediate_p = {}: accepted 0 to 1", self.ack_immediate_p));
         }
         if self.timestamp_tick.is_zero() {
             return Err("timestamp_tick = 0s: accepted 1us or more (RFC 7323 suggests 1ms to 1s)".into());

@@ -6,7 +6,10 @@ use std::fmt;
 use tcplab_units::{Duration, Instant};
 use tcplab_wire::{SackBlock, SackBlocks, SeqNumber, TcpFlags, TcpOptions, TcpSegment, Timestamps};
 
-use crate::config::{CongestionControlKind, TcpConfig};
+use rand_core::{RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use crate::config::{AckPolicy, CongestionControlKind, Cwv, IfqFull, TcpConfig};
 use crate::congestion::{AckInfo, CongestionControl, CongestionEvent, Growth, Reno, INFINITE_SSTHRESH};
 use crate::estats::Estats;
 use crate::ranges::RangeSet;
@@ -61,8 +64,9 @@ enum Timer {
     DelayedAck = 1,
     Persist = 2,
     TimeWait = 3,
+    Cork = 4,
 }
-const TIMERS: usize = 4;
+const TIMERS: usize = 5;
 
 /// Loss recovery phase of the sender.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +82,22 @@ enum Recovery {
     Loss {
         high: SeqNumber,
     },
+    /// Congestion window reduced for a local cause (interface queue full, Linux CWR) until `high` is
+    /// acknowledged; cwnd does not grow meanwhile.
+    Cwr {
+        high: SeqNumber,
+    },
+}
+
+/// RFC 4898 §3 sender-limit states: what stopped the sender.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SndLim {
+    /// The receiver's window.
+    Rwin,
+    /// The congestion window (and RTO waits).
+    Cwnd,
+    /// Everything else: no data from the application, Nagle, the interface.
+    Snd,
 }
 
 /// What the sender will put in its next segment.
@@ -177,6 +197,23 @@ pub struct Connection {
     last_ack_sent: SeqNumber,
 
     stalled: bool,
+    /// One past the last short segment sent (Minshall's rule).
+    snd_sml: SeqNumber,
+    /// The cork's 200 ms ceiling passed: a short segment may go.
+    cork_released: bool,
+    /// RFC 4898 sender-limit state and when it was entered.
+    snd_lim: Option<(SndLim, Instant)>,
+    /// RFC 2861: the largest flight used since `cwv_stamp`.
+    cwv_used: u32,
+    cwv_stamp: Instant,
+    /// HP-UX-style ACK avoidance: the current deferral, full-sized segments per ACK.
+    defer_k: u32,
+    /// Linux receiver: quick ACKs left, pingpong (interactive) mode, ATO, last data arrival.
+    linux_quick: u32,
+    linux_pingpong: bool,
+    linux_ato: Duration,
+    linux_last_rcv: Option<Instant>,
+    rng: Xoshiro256PlusPlus,
     st: Estats,
 }
 
@@ -257,6 +294,17 @@ impl Connection {
             ts_recent: 0,
             last_ack_sent: SeqNumber(0),
             stalled: false,
+            snd_sml: iss,
+            cork_released: false,
+            snd_lim: None,
+            cwv_used: 0,
+            cwv_stamp: Instant::ZERO,
+            defer_k: 2,
+            linux_quick: 0,
+            linux_pingpong: false,
+            linux_ato: cfg.ato_min,
+            linux_last_rcv: None,
+            rng: Xoshiro256PlusPlus::seed_from_u64(iss.0 as u64),
             st: Estats::default(),
             cfg,
         }
@@ -418,6 +466,20 @@ impl Connection {
         if due(self.timers[Timer::DelayedAck as usize]) {
             self.disarm(Timer::DelayedAck);
             self.ack_now = true;
+            self.defer_k = 2;
+            if self.cfg.ack_policy == AckPolicy::Linux {
+                // Linux tcp_delack_timer_handler: leave pingpong, or back the ATO off.
+                if self.linux_pingpong {
+                    self.linux_pingpong = false;
+                    self.linux_ato = self.cfg.ato_min;
+                } else {
+                    self.linux_ato = (self.linux_ato.saturating_mul(2)).min(self.rtt.rto());
+                }
+            }
+        }
+        if due(self.timers[Timer::Cork as usize]) {
+            self.disarm(Timer::Cork);
+            self.cork_released = true;
         }
         if due(self.timers[Timer::Persist as usize]) {
             self.disarm(Timer::Persist);
@@ -892,7 +954,15 @@ impl Connection {
                 }
                 self.grow_cwnd(now, data_acked, flight_before);
             }
-            Recovery::Open => self.grow_cwnd(now, data_acked, flight_before),
+            Recovery::Cwr { high } => {
+                if ack >= high {
+                    self.recovery = Recovery::Open;
+                }
+            }
+            Recovery::Open => {
+                self.grow_cwnd(now, data_acked, flight_before);
+                self.moderate_cwnd();
+            }
         }
 
         if self.snd_una == self.snd_nxt {
@@ -902,8 +972,84 @@ impl Connection {
         }
     }
 
+    /// Charges the time since the last change to the old sender-limit state and enters `lim`
+    /// (web100 `web100_state_update`).
+    fn set_snd_lim(&mut self, now: Instant, lim: SndLim) {
+        match self.snd_lim {
+            Some((old, _)) if old == lim => return,
+            Some((old, since)) => self.charge_snd_lim(old, now.saturating_since(since)),
+            None => {}
+        }
+        match lim {
+            SndLim::Rwin => self.st.SndLimTransRwin += 1,
+            SndLim::Cwnd => self.st.SndLimTransCwnd += 1,
+            SndLim::Snd => self.st.SndLimTransSnd += 1,
+        }
+        self.snd_lim = Some((lim, now));
+    }
+
+    fn charge_snd_lim(&mut self, lim: SndLim, d: Duration) {
+        let ms = d.as_nanos() as f64 / 1e6;
+        match lim {
+            SndLim::Rwin => self.st.SndLimTimeRwin += ms,
+            SndLim::Cwnd => self.st.SndLimTimeCwnd += ms,
+            SndLim::Snd => self.st.SndLimTimeSnd += ms,
+        }
+    }
+
+    /// RFC 2861 §3: once per RTO while the application leaves cwnd unused, decay it toward what was used.
+    fn cwnd_validate(&mut self, now: Instant) {
+        if self.cfg.cwv != Cwv::Rfc2861 || self.recovery != Recovery::Open {
+            return;
+        }
+        let flight = self.snd_nxt - self.snd_una;
+        self.cwv_used = self.cwv_used.max(flight);
+        if now.saturating_since(self.cwv_stamp) < self.rtt.rto() {
+            return;
+        }
+        let cwnd = self.cc.window();
+        if self.cwv_used < cwnd {
+            let target = ((cwnd as u64 + self.cwv_used as u64) / 2) as u32;
+            self.cc.set_window(target.max(self.smss));
+            self.st.OtherReductions += 1;
+        }
+        self.cwv_used = flight;
+        self.cwv_stamp = now;
+    }
+
+    /// Linux 2.4 `tcp_moderate_cwnd`: no more than `max_burst` segments may leave on one ACK.
+    fn moderate_cwnd(&mut self) {
+        if self.cfg.max_burst == 0 {
+            return;
+        }
+        let limit = (self.snd_nxt - self.snd_una).saturating_add(self.cfg.max_burst * self.smss);
+        if self.cc.window() > limit {
+            self.cc.set_window(limit);
+            self.st.OtherReductions += 1;
+        }
+    }
+
+    /// The interface refused a segment: count the stall and, under `ifq_full = "cwr"`, reduce cwnd once per
+    /// window as Linux 2.4's `tcp_enter_cwr` (here at once to ssthresh rather than one segment per two ACKs).
+    fn on_send_stall(&mut self, now: Instant) {
+        self.st.SendStall += 1;
+        if self.cfg.ifq_full == IfqFull::Cwr && self.recovery == Recovery::Open {
+            self.count_congestion_signal();
+            let cwnd = self.cc.window();
+            self.cc.on_congestion_event(now, CongestionEvent::FastRetransmit, cwnd, self.smss);
+            self.recovery = Recovery::Cwr { high: self.snd_nxt };
+        }
+    }
+
     fn grow_cwnd(&mut self, now: Instant, acked: u32, flight_size: u32) {
         if acked == 0 {
+            return;
+        }
+        // RFC 2861 §3 (and Linux tcp_is_cwnd_limited): no growth for a window the sender does not fill.
+        let cwnd = self.cc.window();
+        let cwnd_limited =
+            if cwnd < self.cc.ssthresh() { cwnd < 2 * flight_size } else { flight_size + self.smss >= cwnd };
+        if self.cfg.cwv == Cwv::Rfc2861 && !cwnd_limited {
             return;
         }
         let info = AckInfo { acked, smss: self.smss, flight_size, after_rto: self.after_rto };
@@ -928,7 +1074,7 @@ impl Connection {
         self.st.DupAcksIn += 1;
         self.dupacks += 1;
         match self.recovery {
-            Recovery::Open => {
+            Recovery::Open | Recovery::Cwr { .. } => {
                 // RFC 6582 §3.2 step 1: no new recovery until the ACK covers more than `recover`.
                 let may_enter = self.snd_una.diff(self.recover) > 0;
                 let lost_head = self.sack_ok && self.lost_below().is_some_and(|l| l > self.snd_una);
@@ -1030,6 +1176,94 @@ impl Connection {
         self.cfg.timestamp_tick.saturating_mul(ticks as u64)
     }
 
+    /// Whether in-order data must be acknowledged now under the configured policy.
+    fn ack_decision(&mut self, full: bool, psh: bool) -> bool {
+        match self.cfg.ack_policy {
+            AckPolicy::Every => true,
+            AckPolicy::Delayed | AckPolicy::Bsd => self.full_segs_unacked >= self.cfg.ack_every,
+            // Linux __tcp_ack_snd_check: more than one full segment unacknowledged, or quickack mode.
+            AckPolicy::Linux => {
+                self.rcv_nxt - self.last_ack_sent > self.rcv_mss || (self.linux_quick > 0 && !self.linux_pingpong)
+            }
+            AckPolicy::Avoidance => {
+                if !full || psh {
+                    self.defer_k = 2;
+                }
+                let window = self.rcv_adv - self.rcv_nxt;
+                let unacked = self.rcv_nxt - self.last_ack_sent;
+                if self.full_segs_unacked >= self.defer_k {
+                    self.defer_k = (self.defer_k + 1).min(self.cfg.deferred_ack_max);
+                    true
+                } else {
+                    unacked as u64
+                        >= (self.cfg.deferred_ack_max as u64 * self.rcv_mss as u64).min(window as u64 / 2 + 1)
+                }
+            }
+        }
+    }
+
+    /// When the delayed ACK is due, armed at the first unacknowledged arrival.
+    fn delayed_ack_deadline(&self, now: Instant) -> Instant {
+        match self.cfg.ack_policy {
+            // 4.4BSD: the fast timer ticks globally; the ACK goes at the next tick, 0 to 200 ms away.
+            AckPolicy::Bsd => (now + Duration::from_nanos(1)).ceil_to(self.cfg.delayed_ack_timeout),
+            // Linux tcp_send_delayed_ack: the ATO, bounded by 500 ms (200 ms in pingpong), by the smoothed
+            // RTT (at least ATO_MIN) and by TCP_DELACK_MAX.
+            AckPolicy::Linux => {
+                let mut ato = self.linux_ato;
+                if ato > self.cfg.ato_min {
+                    let mut max_ato =
+                        if self.linux_pingpong { Duration::from_millis(200) } else { Duration::from_millis(500) };
+                    if let Some(srtt) = self.rtt.srtt() {
+                        max_ato = max_ato.min(srtt.max(self.cfg.ato_min));
+                    }
+                    ato = ato.min(max_ato);
+                }
+                now + ato.min(self.cfg.delayed_ack_timeout)
+            }
+            _ => now + self.cfg.delayed_ack_timeout,
+        }
+    }
+
+    /// Linux tcp_event_data_recv: the ATO follows the spacing of arriving data.
+    fn linux_data_received(&mut self, now: Instant) {
+        let half_min = Duration::from_nanos(self.cfg.ato_min.as_nanos() / 2);
+        match self.linux_last_rcv {
+            None => {
+                self.linux_quick = self.linux_quickack_budget();
+                self.linux_ato = self.cfg.ato_min;
+            }
+            Some(last) => {
+                let m = now.saturating_since(last);
+                let half_ato = Duration::from_nanos(self.linux_ato.as_nanos() / 2);
+                if m <= half_min {
+                    self.linux_ato = half_ato + half_min;
+                } else if m < self.linux_ato {
+                    self.linux_ato = (half_ato + m).min(self.rtt.rto());
+                } else if m > self.rtt.rto() {
+                    self.linux_quick = self.linux_quickack_budget();
+                }
+            }
+        }
+        self.linux_last_rcv = Some(now);
+    }
+
+    /// Linux tcp_incr_quickack: min(rcv_wnd / (2·rcv_mss), 16) quick ACKs, at least 2.
+    fn linux_quickack_budget(&self) -> u32 {
+        let wnd = self.recv_buffer_limit() as u32;
+        (wnd / (2 * self.rcv_mss.max(1))).clamp(2, 16)
+    }
+
+    /// A uniform draw in [0, 1) from the connection's own random stream.
+    fn draw(&mut self) -> f64 {
+        (self.rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// Seeds the connection's random stream (probabilistic ACKs). By default it is seeded from the ISS.
+    pub fn set_random_seed(&mut self, seed: u64) {
+        self.rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    }
+
     /// In-sequence data and the out-of-order queue (RFC 9293 §3.10.7.4 "seventh"; RFC 5681 §4.2 ACKs).
     fn process_data(&mut self, now: Instant, seg: &TcpSegment) {
         let len = seg.payload_len;
@@ -1055,23 +1289,35 @@ impl Connection {
                     self.rcv_nxt = e;
                 }
             }
+            if self.cfg.ack_policy == AckPolicy::Linux {
+                self.linux_data_received(now);
+            }
             if had_holes {
                 self.ack_now = true; // RFC 5681 §4.2: a segment that fills a hole is ACKed at once
+                self.defer_k = 2;
                 if !self.ooo.is_empty() {
                     self.dup_ack_pending = false;
                 }
                 return;
             }
-            if len >= self.rcv_mss {
+            let full = len >= self.rcv_mss;
+            if full {
                 self.full_segs_unacked += 1;
             }
-            if self.full_segs_unacked >= self.cfg.ack_every {
+            let now_by_policy = self.ack_decision(full, seg.flags.contains(TcpFlags::PSH));
+            let now_by_chance = self.cfg.ack_immediate_p > 0.0 && self.draw() < self.cfg.ack_immediate_p;
+            if now_by_policy || now_by_chance {
                 self.ack_now = true;
             } else if !self.armed(Timer::DelayedAck) {
-                self.arm(Timer::DelayedAck, now + self.cfg.delayed_ack_timeout);
+                let at = self.delayed_ack_deadline(now);
+                self.arm(Timer::DelayedAck, at);
             }
         } else {
             // Out of order: queue it and send a duplicate ACK at once (RFC 5681 §4.2).
+            self.defer_k = 2;
+            if self.cfg.ack_policy == AckPolicy::Linux {
+                self.linux_quick = self.linux_quickack_budget(); // Linux tcp_enter_quickack_mode
+            }
             self.ooo.insert(start, end);
             self.sack_recent.copy_within(0..3, 1);
             self.sack_recent[0] = Some(start);
@@ -1090,8 +1336,8 @@ impl Connection {
     pub fn poll_transmit(&mut self, now: Instant, room: TxRoom) -> Option<TcpSegment> {
         self.stalled = false;
         let choice = self.choose(now)?;
-        if room == TxRoom::Full {
-            self.st.SendStall += 1;
+        if room == TxRoom::Full && self.cfg.ifq_full != IfqFull::Drop {
+            self.on_send_stall(now);
             self.stalled = true;
             return None;
         }
@@ -1152,11 +1398,13 @@ impl Connection {
                     if (len > 0 || fin) && room(len.max(1)) {
                         return Some(Choice::Retransmit { seq: s, len, fin });
                     }
+                    self.set_snd_lim(now, SndLim::Cwnd);
                     return None;
                 }
             }
             Recovery::Sack { .. } => {
                 if pipe as u64 + self.smss as u64 > cwnd as u64 {
+                    self.set_snd_lim(now, SndLim::Cwnd);
                     return None;
                 }
                 // NextSeg rule (1): the first unSACKed byte at or above HighRxt that IsLost.
@@ -1194,12 +1442,18 @@ impl Connection {
         // New data (and the FIN after it), within cwnd and the peer's window.
         let unsent = if fin_seq > self.snd_nxt { fin_seq - self.snd_nxt } else { 0 };
         if unsent == 0 && !fin_pending {
+            self.set_snd_lim(now, SndLim::Snd);
+            self.cwnd_validate(now);
             return None;
         }
         let wnd_edge = self.snd_una + self.snd_wnd;
         let wnd_room = if wnd_edge > self.snd_nxt { wnd_edge - self.snd_nxt } else { 0 };
         let cwnd_room = (cwnd as i64 - pipe as i64).max(0) as u32;
         let len = unsent.min(self.smss).min(wnd_room).min(cwnd_room);
+        if unsent > 0 && len < unsent.min(self.smss) {
+            // Stopped (or about to send short) by a window: the smaller one is the limit (RFC 4898 §3 SndLim).
+            self.set_snd_lim(now, if wnd_room <= cwnd_room { SndLim::Rwin } else { SndLim::Cwnd });
+        }
         if unsent > 0 && len == 0 {
             self.maybe_arm_persist(now);
             return None;
@@ -1209,10 +1463,20 @@ impl Connection {
         if len < self.smss && unsent > 0 {
             // Sender SWS avoidance and Nagle (RFC 1122 §4.2.3.4): a short segment only when it empties
             // the queue and, with Nagle, nothing is outstanding; or when it fills half the largest window.
-            let idle = self.snd_nxt == self.snd_una;
-            let ok = (all_queued && (self.cfg.nodelay || idle))
-                || len as u64 * 2 >= self.max_snd_wnd as u64 && self.max_snd_wnd > 0;
+            // Minshall: only a short segment outstanding holds the next one. Cork holds any short segment
+            // until close or its 200 ms ceiling.
+            let nagle_ok = if self.cfg.minshall { self.snd_sml <= self.snd_una } else { self.snd_nxt == self.snd_una };
+            let corked = self.cfg.cork && !self.fin_queued && !self.cork_released;
+            let ok = !corked
+                && ((all_queued && (self.cfg.nodelay || nagle_ok))
+                    || len as u64 * 2 >= self.max_snd_wnd as u64 && self.max_snd_wnd > 0);
             if !ok {
+                if corked && !self.armed(Timer::Cork) {
+                    self.arm(Timer::Cork, now + Duration::from_millis(200));
+                }
+                if len == unsent.min(self.smss) {
+                    self.set_snd_lim(now, SndLim::Snd);
+                }
                 return None;
             }
         }
@@ -1273,6 +1537,18 @@ impl Connection {
                     seg.flags = seg.flags | TcpFlags::FIN;
                 }
                 self.snd_nxt += len + fin as u32;
+                if len < self.smss {
+                    self.snd_sml = self.snd_nxt;
+                }
+                self.cork_released = false;
+                self.disarm(Timer::Cork);
+                // Linux tcp_event_data_sent: data sent soon after data arrived is interactive (pingpong).
+                if self.cfg.ack_policy == AckPolicy::Linux
+                    && len > 0
+                    && self.linux_last_rcv.is_some_and(|t| now.saturating_since(t) < self.linux_ato)
+                {
+                    self.linux_pingpong = true;
+                }
                 if self.rtt_timed.is_none() && !self.ts_ok && len > 0 {
                     self.rtt_timed = Some((self.snd_nxt, now));
                 }
@@ -1356,6 +1632,12 @@ impl Connection {
         self.dup_ack_pending = false;
         self.ack_now = false;
         self.full_segs_unacked = 0;
+        if self.cfg.ack_policy == AckPolicy::Linux && self.linux_quick > 0 {
+            self.linux_quick -= 1; // Linux tcp_dec_quickack_mode
+            if self.linux_quick == 0 {
+                self.linux_ato = self.cfg.ato_min;
+            }
+        }
         self.dsack = None;
         self.disarm(Timer::DelayedAck);
         self.last_ack_sent = self.rcv_nxt;
@@ -1429,6 +1711,21 @@ impl Connection {
             add(&mut out, range);
         }
         out
+    }
+
+    /// RFC 4898 statistics as of `now`: like [`Connection::estats`], with the current sender-limit state's
+    /// open interval charged up to `now`.
+    pub fn estats_at(&self, now: Instant) -> Estats {
+        let mut e = self.estats();
+        if let Some((lim, since)) = self.snd_lim {
+            let ms = now.saturating_since(since).as_nanos() as f64 / 1e6;
+            match lim {
+                SndLim::Rwin => e.SndLimTimeRwin += ms,
+                SndLim::Cwnd => e.SndLimTimeCwnd += ms,
+                SndLim::Snd => e.SndLimTimeSnd += ms,
+            }
+        }
+        e
     }
 
     /// RFC 4898 statistics, gauges filled in as of now.

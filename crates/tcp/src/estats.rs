@@ -70,6 +70,20 @@ pub struct Estats {
     /// Duplicate segments reported to us by D-SACK blocks.
     pub DSACKDups: u64,
 
+    // Sender-limit states (RFC 4898 §3; web100 kept the times in µs, the RFC in ms).
+    /// Entries into the receiver-window-limited state.
+    pub SndLimTransRwin: u64,
+    /// Entries into the congestion-window-limited state.
+    pub SndLimTransCwnd: u64,
+    /// Entries into the sender-limited state (no data, Nagle, interface).
+    pub SndLimTransSnd: u64,
+    /// Time limited by the receiver's window, ms.
+    pub SndLimTimeRwin: f64,
+    /// Time limited by cwnd (RTO waits included), ms.
+    pub SndLimTimeCwnd: f64,
+    /// Time limited by the sender itself, ms.
+    pub SndLimTimeSnd: f64,
+
     // Gauges (bytes unless noted).
     pub CurCwnd: u64,
     /// Current ssthresh; absent while still "infinite".
