@@ -515,7 +515,9 @@ impl Connection {
         if self.recovery == Recovery::Open && self.dupacks == 0 && self.scoreboard.is_empty() {
             self.st.AbruptTimeouts += 1;
         }
-        if !matches!(self.recovery, Recovery::Loss { .. }) {
+        // One signal per episode; a repeated timeout counts again only if slow start had regrown cwnd, so
+        // that every cwnd reduction is counted in CongSignals or OtherReductions.
+        if !matches!(self.recovery, Recovery::Loss { .. }) || self.cc.window() > self.smss {
             self.count_congestion_signal();
         }
         let flight = self.snd_nxt - self.snd_una;

@@ -56,6 +56,7 @@ mod close;
 mod data;
 mod flow;
 mod handshake;
+mod knobs;
 mod loss;
 mod pair;
 mod rto;

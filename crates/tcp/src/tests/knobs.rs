@@ -1,0 +1,155 @@
+//! Each knob's documented effect, shown on a small experiment between two connections (no link rate,
+//! a fixed one-way latency): the numbers asserted are the textbook ones, worked out in the comments.
+
+use tcplab_units::{ByteSize, Duration, Instant};
+use tcplab_wire::TcpSegment;
+
+use super::pair::{Fate, Pair, Side};
+use crate::config::{AckPolicy, InitialWindow};
+use crate::congestion::Abc;
+use crate::TcpConfig;
+
+const MSS: u32 = 1448;
+
+fn bulk_cfg() -> TcpConfig {
+    TcpConfig {
+        send_buffer: ByteSize::new(64 << 20),
+        recv_buffer: ByteSize::new(64 << 20),
+        initial_window: InitialWindow::Segments(4),
+        ..TcpConfig::default()
+    }
+}
+
+/// Slow-start growth factor per RTT of a bulk sender: cwnd after the 6th round of ACKs over cwnd after the
+/// 5th (RTT 100 ms, no loss, no rate limit; the k-th round of ACKs arrives k·100 ms after data starts).
+fn slow_start_factor(sender: TcpConfig, receiver: TcpConfig) -> f64 {
+    let mut p = Pair::new(sender, receiver, Duration::from_millis(50));
+    p.record = false;
+    p.establish();
+    p.to_write[0] = 1 << 40;
+    let start = p.now;
+    p.run_until(start + Duration::from_millis(505));
+    let w5 = p.client.cwnd() as f64;
+    p.run_until(start + Duration::from_millis(605));
+    assert!(p.client.cwnd() < p.client.ssthresh(), "still in slow start");
+    p.client.cwnd() as f64 / w5
+}
+
+#[test]
+fn test_established_abc_l2_restores_slow_start_under_delayed_acks() {
+    // ACK every segment, L = 1: each ACK of one segment adds one: cwnd doubles per RTT.
+    // Delayed ACK (one ACK per 2 segments), L = 1 (RFC 5681 min(N, SMSS)): half as many ACKs, each adding
+    //   one segment: ×1.5 per RTT.
+    // Delayed ACK with L = 2 (RFC 3465 §2.2): each ACK of 2 segments adds 2: doubling again (an odd
+    //   segment at the end of a round waits for the delayed-ACK timer, so a little under 2).
+    let every = slow_start_factor(bulk_cfg(), TcpConfig { ack_policy: AckPolicy::Every, ..bulk_cfg() });
+    let l1 = slow_start_factor(bulk_cfg(), bulk_cfg());
+    let l2 = slow_start_factor(TcpConfig { abc: Abc::L2, ..bulk_cfg() }, bulk_cfg());
+    assert!((every - 2.0).abs() < 0.02, "ACK every segment: ×{every} per RTT");
+    assert!((l1 - 1.5).abs() < 0.05, "delayed ACK, L = 1: ×{l1} per RTT");
+    assert!((l2 - 2.0).abs() < 0.02, "delayed ACK, L = 2: ×{l2} per RTT");
+    // Classic packet counting (+1 segment per ACK, ABC off) behaves as L = 1 here: every ACK covers 2.
+    let off = slow_start_factor(TcpConfig { abc: Abc::Off, ..bulk_cfg() }, bulk_cfg());
+    assert!((off - 1.5).abs() < 0.05, "packet counting: ×{off} per RTT");
+}
+
+/// Transactions per second of a write-write-read client: each request is written in two 100-byte pieces,
+/// the server answers 100 bytes once it has both.
+fn write_write_read_rate(client: TcpConfig, server: TcpConfig, rtt: Duration, n: u64) -> f64 {
+    let mut p = Pair::new(client, server, Duration::from_nanos(rtt.as_nanos() / 2));
+    p.record = false;
+    p.establish();
+    let start = p.now;
+    for i in 1..=n {
+        p.to_write[0] += 100;
+        p.run_until(p.now);
+        p.to_write[0] += 100;
+        p.run_while(|p| p.read[1] < 200 * i);
+        p.to_write[1] += 100;
+        p.run_while(|p| p.read[0] < 100 * i);
+    }
+    n as f64 / p.now.saturating_since(start).as_secs_f64()
+}
+
+#[test]
+fn test_established_nagle_and_delayed_ack_stall_write_write_read() {
+    // RTT 10 ms, delayed ACK 200 ms. With Nagle the second piece waits for the ACK of the first; the server,
+    // holding one short segment and no reply yet, delays that ACK: the ACK leaves 200 ms after the first
+    // piece arrived, the second piece follows it, and the reply comes back: T = 2·RTT + 200 ms = 220 ms
+    // (the reference's "RTT + t_da", with the extra round trip of the held piece).
+    // With TCP_NODELAY both pieces go at once and the reply rides the ACK: T = RTT.
+    let rtt = Duration::from_millis(10);
+    let nagle = write_write_read_rate(TcpConfig::default(), TcpConfig::default(), rtt, 20);
+    assert!((nagle - 1.0 / 0.220).abs() < 0.02 / 0.220, "Nagle: {nagle} transactions/s, expected {}", 1.0 / 0.220);
+    let nodelay =
+        write_write_read_rate(TcpConfig { nodelay: true, ..TcpConfig::default() }, TcpConfig::default(), rtt, 200);
+    assert!((nodelay - 100.0).abs() < 1.0, "TCP_NODELAY: {nodelay} transactions/s, expected 1/RTT = 100");
+    // Minshall's variant does not help here: the held piece follows a short one.
+    let minshall =
+        write_write_read_rate(TcpConfig { minshall: true, ..TcpConfig::default() }, TcpConfig::default(), rtt, 20);
+    assert!((minshall - nagle).abs() / nagle < 0.02, "Minshall {minshall} vs Nagle {nagle}");
+}
+
+/// Time from the first transmission of the first dropped segment until SND.UNA passes the last
+/// dropped one, with three segments of one window lost.
+fn recovery_time(sack: bool) -> (Duration, u64, u64) {
+    let cfg = TcpConfig { sack, initial_window: InitialWindow::Segments(40), ..bulk_cfg() };
+    let mut p = Pair::new(cfg.clone(), cfg, Duration::from_millis(50));
+    p.record = false;
+    p.establish();
+    let first = p.client.snd_nxt();
+    let lost = [first + 10 * MSS, first + 20 * MSS, first + 30 * MSS];
+    let mut dropped = [false; 3];
+    p.set_filter(move |side, seg: &TcpSegment| {
+        if side == Side::Client {
+            for (i, l) in lost.iter().enumerate() {
+                if seg.seq == *l && seg.payload_len > 0 && !dropped[i] {
+                    dropped[i] = true;
+                    return Fate::Drop;
+                }
+            }
+        }
+        Fate::Deliver
+    });
+    p.to_write[0] = 40 * MSS as u64;
+    let start = p.now;
+    let done = lost[2] + MSS;
+    p.run_while(|p| p.client.snd_una() < done);
+    let e = p.client.estats();
+    (p.now.saturating_since(start), e.FastRetran, e.Timeouts)
+}
+
+#[test]
+fn test_established_sack_repairs_several_holes_in_one_rtt_newreno_one_per_rtt() {
+    // 40 segments in one window, segments 10, 20 and 30 lost, RTT 100 ms. Both detect the first loss
+    // one RTT after the window left. SACK (RFC 6675) knows all three holes from the scoreboard and
+    // retransmits them together: one more RTT. NewReno learns of each next hole from a partial ACK:
+    // one RTT per hole, three in all.
+    let rtt = 0.100;
+    let (sack, sack_fr, sack_to) = recovery_time(true);
+    let (newreno, nr_fr, nr_to) = recovery_time(false);
+    assert_eq!((sack_fr, sack_to, nr_fr, nr_to), (1, 0, 1, 0), "one fast retransmit each, no timeout");
+    assert!((sack.as_secs_f64() - 2.0 * rtt).abs() < 0.01, "SACK: {sack:?}, expected 2 RTT");
+    assert!((newreno.as_secs_f64() - 4.0 * rtt).abs() < 0.01, "NewReno: {newreno:?}, expected 4 RTT");
+}
+
+#[test]
+fn test_established_probabilistic_immediate_ack_rate() {
+    // ack_every = 4 and p = 0.5: the expected number of segments per ACK is (1 − (1−p)^k)/p = 1.875
+    // (reference §3.2). The draw comes from the connection's own stream: same seed, same ACKs.
+    let recv = |seed: u64| {
+        let cfg = TcpConfig { ack_every: 4, ack_immediate_p: 0.5, ..bulk_cfg() };
+        let mut p = Pair::new(bulk_cfg(), cfg, Duration::from_millis(50));
+        p.server.set_random_seed(seed);
+        p.record = true;
+        p.establish();
+        p.to_write[0] = 2000 * MSS as u64;
+        p.run_while(|p| p.read[1] < 2000 * MSS as u64);
+        let data = p.sent_by(Side::Client).filter(|s| s.seg.payload_len > 0).count() as f64;
+        let acks = p.sent_by(Side::Server).filter(|s| s.seg.payload_len == 0 && s.at > Instant::ZERO).count() as f64;
+        data / acks
+    };
+    let a = recv(1);
+    assert!((a - 1.875).abs() < 0.15, "segments per ACK {a}, expected 1.875");
+    assert_eq!(a, recv(1));
+}
