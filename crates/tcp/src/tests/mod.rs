@@ -55,6 +55,7 @@ macro_rules! recv_nothing {
 mod close;
 mod data;
 mod flow;
+mod fuzz;
 mod handshake;
 mod knobs;
 mod loss;
