@@ -47,6 +47,11 @@ enum Command {
     },
     /// List the shipped scenarios.
     List,
+    /// The TCP knobs and the stack personalities: with KNOB, its meaning and its value in each personality.
+    Explain {
+        /// A knob of client.tcp / server.tcp, e.g. `ack_policy`.
+        knob: Option<String>,
+    },
     /// Run the performance benchmarks (docs/benchmarks.md).
     Bench(bench::BenchArgs),
     /// Internal: one benchmark workload in a fresh process, so that its peak memory is its own.
@@ -60,6 +65,12 @@ enum Failure {
 }
 
 fn main() -> ExitCode {
+    // Die quietly on a closed pipe (`tcplab explain | head`), as command-line tools do.
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread or I/O exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -79,6 +90,7 @@ fn main() -> ExitCode {
             }
             Ok(())
         }
+        Command::Explain { knob } => explain(knob.as_deref()),
         Command::Bench(args) => bench::bench(&args).map_err(Failure::Run),
         Command::BenchOne(args) => bench::bench_one(&args).map_err(Failure::Run),
     };
@@ -139,4 +151,76 @@ fn run(
         tcplab_report::write_json(&doc, path).map_err(|e| Failure::Run(format!("{path}: cannot write: {e}")))?;
     }
     Ok(())
+}
+
+/// Each personality's value of every knob, as the scenario file spells it.
+fn personality_values() -> Vec<(&'static str, &'static str, toml::Table)> {
+    tcplab_tcp::personality::PERSONALITIES
+        .iter()
+        .map(|(name, about)| {
+            let cfg = tcplab_tcp::TcpConfig::personality(name).expect("every listed personality exists");
+            let table = toml::Value::try_from(&cfg).ok().and_then(|v| v.as_table().cloned()).unwrap_or_default();
+            (*name, *about, table)
+        })
+        .collect()
+}
+
+fn show(v: Option<&toml::Value>) -> String {
+    match v {
+        Some(toml::Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+        None => "-".into(),
+    }
+}
+
+fn explain(knob: Option<&str>) -> Result<(), Failure> {
+    let personalities = personality_values();
+    let knobs = tcplab_tcp::config::KNOBS;
+    match knob {
+        None => {
+            println!(
+                "TCP knobs, set per host as client.tcp.KNOB or server.tcp.KNOB (`tcplab explain KNOB` for one):\n"
+            );
+            let mut header = format!("{:<24}", "knob");
+            for (name, _, _) in &personalities {
+                header += &format!(" {name:<12}");
+            }
+            println!("{}", header.trim_end());
+            for (k, _) in knobs {
+                let mut line = format!("{k:<24}");
+                for (_, _, t) in &personalities {
+                    line += &format!(" {:<12}", show(t.get(*k)));
+                }
+                println!("{}", line.trim_end());
+            }
+            println!("\nPersonalities (client.stack / server.stack):");
+            for (name, about, _) in &personalities {
+                println!("  {name:<10} {about}");
+            }
+            Ok(())
+        }
+        Some(k) => {
+            let Some((_, doc)) = knobs.iter().find(|(n, _)| *n == k) else {
+                let names: Vec<&str> = knobs.iter().map(|(n, _)| *n).collect();
+                return Err(Failure::BadInput(format!("{k}: no such knob; accepted: {}", names.join(", "))));
+            };
+            println!("{k}\n");
+            let mut line = String::new();
+            for word in doc.split_whitespace() {
+                if line.len() + word.len() > 100 {
+                    println!("  {line}");
+                    line.clear();
+                }
+                if !line.is_empty() {
+                    line.push(' ');
+                }
+                line.push_str(word);
+            }
+            println!("  {line}\n");
+            for (name, _, t) in &personalities {
+                println!("  {name:<10} {}", show(t.get(k)));
+            }
+            Ok(())
+        }
+    }
 }

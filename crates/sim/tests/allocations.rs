@@ -37,14 +37,23 @@ fn spec(loss: f64, secs: u64) -> SimSpec {
         framing: Framing::Ethernet,
         loss: if loss > 0.0 { LossModel::Bernoulli { p: loss } } else { LossModel::None },
     };
-    let tcp = TcpConfig { send_buffer: ByteSize::new(16 << 20), recv_buffer: ByteSize::new(16 << 20), ..TcpConfig::default() };
+    let tcp = TcpConfig {
+        send_buffer: ByteSize::new(16 << 20),
+        recv_buffer: ByteSize::new(16 << 20),
+        ..TcpConfig::default()
+    };
     let host = HostSpec { tcp, nic_rate: None, txqueuelen: 1000 };
     SimSpec {
         up: link.clone(),
         down: LinkConfig { loss: LossModel::None, ..link },
         client: host.clone(),
         server: host,
-        test: TestSpec { direction: Direction::ClientToServer, duration: Duration::from_secs(secs), message: 65536, parallel: 1 },
+        test: TestSpec {
+            direction: Direction::ClientToServer,
+            duration: Duration::from_secs(secs),
+            message: 65536,
+            parallel: 1,
+        },
     }
 }
 
@@ -60,10 +69,15 @@ fn allocations_do_not_grow_with_duration() {
     for loss in [0.0, 0.001] {
         let (short, short_segs) = allocations_of(&spec(loss, 2));
         let (long, long_segs) = allocations_of(&spec(loss, 8));
-        eprintln!("loss {loss}: {short} allocations for {short_segs} data segments (2 s), {long} for {long_segs} (8 s)");
+        eprintln!(
+            "loss {loss}: {short} allocations for {short_segs} data segments (2 s), {long} for {long_segs} (8 s)"
+        );
         assert!(long_segs > 3 * short_segs, "the long run moves more packets ({short_segs} vs {long_segs})");
         // Queues and scoreboards reach their working size early; a longer run may meet a slightly
         // larger one (a few doublings), never one allocation per packet.
-        assert!(long <= short + 32, "loss {loss}: {short} allocations for {short_segs} segments, {long} for {long_segs}");
+        assert!(
+            long <= short + 32,
+            "loss {loss}: {short} allocations for {short_segs} segments, {long} for {long_segs}"
+        );
     }
 }

@@ -6,6 +6,8 @@ use tcplab_units::{ByteSize, Duration};
 
 use crate::congestion::Abc;
 
+include!(concat!(env!("OUT_DIR"), "/knobs.rs"));
+
 /// The knobs of one TCP endpoint.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -59,7 +61,9 @@ pub struct TcpConfig {
     /// Probability of acknowledging an in-order data segment at once, on top of the ACK policy, drawn from
     /// the connection's own random stream. Default 0.
     pub ack_immediate_p: f64,
-    /// Initial congestion window (RFC 5681 §3.1, RFC 3390, RFC 6928).
+    /// Initial congestion window (RFC 5681 §3.1): `rfc3390` (min(4·SMSS, max(2·SMSS, 4380 B))), `rfc6928`
+    /// (min(10·SMSS, max(2·SMSS, 14600 B))), a segment count (`"10seg"`) or a size (`"4380B"`).
+    /// Default `rfc3390`.
     pub initial_window: InitialWindow,
     /// Congestion control algorithm. Default `newreno` (RFC 5681 + RFC 6582).
     pub congestion_control: CongestionControlKind,
@@ -316,6 +320,23 @@ impl TcpConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_knob_is_documented_and_listed() {
+        let serialized = toml::Value::try_from(TcpConfig::default()).unwrap();
+        let fields: Vec<&String> = serialized.as_table().unwrap().keys().collect();
+        let listed: Vec<&str> = KNOBS.iter().map(|(n, _)| *n).collect();
+        for f in &fields {
+            assert!(listed.contains(&f.as_str()), "{f} has no entry in KNOBS");
+        }
+        assert_eq!(fields.len(), KNOBS.len());
+        for (name, doc) in KNOBS {
+            assert!(
+                doc.len() > 30 && doc.contains("Default"),
+                "{name}: doc comment must say meaning and default: {doc:?}"
+            );
+        }
+    }
 
     #[test]
     fn initial_windows() {
