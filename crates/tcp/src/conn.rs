@@ -9,7 +9,7 @@ use tcplab_wire::{SackBlock, SackBlocks, SeqNumber, TcpFlags, TcpOptions, TcpSeg
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use crate::config::{AckPolicy, CongestionControlKind, Cwv, IfqFull, TcpConfig};
+use crate::config::{AckPolicy, CongestionControlKind, CwndUnit, Cwv, IfqFull, TcpConfig};
 use crate::congestion::{AckInfo, CongestionControl, CongestionEvent, Growth, Reno, INFINITE_SSTHRESH};
 use crate::estats::Estats;
 use crate::ranges::RangeSet;
@@ -236,7 +236,8 @@ impl Connection {
         let mss = cfg.mss.bytes() as u32;
         let cc: Box<dyn CongestionControl + Send> = match cfg.congestion_control {
             CongestionControlKind::Reno | CongestionControlKind::NewReno => {
-                Box::new(Reno::new(cfg.initial_window.bytes(mss), cfg.abc, cfg.abc_ca))
+                let reno = Reno::new(cfg.initial_window.bytes(mss), cfg.abc, cfg.abc_ca);
+                Box::new(if cfg.cwnd_unit == CwndUnit::Packets { reno.in_packets() } else { reno })
             }
         };
         Connection {
@@ -442,7 +443,9 @@ impl Connection {
     }
 
     fn arm(&mut self, t: Timer, at: Instant) {
-        self.timers[t as usize] = Some(at.ceil_to(self.cfg.tick));
+        // The BSD delayed ACK runs on its own 200 ms fast timer, already phase-locked.
+        let bsd_fast = t == Timer::DelayedAck && self.cfg.ack_policy == AckPolicy::Bsd;
+        self.timers[t as usize] = Some(if bsd_fast { at } else { at.ceil_to(self.cfg.tick) });
     }
     fn disarm(&mut self, t: Timer) {
         self.timers[t as usize] = None;

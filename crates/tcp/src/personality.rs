@@ -1,17 +1,99 @@
 //! Stack personalities: named presets of [`TcpConfig`]. Any knob can be set on top of one.
+//! docs/personalities.md gives each value with its source.
 
-use crate::config::TcpConfig;
+use tcplab_units::{ByteSize, Duration};
 
-/// The stack personalities: named presets of [`TcpConfig`], with why each value is what it is
-/// (docs/personalities.md has the sources).
-pub const PERSONALITIES: &[(&str, &str)] = &[("rfc", "the standards as written: RFC 5681/6582/6675 NewReno with SACK, RFC 3390 IW, RFC 6298 RTO (1 s minimum), delayed ACK every 2 segments or 200 ms")];
+use crate::config::{AckPolicy, CongestionControlKind, CwndUnit, Cwv, IfqFull, InitialWindow, TcpConfig};
+use crate::congestion::Abc;
+
+/// The stack personalities, with one line on each.
+pub const PERSONALITIES: &[(&str, &str)] = &[
+    (
+        "rfc",
+        "the standards as written: RFC 5681 with RFC 6582 NewReno and RFC 6675 SACK, RFC 3390 IW, RFC 6298 RTO \
+         (1 s minimum), delayed ACK every 2 segments or 200 ms",
+    ),
+    (
+        "linux-2.4",
+        "Linux 2.4: packet-counted cwnd, NewReno+SACK, interface stall -> CWR, cwnd moderation (3 segments), \
+         RFC 2861 validation, HZ=100 timers, 200 ms minimum RTO, quickack/pingpong ACKs",
+    ),
+    (
+        "hpux-11",
+        "HP-UX 11 style: byte-counted cwnd, IW 4 segments, ACK avoidance up to 22 segments per ACK, \
+         500 ms minimum RTO",
+    ),
+    (
+        "bsd-4.4",
+        "4.4BSD-Lite: Reno without SACK, IW 1 segment, 200 ms global delayed-ACK timer, 500 ms slow timer, \
+         packet counting",
+    ),
+];
 
 impl TcpConfig {
     /// The preset called `name`, if there is one.
     pub fn personality(name: &str) -> Option<TcpConfig> {
+        let rfc = TcpConfig::default();
         match name {
-            "rfc" => Some(TcpConfig::default()),
+            "rfc" => Some(rfc),
+            "linux-2.4" => Some(TcpConfig {
+                congestion_control: CongestionControlKind::NewReno,
+                cwnd_unit: CwndUnit::Packets,
+                abc: Abc::Off,
+                abc_ca: false,
+                ack_policy: AckPolicy::Linux,
+                ato_min: Duration::from_millis(40),
+                delayed_ack_timeout: Duration::from_millis(200),
+                ifq_full: IfqFull::Cwr,
+                max_burst: 3,
+                cwv: Cwv::Rfc2861,
+                tick: Duration::from_millis(10),
+                clock_granularity: Duration::from_millis(10),
+                rto_min: Duration::from_millis(200),
+                rto_max: Duration::from_secs(120),
+                ..rfc
+            }),
+            "hpux-11" => Some(TcpConfig {
+                cwnd_unit: CwndUnit::Bytes,
+                initial_window: InitialWindow::Segments(4),
+                ack_policy: AckPolicy::Avoidance,
+                deferred_ack_max: 22,
+                abc: Abc::Off,
+                rto_min: Duration::from_millis(500),
+                ..rfc
+            }),
+            "bsd-4.4" => Some(TcpConfig {
+                congestion_control: CongestionControlKind::Reno,
+                sack: false,
+                initial_window: InitialWindow::Segments(1),
+                ack_policy: AckPolicy::Bsd,
+                delayed_ack_timeout: Duration::from_millis(200),
+                tick: Duration::from_millis(500),
+                clock_granularity: Duration::from_millis(500),
+                rto_min: Duration::from_secs(1),
+                rto_max: Duration::from_secs(64),
+                rto_initial: Duration::from_secs(3),
+                abc: Abc::Off,
+                abc_ca: false,
+                limited_transmit: false,
+                mss: ByteSize::new(1460),
+                ..rfc
+            }),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_personality_exists_and_validates() {
+        for (name, _) in PERSONALITIES {
+            let cfg = TcpConfig::personality(name).unwrap_or_else(|| panic!("{name} is listed but missing"));
+            cfg.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+        assert!(TcpConfig::personality("windows-95").is_none());
     }
 }

@@ -3,6 +3,7 @@
 //! recovery, not window growth, and lives in the connection.
 
 use super::{Abc, AckInfo, CongestionControl, CongestionEvent, Growth, INFINITE_SSTHRESH};
+use crate::config::CwndUnit;
 use tcplab_units::Instant;
 
 #[derive(Debug, Clone)]
@@ -11,6 +12,9 @@ pub struct Reno {
     ssthresh: u32,
     abc: Abc,
     abc_ca: bool,
+    unit: CwndUnit,
+    /// Linux `snd_cwnd_cnt`: ACKed segments toward the next one-segment increase (packet counting).
+    cwnd_cnt: u32,
     /// RFC 3465 §2.1 bytes_acked, for byte counting in congestion avoidance.
     bytes_acked: u32,
 }
@@ -18,7 +22,48 @@ pub struct Reno {
 impl Reno {
     /// `abc` limits slow-start growth per ACK; `abc_ca` turns on byte counting in congestion avoidance.
     pub fn new(initial_window: u32, abc: Abc, abc_ca: bool) -> Self {
-        Reno { cwnd: initial_window, ssthresh: INFINITE_SSTHRESH, abc, abc_ca, bytes_acked: 0 }
+        Reno {
+            cwnd: initial_window,
+            ssthresh: INFINITE_SSTHRESH,
+            abc,
+            abc_ca,
+            unit: CwndUnit::Bytes,
+            cwnd_cnt: 0,
+            bytes_acked: 0,
+        }
+    }
+
+    /// Keeps cwnd as a whole number of segments, grown as Linux does (`tcp_slow_start`,
+    /// `tcp_cong_avoid_ai`): +1 segment per ACK in slow start (more with `abc`), and in congestion
+    /// avoidance +1 segment once cwnd ACKs (or, with `abc_ca`, cwnd ACKed segments) have arrived.
+    pub fn in_packets(mut self) -> Self {
+        self.unit = CwndUnit::Packets;
+        self
+    }
+
+    fn on_ack_packets(&mut self, a: &AckInfo) -> Growth {
+        let smss = a.smss.max(1);
+        let mut pkts = (self.cwnd / smss).max(1);
+        let acked = (a.acked / smss).max(1);
+        if self.cwnd < self.ssthresh {
+            pkts += match self.abc {
+                Abc::Off => 1,
+                _ if a.after_rto => 1,
+                Abc::L1 => acked.min(1),
+                Abc::L2 => acked.min(2),
+                Abc::Unlimited => acked,
+            };
+            self.cwnd = pkts * smss;
+            return Growth::SlowStart;
+        }
+        self.cwnd_cnt += if self.abc_ca { acked } else { 1 };
+        let grew = self.cwnd_cnt >= pkts;
+        if grew {
+            self.cwnd_cnt -= pkts;
+            pkts += 1;
+        }
+        self.cwnd = pkts * smss;
+        Growth::CongAvoid { grew }
     }
 }
 
@@ -31,6 +76,9 @@ impl CongestionControl for Reno {
     }
 
     fn on_ack(&mut self, _now: Instant, a: &AckInfo) -> Growth {
+        if self.unit == CwndUnit::Packets {
+            return self.on_ack_packets(a);
+        }
         if self.cwnd < self.ssthresh {
             // RFC 5681 (2); RFC 3465 §2.2 limits the increase per ACK to L, §2.3 to 1 SMSS after an RTO.
             let inc = match self.abc.limit(a.smss) {
@@ -61,6 +109,9 @@ impl CongestionControl for Reno {
         // RFC 5681 (4): ssthresh = max(FlightSize / 2, 2*SMSS); held on a repeated timeout.
         if !matches!(event, CongestionEvent::Timeout { first: false }) {
             self.ssthresh = (flight_size / 2).max(2 * smss);
+            if self.unit == CwndUnit::Packets {
+                self.ssthresh -= self.ssthresh % smss.max(1);
+            }
         }
         self.cwnd = match event {
             CongestionEvent::FastRetransmit => self.ssthresh,
@@ -68,11 +119,15 @@ impl CongestionControl for Reno {
             CongestionEvent::Timeout { .. } => smss,
         };
         self.bytes_acked = 0;
+        self.cwnd_cnt = 0;
     }
 
     fn on_recovery_exit(&mut self, _now: Instant, flight_size: u32, smss: u32) {
         // RFC 6582 §3.2 step 3, option (1): min(ssthresh, max(FlightSize, SMSS) + SMSS).
         self.cwnd = self.ssthresh.min(flight_size.max(smss) + smss);
+        if self.unit == CwndUnit::Packets {
+            self.cwnd = (self.cwnd - self.cwnd % smss.max(1)).max(smss);
+        }
         self.bytes_acked = 0;
     }
 
@@ -127,6 +182,20 @@ mod tests {
         }
         // Σ MSS²/cwnd over 10 ACKs is a little under one MSS.
         assert!(cc.window() > 10 * MSS + 900 && cc.window() < 11 * MSS, "{}", cc.window());
+    }
+
+    #[test]
+    fn packet_counting_grows_whole_segments() {
+        let t = Instant::ZERO;
+        let mut cc = Reno::new(4 * MSS, Abc::Off, false).in_packets();
+        cc.on_ack(t, &ack(3 * MSS, false));
+        assert_eq!(cc.window(), 5 * MSS, "slow start: +1 segment per ACK however much it covers");
+        cc.on_congestion_event(t, CongestionEvent::FastRetransmit, 21 * MSS, MSS);
+        assert_eq!((cc.window(), cc.ssthresh()), (10 * MSS, 10 * MSS), "ssthresh a whole number of segments");
+        for i in 1..=10 {
+            cc.on_ack(t, &ack(MSS, false));
+            assert_eq!(cc.window(), if i < 10 { 10 * MSS } else { 11 * MSS }, "ACK {i}");
+        }
     }
 
     #[test]
