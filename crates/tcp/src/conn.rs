@@ -455,6 +455,9 @@ impl Connection {
     }
     fn restart_rto(&mut self, now: Instant) {
         let rto = self.rtt.rto_backed_off(self.backoff);
+        let ms = rto.as_nanos() as f64 / 1e6;
+        self.st.MaxRTO = self.st.MaxRTO.max(ms);
+        self.st.MinRTO = if self.st.MinRTO == 0.0 { ms } else { self.st.MinRTO.min(ms) };
         self.arm(Timer::Retransmit, now + rto);
     }
 

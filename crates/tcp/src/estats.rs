@@ -111,6 +111,9 @@ pub struct Estats {
     pub MaxRTT: f64,
     pub SumRTT: f64,
     pub CountRTT: u64,
+    /// The RTO in force, backoff included, ms.
     pub CurRTO: f64,
+    /// Smallest and largest RTO a retransmission timer was started with, ms.
+    pub MinRTO: f64,
     pub MaxRTO: f64,
 }
