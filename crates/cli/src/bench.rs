@@ -12,64 +12,12 @@ use clap::Args;
 use serde::{Deserialize, Serialize};
 use tcplab_lab::{load, Source};
 
-/// The benchmark workloads, as scenario files (docs/benchmarks.md describes them).
+/// The benchmark workloads, as scenario files in bench/workloads/ (docs/benchmarks.md describes them).
 pub const WORKLOADS: &[(&str, &str)] = &[
     ("bulk-1g", include_str!("../../../scenarios/bulk-1g.toml")),
-    (
-        "bulk-100m-loss",
-        r#"name = "bulk-100m-loss"
-description = "One flow, 100 Mbit/s, 10 ms, 1% random loss on data, 60 s"
-[path.up]
-rate = "100mbit"
-delay = "10ms"
-queue = "100pkt"
-loss = { model = "bernoulli", p = 0.01 }
-[path.down]
-rate = "100mbit"
-delay = "10ms"
-queue = "100pkt"
-[test]
-kind = "tcp_stream"
-duration = "60s"
-message = "64KiB"
-send_buffer = "16MiB"
-recv_buffer = "16MiB"
-"#,
-    ),
-    (
-        "flows-1000",
-        r#"name = "flows-1000"
-description = "1000 flows between one client and one server over a 10 Gbit/s, 5 ms bottleneck, 10 s"
-[path.up]
-rate = "10gbit"
-delay = "5ms"
-queue = "100pkt"
-[test]
-kind = "tcp_stream"
-duration = "10s"
-message = "64KiB"
-send_buffer = "1MiB"
-recv_buffer = "1MiB"
-parallel = 1000
-"#,
-    ),
-    (
-        "flows-100k",
-        r#"name = "flows-100k"
-description = "100,000 flows over a 10 Gbit/s, 5 ms bottleneck, 1 s: the memory check"
-[path.up]
-rate = "10gbit"
-delay = "5ms"
-queue = "1000pkt"
-[test]
-kind = "tcp_stream"
-duration = "1s"
-message = "64KiB"
-send_buffer = "64KiB"
-recv_buffer = "64KiB"
-parallel = 100000
-"#,
-    ),
+    ("bulk-100m-loss", include_str!("../../../bench/workloads/bulk-100m-loss.toml")),
+    ("flows-1000", include_str!("../../../bench/workloads/flows-1000.toml")),
+    ("flows-100k", include_str!("../../../bench/workloads/flows-100k.toml")),
 ];
 
 /// The workloads `tcplab bench` runs when none is named.
@@ -150,7 +98,19 @@ struct Machine {
     cpu_model: String,
 }
 
-pub fn bench(args: &BenchArgs) -> Result<(), String> {
+/// Bad flags (exit status 2), or a failed run (1).
+pub enum BenchError {
+    BadInput(String),
+    Run(String),
+}
+
+impl From<String> for BenchError {
+    fn from(m: String) -> Self {
+        BenchError::Run(m)
+    }
+}
+
+pub fn bench(args: &BenchArgs) -> Result<(), BenchError> {
     let names: Vec<String> = if args.workloads.is_empty() {
         DEFAULT_WORKLOADS.iter().map(|s| s.to_string()).collect()
     } else {
@@ -159,7 +119,7 @@ pub fn bench(args: &BenchArgs) -> Result<(), String> {
     for n in &names {
         if !WORKLOADS.iter().any(|(w, _)| w == n) {
             let all: Vec<&str> = WORKLOADS.iter().map(|(w, _)| *w).collect();
-            return Err(format!("--workload {n}: accepted: {}", all.join(", ")));
+            return Err(BenchError::BadInput(format!("--workload {n}: accepted: {}", all.join(", "))));
         }
     }
     let exe = std::env::current_exe().map_err(|e| format!("cannot find the tcplab binary: {e}"))?;
@@ -187,7 +147,7 @@ pub fn bench(args: &BenchArgs) -> Result<(), String> {
         }
         let out = cmd.output().map_err(|e| format!("cannot run the benchmark child: {e}"))?;
         if !out.status.success() {
-            return Err(format!("workload {name} failed: {}", String::from_utf8_lossy(&out.stderr)));
+            return Err(format!("workload {name} failed: {}", String::from_utf8_lossy(&out.stderr)).into());
         }
         let r: WorkloadResult =
             serde_json::from_slice(&out.stdout).map_err(|e| format!("workload {name}: bad child output: {e}"))?;
@@ -218,11 +178,7 @@ pub fn bench(args: &BenchArgs) -> Result<(), String> {
             workloads: results,
         };
         let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())? + "\n";
-        if path == "-" {
-            print!("{text}");
-        } else {
-            std::fs::write(path, text).map_err(|e| format!("{path}: {e}"))?;
-        }
+        tcplab_report::write_atomic(path, &text).map_err(|e| format!("{path}: cannot write: {e}"))?;
     }
     Ok(())
 }

@@ -91,7 +91,10 @@ fn main() -> ExitCode {
             Ok(())
         }
         Command::Explain { knob } => explain(knob.as_deref()),
-        Command::Bench(args) => bench::bench(&args).map_err(Failure::Run),
+        Command::Bench(args) => bench::bench(&args).map_err(|e| match e {
+            bench::BenchError::BadInput(m) => Failure::BadInput(m),
+            bench::BenchError::Run(m) => Failure::Run(m),
+        }),
         Command::BenchOne(args) => bench::bench_one(&args).map_err(Failure::Run),
     };
     match outcome {

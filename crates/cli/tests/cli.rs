@@ -139,3 +139,24 @@ fn list_shows_the_shipped_scenarios_and_each_one_checks() {
         tcplab().args(["check", n]).assert().success();
     }
 }
+
+#[test]
+fn bench_runs_a_short_workload_and_reports_its_figures() {
+    let out = tcplab()
+        .args(["bench", "--workload", "bulk-1g", "--duration", "1s", "--repeat", "2", "--jobs", "2", "--json", "-"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["schema"], "tcplab.bench/1");
+    let w = &v["workloads"][0];
+    assert_eq!(w["name"], "bulk-1g");
+    assert_eq!(w["identical_to_serial"], true, "parallel repetitions give the serial results");
+    // 1 s of a saturated gigabit link is about 81,000 full-sized segments per run; after it the sender
+    // drains what its 16 MiB buffer holds (at most 11,600 segments more). Two runs.
+    let segs = w["data_segments"].as_u64().unwrap();
+    assert!((2 * 73_000..2 * 93_000).contains(&segs), "{segs} data segments");
+    assert!(w["peak_rss_bytes"].as_u64().unwrap() > 0);
+    let bad = tcplab().args(["bench", "--workload", "nope"]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2), "an unknown workload is bad input");
+}

@@ -49,6 +49,11 @@ pub fn table(doc: &ResultDoc) -> String {
 pub fn write_json(doc: &ResultDoc, path: &str) -> std::io::Result<()> {
     let mut text = serde_json::to_string_pretty(doc).map_err(std::io::Error::other)?;
     text.push('\n');
+    write_atomic(path, &text)
+}
+
+/// Writes `text` to `path` ("-" for stdout) through a temporary file renamed into place.
+pub fn write_atomic(path: &str, text: &str) -> std::io::Result<()> {
     if path == "-" {
         let mut out = std::io::stdout().lock();
         return out.write_all(text.as_bytes()).and_then(|_| out.flush());
