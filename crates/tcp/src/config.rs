@@ -4,7 +4,8 @@
 use serde::{Deserialize, Serialize};
 use tcplab_units::{ByteSize, Duration};
 
-use crate::congestion::Abc;
+use crate::congestion::{Abc, CubicConfig};
+use crate::rtt::{RtoModel, RtoParams};
 
 include!(concat!(env!("OUT_DIR"), "/knobs.rs"));
 
@@ -65,8 +66,13 @@ pub struct TcpConfig {
     /// (min(10·SMSS, max(2·SMSS, 14600 B))), a segment count (`"10seg"`) or a size (`"4380B"`).
     /// Default `rfc3390`.
     pub initial_window: InitialWindow,
-    /// Congestion control algorithm. Default `newreno` (RFC 5681 + RFC 6582).
+    /// Congestion control algorithm: `reno` (RFC 5681), `newreno` (RFC 5681 + RFC 6582), `cubic` (RFC 9438,
+    /// with NewReno or SACK loss recovery). Default `newreno`.
     pub congestion_control: CongestionControlKind,
+    /// CUBIC's parameters (RFC 9438 §4): `c` (0.4), `beta` (0.7), `fast_convergence` (true, §4.7),
+    /// `reno_friendly` (true, §4.3), `hystart` (false; delay-based slow-start exit, RFC 9406 style).
+    /// Default: the RFC's values.
+    pub cubic: CubicConfig,
     /// Slow-start growth per ACK (RFC 3465 §2.2): `off` (+1 SMSS per ACK), `l1` (RFC 5681 (2):
     /// min(N, SMSS)), `l2` (min(N, 2·SMSS)), `unlimited` (N; Linux). Default `l1`.
     pub abc: Abc,
@@ -79,8 +85,20 @@ pub struct TcpConfig {
     /// Restart after idle (RFC 5681 §4.1): when data has not been sent for more than an RTO and nothing is
     /// outstanding, cwnd = min(IW, cwnd) before sending again (counted in OtherReductions). Default on.
     pub slow_start_after_idle: bool,
+    /// Detect lost retransmissions during SACK recovery (Linux `tcp_mark_lost_retrans`): when DupThresh
+    /// segments sent after a retransmission are SACKed and it is still missing, retransmit it again
+    /// instead of waiting for the RTO. RFC 6675 has no such rule. Default off.
+    pub lost_retransmit_detection: bool,
     /// Limited transmit (RFC 3042): send new data on the first two duplicate ACKs. Default on.
     pub limited_transmit: bool,
+    /// The RTT estimator behind the RTO: `rfc6298` (SRTT/RTTVAR, RTO = SRTT + max(G, 4·RTTVAR)), `linux`
+    /// (mdev with the 1/32 gain on falling RTT, rttvar the per-RTT maximum floored at `rto_min`, and the RTO
+    /// their sum), `rfc793` (RTO = β·SRTT, RFC 793 §3.7), `mills` (RFC 889: SRTT follows increases faster
+    /// than decreases). Default `rfc6298`.
+    pub rto_model: RtoModel,
+    /// The estimators' gains (`rfc6298_alpha` 1/8, `rfc6298_beta` 1/4, `rfc6298_k` 4, `rfc793_alpha` 0.875,
+    /// `rfc793_beta` 2.0, `mills_gain_up` 0.5, `mills_gain_down` 0.125). Default: those values.
+    pub rto_params: RtoParams,
     /// RTO before the first RTT sample (RFC 6298 (2.1)). Default 1s.
     pub rto_initial: Duration,
     /// Lower bound on the RTO (RFC 6298 (2.4): 1 s; Linux 200 ms). Default 1s.
@@ -132,11 +150,15 @@ impl Default for TcpConfig {
             ack_immediate_p: 0.0,
             initial_window: InitialWindow::Rfc3390,
             congestion_control: CongestionControlKind::NewReno,
+            cubic: CubicConfig::default(),
             abc: Abc::L1,
             abc_ca: false,
             dupthresh: 3,
             slow_start_after_idle: true,
+            lost_retransmit_detection: false,
             limited_transmit: true,
+            rto_model: RtoModel::Rfc6298,
+            rto_params: RtoParams::default(),
             rto_initial: Duration::from_secs(1),
             rto_min: Duration::from_secs(1),
             rto_max: Duration::from_secs(60),
@@ -195,6 +217,8 @@ pub enum CongestionControlKind {
     Reno,
     /// RFC 6582 NewReno: recovery lasts until everything outstanding at its start is acknowledged.
     NewReno,
+    /// RFC 9438 CUBIC window growth and β = 0.7 decrease.
+    Cubic,
 }
 
 /// The initial congestion window.
@@ -310,6 +334,8 @@ impl TcpConfig {
         if !(0.0..=1.0).contains(&self.ack_immediate_p) {
             return Err(format!("ack_immediate_p = {}: accepted 0 to 1", self.ack_immediate_p));
         }
+        self.cubic.validate().map_err(|e| format!("cubic: {e}"))?;
+        self.rto_params.validate().map_err(|e| format!("rto_params: {e}"))?;
         if self.timestamp_tick.is_zero() {
             return Err("timestamp_tick = 0s: accepted 1us or more (RFC 7323 suggests 1ms to 1s)".into());
         }

@@ -10,7 +10,7 @@ use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::config::{AckPolicy, CongestionControlKind, CwndUnit, Cwv, IfqFull, TcpConfig};
-use crate::congestion::{AckInfo, CongestionControl, CongestionEvent, Growth, Reno, INFINITE_SSTHRESH};
+use crate::congestion::{AckInfo, CongestionControl, CongestionEvent, Cubic, Growth, Reno, INFINITE_SSTHRESH};
 use crate::estats::Estats;
 use crate::ranges::RangeSet;
 use crate::rtt::RttEstimator;
@@ -142,6 +142,8 @@ pub struct Connection {
     /// One past the last byte the application wrote; the FIN, once queued, takes this number.
     write_end: SeqNumber,
     fin_queued: bool,
+    /// The RTT sample the ACK being processed produced, for the congestion controller (HyStart).
+    ack_rtt_sample: Option<Duration>,
     /// Karn's rule for the handshake: no RTT sample from a repeated SYN.
     syn_retransmitted: bool,
     syn_resend: bool,
@@ -159,6 +161,8 @@ pub struct Connection {
     scoreboard: RangeSet,
     /// RFC 6675 HighRxt: one past the highest retransmitted byte in this recovery.
     high_rxt: SeqNumber,
+    /// SND.NXT when the latest SACK-recovery retransmission was sent.
+    rtx_marker: SeqNumber,
     /// Go-back-N retransmission pointer after a timeout.
     rtx_next: SeqNumber,
     retransmit_head: bool,
@@ -232,13 +236,21 @@ impl fmt::Debug for Connection {
 impl Connection {
     fn new(cfg: TcpConfig, local_port: u16, remote_port: u16, iss: u32, state: State) -> Self {
         let iss = SeqNumber(iss);
-        let rtt = RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max, cfg.clock_granularity);
+        let rtt = RttEstimator::with_model(
+            cfg.rto_model,
+            cfg.rto_params,
+            cfg.rto_initial,
+            cfg.rto_min,
+            cfg.rto_max,
+            cfg.clock_granularity,
+        );
         let mss = cfg.mss.bytes() as u32;
         let cc: Box<dyn CongestionControl + Send> = match cfg.congestion_control {
             CongestionControlKind::Reno | CongestionControlKind::NewReno => {
                 let reno = Reno::new(cfg.initial_window.bytes(mss), cfg.abc, cfg.abc_ca);
                 Box::new(if cfg.cwnd_unit == CwndUnit::Packets { reno.in_packets() } else { reno })
             }
+            CongestionControlKind::Cubic => Box::new(Cubic::new(cfg.initial_window.bytes(mss), cfg.abc, cfg.cubic)),
         };
         Connection {
             state,
@@ -260,6 +272,7 @@ impl Connection {
             max_snd_wnd: 0,
             write_end: iss + 1,
             fin_queued: false,
+            ack_rtt_sample: None,
             syn_retransmitted: false,
             syn_resend: false,
             cc,
@@ -270,6 +283,7 @@ impl Connection {
             partial_acks: 0,
             scoreboard: RangeSet::default(),
             high_rxt: iss,
+            rtx_marker: iss,
             rtx_next: iss,
             retransmit_head: false,
             after_rto: false,
@@ -665,13 +679,13 @@ impl Connection {
         // Karn: no sample if the SYN was retransmitted, unless the timestamp echo identifies it.
         if let (true, Some(ts)) = (self.ts_ok, seg.options.timestamps) {
             if ts.tsecr != 0 {
-                self.rtt_sample(self.ts_elapsed(now, ts.tsecr));
+                self.rtt_sample(now, self.ts_elapsed(now, ts.tsecr));
                 return;
             }
         }
         if let Some((_, sent)) = self.rtt_timed.take() {
             if !self.syn_retransmitted {
-                self.rtt_sample(now - sent);
+                self.rtt_sample(now, now - sent);
             }
         }
     }
@@ -815,6 +829,9 @@ impl Connection {
             return false;
         }
         let new_sack = self.sack_ok && self.process_sack_blocks(seg);
+        if new_sack {
+            self.detect_lost_retransmissions();
+        }
         let old_wnd = self.snd_wnd;
         let window = (seg.window as u32) << self.snd_wscale;
         // RFC 9293 §3.10.7.4: window update from a newer segment.
@@ -892,6 +909,7 @@ impl Connection {
 
     fn on_new_ack(&mut self, now: Instant, seg: &TcpSegment) {
         let ack = seg.ack;
+        self.ack_rtt_sample = None;
         // The handshake paths move SND.UNA past the SYN themselves, so everything here is data (or the FIN).
         let data_acked = ack.min(self.write_end).diff(self.snd_una).max(0) as u32;
         let flight_before = self.snd_nxt - self.snd_una;
@@ -916,14 +934,14 @@ impl Connection {
         let mut sampled = false;
         if let (true, Some(ts)) = (self.ts_ok, seg.options.timestamps) {
             if ts.tsecr != 0 {
-                self.rtt_sample(self.ts_elapsed(now, ts.tsecr));
+                self.rtt_sample(now, self.ts_elapsed(now, ts.tsecr));
                 sampled = true;
             }
         }
         if let Some((end, sent)) = self.rtt_timed {
             if ack >= end {
                 if !sampled {
-                    self.rtt_sample(now - sent);
+                    self.rtt_sample(now, now - sent);
                 }
                 self.rtt_timed = None;
             }
@@ -1060,7 +1078,14 @@ impl Connection {
         if self.cfg.cwv == Cwv::Rfc2861 && !cwnd_limited {
             return;
         }
-        let info = AckInfo { acked, smss: self.smss, flight_size, after_rto: self.after_rto };
+        let info = AckInfo {
+            acked,
+            smss: self.smss,
+            flight_size,
+            after_rto: self.after_rto,
+            srtt: self.rtt.srtt(),
+            rtt_sample: self.ack_rtt_sample,
+        };
         let in_ss = self.cc.window() < self.cc.ssthresh();
         match self.cc.on_ack(now, &info) {
             Growth::SlowStart => self.st.SlowStart += 1,
@@ -1114,6 +1139,24 @@ impl Connection {
         self.rtt_timed = None;
     }
 
+    /// Lost retransmissions (Linux `tcp_mark_lost_retrans`, before RACK): once DupThresh segments sent
+    /// after the latest retransmission are SACKed while retransmitted bytes are still missing, those
+    /// retransmissions were lost, and NextSeg starts again from SND.UNA. Off in `rfc` (RFC 6675 leaves
+    /// them to the RTO).
+    fn detect_lost_retransmissions(&mut self) {
+        if !self.cfg.lost_retransmit_detection || !matches!(self.recovery, Recovery::Sack { .. }) {
+            return;
+        }
+        let beyond = self.rtx_marker.max(self.snd_una);
+        let sacked_after = self.scoreboard.bytes_within(beyond, self.snd_nxt);
+        let missing = self.high_rxt > self.snd_una
+            && self.scoreboard.bytes_within(self.snd_una, self.high_rxt) < self.high_rxt - self.snd_una;
+        if missing && sacked_after as u64 >= self.cfg.dupthresh as u64 * self.smss as u64 {
+            self.high_rxt = self.snd_una;
+            self.rtx_marker = self.snd_nxt;
+        }
+    }
+
     /// RFC 6675 IsLost as a boundary: every unSACKed byte below the returned sequence number is lost
     /// (DupThresh SACKed blocks, or more than (DupThresh − 1)·SMSS SACKed bytes, lie above it).
     fn lost_below(&self) -> Option<SeqNumber> {
@@ -1164,8 +1207,9 @@ impl Connection {
         w.max(self.smss as i64) as u32
     }
 
-    fn rtt_sample(&mut self, r: Duration) {
-        self.rtt.on_sample(r);
+    fn rtt_sample(&mut self, now: Instant, r: Duration) {
+        self.rtt.on_sample_at(now, r);
+        self.ack_rtt_sample = Some(r);
         self.backoff = 0;
         let ms = r.as_nanos() as f64 / 1e6;
         self.st.SampleRTT = ms;
@@ -1530,7 +1574,10 @@ impl Connection {
                 }
                 match self.recovery {
                     Recovery::Loss { .. } => self.rtx_next = self.rtx_next.max(end),
-                    Recovery::Sack { .. } => self.high_rxt = self.high_rxt.max(end),
+                    Recovery::Sack { .. } => {
+                        self.high_rxt = self.high_rxt.max(end);
+                        self.rtx_marker = self.snd_nxt;
+                    }
                     _ => {}
                 }
             }

@@ -4,7 +4,8 @@
 use tcplab_units::{ByteSize, Duration};
 
 use crate::config::{AckPolicy, CongestionControlKind, CwndUnit, Cwv, IfqFull, InitialWindow, TcpConfig};
-use crate::congestion::Abc;
+use crate::congestion::{Abc, CubicConfig};
+use crate::rtt::RtoModel;
 
 /// The stack personalities, with one line on each.
 pub const PERSONALITIES: &[(&str, &str)] = &[
@@ -12,6 +13,11 @@ pub const PERSONALITIES: &[(&str, &str)] = &[
         "rfc",
         "the standards as written: RFC 5681 with RFC 6582 NewReno and RFC 6675 SACK, RFC 3390 IW, RFC 6298 RTO \
          (1 s minimum), delayed ACK every 2 segments or 200 ms",
+    ),
+    (
+        "linux",
+        "a current Linux: CUBIC with HyStart, IW 10, SACK, timestamps, quickack/pingpong ACKs, Linux RTO \
+         estimator with a 200 ms minimum, unlimited slow-start byte counting, interface stall -> CWR",
     ),
     (
         "linux-2.4",
@@ -36,6 +42,23 @@ impl TcpConfig {
         let rfc = TcpConfig::default();
         match name {
             "rfc" => Some(rfc),
+            "linux" => Some(TcpConfig {
+                congestion_control: CongestionControlKind::Cubic,
+                cubic: CubicConfig { hystart: true, ..CubicConfig::default() },
+                initial_window: InitialWindow::Segments(10),
+                ack_policy: AckPolicy::Linux,
+                ato_min: Duration::from_millis(40),
+                delayed_ack_timeout: Duration::from_millis(200),
+                rto_model: RtoModel::Linux,
+                rto_min: Duration::from_millis(200),
+                rto_max: Duration::from_secs(120),
+                abc: Abc::Unlimited,
+                abc_ca: true,
+                ifq_full: IfqFull::Cwr,
+                cwv: Cwv::Rfc2861,
+                lost_retransmit_detection: true,
+                ..rfc.clone()
+            }),
             "linux-2.4" => Some(TcpConfig {
                 congestion_control: CongestionControlKind::NewReno,
                 cwnd_unit: CwndUnit::Packets,
@@ -51,6 +74,7 @@ impl TcpConfig {
                 clock_granularity: Duration::from_millis(10),
                 rto_min: Duration::from_millis(200),
                 rto_max: Duration::from_secs(120),
+                rto_model: RtoModel::Linux,
                 ..rfc
             }),
             "hpux-11" => Some(TcpConfig {

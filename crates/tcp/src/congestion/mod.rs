@@ -3,12 +3,14 @@
 //! The controller owns cwnd and ssthresh; loss detection and recovery stay in the connection, which only
 //! reports verdicts (an ACK of new data, a congestion event, the end of recovery).
 
+mod cubic;
 mod reno;
 
+pub use cubic::{Cubic, CubicConfig};
 pub use reno::Reno;
 
 use serde::{Deserialize, Serialize};
-use tcplab_units::Instant;
+use tcplab_units::{Duration, Instant};
 
 /// "Infinite" initial ssthresh (RFC 5681 §3.1: arbitrarily high).
 pub const INFINITE_SSTHRESH: u32 = u32::MAX;
@@ -45,6 +47,12 @@ pub struct AckInfo {
     pub flight_size: u32,
     /// True in the slow start that follows a retransmission timeout (RFC 3465 §2.3: L = 1 SMSS).
     pub after_rto: bool,
+    /// Smoothed round-trip time (RFC 6298 SRTT) including this ACK's sample; `None` before the first sample.
+    /// CUBIC aims at W_cubic(t + RTT) with it (RFC 9438 §4.2).
+    pub srtt: Option<Duration>,
+    /// The RTT sample this ACK produced (RFC 6298 §3, RFC 7323 §4.1), `None` when it gave none (Karn's
+    /// algorithm without timestamps). CUBIC's HyStart delay detector uses it.
+    pub rtt_sample: Option<Duration>,
 }
 
 /// Appropriate Byte Counting in slow start (RFC 3465 §2.2): how much one ACK may grow cwnd.
@@ -64,6 +72,19 @@ pub enum Abc {
 }
 
 impl Abc {
+    /// The slow-start increase for one ACK of new data, bytes. `Unlimited` stops at ssthresh, as Linux's
+    /// `tcp_slow_start` does (the rest of the ACK counts toward congestion avoidance there; here it is
+    /// dropped, a difference of at most one ACK's worth).
+    pub fn slow_start_increase(self, a: &AckInfo, cwnd: u32, ssthresh: u32) -> u32 {
+        match self.limit(a.smss) {
+            None => a.smss,
+            // RFC 3465 §2.3: L = 1 SMSS in the slow start that follows an RTO.
+            Some(_) if a.after_rto => a.acked.min(a.smss),
+            Some(u32::MAX) => a.acked.min(ssthresh.saturating_sub(cwnd)),
+            Some(l) => a.acked.min(l),
+        }
+    }
+
     /// The per-ACK slow-start increase limit L in bytes, or `None` when byte counting is off.
     pub fn limit(self, smss: u32) -> Option<u32> {
         match self {

@@ -81,12 +81,7 @@ impl CongestionControl for Reno {
         }
         if self.cwnd < self.ssthresh {
             // RFC 5681 (2); RFC 3465 §2.2 limits the increase per ACK to L, §2.3 to 1 SMSS after an RTO.
-            let inc = match self.abc.limit(a.smss) {
-                None => a.smss,
-                Some(_) if a.after_rto => a.acked.min(a.smss),
-                Some(l) => a.acked.min(l),
-            };
-            self.cwnd = self.cwnd.saturating_add(inc);
+            self.cwnd = self.cwnd.saturating_add(self.abc.slow_start_increase(a, self.cwnd, self.ssthresh));
             return Growth::SlowStart;
         }
         let before = self.cwnd;
@@ -143,7 +138,7 @@ mod tests {
 
     const MSS: u32 = 1000;
     fn ack(acked: u32, after_rto: bool) -> AckInfo {
-        AckInfo { acked, smss: MSS, flight_size: 10 * MSS, after_rto }
+        AckInfo { acked, smss: MSS, flight_size: 10 * MSS, after_rto, srtt: None, rtt_sample: None }
     }
 
     #[test]

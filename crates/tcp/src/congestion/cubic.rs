@@ -1,0 +1,583 @@
+//! CUBIC window growth and decrease (RFC 9438), with an optional HyStart delay detector (Linux `tcp_cubic.c`).
+//!
+//! Read RFC 9438 §4.1 (constants and variables), §4.2 (the window increase function W_cubic, K, the per-ACK
+//! target), §4.3 (Reno-friendly region, W_est and α_cubic), §4.4–§4.5 (concave and convex regions), §4.6
+//! (multiplicative decrease), §4.7 (fast convergence), §4.8 (timeout), §4.10 (slow start) and §5.8
+//! (application-limited flows). HyStart: Ha and Rhee, "Taming the elephants" (2011) and Linux
+//! `net/ipv4/tcp_cubic.c` (`hystart_update`); RFC 9406 (HyStart++) §4.2 for the per-round comparison.
+//!
+//! The RFC's formulas count segments and seconds; this controller keeps its state in bytes and converts with
+//! the SMSS each event carries: W_cubic in bytes is C·SMSS·(t − K)³ + W_max, and K = ∛((W_max − cwnd_epoch)
+//! / (C·SMSS)) is the same number of seconds. cwnd is kept as an `f64` number of bytes so that per-ACK
+//! increments smaller than a byte add up; [`CongestionControl::window`] reports it rounded down. All time
+//! comes from the `now` arguments; nothing here reads a clock, and the arithmetic is plain `f64`.
+//!
+//! Choices the RFC leaves open, or that the trait forces:
+//! - ssthresh = max(FlightSize·β, 2·SMSS) from the flight size the connection passes (§4.6; RFC 5681 (4)
+//!   likewise starts from FlightSize; a connection that passes cwnd gets the cwnd-based variant §4.6 also
+//!   describes); cwnd = ssthresh after a fast retransmit.
+//! - Leaving recovery sets cwnd = ssthresh (§4.6 gives no other formula; RFC 6582's
+//!   min(ssthresh, FlightSize + SMSS) is NewReno's and is not used here).
+//! - The Reno-friendly rule "cwnd = W_est when W_cubic(t) < W_est" (§4.3) never lowers cwnd on an ACK.
+//! - Idle and application-limited time does not count in t (§5.8): the controller only sees the ACKs it is
+//!   told about, so when two consecutive ACKs are further apart than one smoothed RTT, the excess moves
+//!   t_epoch forward (the exact idle time when a sender restarts after idling: its first ACK comes one RTT
+//!   after it resumed sending).
+//! - Without an RTT estimate (`srtt` is `None`) the target is W_cubic(t), i.e. RTT = 0.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Abc, AckInfo, CongestionControl, CongestionEvent, Growth, INFINITE_SSTHRESH};
+use tcplab_units::{Duration, Instant};
+
+/// CUBIC's parameters (RFC 9438 §4.1.1, §4.3, §4.7; HyStart from Linux `tcp_cubic.c`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CubicConfig {
+    /// C, the aggressiveness of the cubic window increase function W_cubic(t) = C·(t − K)³ + W_max, in
+    /// segments per second³. Default 0.4 (RFC 9438 §4.1.1, §4.2).
+    pub c: f64,
+    /// β_cubic, the multiplicative window decrease factor: ssthresh = FlightSize·β after a congestion event.
+    /// Dimensionless, in (0, 1). Default 0.7 (RFC 9438 §4.1.1, §4.6). It also sets the Reno-friendly
+    /// additive increase α_cubic = 3(1 − β)/(1 + β) (§4.3).
+    pub beta: f64,
+    /// Fast convergence: on a congestion event below the previous W_max, remember only
+    /// W_max = cwnd·(1 + β)/2, releasing bandwidth to newer flows. Default on (RFC 9438 §4.7).
+    pub fast_convergence: bool,
+    /// Reno-friendly region: track the window W_est an AIMD(α_cubic, β) flow would have and never grow slower
+    /// than it (cwnd = W_est when W_cubic(t) < W_est). Default on (RFC 9438 §4.3).
+    pub reno_friendly: bool,
+    /// HyStart delay detector (Linux `tcp_cubic.c` `hystart_detect` = 2; RFC 9438 §4.10 allows a slow-start
+    /// variant, RFC 9406 §4.2 uses the same comparison): once cwnd ≥ 16 segments, slow start ends
+    /// (ssthresh = cwnd) as soon as a round's minimum RTT over at least 8 samples reaches the previous round's
+    /// minimum plus clamp(previous / 8, 4 ms, 16 ms). Needs [`AckInfo::rtt_sample`]. Default off.
+    pub hystart: bool,
+}
+
+impl Default for CubicConfig {
+    fn default() -> Self {
+        CubicConfig { c: 0.4, beta: 0.7, fast_convergence: true, reno_friendly: true, hystart: false }
+    }
+}
+
+impl CubicConfig {
+    /// α_cubic = 3(1 − β)/(1 + β) (RFC 9438 §4.3, eq. 4): the Reno-friendly additive increase in segments per
+    /// RTT, ≈ 0.529 for β = 0.7.
+    pub fn alpha(&self) -> f64 {
+        3.0 * (1.0 - self.beta) / (1.0 + self.beta)
+    }
+
+    /// Checks the ranges the formulas need: C > 0 and 0 < β < 1 (both finite).
+    pub fn validate(&self) -> Result<(), &'static str> {
+        if !(self.c.is_finite() && self.c > 0.0) {
+            return Err("cubic c must be a positive number");
+        }
+        if !(self.beta > 0.0 && self.beta < 1.0) {
+            return Err("cubic beta must be between 0 and 1 (exclusive)");
+        }
+        Ok(())
+    }
+}
+
+/// HyStart: below this many segments of cwnd the delay detector stays quiet (Linux `hystart_low_window`).
+const HYSTART_LOW_WINDOW: u32 = 16;
+/// HyStart: RTT samples a round needs before its minimum is trusted (Linux `HYSTART_MIN_SAMPLES`).
+const HYSTART_MIN_SAMPLES: u32 = 8;
+/// HyStart: bounds of the RTT increase that ends slow start (Linux `HYSTART_DELAY_MIN`/`MAX`, RFC 9406 §4.2).
+const HYSTART_DELAY_MIN: Duration = Duration::from_millis(4);
+const HYSTART_DELAY_MAX: Duration = Duration::from_millis(16);
+
+/// CUBIC (RFC 9438) as a [`CongestionControl`]. See the module documentation for the choices it makes.
+#[derive(Debug, Clone)]
+pub struct Cubic {
+    cfg: CubicConfig,
+    abc: Abc,
+    /// Congestion window, bytes (fractional: sub-byte per-ACK increments accumulate).
+    cwnd: f64,
+    ssthresh: u32,
+    /// W_max (RFC 9438 §4.1.2), bytes: the window before the last reduction, lowered by fast convergence.
+    /// `None` before the first congestion event and after a timeout: the next congestion-avoidance stage then
+    /// takes its starting window (§4.8, §4.10).
+    w_max: Option<f64>,
+    /// cwnd_prior (§4.1.2), bytes: cwnd when ssthresh was last set; W_est's α_cubic becomes 1 there (§4.3).
+    cwnd_prior: f64,
+    /// The current congestion-avoidance stage, begun by its first ACK; `None` outside one.
+    epoch: Option<Epoch>,
+    /// When the previous ACK arrived, to keep idle time out of t (§5.8).
+    last_ack: Option<Instant>,
+    hystart: HyStart,
+}
+
+/// One congestion-avoidance stage (RFC 9438 §4.2).
+#[derive(Debug, Clone, Copy)]
+struct Epoch {
+    /// t_epoch, moved forward by idle time.
+    start: Instant,
+    /// K, seconds (§4.2 eq. 2); negative when the stage starts above W_max.
+    k: f64,
+    /// W_max for this stage, bytes.
+    w_max: f64,
+    /// W_est (§4.3), bytes.
+    w_est: f64,
+}
+
+/// Linux HyStart's delay detector state, with rounds counted in bytes: a round ends once everything that was
+/// outstanding at its first ACK is acknowledged (Linux: SND.UNA passes `end_seq` = SND.NXT at round start).
+#[derive(Debug, Clone, Copy, Default)]
+struct HyStart {
+    /// Bytes still to be acknowledged before the current round ends; 0 starts a new round at the next ACK.
+    round_left: u32,
+    /// Minimum RTT sample of the current round, and how many samples it has seen.
+    round_min: Option<Duration>,
+    samples: u32,
+    /// Minimum RTT sample of the previous round.
+    prev_min: Option<Duration>,
+    /// HyStart ended slow start; it stays quiet until a timeout (Linux `found`).
+    found: bool,
+}
+
+impl HyStart {
+    /// Feeds one slow-start ACK; true when slow start should end.
+    fn on_ack(&mut self, a: &AckInfo, cwnd: u32) -> bool {
+        if self.found {
+            return false;
+        }
+        if self.round_left == 0 {
+            if self.round_min.is_some() {
+                self.prev_min = self.round_min;
+            }
+            *self = HyStart { round_left: a.flight_size, prev_min: self.prev_min, ..HyStart::default() };
+        }
+        self.round_left = self.round_left.saturating_sub(a.acked);
+        let Some(rtt) = a.rtt_sample else { return false };
+        self.round_min = Some(self.round_min.map_or(rtt, |m| m.min(rtt)));
+        self.samples += 1;
+        if cwnd < HYSTART_LOW_WINDOW.saturating_mul(a.smss) || self.samples < HYSTART_MIN_SAMPLES {
+            return false;
+        }
+        let (Some(cur), Some(prev)) = (self.round_min, self.prev_min) else { return false };
+        let eta = Duration::from_nanos(prev.as_nanos() / 8).clamp(HYSTART_DELAY_MIN, HYSTART_DELAY_MAX);
+        self.found = cur >= prev + eta;
+        self.found
+    }
+}
+
+impl Cubic {
+    /// A controller starting in slow start at `initial_window` bytes with an infinite ssthresh; `abc` limits
+    /// the slow-start increase per ACK exactly as for [`super::Reno`]. The SMSS comes with every event.
+    /// Panics if `cfg` fails [`CubicConfig::validate`].
+    pub fn new(initial_window: u32, abc: Abc, cfg: CubicConfig) -> Self {
+        if let Err(e) = cfg.validate() {
+            panic!("{e}");
+        }
+        Cubic {
+            cfg,
+            abc,
+            cwnd: initial_window as f64,
+            ssthresh: INFINITE_SSTHRESH,
+            w_max: None,
+            cwnd_prior: 0.0,
+            epoch: None,
+            last_ack: None,
+            hystart: HyStart::default(),
+        }
+    }
+
+    /// The parameters this controller runs with.
+    pub fn config(&self) -> &CubicConfig {
+        &self.cfg
+    }
+
+    /// W_max in bytes (RFC 9438 §4.1.2), `None` until a congestion event and between a timeout and the next
+    /// congestion-avoidance stage.
+    pub fn w_max(&self) -> Option<u32> {
+        self.w_max.map(|w| w as u32)
+    }
+
+    /// K of the current congestion-avoidance stage, the time from its start until W_cubic reaches W_max
+    /// (RFC 9438 §4.2 eq. 2); zero when the stage started at or above W_max, `None` outside a stage.
+    pub fn k(&self) -> Option<Duration> {
+        self.epoch.map(|e| Duration::from_secs_f64(e.k.max(0.0)))
+    }
+
+    /// A congestion-avoidance stage starts with this ACK (§4.2): t_epoch = now, cwnd_epoch = cwnd, W_est =
+    /// cwnd_epoch (§4.3); without a W_max (after a timeout, or a slow start ended without loss) W_max =
+    /// cwnd_epoch and K = 0 (§4.8, §4.10).
+    fn start_epoch(&mut self, now: Instant, smss: f64) -> Epoch {
+        let cwnd = self.cwnd;
+        let w_max = *self.w_max.get_or_insert(cwnd);
+        Epoch { start: now, k: ((w_max - cwnd) / (self.cfg.c * smss)).cbrt(), w_max, w_est: cwnd }
+    }
+
+    /// Slow start as Reno: RFC 5681 §3.1 (2) with RFC 3465 byte counting.
+    fn slow_start(&mut self, a: &AckInfo) -> Growth {
+        self.epoch = None;
+        self.cwnd += self.abc.slow_start_increase(a, self.window(), self.ssthresh) as f64;
+        if self.cfg.hystart && self.hystart.on_ack(a, self.window()) {
+            self.ssthresh = self.window();
+            self.cwnd_prior = self.cwnd;
+        }
+        Growth::SlowStart
+    }
+}
+
+impl CongestionControl for Cubic {
+    fn window(&self) -> u32 {
+        self.cwnd as u32
+    }
+    fn ssthresh(&self) -> u32 {
+        self.ssthresh
+    }
+
+    fn on_ack(&mut self, now: Instant, a: &AckInfo) -> Growth {
+        let gap = self.last_ack.map(|t| now.saturating_since(t));
+        self.last_ack = Some(now);
+        if self.window() < self.ssthresh {
+            return self.slow_start(a);
+        }
+        let smss = a.smss.max(1) as f64;
+        let mut ep = match self.epoch {
+            Some(mut ep) => {
+                // §5.8: time without ACKs beyond one RTT was idle or application-limited; it does not count.
+                if let (Some(gap), Some(srtt)) = (gap, a.srtt) {
+                    if gap > srtt {
+                        ep.start += gap - srtt;
+                    }
+                }
+                ep
+            }
+            None => self.start_epoch(now, smss),
+        };
+        let cwnd = self.cwnd;
+        let cfg = self.cfg;
+        let w_cubic = |t: f64| {
+            let d = t - ep.k;
+            cfg.c * smss * d * d * d + ep.w_max
+        };
+        let t = now.saturating_since(ep.start).as_secs_f64();
+        let rtt = a.srtt.map_or(0.0, Duration::as_secs_f64);
+        // The fraction of a window this ACK covers: (acked / SMSS) segments over cwnd / SMSS segments.
+        let frac = (a.acked as f64 / cwnd).min(1.0);
+        if cfg.reno_friendly {
+            // §4.3 eq. 4: W_est += α_cubic · segments_acked / cwnd, α_cubic = 1 from cwnd_prior on.
+            let alpha = if ep.w_est >= self.cwnd_prior { 1.0 } else { cfg.alpha() };
+            ep.w_est += alpha * smss * frac;
+        }
+        if cfg.reno_friendly && w_cubic(t) < ep.w_est {
+            // §4.3: Reno-friendly region.
+            self.cwnd = cwnd.max(ep.w_est);
+        } else {
+            // §4.4, §4.5: target = W_cubic(t + RTT) within [cwnd, 1.5·cwnd]; cwnd += (target − cwnd)/cwnd
+            // per acknowledged segment.
+            let target = w_cubic(t + rtt).clamp(cwnd, 1.5 * cwnd);
+            self.cwnd = cwnd + (target - cwnd) * frac;
+        }
+        self.epoch = Some(ep);
+        Growth::CongAvoid { grew: self.cwnd as u32 > cwnd as u32 }
+    }
+
+    fn on_congestion_event(&mut self, _now: Instant, event: CongestionEvent, flight_size: u32, smss: u32) {
+        self.epoch = None;
+        if event == (CongestionEvent::Timeout { first: false }) {
+            // A repeated timeout of the same segment: loss window again, ssthresh and W_max held.
+            self.cwnd = smss as f64;
+            return;
+        }
+        let cwnd = self.cwnd;
+        let beta = self.cfg.beta;
+        // §4.7: a congestion event below the previous W_max remembers less of it.
+        self.w_max = Some(match self.w_max {
+            Some(w) if self.cfg.fast_convergence && cwnd < w => cwnd * (1.0 + beta) / 2.0,
+            _ => cwnd,
+        });
+        // §4.6: ssthresh = max(FlightSize·β, 2 SMSS); cwnd_prior = cwnd.
+        self.ssthresh = ((flight_size as f64 * beta).round() as u32).max(2 * smss);
+        self.cwnd_prior = cwnd;
+        match event {
+            CongestionEvent::FastRetransmit => self.cwnd = self.ssthresh as f64,
+            CongestionEvent::Timeout { .. } => {
+                // §4.8: loss window of 1 SMSS as Reno (RFC 5681 §3.1); the next congestion-avoidance stage
+                // starts from its own window (W_max = cwnd_epoch, K = 0).
+                self.cwnd = smss as f64;
+                self.w_max = None;
+                self.hystart = HyStart::default();
+            }
+        }
+    }
+
+    fn on_recovery_exit(&mut self, _now: Instant, _flight_size: u32, _smss: u32) {
+        // §4.6 leaves cwnd at ssthresh (not RFC 6582's FlightSize + SMSS); a new stage starts at the next ACK.
+        self.cwnd = self.ssthresh as f64;
+        self.epoch = None;
+    }
+
+    fn set_window(&mut self, cwnd: u32) {
+        self.cwnd = cwnd as f64;
+        // A reduction from outside (cwnd validation, moderation, restart) also caps the Reno estimate, so that
+        // the next ACK does not jump back to it; the cubic target is limited to 1.5·cwnd per RTT anyway.
+        if let Some(ep) = &mut self.epoch {
+            ep.w_est = ep.w_est.min(self.cwnd);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u32 = 1000;
+    const RTT: Duration = Duration::from_millis(100);
+
+    fn ack(acked: u32, flight: u32, rtt: Option<Duration>) -> AckInfo {
+        AckInfo { acked, smss: MSS, flight_size: flight, after_rto: false, srtt: rtt, rtt_sample: rtt }
+    }
+
+    fn segs(bytes: u32) -> f64 {
+        bytes as f64 / MSS as f64
+    }
+
+    /// A controller in congestion avoidance just after a fast retransmit at `w_max` segments (and the end of
+    /// that recovery), cwnd-limited, with nothing before that.
+    fn after_loss(w_max: u32, cfg: CubicConfig) -> Cubic {
+        let mut cc = Cubic::new(10 * MSS, Abc::L1, cfg);
+        cc.set_window(w_max * MSS);
+        cc.on_congestion_event(Instant::ZERO, CongestionEvent::FastRetransmit, w_max * MSS, MSS);
+        cc.on_recovery_exit(Instant::ZERO, 0, MSS);
+        cc
+    }
+
+    /// A cwnd-limited sender: each RTT brings one ACK of one SMSS for every segment cwnd held when the RTT
+    /// began, spread evenly over it. Runs from `start` while `now < end` and returns the next ACK time;
+    /// `probe` sees the controller after every ACK.
+    fn drive(
+        cc: &mut Cubic,
+        start: Instant,
+        end: Instant,
+        rtt: Duration,
+        mut probe: impl FnMut(Instant, &Cubic),
+    ) -> Instant {
+        let mut round = start;
+        while round < end {
+            let n = (cc.window() / MSS).max(1) as u64;
+            for i in 0..n {
+                let now = round + Duration::from_nanos(rtt.as_nanos() * i / n);
+                if now >= end {
+                    return now;
+                }
+                cc.on_ack(now, &ack(MSS, cc.window(), Some(rtt)));
+                probe(now, cc);
+            }
+            round += rtt;
+        }
+        round
+    }
+
+    #[test]
+    fn reduction_is_beta_times_flight() {
+        // RFC 9438 §4.6: ssthresh = cwnd·β_cubic, cwnd = ssthresh (FlightSize = cwnd here).
+        let cc = after_loss(100, CubicConfig::default());
+        assert_eq!((cc.window(), cc.ssthresh()), (70 * MSS, 70 * MSS));
+        assert_eq!(cc.w_max(), Some(100 * MSS));
+        let mut cc = Cubic::new(10 * MSS, Abc::L1, CubicConfig::default());
+        cc.on_congestion_event(Instant::ZERO, CongestionEvent::FastRetransmit, 2 * MSS, MSS);
+        assert_eq!(cc.ssthresh(), 2 * MSS, "floor of 2 SMSS");
+    }
+
+    /// cwnd in segments at the first ACK at or after each of `checks` seconds into the stage that starts
+    /// after a loss at 100 segments, RTT 100 ms.
+    fn trajectory(cfg: CubicConfig, checks: &[f64]) -> Vec<(f64, f64)> {
+        let mut cc = after_loss(100, cfg);
+        let mut seen = Vec::new();
+        let start = Instant::from_nanos(1_000_000_000);
+        let end = start + Duration::from_secs_f64(checks[checks.len() - 1] + 0.5);
+        drive(&mut cc, start, end, RTT, |now, cc| {
+            let t = now.saturating_since(start).as_secs_f64();
+            if seen.len() < checks.len() && t >= checks[seen.len()] {
+                seen.push((t, segs(cc.window())));
+            }
+        });
+        assert_eq!(seen.len(), checks.len());
+        seen
+    }
+
+    #[test]
+    fn window_follows_the_cubic_function() {
+        // RFC 9438 §4.2: W_cubic(t) = C(t − K)³ + W_max with K = ∛(W_max(1 − β)/C) after a reduction to β·W_max.
+        let cfg = CubicConfig::default();
+        let k = (100.0 * (1.0 - cfg.beta) / cfg.c).cbrt();
+        assert!((k - 4.2172).abs() < 1e-4, "K = {k}");
+        let w_cubic = |t: f64| cfg.c * (t - k).powi(3) + 100.0;
+        let checks = [0.5 * k, k, 1.5 * k, 2.0 * k];
+        let close = |got: f64, want: f64| (got - want).abs() <= (0.02 * want).max(1.0);
+        // The cubic function alone (§4.4 concave, §4.5 convex).
+        let cubic_only = CubicConfig { reno_friendly: false, ..cfg };
+        for (t, cwnd) in trajectory(cubic_only, &checks) {
+            assert!(close(cwnd, w_cubic(t)), "t = {t:.3} s: cwnd {cwnd:.2}, W_cubic {:.2}", w_cubic(t));
+        }
+        // With the Reno-friendly region (§4.3), cwnd = max(W_cubic, W_est): W_est grows α_cubic per RTT from
+        // 70 to cwnd_prior = 100 segments (by 5.67 s), then 1 per RTT, and leads W_cubic from about 5.9 s to
+        // 8.2 s, so at 1.5·K (6.33 s) cwnd is W_est ≈ 106.6 segments rather than W_cubic = 103.75.
+        let rtts = |t: f64| t / RTT.as_secs_f64();
+        let t_prior = 30.0 / cfg.alpha() * RTT.as_secs_f64();
+        let w_est = |t: f64| if t < t_prior { 70.0 + cfg.alpha() * rtts(t) } else { 100.0 + rtts(t - t_prior) };
+        for (t, cwnd) in trajectory(cfg, &checks) {
+            let want = w_cubic(t).max(w_est(t));
+            assert!(
+                close(cwnd, want),
+                "t = {t:.3} s: cwnd {cwnd:.2}, W_cubic {:.2}, W_est {:.2}",
+                w_cubic(t),
+                w_est(t)
+            );
+        }
+        assert!(w_est(1.5 * k) > w_cubic(1.5 * k) + 2.0);
+    }
+
+    #[test]
+    fn fast_convergence_lowers_w_max() {
+        // RFC 9438 §4.7: a loss at cwnd < W_max remembers W_max = cwnd·(1 + β)/2.
+        let mut cc = after_loss(100, CubicConfig::default());
+        cc.set_window(90 * MSS);
+        cc.on_congestion_event(Instant::ZERO, CongestionEvent::FastRetransmit, 90 * MSS, MSS);
+        assert_eq!(cc.w_max(), Some(76_500));
+        assert_eq!(cc.window(), 63 * MSS);
+        // And K follows from it: ∛((76.5 − 63)/0.4) s.
+        cc.on_recovery_exit(Instant::ZERO, 0, MSS);
+        cc.on_ack(Instant::ZERO, &ack(MSS, 63 * MSS, Some(RTT)));
+        let k = cc.k().unwrap().as_secs_f64();
+        assert!((k - (13.5f64 / 0.4).cbrt()).abs() < 1e-6, "K = {k}");
+
+        let cfg = CubicConfig { fast_convergence: false, ..CubicConfig::default() };
+        let mut cc = after_loss(100, cfg);
+        cc.set_window(90 * MSS);
+        cc.on_congestion_event(Instant::ZERO, CongestionEvent::FastRetransmit, 90 * MSS, MSS);
+        assert_eq!(cc.w_max(), Some(90 * MSS), "without fast convergence W_max = cwnd");
+        // A loss above the previous W_max sets W_max = cwnd with fast convergence too.
+        let mut cc = after_loss(100, CubicConfig::default());
+        cc.set_window(120 * MSS);
+        cc.on_congestion_event(Instant::ZERO, CongestionEvent::FastRetransmit, 120 * MSS, MSS);
+        assert_eq!(cc.w_max(), Some(120 * MSS));
+    }
+
+    #[test]
+    fn reno_friendly_region_dominates_at_short_rtt() {
+        // RFC 9438 §4.3: with a small window and a short RTT, W_est grows α_cubic ≈ 0.53 segments per RTT up
+        // to cwnd_prior, then 1 segment per RTT, far faster than W_cubic.
+        let rtt = Duration::from_millis(10);
+        let cfg = CubicConfig::default();
+        let run = |cfg: CubicConfig| {
+            let mut cc = after_loss(30, cfg);
+            let mut at = Vec::new();
+            let mut now = Instant::ZERO;
+            for _ in 0..40 {
+                at.push(segs(cc.window()));
+                now = drive(&mut cc, now, now + rtt, rtt, |_, _| {});
+            }
+            at
+        };
+        let w = run(cfg);
+        assert_eq!(w[0], 21.0);
+        let per_rtt = (w[10] - w[0]) / 10.0;
+        assert!((per_rtt - cfg.alpha()).abs() < 0.05, "{per_rtt:.3} segments per RTT, α = {:.3}", cfg.alpha());
+        // Past cwnd_prior = 30 segments, α_cubic = 1.
+        assert!(w[25] > 30.0);
+        let per_rtt = (w[39] - w[25]) / 14.0;
+        assert!((per_rtt - 1.0).abs() < 0.05, "{per_rtt:.3} segments per RTT");
+        // Without the Reno-friendly region, W_cubic alone grows much more slowly here.
+        let w = run(CubicConfig { reno_friendly: false, ..cfg });
+        assert!(w[10] - w[0] < 1.5, "{:.3}", w[10] - w[0]);
+    }
+
+    #[test]
+    fn timeouts_set_loss_window_and_hold_ssthresh_on_repeat() {
+        // RFC 9438 §4.8: cwnd = 1 SMSS as Reno, ssthresh = β·FlightSize.
+        let t = Instant::ZERO;
+        let mut cc = Cubic::new(10 * MSS, Abc::L1, CubicConfig::default());
+        cc.set_window(100 * MSS);
+        cc.on_congestion_event(t, CongestionEvent::Timeout { first: true }, 100 * MSS, MSS);
+        assert_eq!((cc.window(), cc.ssthresh()), (MSS, 70 * MSS));
+        cc.on_congestion_event(t, CongestionEvent::Timeout { first: false }, MSS, MSS);
+        assert_eq!((cc.window(), cc.ssthresh()), (MSS, 70 * MSS));
+        // Slow start back to ssthresh; the congestion-avoidance stage then starts with W_max = cwnd_epoch and
+        // K = 0 (convex from its start).
+        let mut now = t;
+        while cc.window() < cc.ssthresh() {
+            now += Duration::from_millis(1);
+            assert_eq!(cc.on_ack(now, &ack(MSS, cc.window(), Some(RTT))), Growth::SlowStart);
+        }
+        let cwnd_epoch = cc.window();
+        assert!(matches!(cc.on_ack(now, &ack(MSS, cc.window(), Some(RTT))), Growth::CongAvoid { .. }));
+        assert_eq!(cc.w_max(), Some(cwnd_epoch));
+        assert_eq!(cc.k(), Some(Duration::ZERO));
+    }
+
+    #[test]
+    fn config_defaults_and_ranges() {
+        let cfg = CubicConfig::default();
+        assert_eq!(
+            (cfg.c, cfg.beta, cfg.fast_convergence, cfg.reno_friendly, cfg.hystart),
+            (0.4, 0.7, true, true, false)
+        );
+        assert!((cfg.alpha() - 0.5294).abs() < 1e-4, "α_cubic = 3(1 − β)/(1 + β)");
+        assert!(cfg.validate().is_ok());
+        assert!(CubicConfig { beta: 1.0, ..cfg }.validate().is_err());
+        assert!(CubicConfig { c: 0.0, ..cfg }.validate().is_err());
+    }
+
+    #[test]
+    fn slow_start_limits_by_abc() {
+        let t = Instant::ZERO;
+        let mk = |abc| Cubic::new(2 * MSS, abc, CubicConfig::default());
+        let (mut off, mut l1, mut l2) = (mk(Abc::Off), mk(Abc::L1), mk(Abc::L2));
+        for cc in [&mut off, &mut l1, &mut l2] {
+            assert_eq!(cc.on_ack(t, &ack(2 * MSS, 2 * MSS, None)), Growth::SlowStart);
+        }
+        assert_eq!((off.window(), l1.window(), l2.window()), (3 * MSS, 3 * MSS, 4 * MSS));
+        l2.on_ack(t, &AckInfo { after_rto: true, ..ack(2 * MSS, 2 * MSS, None) });
+        assert_eq!(l2.window(), 5 * MSS, "L = 1 SMSS after an RTO");
+        off.on_ack(t, &ack(100, 3 * MSS, None));
+        assert_eq!(off.window(), 4 * MSS, "packet counting ignores how much was acked");
+    }
+
+    #[test]
+    fn idle_time_is_not_counted() {
+        // RFC 9438 §5.8: t must not include idle periods, or W_cubic(t) would be far above cwnd on restart.
+        let cfg = CubicConfig::default();
+        let one_run = |idle: Duration| {
+            let mut cc = after_loss(100, cfg);
+            let mid = Instant::from_nanos(1_000_000_000);
+            let now = drive(&mut cc, Instant::ZERO, mid, RTT, |_, _| {});
+            drive(&mut cc, now + idle, now + idle + Duration::from_secs(2), RTT, |_, _| {});
+            segs(cc.window())
+        };
+        let (busy, idle) = (one_run(Duration::ZERO), one_run(Duration::from_secs(30)));
+        assert!((busy - idle).abs() < 1.0, "busy {busy:.2}, after idling {idle:.2}");
+    }
+
+    #[test]
+    fn hystart_ends_slow_start_on_rtt_increase() {
+        // Linux HyStart delay detector: a round's min RTT ≥ previous round's + clamp(prev/8, 4 ms, 16 ms).
+        let run = |cfg: CubicConfig, bump: Duration| {
+            let mut cc = Cubic::new(10 * MSS, Abc::L1, cfg);
+            let mut now = Instant::ZERO;
+            for round in 0..6 {
+                // Rounds of 10, 20, 40, 80, ... segments; the queue builds from round 4 on (cwnd 160).
+                let rtt = if round >= 4 { RTT + bump } else { RTT };
+                let n = cc.window() / MSS;
+                for _ in 0..n {
+                    now += Duration::from_micros(100);
+                    if cc.window() >= cc.ssthresh() {
+                        return (cc.window(), cc.ssthresh(), round);
+                    }
+                    cc.on_ack(now, &ack(MSS, cc.window(), Some(rtt)));
+                }
+            }
+            (cc.window(), cc.ssthresh(), 6)
+        };
+        let on = CubicConfig { hystart: true, ..CubicConfig::default() };
+        // 12.5 ms is the threshold for a 100 ms RTT.
+        let (cwnd, ssthresh, round) = run(on, Duration::from_millis(13));
+        assert_eq!((cwnd, ssthresh, round), (168 * MSS, 168 * MSS, 4), "exit on the 8th sample of round 4");
+        assert_eq!(run(on, Duration::from_millis(12)).1, INFINITE_SSTHRESH);
+        assert_eq!(run(CubicConfig::default(), Duration::from_millis(13)).1, INFINITE_SSTHRESH);
+    }
+}
