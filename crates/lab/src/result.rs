@@ -35,7 +35,7 @@ pub struct Metrics {
     pub throughput_bps: f64,
     /// Payload bytes delivered during the measurement.
     pub delivered_bytes: u64,
-    /// Segments retransmitted by the sending side(s).
+    /// Segments retransmitted by all endpoints during the whole run (SYN and FIN retransmissions included).
     pub retransmissions: u64,
     /// Length of the measurement, seconds.
     pub elapsed_s: f64,

@@ -361,17 +361,19 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
     if !(1..=100_000).contains(&t.parallel) {
         return Err(ctx.error("test.parallel", format!("{}: accepted 1 to 100000 connections", t.parallel)));
     }
-    for (key, b) in [("test.send_buffer", t.send_buffer), ("test.recv_buffer", t.recv_buffer)] {
-        if let Some(b) = b {
-            if b.bytes() < 536 || b.bytes() > 1 << 30 {
-                return Err(ctx.error(key, format!("{b}: accepted 536B to 1GiB")));
-            }
-        }
-    }
     let (sender, receiver) = match t.kind {
         TestKind::TcpMaerts => (&mut server, &mut client),
         _ => (&mut client, &mut server),
     };
+    for (key, b, host) in
+        [("test.send_buffer", t.send_buffer, &*sender), ("test.recv_buffer", t.recv_buffer, &*receiver)]
+    {
+        if let Some(b) = b {
+            if b < host.tcp.mss || b.bytes() > 1 << 30 {
+                return Err(ctx.error(key, format!("{b}: accepted one MSS ({}) to 1GiB", host.tcp.mss)));
+            }
+        }
+    }
     if let Some(b) = t.send_buffer {
         sender.tcp.send_buffer = b;
     }

@@ -14,7 +14,8 @@
 //! starts then, for all of them at once.
 //!
 //! Random streams: every random component draws from its own stream, seeded by [`stream_seed`] from the
-//! run seed and the component's id (link up 1, link down 2, endpoint `e` 1000 + e), so adding a component
+//! run seed and the component's id (link up 1, link down 2, endpoint `e`'s ISS 1000 + e and its own stream
+//! 2,000,000 + e), so adding a component
 //! does not shift the draws of another.
 
 pub mod queue;
@@ -350,8 +351,12 @@ pub fn run(spec: &SimSpec, seed: u64) -> RunResult {
         let e = 2 * i as u64;
         let iss_c = stream_seed(seed, 1000 + e) as u32;
         let iss_s = stream_seed(seed, 1000 + e + 1) as u32;
-        conns.push(Connection::connect(spec.client.tcp.clone(), client_port, SERVER_PORT, iss_c));
-        conns.push(Connection::listen(spec.server.tcp.clone(), SERVER_PORT, iss_s));
+        let mut client = Connection::connect(spec.client.tcp.clone(), client_port, SERVER_PORT, iss_c);
+        let mut server = Connection::listen(spec.server.tcp.clone(), SERVER_PORT, iss_s);
+        client.set_random_seed(stream_seed(seed, 2_000_000 + e));
+        server.set_random_seed(stream_seed(seed, 2_000_000 + e + 1));
+        conns.push(client);
+        conns.push(server);
     }
     let hosts = [&spec.client, &spec.server];
     let link_cfgs = [&spec.up, &spec.down];

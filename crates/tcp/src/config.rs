@@ -112,9 +112,9 @@ pub struct TcpConfig {
     /// CongSignals), `drop` (send anyway; the interface drops the segment and loss recovery repairs it).
     /// Default `block`.
     pub ifq_full: IfqFull,
-    /// Congestion window validation: `off`; `rfc2861` (when application-limited for an RTO, ssthresh =
-    /// max(ssthresh, ¾cwnd) and cwnd = (cwnd + used)/2, counted in OtherReductions; no cwnd growth while not
-    /// cwnd-limited). Default `off`.
+    /// Congestion window validation: `off`; `rfc2861` (RFC 2861 §3: when application-limited for an RTO,
+    /// cwnd = (cwnd + used)/2, counted in OtherReductions; no cwnd growth while not cwnd-limited). The
+    /// RFC's ssthresh = max(ssthresh, ¾cwnd) is not applied: the controller owns ssthresh. Default `off`.
     pub cwv: Cwv,
     /// Linux 2.4 cwnd moderation: on an ACK in the open state, cwnd = min(cwnd, in flight + `max_burst`
     /// segments), counted in OtherReductions. 0 = off. Default 0.
@@ -313,7 +313,7 @@ impl TcpConfig {
         if self.ack_every == 0 || self.ack_every > 64 {
             return Err(format!("ack_every = {}: accepted 1 to 64 segments", self.ack_every));
         }
-        if self.delayed_ack_timeout > Duration::from_millis(500) {
+        if self.delayed_ack_timeout >= Duration::from_millis(500) {
             return Err(format!(
                 "delayed_ack_timeout = {}: RFC 1122 requires less than 500ms",
                 self.delayed_ack_timeout
@@ -324,7 +324,7 @@ impl TcpConfig {
         }
         if self.rto_min > self.rto_max || self.rto_initial.is_zero() || self.rto_max.is_zero() {
             return Err(format!(
-                "rto_min = {}, rto_max = {}, rto_initial = {}: need 0 < rto_min <= rto_max and rto_initial > 0",
+                "rto_min = {}, rto_max = {}, rto_initial = {}: need rto_min <= rto_max, and rto_initial and rto_max above 0",
                 self.rto_min, self.rto_max, self.rto_initial
             ));
         }
@@ -336,7 +336,7 @@ impl TcpConfig {
         }
         self.cubic.validate().map_err(|e| format!("cubic: {e}"))?;
         self.rto_params.validate().map_err(|e| format!("rto_params: {e}"))?;
-        if self.timestamp_tick.is_zero() {
+        if self.timestamp_tick < Duration::from_micros(1) {
             return Err("timestamp_tick = 0s: accepted 1us or more (RFC 7323 suggests 1ms to 1s)".into());
         }
         Ok(())

@@ -87,6 +87,7 @@ pub struct Estats {
     // Gauges (bytes unless noted).
     pub CurCwnd: u64,
     /// Current ssthresh; absent while still "infinite".
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub CurSsthresh: Option<u64>,
     pub MaxSsCwnd: u64,
     pub MaxCaCwnd: u64,

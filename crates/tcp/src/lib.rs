@@ -1,4 +1,5 @@
-//! A sans-IO TCP. A [`Connection`] never reads a clock, touches a socket or draws a random number: time
+//! A sans-IO TCP. A [`Connection`] never reads a clock, touches a socket or draws from a global random
+//! generator (its own stream, for probabilistic ACKs, is seeded by the caller): time
 //! comes in as `now`, segments come in through [`Connection::on_segment`], segments go out through
 //! [`Connection::poll_transmit`], and [`Connection::poll_timeout`] says when to call
 //! [`Connection::on_timeout`] next. Payload bytes are counted, not carried.

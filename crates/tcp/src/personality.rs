@@ -32,7 +32,7 @@ pub const PERSONALITIES: &[(&str, &str)] = &[
     (
         "bsd-4.4",
         "4.4BSD-Lite: Reno without SACK, IW 1 segment, 200 ms global delayed-ACK timer, 500 ms slow timer, \
-         packet counting",
+         one SMSS per ACK (no byte counting)",
     ),
 ];
 
