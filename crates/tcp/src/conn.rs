@@ -953,7 +953,13 @@ impl Connection {
                 if ack.diff(self.recover) > 0 || self.cfg.congestion_control == CongestionControlKind::Reno {
                     // Full ACK (RFC 6582 §3.2 step 3), or Reno leaving on any new ACK.
                     let flight = self.snd_nxt - self.snd_una;
+                    let before = self.cc.window();
                     self.cc.on_recovery_exit(now, flight, self.smss);
+                    // RFC 6582's exit below ssthresh clamps a burst, as Linux's moderation after Reno
+                    // recovery did; web100 counted that in OtherReductions.
+                    if self.cc.window() < before {
+                        self.st.OtherReductions += 1;
+                    }
                     self.inflation = 0;
                     self.recovery = Recovery::Open;
                 } else {

@@ -153,3 +153,61 @@ fn test_established_probabilistic_immediate_ack_rate() {
     assert!((a - 1.875).abs() < 0.15, "segments per ACK {a}, expected 1.875");
     assert_eq!(a, recv(1));
 }
+
+/// Every cwnd reduction is counted in CongSignals or OtherReductions (RFC 4898; web100's invariant): over
+/// a lossy bulk transfer, each event that lowers cwnd also raises one of the two counters.
+fn reductions_are_counted(cfg: TcpConfig, loss_every: u64) {
+    let mut p = Pair::new(cfg.clone(), cfg, Duration::from_millis(20));
+    p.record = false;
+    p.establish();
+    let mut n = 0u64;
+    p.set_filter(move |side, seg: &TcpSegment| {
+        n += 1;
+        // A deterministic, irregular loss pattern on data: drop when a cheap hash of the count hits.
+        if side == Side::Client
+            && seg.payload_len > 0
+            && (n.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) % loss_every == 0
+        {
+            Fate::Drop
+        } else {
+            Fate::Deliver
+        }
+    });
+    p.to_write[0] = 20_000 * MSS as u64;
+    p.run_until(p.now);
+    let (mut reductions, mut steps) = (0, 0);
+    loop {
+        let before = (p.client.cwnd(), p.client.estats());
+        if !p.step() || p.read[1] >= 20_000 * MSS as u64 {
+            break;
+        }
+        steps += 1;
+        let after = p.client.estats();
+        if p.client.cwnd() < before.0 {
+            reductions += 1;
+            let counted =
+                (after.CongSignals + after.OtherReductions) - (before.1.CongSignals + before.1.OtherReductions);
+            assert!(
+                counted >= 1,
+                "step {steps}: cwnd {} -> {} uncounted: {:?}\n{:?}",
+                before.0,
+                p.client.cwnd(),
+                before.1,
+                after
+            );
+        }
+    }
+    assert!(reductions > 10, "the experiment must reduce cwnd often: {reductions}");
+}
+
+#[test]
+fn test_established_every_cwnd_reduction_is_counted() {
+    reductions_are_counted(bulk_cfg(), 150);
+    reductions_are_counted(TcpConfig { max_burst: 3, cwv: crate::config::Cwv::Rfc2861, ..bulk_cfg() }, 150);
+    reductions_are_counted(TcpConfig { sack: false, ..bulk_cfg() }, 400);
+    let linux24 = TcpConfig::personality("linux-2.4").unwrap();
+    reductions_are_counted(
+        TcpConfig { send_buffer: ByteSize::new(64 << 20), recv_buffer: ByteSize::new(64 << 20), ..linux24 },
+        150,
+    );
+}

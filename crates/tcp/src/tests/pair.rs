@@ -175,7 +175,7 @@ impl Pair {
     }
 
     /// One step at the next event; false when nothing is pending.
-    fn step(&mut self) -> bool {
+    pub fn step(&mut self) -> bool {
         let Some(next) = self.next_event() else { return false };
         assert!(next >= self.now, "event in the past");
         self.now = next;
