@@ -166,7 +166,7 @@ fn reductions_are_counted(cfg: TcpConfig, loss_every: u64) {
         // A deterministic, irregular loss pattern on data: drop when a cheap hash of the count hits.
         if side == Side::Client
             && seg.payload_len > 0
-            && (n.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) % loss_every == 0
+            && (n.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40).is_multiple_of(loss_every)
         {
             Fate::Drop
         } else {
