@@ -206,9 +206,10 @@ struct RunDigest {
     throughput_bps: f64,
 }
 
-fn run_all(spec: &tcplab_sim::SimSpec, repeat: u64, jobs: u64) -> (f64, Vec<RunDigest>) {
+fn run_all(spec: &tcplab_sim::SimSpec, repeat: u64, jobs: u64) -> Result<(f64, Vec<RunDigest>), String> {
     let next = AtomicU64::new(1);
     let done = Mutex::new(Vec::with_capacity(repeat as usize));
+    let failed: Mutex<Option<String>> = Mutex::new(None);
     let t0 = WallClock::now();
     std::thread::scope(|s| {
         for _ in 0..jobs.max(1) {
@@ -217,7 +218,13 @@ fn run_all(spec: &tcplab_sim::SimSpec, repeat: u64, jobs: u64) -> (f64, Vec<RunD
                 if seed > repeat {
                     break;
                 }
-                let r = tcplab_sim::run(spec, seed);
+                let r = match tcplab_sim::run(spec, seed) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        failed.lock().expect("no thread panicked while holding the lock").get_or_insert(e.to_string());
+                        break;
+                    }
+                };
                 let d = RunDigest {
                     seed,
                     delivered: r.delivered_bytes,
@@ -232,7 +239,10 @@ fn run_all(spec: &tcplab_sim::SimSpec, repeat: u64, jobs: u64) -> (f64, Vec<RunD
     let wall = t0.elapsed().as_secs_f64();
     let mut v = done.into_inner().expect("no thread panicked while holding the lock");
     v.sort_by_key(|d| d.seed);
-    (wall, v)
+    if let Some(e) = failed.into_inner().expect("no thread panicked while holding the lock") {
+        return Err(e);
+    }
+    Ok((wall, v))
 }
 
 pub fn bench_one(args: &BenchOneArgs) -> Result<(), String> {
@@ -245,9 +255,9 @@ pub fn bench_one(args: &BenchOneArgs) -> Result<(), String> {
     let scenario = load(&Source { name: &args.name, text }, &set).map_err(|e| e.to_string())?;
     let spec = tcplab_lab::result::sim_spec(&scenario);
     let repeat = args.repeat.max(1);
-    let (wall, runs) = run_all(&spec, repeat, args.jobs);
+    let (wall, runs) = run_all(&spec, repeat, args.jobs)?;
     let (serial_wall_s, parallel_efficiency, identical_to_serial) = if args.jobs > 1 {
-        let (serial, serial_runs) = run_all(&spec, repeat, 1);
+        let (serial, serial_runs) = run_all(&spec, repeat, 1)?;
         (Some(serial), Some(serial / wall / args.jobs as f64), Some(serial_runs == runs))
     } else {
         (None, None, None)

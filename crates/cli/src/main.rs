@@ -146,7 +146,7 @@ fn run(
     }
     let s = read_scenario(arg, set)?;
     let seed = seed.unwrap_or(s.seed);
-    let doc = tcplab_lab::run_scenario(&s, seed);
+    let doc = tcplab_lab::run_scenario(&s, seed).map_err(|e| Failure::Run(format!("{arg}: {e}")))?;
     if !quiet && json != Some("-") {
         print!("{}", tcplab_report::table(&doc));
     }

@@ -160,3 +160,28 @@ fn bench_runs_a_short_workload_and_reports_its_figures() {
     let bad = tcplab().args(["bench", "--workload", "nope"]).output().unwrap();
     assert_eq!(bad.status.code(), Some(2), "an unknown workload is bad input");
 }
+
+#[test]
+fn series_samples_the_sender_and_a_dead_path_is_a_run_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(&dir, "good.toml", GOOD);
+    let out = tcplab().args(["run", &path, "--set", "test.series=\"100ms\"", "--json", "-"]).output().unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &v["points"][0]["series"];
+    assert_eq!(s["columns"][1], "CurCwnd");
+    let rows = s["rows"].as_array().unwrap();
+    // 2 s of measurement after a 40 ms handshake, sampled every 100 ms, until the run ends.
+    assert!(rows.len() >= 20, "{} rows", rows.len());
+    let acked: Vec<f64> = rows.iter().map(|r| r[5].as_f64().unwrap()).collect();
+    assert!(acked.windows(2).all(|w| w[1] >= w[0]), "ThruOctetsAcked never decreases");
+
+    let out = tcplab()
+        .args(["run", &path, "--set", "path.up.loss={model=\"bernoulli\",p=0.9999999}", "--json"])
+        .arg(dir.path().join("dead.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "a run that cannot connect fails");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("established"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!dir.path().join("dead.json").exists());
+}

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 use tcplab_link::{LinkStats, NicStats};
-use tcplab_sim::{ConnectionResult, Direction, HostSpec, RunResult, SimSpec, TestSpec};
+use tcplab_sim::{ConnectionResult, Direction, HostSpec, RunResult, Series, SimError, SimSpec, TestSpec};
 
 use crate::scenario::{Scenario, TestKind};
 
@@ -25,6 +25,9 @@ pub struct Point {
     pub iterations: u32,
     pub metrics: Metrics,
     pub connections: Vec<ConnectionResult>,
+    /// The first sender's gauges over time, when `test.series` asked for them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub series: Option<Series>,
     pub links: Links,
 }
 
@@ -70,13 +73,14 @@ pub fn sim_spec(s: &Scenario) -> SimSpec {
             duration: s.test.duration,
             message: s.test.message.bytes(),
             parallel: s.test.parallel,
+            series_interval: s.test.series,
         },
     }
 }
 
 /// Runs the scenario on the simulator with `seed`.
-pub fn run_scenario(s: &Scenario, seed: u64) -> ResultDoc {
-    let r: RunResult = tcplab_sim::run(&sim_spec(s), seed);
+pub fn run_scenario(s: &Scenario, seed: u64) -> Result<ResultDoc, SimError> {
+    let r: RunResult = tcplab_sim::run(&sim_spec(s), seed)?;
     let point = Point {
         params: serde_json::Map::new(),
         iterations: 1,
@@ -87,14 +91,15 @@ pub fn run_scenario(s: &Scenario, seed: u64) -> ResultDoc {
             elapsed_s: r.elapsed_s,
         },
         connections: r.connections,
+        series: r.series,
         links: Links { up: r.link_up, down: r.link_down, nic_client: r.nic_client, nic_server: r.nic_server },
     };
-    ResultDoc {
+    Ok(ResultDoc {
         schema: "tcplab.result/1",
         tcplab: env!("CARGO_PKG_VERSION"),
         backend: "sim",
         seed,
         scenario: s.clone(),
         points: vec![point],
-    }
+    })
 }

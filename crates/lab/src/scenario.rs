@@ -111,6 +111,10 @@ pub struct Test {
     pub message: ByteSize,
     /// Concurrent connections.
     pub parallel: u32,
+    /// Sample the first sender's cwnd, ssthresh, pipe, SRTT and progress this often (`"10ms"`); absent: no
+    /// time series.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub series: Option<Duration>,
 }
 
 #[derive(Deserialize)]
@@ -173,6 +177,7 @@ struct RawTest {
     recv_buffer: Option<ByteSize>,
     #[serde(default = "default_parallel")]
     parallel: u32,
+    series: Option<Duration>,
 }
 
 fn default_parallel() -> u32 {
@@ -358,6 +363,11 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
     if t.duration.is_zero() || t.duration > Duration::from_secs(86_400) {
         return Err(ctx.error("test.duration", format!("{}: accepted more than 0s, at most 1 day", t.duration)));
     }
+    if let Some(d) = t.series {
+        if d < Duration::from_micros(100) {
+            return Err(ctx.error("test.series", format!("{d}: accepted 100us or more")));
+        }
+    }
     if !(1..=100_000).contains(&t.parallel) {
         return Err(ctx.error("test.parallel", format!("{}: accepted 1 to 100000 connections", t.parallel)));
     }
@@ -397,7 +407,7 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
         path: PathSpec { up: raw.path.up, down },
         client,
         server,
-        test: Test { kind: t.kind, duration: t.duration, message, parallel: t.parallel },
+        test: Test { kind: t.kind, duration: t.duration, message, parallel: t.parallel, series: t.series },
     })
 }
 

@@ -5,7 +5,7 @@ use tcplab_lab::{load, run_scenario, ResultDoc, Source};
 fn run(text: &str, set: &[&str]) -> ResultDoc {
     let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
     let s = load(&Source { name: "knobs.toml", text }, &set).unwrap_or_else(|e| panic!("{e}"));
-    run_scenario(&s, 1)
+    run_scenario(&s, 1).expect("the connections come up")
 }
 
 const STREAM_10M: &str = r#"

@@ -1,7 +1,11 @@
 //! Whole runs checked against analytic results: the link's capacity, the window/RTT bound, and the
 //! Mathis et al. loss–throughput relation. Each test is an experiment: a scenario, a prediction, a check.
 
-use tcplab_lab::{load, run_scenario, Scenario, Source};
+use tcplab_lab::{load, ResultDoc, Scenario, Source};
+
+fn run_scenario(s: &Scenario, seed: u64) -> ResultDoc {
+    tcplab_lab::run_scenario(s, seed).expect("the connections come up")
+}
 
 fn scenario(text: &str, set: &[&str]) -> Scenario {
     let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();

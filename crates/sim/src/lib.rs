@@ -61,7 +61,21 @@ pub struct TestSpec {
     pub message: u64,
     /// Concurrent connections between the two hosts.
     pub parallel: u32,
+    /// Sample the first sender's RFC 4898 gauges every this often (from the start of the run).
+    pub series_interval: Option<Duration>,
 }
+
+/// Sampled RFC 4898 gauges of the first sending connection.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Series {
+    pub interval_s: f64,
+    pub columns: Vec<&'static str>,
+    pub rows: Vec<Vec<f64>>,
+}
+
+/// The columns of [`Series`]: time, then the sender's gauges in RFC 4898 names and units.
+pub const SERIES_COLUMNS: [&str; 7] =
+    ["t_s", "CurCwnd", "CurSsthresh", "PipeSize", "SmoothedRTT", "ThruOctetsAcked", "SegsRetrans"];
 
 /// Everything one simulation needs, units resolved.
 #[derive(Debug, Clone, PartialEq)]
@@ -106,6 +120,9 @@ pub struct RunResult {
     /// Data-carrying segments sent by all endpoints (for benchmarks).
     #[serde(skip)]
     pub data_segments: u64,
+    /// Sampled gauges, when the test asked for them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub series: Option<Series>,
 }
 
 /// The seed of a component's random stream: SplitMix64 of the run seed mixed with the component id.
@@ -121,6 +138,28 @@ pub fn stream_seed(seed: u64, component: u64) -> u64 {
 
 /// After the measurement, how long the connections get to close before the run stops regardless.
 const DRAIN_LIMIT: Duration = Duration::from_secs(30);
+/// How long connections get to come up (Linux gives up a connect after about 127 s of SYN retries).
+pub const CONNECT_LIMIT: Duration = Duration::from_secs(180);
+
+/// Why a run produced no result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SimError {
+    /// Not every connection was established within [`CONNECT_LIMIT`] (e.g. a path that loses everything).
+    NotEstablished { established: usize, connections: usize },
+}
+
+impl std::fmt::Display for SimError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SimError::NotEstablished { established, connections } => write!(
+                f,
+                "only {established} of {connections} connection ends were established after {CONNECT_LIMIT} of simulated time"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
 
 const CLIENT: usize = 0;
 const SERVER: usize = 1;
@@ -165,6 +204,7 @@ struct World {
     delivered_at_start: u64,
     delivered_at_end: u64,
     data_segments: u64,
+    series: Option<Series>,
 }
 
 impl World {
@@ -337,13 +377,27 @@ impl World {
         }
     }
 
+    fn sample(&mut self) {
+        let e = self.conns[self.sender_endpoint(0) as usize].estats_at(self.now);
+        let Some(series) = self.series.as_mut() else { return };
+        series.rows.push(vec![
+            self.now.as_secs_f64(),
+            e.CurCwnd as f64,
+            e.CurSsthresh.map_or(f64::NAN, |s| s as f64),
+            e.PipeSize as f64,
+            e.SmoothedRTT,
+            e.ThruOctetsAcked as f64,
+            e.SegsRetrans as f64,
+        ]);
+    }
+
     fn all_closed(&self) -> bool {
         self.closed_count == self.conns.len()
     }
 }
 
 /// Runs one simulation. Pure: the same spec and seed give the same result, bit for bit.
-pub fn run(spec: &SimSpec, seed: u64) -> RunResult {
+pub fn run(spec: &SimSpec, seed: u64) -> Result<RunResult, SimError> {
     let n = spec.test.parallel.max(1) as usize;
     let mut conns = Vec::with_capacity(2 * n);
     for i in 0..n {
@@ -386,12 +440,21 @@ pub fn run(spec: &SimSpec, seed: u64) -> RunResult {
         delivered_at_start: 0,
         delivered_at_end: 0,
         data_segments: 0,
+        series: spec.test.series_interval.map(|d| Series {
+            interval_s: d.as_secs_f64(),
+            columns: SERIES_COLUMNS.to_vec(),
+            rows: Vec::new(),
+        }),
         conns,
     };
     // Connection i opens i SYN-frame times after the first (a SYN with all options is 60 bytes of IP).
     let syn_gap = spec.up.rate.tx_time(spec.up.framing.wire_len(60) as u64);
     for i in 0..n {
         w.queue.push(Instant::ZERO + syn_gap.saturating_mul(i as u64), Class::Open, i as u32, 0);
+    }
+    if let Some(d) = spec.test.series_interval {
+        w.control_seq += 1;
+        w.queue.push(Instant::ZERO + d, Class::Control, 1, w.control_seq);
     }
     let mut end_scheduled = false;
     while let Some(ev) = w.queue.pop() {
@@ -401,6 +464,14 @@ pub fn run(spec: &SimSpec, seed: u64) -> RunResult {
             Class::Timer => w.on_timer(ev.source),
             Class::NicRoom => w.on_nic_room(ev.source as usize),
             Class::Open => w.service(2 * ev.source),
+            // Control source 0 ends the measurement; source 1 takes a sample and schedules the next.
+            Class::Control if ev.source == 1 => {
+                w.sample();
+                if let Some(d) = spec.test.series_interval {
+                    w.control_seq += 1;
+                    w.queue.push(w.now + d, Class::Control, 1, w.control_seq);
+                }
+            }
             Class::Control => w.on_measurement_end(),
         }
         if !end_scheduled {
@@ -415,10 +486,16 @@ pub fn run(spec: &SimSpec, seed: u64) -> RunResult {
                 break;
             }
         }
+        if w.measure_start.is_none() && w.now > Instant::ZERO + CONNECT_LIMIT {
+            return Err(SimError::NotEstablished { established: w.established_count, connections: w.conns.len() });
+        }
+    }
+    if w.measure_start.is_none() {
+        return Err(SimError::NotEstablished { established: w.established_count, connections: w.conns.len() });
     }
     if w.measure_end.is_none() {
-        // The connection never came up, or everything went quiet before the end: measure what there is.
-        w.measure_end = Some(w.now.max(w.measure_start.unwrap_or(w.now)));
+        // Everything went quiet before the end of the measurement (the senders' data was all delivered).
+        w.measure_end = Some(w.now);
         w.delivered_at_end = w.delivered();
     }
     let start = w.measure_start.unwrap_or(Instant::ZERO);
@@ -436,7 +513,7 @@ pub fn run(spec: &SimSpec, seed: u64) -> RunResult {
         })
         .collect();
     let retransmissions = connections.iter().map(|c| c.estats.SegsRetrans).sum();
-    RunResult {
+    Ok(RunResult {
         delivered_bytes: delivered,
         throughput_bps: if elapsed.is_zero() { 0.0 } else { delivered as f64 * 8.0 / elapsed.as_secs_f64() },
         elapsed_s: elapsed.as_secs_f64(),
@@ -449,5 +526,6 @@ pub fn run(spec: &SimSpec, seed: u64) -> RunResult {
         nic_server: w.nics[1].stats(),
         events: w.queue.popped(),
         data_segments: w.data_segments,
-    }
+        series: w.series,
+    })
 }

@@ -53,13 +53,14 @@ fn spec(loss: f64, secs: u64) -> SimSpec {
             duration: Duration::from_secs(secs),
             message: 65536,
             parallel: 1,
+            series_interval: None,
         },
     }
 }
 
 fn allocations_of(spec: &SimSpec) -> (u64, u64) {
     let before = ALLOCATIONS.load(Ordering::Relaxed);
-    let r = run(spec, 1);
+    let r = run(spec, 1).expect("the bulk transfer connects");
     (ALLOCATIONS.load(Ordering::Relaxed) - before, r.data_segments)
 }
 

@@ -85,6 +85,10 @@ pub struct TcpConfig {
     /// Restart after idle (RFC 5681 §4.1): when data has not been sent for more than an RTO and nothing is
     /// outstanding, cwnd = min(IW, cwnd) before sending again (counted in OtherReductions). Default on.
     pub slow_start_after_idle: bool,
+    /// Proportional Rate Reduction (RFC 6937, PRR-SSRB) for what may be sent during SACK recovery: the
+    /// reduction to ssthresh is spread over the ACKs of the recovery, instead of RFC 6675's cwnd − pipe,
+    /// which can release a burst of retransmissions at once. Default off.
+    pub prr: bool,
     /// Detect lost retransmissions during SACK recovery (Linux `tcp_mark_lost_retrans`): when DupThresh
     /// segments sent after a retransmission are SACKed and it is still missing, retransmit it again
     /// instead of waiting for the RTO. RFC 6675 has no such rule. Default off.
@@ -155,6 +159,7 @@ impl Default for TcpConfig {
             abc_ca: false,
             dupthresh: 3,
             slow_start_after_idle: true,
+            prr: false,
             lost_retransmit_detection: false,
             limited_transmit: true,
             rto_model: RtoModel::Rfc6298,

@@ -161,6 +161,12 @@ pub struct Connection {
     scoreboard: RangeSet,
     /// RFC 6675 HighRxt: one past the highest retransmitted byte in this recovery.
     high_rxt: SeqNumber,
+    /// RFC 6937 PRR: bytes delivered and sent since recovery began, FlightSize at its start, and what the
+    /// latest ACK allows to send.
+    prr_delivered: u64,
+    prr_out: u64,
+    recover_fs: u64,
+    prr_allowance: u64,
     /// SND.NXT when the latest SACK-recovery retransmission was sent.
     rtx_marker: SeqNumber,
     /// Go-back-N retransmission pointer after a timeout.
@@ -283,6 +289,10 @@ impl Connection {
             partial_acks: 0,
             scoreboard: RangeSet::default(),
             high_rxt: iss,
+            prr_delivered: 0,
+            prr_out: 0,
+            recover_fs: 0,
+            prr_allowance: 0,
             rtx_marker: iss,
             rtx_next: iss,
             retransmit_head: false,
@@ -540,7 +550,10 @@ impl Connection {
         if !matches!(self.recovery, Recovery::Loss { .. }) || self.cc.window() > self.smss {
             self.count_congestion_signal();
         }
-        let flight = self.snd_nxt - self.snd_una;
+        // FlightSize without what the receiver has SACKed: that data has left the network, and after a
+        // recovery that kept sending new data it can be most of the window.
+        let sacked = self.scoreboard.bytes_within(self.snd_una, self.snd_nxt);
+        let flight = self.snd_nxt - self.snd_una - sacked;
         self.cc.on_congestion_event(now, CongestionEvent::Timeout { first }, flight, self.smss);
         self.recovery = Recovery::Loss { high: self.snd_nxt };
         self.rtx_next = self.snd_una;
@@ -828,7 +841,9 @@ impl Connection {
             self.ack_now = true; // acknowledges something not yet sent: ACK and drop (RFC 9293 §3.10.7.4)
             return false;
         }
-        let new_sack = self.sack_ok && self.process_sack_blocks(seg);
+        let una_before = self.snd_una;
+        let sacked = if self.sack_ok { self.process_sack_blocks(seg) } else { 0 };
+        let new_sack = sacked > 0;
         if new_sack {
             self.detect_lost_retransmissions();
         }
@@ -860,6 +875,10 @@ impl Connection {
                 self.on_dup_ack(now);
             }
         }
+        if self.cfg.prr && matches!(self.recovery, Recovery::Sack { .. }) {
+            let delivered = self.snd_una.diff(una_before).max(0) as u64 + sacked;
+            self.prr_on_ack(delivered);
+        }
         if self.state_fin_acked() {
             match self.state {
                 State::FinWait1 => self.state = State::FinWait2,
@@ -878,15 +897,15 @@ impl Connection {
         self.fin_queued && self.snd_una == self.write_end + 1
     }
 
-    /// Updates the scoreboard from the SACK option; returns whether it brought new information.
-    fn process_sack_blocks(&mut self, seg: &TcpSegment) -> bool {
+    /// Updates the scoreboard from the SACK option; returns the bytes newly SACKed.
+    fn process_sack_blocks(&mut self, seg: &TcpSegment) -> u64 {
         let blocks = seg.options.sack.as_slice();
         if blocks.is_empty() {
-            return false;
+            return 0;
         }
         self.st.SACKsRcvd += 1;
         self.st.SACKBlocksRcvd += blocks.len() as u64;
-        let mut new = false;
+        let mut new = 0u64;
         for (i, b) in blocks.iter().enumerate() {
             if b.right <= b.left {
                 continue;
@@ -900,8 +919,8 @@ impl Connection {
             }
             let left = b.left.max(self.snd_una);
             let right = b.right.min(self.snd_nxt);
-            if right > left && self.scoreboard.insert(left, right) > 0 {
-                new = true;
+            if right > left {
+                new += self.scoreboard.insert(left, right) as u64;
             }
         }
         new
@@ -1138,11 +1157,31 @@ impl Connection {
         self.partial_acks = 0;
         if self.sack_ok {
             self.recovery = Recovery::Sack { point: self.snd_nxt };
+            self.prr_delivered = 0;
+            self.prr_out = 0;
+            self.prr_allowance = 0;
+            self.recover_fs = (self.snd_nxt - self.snd_una) as u64;
         } else {
             self.recovery = Recovery::NewReno;
             self.inflation = 3 * self.smss as i64;
         }
         self.rtt_timed = None;
+    }
+
+    /// RFC 6937 §3 (PRR-SSRB): how much may be sent in response to an ACK that delivered `delivered` bytes.
+    fn prr_on_ack(&mut self, delivered: u64) {
+        self.prr_delivered += delivered;
+        let pipe = self.sack_pipe() as u64;
+        let ssthresh = self.cc.ssthresh() as u64;
+        let sndcnt = if pipe > ssthresh {
+            // Proportional part: spread the reduction over the recovery, ceil(delivered · ssthresh / RecoverFS).
+            ((self.prr_delivered * ssthresh).div_ceil(self.recover_fs.max(1))) as i64 - self.prr_out as i64
+        } else {
+            // Slow-start reduction bound: grow back toward ssthresh no faster than slow start.
+            let limit = (self.prr_delivered as i64 - self.prr_out as i64).max(delivered as i64) + self.smss as i64;
+            (ssthresh as i64 - pipe as i64).min(limit)
+        };
+        self.prr_allowance = sndcnt.max(0) as u64;
     }
 
     /// Lost retransmissions (Linux `tcp_mark_lost_retrans`, before RACK): once DupThresh segments sent
@@ -1461,7 +1500,12 @@ impl Connection {
                 }
             }
             Recovery::Sack { .. } => {
-                if pipe as u64 + self.smss as u64 > cwnd as u64 {
+                let blocked = if self.cfg.prr {
+                    self.prr_allowance < self.smss as u64
+                } else {
+                    pipe as u64 + self.smss as u64 > cwnd as u64
+                };
+                if blocked {
                     self.set_snd_lim(now, SndLim::Cwnd);
                     return None;
                 }
@@ -1506,7 +1550,11 @@ impl Connection {
         }
         let wnd_edge = self.snd_una + self.snd_wnd;
         let wnd_room = if wnd_edge > self.snd_nxt { wnd_edge - self.snd_nxt } else { 0 };
-        let cwnd_room = (cwnd as i64 - pipe as i64).max(0) as u32;
+        let cwnd_room = if self.cfg.prr && matches!(self.recovery, Recovery::Sack { .. }) {
+            self.prr_allowance.min(u32::MAX as u64) as u32
+        } else {
+            (cwnd as i64 - pipe as i64).max(0) as u32
+        };
         let len = unsent.min(self.smss).min(wnd_room).min(cwnd_room);
         if unsent > 0 && len < unsent.min(self.smss) {
             // Stopped (or about to send short) by a window: the smaller one is the limit (RFC 4898 §3 SndLim).
@@ -1629,6 +1677,10 @@ impl Connection {
         }
         if seg.payload_len > 0 {
             self.last_data_sent = Some(now);
+            if matches!(self.recovery, Recovery::Sack { .. }) {
+                self.prr_out += seg.payload_len as u64;
+                self.prr_allowance = self.prr_allowance.saturating_sub(seg.payload_len as u64);
+            }
         }
         if retransmit {
             self.rtt_timed = None; // Karn's rule

@@ -57,6 +57,7 @@ impl TcpConfig {
                 ifq_full: IfqFull::Cwr,
                 cwv: Cwv::Rfc2861,
                 lost_retransmit_detection: true,
+                prr: true,
                 ..rfc.clone()
             }),
             "linux-2.4" => Some(TcpConfig {

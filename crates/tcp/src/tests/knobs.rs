@@ -211,3 +211,49 @@ fn test_established_every_cwnd_reduction_is_counted() {
         150,
     );
 }
+
+/// Segments sent in response to each duplicate ACK of a recovery from one loss in a 100-segment window
+/// (cwnd-limited, RTT 100 ms), the fast retransmit excluded.
+fn sends_per_dup_ack(prr: bool) -> Vec<usize> {
+    let cfg = TcpConfig { prr, initial_window: InitialWindow::Segments(100), ..bulk_cfg() };
+    let mut p = Pair::new(cfg.clone(), cfg, Duration::from_millis(50));
+    // Open the receive window first: one short exchange, so that the 100-segment window is cwnd's alone.
+    p.establish();
+    p.to_write[0] = MSS as u64;
+    p.run_while(|p| p.read[1] < MSS as u64);
+    let lost = p.client.snd_nxt() + 10 * MSS;
+    let mut dropped = false;
+    p.set_filter(move |side, seg: &TcpSegment| {
+        if side == Side::Client && seg.seq == lost && !dropped {
+            dropped = true;
+            return Fate::Drop;
+        }
+        Fate::Deliver
+    });
+    p.to_write[0] = 1000 * MSS as u64;
+    p.run_while(|p| p.client.snd_una() <= lost);
+    let marks: Vec<usize> =
+        p.arrivals.iter().filter(|a| a.to == Side::Client && a.seg.ack == lost).map(|a| a.trace_len).collect();
+    marks
+        .windows(2)
+        .map(|w| {
+            let sent = &p.trace[w[0]..w[1]];
+            sent.iter().filter(|s| s.from == Side::Client && s.seg.payload_len > 0 && s.seg.seq != lost).count()
+        })
+        .collect()
+}
+
+#[test]
+fn test_established_prr_spreads_the_reduction_over_the_recovery() {
+    // RFC 6937 §1: with one loss in a window of W segments, RFC 6675 sets cwnd = W/2 and sends nothing until
+    // half the window's duplicate ACKs have drained pipe below it, then one segment per ACK. PRR sends
+    // about one segment per two ACKs from the start (ssthresh/RecoverFS = 1/2).
+    let rfc6675 = sends_per_dup_ack(false);
+    let prr = sends_per_dup_ack(true);
+    // The first three entries answer the ACK before the loss and the two limited-transmit dupACKs.
+    let first_half = |v: &[usize]| v.iter().skip(3).take(40).sum::<usize>();
+    assert_eq!(first_half(&rfc6675), 0, "RFC 6675 waits: {rfc6675:?}");
+    let p = first_half(&prr);
+    assert!((18..=22).contains(&p), "PRR sends one per two ACKs: {p} over 40 ACKs: {prr:?}");
+    assert!(prr.iter().skip(3).all(|&n| n <= 1), "no bursts under PRR: {prr:?}");
+}
