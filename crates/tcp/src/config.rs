@@ -103,6 +103,12 @@ pub struct TcpConfig {
     /// The estimators' gains (`rfc6298_alpha` 1/8, `rfc6298_beta` 1/4, `rfc6298_k` 4, `rfc793_alpha` 0.875,
     /// `rfc793_beta` 2.0, `mills_gain_up` 0.5, `mills_gain_down` 0.125). Default: those values.
     pub rto_params: RtoParams,
+    /// Which ACKs give RTT samples: `auto` (every ACK of new data by the timestamp echo when timestamps are
+    /// on, RFC 7323 §4; else one timed segment per RTT, never a retransmitted one: Karn's rule, RFC 6298 §3);
+    /// `karn` (one timed segment per RTT even with timestamps); `every_ack` (every ACK of new data, timed
+    /// from the first transmission of the newest segment it covers, retransmissions included: the RTT
+    /// feedback that Karn's rule avoids). Default `auto`.
+    pub rtt_sampling: RttSampling,
     /// RTO before the first RTT sample (RFC 6298 (2.1)). Default 1s.
     pub rto_initial: Duration,
     /// Lower bound on the RTO (RFC 6298 (2.4): 1 s; Linux 200 ms). Default 1s.
@@ -162,6 +168,7 @@ impl Default for TcpConfig {
             prr: false,
             lost_retransmit_detection: false,
             limited_transmit: true,
+            rtt_sampling: RttSampling::Auto,
             rto_model: RtoModel::Rfc6298,
             rto_params: RtoParams::default(),
             rto_initial: Duration::from_secs(1),
@@ -187,6 +194,15 @@ pub enum AckPolicy {
     Bsd,
     Linux,
     Avoidance,
+}
+
+/// RTT sampling policies (see [`TcpConfig::rtt_sampling`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RttSampling {
+    Auto,
+    Karn,
+    EveryAck,
 }
 
 /// The sender's reaction to a full interface queue (see [`TcpConfig::ifq_full`]).

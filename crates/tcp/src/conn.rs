@@ -9,7 +9,7 @@ use tcplab_wire::{SackBlock, SackBlocks, SeqNumber, TcpFlags, TcpOptions, TcpSeg
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use crate::config::{AckPolicy, CongestionControlKind, CwndUnit, Cwv, IfqFull, TcpConfig};
+use crate::config::{AckPolicy, CongestionControlKind, CwndUnit, Cwv, IfqFull, RttSampling, TcpConfig};
 use crate::congestion::{AckInfo, CongestionControl, CongestionEvent, Cubic, Growth, Reno, INFINITE_SSTHRESH};
 use crate::estats::Estats;
 use crate::ranges::RangeSet;
@@ -178,6 +178,8 @@ pub struct Connection {
 
     // RTT and timers.
     rtt: RttEstimator,
+    /// Under `rtt_sampling = "every_ack"`: (one past each new segment, when it was first sent).
+    sent_times: std::collections::VecDeque<(SeqNumber, Instant)>,
     /// Non-timestamp RTT timing: (one past the timed segment, when it was sent). Karn: cleared by any retransmission.
     rtt_timed: Option<(SeqNumber, Instant)>,
     backoff: u32,
@@ -300,6 +302,7 @@ impl Connection {
             last_data_sent: None,
             rtt,
             rtt_timed: None,
+            sent_times: std::collections::VecDeque::new(),
             backoff: 0,
             persist_backoff: 0,
             timers: [None; TIMERS],
@@ -951,7 +954,24 @@ impl Connection {
 
         // RTT sample: every ACK of new data with timestamps (RFC 7323 §4.1), else the timed segment (Karn).
         let mut sampled = false;
-        if let (true, Some(ts)) = (self.ts_ok, seg.options.timestamps) {
+        if self.cfg.rtt_sampling == RttSampling::EveryAck {
+            // Every ACK, timed from the first transmission of the newest segment it covers, retransmitted or
+            // not: Karn's ambiguity left in on purpose.
+            let mut first_sent = None;
+            while let Some(&(end, t)) = self.sent_times.front() {
+                if end > ack {
+                    break;
+                }
+                first_sent = Some(t);
+                self.sent_times.pop_front();
+            }
+            if let Some(t) = first_sent {
+                self.rtt_sample(now, now - t);
+            }
+            sampled = true;
+        }
+        let use_ts = self.ts_ok && self.cfg.rtt_sampling == RttSampling::Auto;
+        if let (true, Some(ts)) = (use_ts && !sampled, seg.options.timestamps) {
             if ts.tsecr != 0 {
                 self.rtt_sample(now, self.ts_elapsed(now, ts.tsecr));
                 sampled = true;
@@ -1658,8 +1678,12 @@ impl Connection {
                 {
                     self.linux_pingpong = true;
                 }
-                if self.rtt_timed.is_none() && !self.ts_ok && len > 0 {
+                let timed_by_ts = self.ts_ok && self.cfg.rtt_sampling == RttSampling::Auto;
+                if self.rtt_timed.is_none() && !timed_by_ts && len > 0 {
                     self.rtt_timed = Some((self.snd_nxt, now));
+                }
+                if self.cfg.rtt_sampling == RttSampling::EveryAck && len > 0 {
+                    self.sent_times.push_back((self.snd_nxt, now));
                 }
             }
             Choice::ZeroWindowProbe => {

@@ -257,3 +257,40 @@ fn test_established_prr_spreads_the_reduction_over_the_recovery() {
     assert!((18..=22).contains(&p), "PRR sends one per two ACKs: {p} over 40 ACKs: {prr:?}");
     assert!(prr.iter().skip(3).all(|&n| n <= 1), "no bursts under PRR: {prr:?}");
 }
+
+/// The largest RTT sample (ms) after the last segment of a 10-segment transfer is lost once and repaired
+/// by the RTO (RTT 100 ms, RTO 1 s).
+fn max_rtt_after_tail_loss(sampling: crate::config::RttSampling) -> f64 {
+    let cfg = TcpConfig { rtt_sampling: sampling, ..bulk_cfg() };
+    let mut p = Pair::new(cfg.clone(), cfg, Duration::from_millis(50));
+    p.establish();
+    let last = p.client.snd_nxt() + 9 * MSS;
+    let mut dropped = false;
+    p.set_filter(move |side, seg: &TcpSegment| {
+        if side == Side::Client && seg.seq == last && !dropped {
+            dropped = true;
+            return Fate::Drop;
+        }
+        Fate::Deliver
+    });
+    p.to_write[0] = 10 * MSS as u64;
+    p.run_while(|p| p.client.snd_una() < last + MSS);
+    assert_eq!(p.client.estats().Timeouts, 1);
+    p.client.estats().MaxRTT
+}
+
+#[test]
+fn test_established_rtt_sampling_policies_and_karns_ambiguity() {
+    use crate::config::RttSampling;
+    // Karn: the retransmitted segment gives no sample; the largest is the path's 100 ms (plus the
+    // delayed-ACK wait for an odd segment, up to 200 ms).
+    let karn = max_rtt_after_tail_loss(RttSampling::Karn);
+    assert!(karn <= 300.0, "Karn: {karn} ms");
+    // Timestamps: the echo belongs to the retransmission, so its sample is right too.
+    let ts = max_rtt_after_tail_loss(RttSampling::Auto);
+    assert!(ts <= 300.0, "timestamps: {ts} ms");
+    // Every ACK, timed from the first transmission: the ACK of the retransmission is charged the RTO,
+    // about 1 s + 100 ms — the feedback Karn's rule exists to avoid.
+    let every = max_rtt_after_tail_loss(RttSampling::EveryAck);
+    assert!((1_050.0..=1_400.0).contains(&every), "every ACK: {every} ms");
+}
