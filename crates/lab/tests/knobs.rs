@@ -113,3 +113,25 @@ fn sender_limit_states_account_for_the_whole_transfer() {
     assert!(e.SndLimTimeRwin > 0.9 * total, "Rwin {} of {total} ms", e.SndLimTimeRwin);
     assert!(total > 30_000.0, "the states cover the run: {total} ms");
 }
+
+#[test]
+fn congestion_window_validation_stops_growth_the_sender_cannot_use() {
+    // A 32 KiB receive window on a 100 Mbit/s, 100 ms RTT path: the sender never uses more than 32 KiB.
+    let text = include_str!("../../../scenarios/window-limited.toml");
+    let cwnd = |cwv: &str| {
+        let set = format!("client.tcp.cwv=\"{cwv}\"");
+        let doc = run(text, &[&set]);
+        (doc.points[0].connections[0].estats.CurCwnd, doc.points[0].metrics.throughput_bps)
+    };
+    let window = 32_768;
+    let (off, t_off) = cwnd("off");
+    let (rfc2861, t2861) = cwnd("rfc2861");
+    let (rfc7661, t7661) = cwnd("rfc7661");
+    assert!(off > 20 * window, "without validation cwnd grows on every ACK: {off}");
+    assert!(rfc2861 <= window + 2 * 1448, "RFC 2861: no growth beyond what is used: {rfc2861}");
+    // RFC 7661 stops growth once pipeACK < cwnd/2; a slow-start round can overshoot that by one doubling.
+    assert!(rfc7661 <= 4 * window, "RFC 7661: {rfc7661}");
+    for t in [t2861, t7661] {
+        assert!((t - t_off).abs() / t_off < 0.01, "validation does not change a window-limited transfer's rate");
+    }
+}

@@ -124,7 +124,10 @@ pub struct TcpConfig {
     pub ifq_full: IfqFull,
     /// Congestion window validation: `off`; `rfc2861` (RFC 2861 §3: when application-limited for an RTO,
     /// cwnd = (cwnd + used)/2, counted in OtherReductions; no cwnd growth while not cwnd-limited). The
-    /// RFC's ssthresh = max(ssthresh, ¾cwnd) is not applied: the controller owns ssthresh. Default `off`.
+    /// RFC's ssthresh = max(ssthresh, ¾cwnd) is not applied: the controller owns ssthresh); `rfc7661`
+    /// (New-CWV: pipeACK = the most data ACKed in one RTT over the last max(3·SRTT, 1 s); while pipeACK <
+    /// ½cwnd the sender is in the non-validated phase: cwnd does not grow, after 5 minutes of it cwnd =
+    /// max(½cwnd, IW), and a loss sets the window from (max(pipeACK, FlightSize) − lost)/2). Default `off`.
     pub cwv: Cwv,
     /// Linux 2.4 cwnd moderation: on an ACK in the open state, cwnd = min(cwnd, in flight + `max_burst`
     /// segments), counted in OtherReductions. 0 = off. Default 0.
@@ -220,6 +223,7 @@ pub enum IfqFull {
 pub enum Cwv {
     Off,
     Rfc2861,
+    Rfc7661,
 }
 
 /// The unit cwnd is kept in (see [`TcpConfig::cwnd_unit`]).

@@ -215,6 +215,14 @@ pub struct Connection {
     cork_released: bool,
     /// RFC 4898 sender-limit state and when it was entered.
     snd_lim: Option<(SndLim, Instant)>,
+    /// RFC 7661: bytes ACKed in the current RTT and since when; the largest per-RTT sample in the current
+    /// and the previous sampling period; when that period began; since when the phase is non-validated.
+    pa_acked: u64,
+    pa_rtt_start: Instant,
+    pa_cur: u64,
+    pa_prev: u64,
+    pa_period_start: Instant,
+    nvp_since: Option<Instant>,
     /// RFC 2861: the largest flight used since `cwv_stamp`.
     cwv_used: u32,
     cwv_stamp: Instant,
@@ -325,6 +333,12 @@ impl Connection {
             snd_sml: iss,
             cork_released: false,
             snd_lim: None,
+            pa_acked: 0,
+            pa_rtt_start: Instant::ZERO,
+            pa_cur: 0,
+            pa_prev: 0,
+            pa_period_start: Instant::ZERO,
+            nvp_since: None,
             cwv_used: 0,
             cwv_stamp: Instant::ZERO,
             defer_k: 2,
@@ -1031,6 +1045,7 @@ impl Connection {
                 }
             }
             Recovery::Open => {
+                self.new_cwv_on_ack(now, data_acked);
                 self.grow_cwnd(now, data_acked, flight_before);
                 self.moderate_cwnd();
             }
@@ -1066,6 +1081,54 @@ impl Connection {
             SndLim::Cwnd => self.st.SndLimTimeCwnd += ms,
             SndLim::Snd => self.st.SndLimTimeSnd += ms,
         }
+    }
+
+    /// RFC 7661 §4.3: pipeACK samples (data ACKed per RTT, not during recovery) and the validated phase.
+    fn new_cwv_on_ack(&mut self, now: Instant, acked: u32) {
+        if self.cfg.cwv != Cwv::Rfc7661 {
+            return;
+        }
+        let srtt = self.rtt.srtt().unwrap_or(self.rtt.rto());
+        self.pa_acked += acked as u64;
+        if now.saturating_since(self.pa_rtt_start) >= srtt {
+            self.pa_cur = self.pa_cur.max(self.pa_acked);
+            self.pa_acked = 0;
+            self.pa_rtt_start = now;
+        }
+        // The sampling period is max(3·SRTT, 1 s); pipeACK is the largest sample of this period and the last.
+        let period = srtt.saturating_mul(3).max(Duration::from_secs(1));
+        if now.saturating_since(self.pa_period_start) >= period {
+            self.pa_prev = self.pa_cur;
+            self.pa_cur = 0;
+            self.pa_period_start = now;
+        }
+        let pipe_ack = self.pa_cur.max(self.pa_prev);
+        let cwnd = self.cc.window() as u64;
+        if pipe_ack == 0 || pipe_ack * 2 >= cwnd {
+            self.nvp_since = None;
+            return;
+        }
+        let since = *self.nvp_since.get_or_insert(now);
+        // §4.4.2: after the non-validated period (5 minutes) the unused window goes.
+        if now.saturating_since(since) > Duration::from_secs(300) {
+            let iw = self.cfg.initial_window.bytes(self.smss) as u64;
+            self.cc.set_window((cwnd / 2).max(iw) as u32);
+            self.st.OtherReductions += 1;
+            self.nvp_since = Some(now);
+        }
+    }
+
+    /// RFC 7661 §4.4.3: a loss in the non-validated phase reduces from what was used, not from cwnd.
+    fn new_cwv_loss_flight(&self, flight: u32) -> u32 {
+        if self.cfg.cwv != Cwv::Rfc7661 || self.nvp_since.is_none() {
+            return flight;
+        }
+        let lost = self.lost_below().map_or(self.smss, |l| {
+            let l = l.max(self.snd_una);
+            (l - self.snd_una) - self.scoreboard.bytes_within(self.snd_una, l)
+        });
+        let pipe_ack = self.pa_cur.max(self.pa_prev).min(u32::MAX as u64) as u32;
+        pipe_ack.max(flight).saturating_sub(lost).max(2 * self.smss)
     }
 
     /// RFC 2861 §3: once per RTO while the application leaves cwnd unused, decay it toward what was used.
@@ -1120,7 +1183,7 @@ impl Connection {
         let cwnd = self.cc.window();
         let cwnd_limited =
             if cwnd < self.cc.ssthresh() { cwnd < 2 * flight_size } else { flight_size + self.smss >= cwnd };
-        if self.cfg.cwv == Cwv::Rfc2861 && !cwnd_limited {
+        if self.cfg.cwv == Cwv::Rfc2861 && !cwnd_limited || self.cfg.cwv == Cwv::Rfc7661 && self.nvp_since.is_some() {
             return;
         }
         let info = AckInfo {
@@ -1169,8 +1232,9 @@ impl Connection {
     fn enter_recovery(&mut self, now: Instant) {
         self.st.FastRetran += 1;
         self.count_congestion_signal();
-        let flight = self.snd_nxt - self.snd_una;
+        let flight = self.new_cwv_loss_flight(self.snd_nxt - self.snd_una);
         self.cc.on_congestion_event(now, CongestionEvent::FastRetransmit, flight, self.smss);
+        self.nvp_since = None;
         self.recover = self.snd_nxt + u32::MAX; // HighData
         self.retransmit_head = true;
         self.high_rxt = self.snd_una;
