@@ -400,13 +400,15 @@ impl World {
 pub fn run(spec: &SimSpec, seed: u64) -> Result<RunResult, SimError> {
     let n = spec.test.parallel.max(1) as usize;
     let mut conns = Vec::with_capacity(2 * n);
+    let client_tcp = std::sync::Arc::new(spec.client.tcp.clone());
+    let server_tcp = std::sync::Arc::new(spec.server.tcp.clone());
     for i in 0..n {
         let client_port = 40_000u16.wrapping_add(i as u16);
         let e = 2 * i as u64;
         let iss_c = stream_seed(seed, 1000 + e) as u32;
         let iss_s = stream_seed(seed, 1000 + e + 1) as u32;
-        let mut client = Connection::connect(spec.client.tcp.clone(), client_port, SERVER_PORT, iss_c);
-        let mut server = Connection::listen(spec.server.tcp.clone(), SERVER_PORT, iss_s);
+        let mut client = Connection::connect(client_tcp.clone(), client_port, SERVER_PORT, iss_c);
+        let mut server = Connection::listen(server_tcp.clone(), SERVER_PORT, iss_s);
         client.set_random_seed(stream_seed(seed, 2_000_000 + e));
         server.set_random_seed(stream_seed(seed, 2_000_000 + e + 1));
         conns.push(client);

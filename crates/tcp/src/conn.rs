@@ -2,6 +2,7 @@
 //! generation, congestion control hooks and loss recovery.
 
 use std::fmt;
+use std::sync::Arc;
 
 use tcplab_units::{Duration, Instant};
 use tcplab_wire::{SackBlock, SackBlocks, SeqNumber, TcpFlags, TcpOptions, TcpSegment, Timestamps};
@@ -113,7 +114,8 @@ enum Choice {
 
 /// One TCP endpoint.
 pub struct Connection {
-    cfg: TcpConfig,
+    /// Shared by the connections a host opens with the same knobs (a few hundred bytes each otherwise).
+    cfg: Arc<TcpConfig>,
     state: State,
     local_port: u16,
     remote_port: u16,
@@ -250,7 +252,7 @@ impl fmt::Debug for Connection {
 }
 
 impl Connection {
-    fn new(cfg: TcpConfig, local_port: u16, remote_port: u16, iss: u32, state: State) -> Self {
+    fn new(cfg: Arc<TcpConfig>, local_port: u16, remote_port: u16, iss: u32, state: State) -> Self {
         let iss = SeqNumber(iss);
         let rtt = RttEstimator::with_model(
             cfg.rto_model,
@@ -354,15 +356,15 @@ impl Connection {
 
     /// An active open (RFC 9293 §3.10.1): the SYN goes out at the next `poll_transmit`.
     /// `iss` is the initial send sequence number, chosen by the caller (from its random stream).
-    pub fn connect(cfg: TcpConfig, local_port: u16, remote_port: u16, iss: u32) -> Self {
-        let mut c = Connection::new(cfg, local_port, remote_port, iss, State::SynSent);
+    pub fn connect(cfg: impl Into<Arc<TcpConfig>>, local_port: u16, remote_port: u16, iss: u32) -> Self {
+        let mut c = Connection::new(cfg.into(), local_port, remote_port, iss, State::SynSent);
         c.rcv_wscale = c.wscale_for_buffer();
         c
     }
 
     /// A passive open: waits in LISTEN for a SYN.
-    pub fn listen(cfg: TcpConfig, local_port: u16, iss: u32) -> Self {
-        Connection::new(cfg, local_port, 0, iss, State::Listen)
+    pub fn listen(cfg: impl Into<Arc<TcpConfig>>, local_port: u16, iss: u32) -> Self {
+        Connection::new(cfg.into(), local_port, 0, iss, State::Listen)
     }
 
     pub fn state(&self) -> State {

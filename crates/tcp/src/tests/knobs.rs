@@ -294,3 +294,12 @@ fn test_established_rtt_sampling_policies_and_karns_ambiguity() {
     let every = max_rtt_after_tail_loss(RttSampling::EveryAck);
     assert!((1_050.0..=1_400.0).contains(&every), "every ACK: {every} ms");
 }
+
+#[test]
+fn a_connection_stays_small() {
+    // docs/benchmarks.md: per-connection memory. The RFC 4898 counters are about half of it.
+    let conn = std::mem::size_of::<crate::Connection>();
+    let estats = std::mem::size_of::<crate::Estats>();
+    eprintln!("Connection {conn} bytes, of which Estats {estats}");
+    assert!(conn <= 1536, "Connection grew to {conn} bytes");
+}
