@@ -396,7 +396,7 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
     }
     for (side, h) in [("client", &client), ("server", &server)] {
         h.tcp.validate().map_err(|m| {
-            let knob = m.split([' ', ',']).next().unwrap_or("");
+            let knob = m.split([' ', ',', ':']).next().unwrap_or("");
             ctx.error(&format!("{side}.tcp.{knob}"), m)
         })?;
     }
@@ -422,9 +422,7 @@ fn resolve_host(ctx: &Ctx, side: &str, raw: RawHost) -> Result<Host, ScenarioErr
     })?;
     let mut merged = toml::Value::try_from(&base).expect("a TcpConfig serializes to TOML");
     if let Some(t) = merged.as_table_mut() {
-        for (k, v) in raw.tcp {
-            t.insert(k, v);
-        }
+        merge(t, raw.tcp);
     }
     let tcp: TcpConfig = ctx.deserialize(&format!("{side}.tcp"), merged)?;
     if let Some(r) = raw.host.nic_rate {
@@ -433,6 +431,18 @@ fn resolve_host(ctx: &Ctx, side: &str, raw: RawHost) -> Result<Host, ScenarioErr
         }
     }
     Ok(Host { stack: raw.stack, tcp, host: raw.host })
+}
+
+/// Lays `over` on `base`; nested tables (`cubic = { c = 0.5 }`) change only the keys they name.
+fn merge(base: &mut toml::Table, over: toml::Table) {
+    for (k, v) in over {
+        match (base.get_mut(&k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
 }
 
 /// A scenario shipped with tcplab.

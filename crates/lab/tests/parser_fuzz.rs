@@ -58,3 +58,11 @@ fn errors_point_at_the_line_of_the_key() {
     assert_eq!(e.key, "path.up.delay");
     assert!(e.message.contains("unknown unit") && e.message.contains("accepted"), "{}", e.message);
 }
+
+#[test]
+fn a_nested_knob_table_changes_only_the_keys_it_names() {
+    let text = VALID.replace("[client]\nstack = \"rfc\"", "[client]\nstack = \"linux\"\ntcp = { cubic = { c = 0.5 } }");
+    let s = load(&Source { name: "x.toml", text: &text }, &[]).unwrap();
+    assert_eq!(s.client.tcp.cubic.c, 0.5);
+    assert!(s.client.tcp.cubic.hystart, "the linux personality's HyStart stays on");
+}

@@ -362,7 +362,10 @@ impl TcpConfig {
         self.cubic.validate().map_err(|e| format!("cubic: {e}"))?;
         self.rto_params.validate().map_err(|e| format!("rto_params: {e}"))?;
         if self.timestamp_tick < Duration::from_micros(1) {
-            return Err("timestamp_tick = 0s: accepted 1us or more (RFC 7323 suggests 1ms to 1s)".into());
+            return Err(format!(
+                "timestamp_tick = {}: accepted 1us or more (RFC 7323 suggests 1ms to 1s)",
+                self.timestamp_tick
+            ));
         }
         Ok(())
     }
