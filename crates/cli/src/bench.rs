@@ -29,15 +29,8 @@ pub struct BenchArgs {
     /// Default: bulk-1g, bulk-100m-loss, flows-1000.
     #[arg(long = "workload", value_name = "NAME")]
     workloads: Vec<String>,
-    /// Runs (seeds 1..=N) per workload.
-    #[arg(long, default_value_t = 1)]
-    repeat: u64,
-    /// Threads running the repetitions; above 1 the serial run is measured too.
-    #[arg(long, default_value_t = 1)]
-    jobs: u64,
-    /// Override the simulated duration (e.g. "5s") for a quick look.
-    #[arg(long)]
-    duration: Option<String>,
+    #[command(flatten)]
+    runs: RunOpts,
     /// Write the results (schema tcplab.bench/1) to FILE, or "-" for stdout.
     #[arg(long, value_name = "FILE|-")]
     json: Option<String>,
@@ -46,10 +39,20 @@ pub struct BenchArgs {
 #[derive(Args)]
 pub struct BenchOneArgs {
     name: String,
+    #[command(flatten)]
+    runs: RunOpts,
+}
+
+/// How a workload is run; the parent passes these on to its child process.
+#[derive(Args, Clone)]
+struct RunOpts {
+    /// Runs (seeds 1..=N) per workload.
     #[arg(long, default_value_t = 1)]
     repeat: u64,
+    /// Threads running the repetitions; above 1 the serial run is measured too.
     #[arg(long, default_value_t = 1)]
     jobs: u64,
+    /// Override the simulated duration (e.g. "5s") for a quick look.
     #[arg(long)]
     duration: Option<String>,
 }
@@ -141,8 +144,8 @@ pub fn bench(args: &BenchArgs) -> Result<(), BenchError> {
     let mut results = Vec::new();
     for name in &names {
         let mut cmd = Command::new(&exe);
-        cmd.args(["bench-one", name, "--repeat", &args.repeat.to_string(), "--jobs", &args.jobs.to_string()]);
-        if let Some(d) = &args.duration {
+        cmd.args(["bench-one", name, "--repeat", &args.runs.repeat.to_string(), "--jobs", &args.runs.jobs.to_string()]);
+        if let Some(d) = &args.runs.duration {
             cmd.args(["--duration", d]);
         }
         let out = cmd.output().map_err(|e| format!("cannot run the benchmark child: {e}"))?;
@@ -249,16 +252,16 @@ pub fn bench_one(args: &BenchOneArgs) -> Result<(), String> {
     let (_, text) =
         WORKLOADS.iter().find(|(w, _)| *w == args.name).ok_or_else(|| format!("no workload {}", args.name))?;
     let mut set = Vec::new();
-    if let Some(d) = &args.duration {
+    if let Some(d) = &args.runs.duration {
         set.push(format!("test.duration=\"{d}\""));
     }
     let scenario = load(&Source { name: &args.name, text }, &set).map_err(|e| e.to_string())?;
     let spec = tcplab_lab::result::sim_spec(&scenario);
-    let repeat = args.repeat.max(1);
-    let (wall, runs) = run_all(&spec, repeat, args.jobs)?;
-    let (serial_wall_s, parallel_efficiency, identical_to_serial) = if args.jobs > 1 {
+    let repeat = args.runs.repeat.max(1);
+    let (wall, runs) = run_all(&spec, repeat, args.runs.jobs)?;
+    let (serial_wall_s, parallel_efficiency, identical_to_serial) = if args.runs.jobs > 1 {
         let (serial, serial_runs) = run_all(&spec, repeat, 1)?;
-        (Some(serial), Some(serial / wall / args.jobs as f64), Some(serial_runs == runs))
+        (Some(serial), Some(serial / wall / args.runs.jobs as f64), Some(serial_runs == runs))
     } else {
         (None, None, None)
     };
@@ -268,9 +271,9 @@ pub fn bench_one(args: &BenchOneArgs) -> Result<(), String> {
         name: args.name.clone(),
         simulated_s: scenario.test.duration.as_secs_f64(),
         repeat,
-        jobs: args.jobs,
+        jobs: args.runs.jobs,
         wall_s: wall,
-        wall_per_run_s: wall * args.jobs.max(1).min(repeat) as f64 / repeat as f64,
+        wall_per_run_s: wall * args.runs.jobs.max(1).min(repeat) as f64 / repeat as f64,
         data_segments,
         segments_per_s: data_segments as f64 / wall,
         events,
