@@ -184,17 +184,31 @@ fn explain(knob: Option<&str>) -> Result<(), Failure> {
             println!(
                 "TCP knobs, set per host as client.tcp.KNOB or server.tcp.KNOB (`tcplab explain KNOB` for one):\n"
             );
-            let mut header = format!("{:<24}", "knob");
+            let mut header = format!("{:<26}", "knob");
             for (name, _, _) in &personalities {
                 header += &format!(" {name:<12}");
             }
             println!("{}", header.trim_end());
             for (k, _) in knobs {
-                let mut line = format!("{k:<24}");
-                for (_, _, t) in &personalities {
-                    line += &format!(" {:<12}", show(t.get(*k)));
+                // A table of knobs (`cubic`, `rto_params`) gets one row per field, as `--set` spells it.
+                let rows: Vec<(String, Vec<Option<&toml::Value>>)> = match personalities[0].2.get(*k) {
+                    Some(toml::Value::Table(first)) => first
+                        .keys()
+                        .map(|sub| {
+                            let vals =
+                                personalities.iter().map(|(_, _, t)| t.get(*k).and_then(|v| v.get(sub))).collect();
+                            (format!("{k}.{sub}"), vals)
+                        })
+                        .collect(),
+                    _ => vec![(k.to_string(), personalities.iter().map(|(_, _, t)| t.get(*k)).collect())],
+                };
+                for (name, vals) in rows {
+                    let mut line = format!("{name:<26}");
+                    for v in vals {
+                        line += &format!(" {:<12}", show(v));
+                    }
+                    println!("{}", line.trim_end());
                 }
-                println!("{}", line.trim_end());
             }
             println!("\nPersonalities (client.stack / server.stack):");
             for (name, about, _) in &personalities {
@@ -221,7 +235,14 @@ fn explain(knob: Option<&str>) -> Result<(), Failure> {
             }
             println!("  {line}\n");
             for (name, _, t) in &personalities {
-                println!("  {name:<10} {}", show(t.get(k)));
+                match t.get(k) {
+                    Some(toml::Value::Table(table)) => {
+                        let fields: Vec<String> =
+                            table.iter().map(|(f, v)| format!("{f} = {}", show(Some(v)))).collect();
+                        println!("  {name:<10} {}", fields.join(", "));
+                    }
+                    v => println!("  {name:<10} {}", show(v)),
+                }
             }
             Ok(())
         }
