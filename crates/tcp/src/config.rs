@@ -89,6 +89,10 @@ pub struct TcpConfig {
     /// reduction to ssthresh is spread over the ACKs of the recovery, instead of RFC 6675's cwnd − pipe,
     /// which can release a burst of retransmissions at once. Default off.
     pub prr: bool,
+    /// Undo a fast recovery shown spurious by D-SACK (RFC 3708 detection, RFC 4015 / RFC 9438 §4.9 response;
+    /// Linux `tcp_try_undo_dsack`): when every retransmission of the episode is reported as a duplicate,
+    /// cwnd and ssthresh return to their values before it, counted in CongOverCount. Default off.
+    pub undo: bool,
     /// Detect lost retransmissions during SACK recovery (Linux `tcp_mark_lost_retrans`): when DupThresh
     /// segments sent after a retransmission are SACKed and it is still missing, retransmit it again
     /// instead of waiting for the RTO. RFC 6675 has no such rule. Default off.
@@ -168,6 +172,7 @@ impl Default for TcpConfig {
             abc_ca: false,
             dupthresh: 3,
             slow_start_after_idle: true,
+            undo: false,
             prr: false,
             lost_retransmit_detection: false,
             limited_transmit: true,

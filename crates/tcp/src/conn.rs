@@ -169,6 +169,10 @@ pub struct Connection {
     prr_out: u64,
     recover_fs: u64,
     prr_allowance: u64,
+    /// The sequence range of the fast-recovery episode that may still be undone, and its retransmissions
+    /// not yet reported as duplicates by D-SACK.
+    undo_episode: Option<(SeqNumber, SeqNumber)>,
+    undo_retrans: i64,
     /// SND.NXT when the latest SACK-recovery retransmission was sent.
     rtx_marker: SeqNumber,
     /// Go-back-N retransmission pointer after a timeout.
@@ -305,6 +309,8 @@ impl Connection {
             prr_out: 0,
             recover_fs: 0,
             prr_allowance: 0,
+            undo_episode: None,
+            undo_retrans: 0,
             rtx_marker: iss,
             rtx_next: iss,
             retransmit_head: false,
@@ -575,6 +581,7 @@ impl Connection {
         let flight = self.snd_nxt - self.snd_una - sacked;
         self.cc.on_congestion_event(now, CongestionEvent::Timeout { first }, flight, self.smss);
         self.recovery = Recovery::Loss { high: self.snd_nxt };
+        self.undo_episode = None; // timeouts are not undone (no F-RTO/Eifel here)
         self.rtx_next = self.snd_una;
         self.recover = self.snd_nxt + u32::MAX; // HighData = SND.NXT - 1
         self.dupacks = 0;
@@ -934,6 +941,7 @@ impl Connection {
                 && (b.right <= seg.ack || blocks.get(1).is_some_and(|b2| b2.left <= b.left && b.right <= b2.right));
             if dsack {
                 self.st.DSACKDups += 1;
+                self.on_dsack(*b);
                 continue;
             }
             let left = b.left.max(self.snd_una);
@@ -1237,6 +1245,8 @@ impl Connection {
         let flight = self.new_cwv_loss_flight(self.snd_nxt - self.snd_una);
         self.cc.on_congestion_event(now, CongestionEvent::FastRetransmit, flight, self.smss);
         self.nvp_since = None;
+        self.undo_episode = Some((self.snd_una, self.snd_nxt));
+        self.undo_retrans = 0;
         self.recover = self.snd_nxt + u32::MAX; // HighData
         self.retransmit_head = true;
         self.high_rxt = self.snd_una;
@@ -1285,6 +1295,22 @@ impl Connection {
         if missing && sacked_after as u64 >= self.cfg.dupthresh as u64 * self.smss as u64 {
             self.high_rxt = self.snd_una;
             self.rtx_marker = self.snd_nxt;
+        }
+    }
+
+    /// RFC 3708 §3: a D-SACK for data retransmitted in the current fast-recovery episode shows that
+    /// retransmission was unnecessary; when every one of them is reported so, the congestion response is
+    /// undone (Linux `tcp_try_undo_dsack`), counted in CongOverCount.
+    fn on_dsack(&mut self, b: SackBlock) {
+        let Some((start, end)) = self.undo_episode else { return };
+        if !self.cfg.undo || b.left < start || b.right > end {
+            return;
+        }
+        self.undo_retrans -= (b.right - b.left).div_ceil(self.smss.max(1)) as i64;
+        if self.undo_retrans <= 0 {
+            self.cc.on_spurious_congestion_event();
+            self.st.CongOverCount += 1;
+            self.undo_episode = None;
         }
     }
 
@@ -1774,6 +1800,9 @@ impl Connection {
         }
         if retransmit {
             self.rtt_timed = None; // Karn's rule
+            if self.undo_episode.is_some() && seg.payload_len > 0 {
+                self.undo_retrans += 1;
+            }
             self.st.SegsRetrans += 1;
             self.st.OctetsRetrans += seg.payload_len as u64;
         }

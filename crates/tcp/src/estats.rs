@@ -37,6 +37,8 @@ pub struct Estats {
     pub CongSignals: u64,
     /// Sum of cwnd (bytes) just before each congestion signal.
     pub PreCongSumCwnd: u64,
+    /// Congestion responses backed out because they proved spurious (D-SACK undo).
+    pub CongOverCount: u64,
     /// cwnd reductions not made by the congestion-control response (validation, moderation).
     pub OtherReductions: u64,
     /// Times the interface refused a segment (host transmit queue full).

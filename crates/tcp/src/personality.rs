@@ -58,6 +58,7 @@ impl TcpConfig {
                 cwv: Cwv::Rfc2861,
                 lost_retransmit_detection: true,
                 prr: true,
+                undo: true,
                 ..rfc.clone()
             }),
             "linux-2.4" => Some(TcpConfig {

@@ -106,6 +106,8 @@ pub struct Cubic {
     /// When the previous ACK arrived, to keep idle time out of t (§5.8).
     last_ack: Option<Instant>,
     hystart: HyStart,
+    /// (cwnd, ssthresh, W_max, cwnd_prior) before the last congestion event, for undo (§4.9).
+    prior: Option<(f64, u32, Option<f64>, f64)>,
 }
 
 /// One congestion-avoidance stage (RFC 9438 §4.2).
@@ -180,6 +182,7 @@ impl Cubic {
             epoch: None,
             last_ack: None,
             hystart: HyStart::default(),
+            prior: None,
         }
     }
 
@@ -283,6 +286,7 @@ impl CongestionControl for Cubic {
             self.cwnd = smss as f64;
             return;
         }
+        self.prior = Some((self.cwnd, self.ssthresh, self.w_max, self.cwnd_prior));
         let cwnd = self.cwnd;
         let beta = self.cfg.beta;
         // §4.7: a congestion event below the previous W_max remembers less of it.
@@ -302,6 +306,17 @@ impl CongestionControl for Cubic {
                 self.w_max = None;
                 self.hystart = HyStart::default();
             }
+        }
+    }
+
+    fn on_spurious_congestion_event(&mut self) {
+        // RFC 9438 §4.9: back to cwnd, ssthresh, W_max and cwnd_prior as they were before the event.
+        if let Some((cwnd, ssthresh, w_max, cwnd_prior)) = self.prior.take() {
+            self.cwnd = self.cwnd.max(cwnd);
+            self.ssthresh = ssthresh;
+            self.w_max = w_max;
+            self.cwnd_prior = cwnd_prior;
+            self.epoch = None;
         }
     }
 

@@ -110,4 +110,7 @@ pub trait CongestionControl {
     fn on_recovery_exit(&mut self, now: Instant, flight_size: u32, smss: u32);
     /// A reduction the controller did not decide (cwnd validation, moderation, restart after idle).
     fn set_window(&mut self, cwnd: u32);
+    /// The last congestion event was spurious (RFC 3708 detection): return to the state before it
+    /// (RFC 4015 for Reno, RFC 9438 §4.9 for CUBIC). Without a remembered event, nothing happens.
+    fn on_spurious_congestion_event(&mut self);
 }

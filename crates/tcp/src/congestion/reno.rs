@@ -15,6 +15,8 @@ pub struct Reno {
     unit: CwndUnit,
     /// Linux `snd_cwnd_cnt`: ACKed segments toward the next one-segment increase (packet counting).
     cwnd_cnt: u32,
+    /// (cwnd, ssthresh) before the last congestion event, for undo.
+    prior: Option<(u32, u32)>,
     /// RFC 3465 §2.1 bytes_acked, for byte counting in congestion avoidance.
     bytes_acked: u32,
 }
@@ -29,6 +31,7 @@ impl Reno {
             abc_ca,
             unit: CwndUnit::Bytes,
             cwnd_cnt: 0,
+            prior: None,
             bytes_acked: 0,
         }
     }
@@ -101,6 +104,9 @@ impl CongestionControl for Reno {
     }
 
     fn on_congestion_event(&mut self, _now: Instant, event: CongestionEvent, flight_size: u32, smss: u32) {
+        if !matches!(event, CongestionEvent::Timeout { first: false }) {
+            self.prior = Some((self.cwnd, self.ssthresh));
+        }
         // RFC 5681 (4): ssthresh = max(FlightSize / 2, 2*SMSS); held on a repeated timeout.
         if !matches!(event, CongestionEvent::Timeout { first: false }) {
             self.ssthresh = (flight_size / 2).max(2 * smss);
@@ -124,6 +130,14 @@ impl CongestionControl for Reno {
             self.cwnd = (self.cwnd - self.cwnd % smss.max(1)).max(smss);
         }
         self.bytes_acked = 0;
+    }
+
+    fn on_spurious_congestion_event(&mut self) {
+        // RFC 4015 §3: restore; keep whatever the window grew to since.
+        if let Some((cwnd, ssthresh)) = self.prior.take() {
+            self.cwnd = self.cwnd.max(cwnd);
+            self.ssthresh = ssthresh;
+        }
     }
 
     fn set_window(&mut self, cwnd: u32) {

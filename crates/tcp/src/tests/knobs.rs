@@ -303,3 +303,38 @@ fn a_connection_stays_small() {
     eprintln!("Connection {conn} bytes, of which Estats {estats}");
     assert!(conn <= 1536, "Connection grew to {conn} bytes");
 }
+
+/// cwnd before the episode, after it, and the counters, when segment 10 of a 40-segment window is
+/// delayed by 30 ms (reordered, not lost): three duplicate ACKs trigger a spurious fast retransmit.
+fn spurious_fast_retransmit(undo: bool) -> (u32, u32, crate::Estats) {
+    let cfg = TcpConfig { undo, initial_window: InitialWindow::Segments(40), ..bulk_cfg() };
+    let mut p = Pair::new(cfg.clone(), cfg, Duration::from_millis(50));
+    p.establish();
+    let late = p.client.snd_nxt() + 10 * MSS;
+    let mut delayed = false;
+    p.set_filter(move |side, seg: &TcpSegment| {
+        if side == Side::Client && seg.seq == late && !delayed {
+            delayed = true;
+            return Fate::Delay(Duration::from_millis(30));
+        }
+        Fate::Deliver
+    });
+    p.to_write[0] = 40 * MSS as u64;
+    let before = p.client.cwnd();
+    // Until the D-SACK for the needless retransmission is back (two RTTs after the window left).
+    p.run_until(p.now + Duration::from_millis(210));
+    (before, p.client.cwnd(), p.client.estats())
+}
+
+#[test]
+fn test_established_dsack_undoes_a_spurious_fast_retransmit() {
+    // RFC 3708: the late original fills the hole, the retransmission arrives as a duplicate, the receiver
+    // reports it with D-SACK (RFC 2883), and the sender restores cwnd and ssthresh (RFC 4015).
+    let (before, after, e) = spurious_fast_retransmit(true);
+    assert_eq!((e.FastRetran, e.SegsRetrans, e.DSACKDups, e.CongOverCount), (1, 1, 1, 1));
+    assert!(after >= before, "cwnd restored: {before} -> {after}");
+    // Without undo the halving stays.
+    let (before, after, e) = spurious_fast_retransmit(false);
+    assert_eq!((e.FastRetran, e.DSACKDups, e.CongOverCount), (1, 1, 0));
+    assert!(after < before, "cwnd stays reduced: {before} -> {after}");
+}
