@@ -66,3 +66,11 @@ fn a_nested_knob_table_changes_only_the_keys_it_names() {
     assert_eq!(s.client.tcp.cubic.c, 0.5);
     assert!(s.client.tcp.cubic.hystart, "the linux personality's HyStart stays on");
 }
+
+#[test]
+fn cubic_with_a_packet_counted_cwnd_is_rejected_at_its_key() {
+    let set = ["client.tcp.congestion_control=\"cubic\"".to_string(), "client.tcp.cwnd_unit=\"packets\"".to_string()];
+    let e = load(&Source { name: "x.toml", text: VALID }, &set).unwrap_err();
+    assert_eq!(e.key, "client.tcp.cwnd_unit");
+    assert!(e.message.contains("accepted with cubic: \"bytes\""), "{}", e.message);
+}

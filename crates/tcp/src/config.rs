@@ -111,7 +111,9 @@ pub struct TcpConfig {
     /// on, RFC 7323 §4; else one timed segment per RTT, never a retransmitted one: Karn's rule, RFC 6298 §3);
     /// `karn` (one timed segment per RTT even with timestamps); `every_ack` (every ACK of new data, timed
     /// from the first transmission of the newest segment it covers, retransmissions included: the RTT
-    /// feedback that Karn's rule avoids). Default `auto`.
+    /// feedback that Karn's rule avoids). Under every policy only an ACK that advances SND.UNA gives a
+    /// sample, so an ACK that arrives out of order (behind a later one) never does: its samples are always
+    /// discarded. Default `auto`.
     pub rtt_sampling: RttSampling,
     /// RTO before the first RTT sample (RFC 6298 (2.1)). Default 1s.
     pub rto_initial: Duration,
@@ -365,6 +367,9 @@ impl TcpConfig {
             return Err(format!("ack_immediate_p = {}: accepted 0 to 1", self.ack_immediate_p));
         }
         self.cubic.validate().map_err(|e| format!("cubic: {e}"))?;
+        if self.congestion_control == CongestionControlKind::Cubic && self.cwnd_unit == CwndUnit::Packets {
+            return Err("cwnd_unit = \"packets\": CUBIC keeps cwnd in bytes; accepted with cubic: \"bytes\"".into());
+        }
         self.rto_params.validate().map_err(|e| format!("rto_params: {e}"))?;
         if self.timestamp_tick < Duration::from_micros(1) {
             return Err(format!(

@@ -338,3 +338,42 @@ fn test_established_dsack_undoes_a_spurious_fast_retransmit() {
     assert_eq!((e.FastRetran, e.DSACKDups, e.CongOverCount), (1, 1, 0));
     assert!(after < before, "cwnd stays reduced: {before} -> {after}");
 }
+
+#[test]
+fn test_established_out_of_order_acks_give_no_rtt_sample() {
+    // The server's ACKs for the first window: one is held back 60 ms, so it arrives after later ones.
+    // It acknowledges nothing new by then, so it yields no sample and the smoothed RTT stays at the path's.
+    let cfg = TcpConfig { initial_window: InitialWindow::Segments(20), ..bulk_cfg() };
+    let mut p = Pair::new(cfg.clone(), cfg, Duration::from_millis(50));
+    p.establish();
+    let mut n = 0;
+    p.set_filter(move |side, seg: &TcpSegment| {
+        if side == Side::Server && seg.payload_len == 0 {
+            n += 1;
+            if n == 3 {
+                return Fate::Delay(Duration::from_millis(60));
+            }
+        }
+        Fate::Deliver
+    });
+    p.to_write[0] = 20 * MSS as u64;
+    p.run_while(|p| p.read[1] < 20 * MSS as u64);
+    p.run_until(p.now + Duration::from_millis(300));
+    // Samples come from the ACKs that advanced SND.UNA when they arrived, plus the handshake's.
+    let mut highest = None;
+    let mut advancing = 0;
+    let mut late_acks = 0;
+    for a in p.arrivals.iter().filter(|a| a.to == Side::Client && a.seg.payload_len == 0 && !a.seg.flags.syn()) {
+        match highest {
+            Some(h) if a.seg.ack <= h => late_acks += 1,
+            _ => {
+                advancing += 1;
+                highest = Some(a.seg.ack);
+            }
+        }
+    }
+    let e = p.client.estats();
+    assert!(late_acks >= 1, "the held-back ACK arrived behind a later one");
+    assert_eq!(e.CountRTT, advancing + 1, "one sample per advancing ACK and the handshake, none from late ones");
+    assert_eq!(e.SegsRetrans, 0);
+}
