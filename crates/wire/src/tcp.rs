@@ -120,7 +120,11 @@ impl SackBlocks {
     }
     /// Keeps at most `n` blocks.
     pub fn truncate(&mut self, n: usize) {
-        self.len = self.len.min(n as u8);
+        self.len = self.len.min(n.min(Self::MAX) as u8);
+        // Clear what was cut, so that the derived equality and hash see only the blocks in use.
+        for b in &mut self.blocks[self.len as usize..] {
+            *b = SackBlock::default();
+        }
     }
 }
 
@@ -194,5 +198,22 @@ impl TcpSegment {
     /// Length of the IPv4 datagram carrying this segment.
     pub fn ip_len(&self) -> u32 {
         crate::IPV4_HEADER_LEN + self.header_len() + self.payload_len
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncated_sack_lists_compare_by_their_blocks() {
+        let b = |l: u32| SackBlock { left: SeqNumber(l), right: SeqNumber(l + 10) };
+        let mut long = SackBlocks::default();
+        long.push(b(1));
+        long.push(b(100));
+        long.truncate(1);
+        let mut short = SackBlocks::default();
+        short.push(b(1));
+        assert_eq!(long, short);
     }
 }
