@@ -1,11 +1,11 @@
 //! TCP knobs in whole runs: the effect each is documented to have, on a small scenario.
 
-use tcplab_lab::{load, run_scenario, ResultDoc, Source};
+mod common;
+
+use tcplab_lab::ResultDoc;
 
 fn run(text: &str, set: &[&str]) -> ResultDoc {
-    let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
-    let s = load(&Source { name: "knobs.toml", text }, &set).unwrap_or_else(|e| panic!("{e}"));
-    run_scenario(&s, 1).expect("the connections come up")
+    common::run_scenario(&common::scenario(text, set), 1)
 }
 
 const STREAM_10M: &str = r#"
@@ -85,11 +85,10 @@ fn full_interface_queue_under_cwr_is_a_congestion_signal_without_network_loss() 
 }
 
 #[test]
-fn every_cwnd_reduction_is_counted_once() {
-    // Moderation and RFC 2861 validation add OtherReductions; losses add CongSignals. The sender's
-    // reductions are counted in exactly one of the two: total reductions observed from the cwnd gauge
-    // per congestion episode are checked at the tcp level; here the counters must be consistent with
-    // the causes present.
+fn reductions_are_counted_under_their_cause() {
+    // Each cwnd reduction lands in the counter of its cause: losses in CongSignals (one per fast
+    // retransmit or timeout), moderation in OtherReductions. (That every reduction is counted at all is
+    // checked event by event in crates/tcp, test_established_every_cwnd_reduction_is_counted.)
     let lossy = ["path.up.loss={model=\"bernoulli\",p=0.002}", "path.up.queue=\"100pkt\""];
     let doc = run(STREAM_10M, &lossy);
     let e = &doc.points[0].connections[0].estats;

@@ -1,16 +1,9 @@
 //! Whole runs checked against analytic results: the link's capacity, the window/RTT bound, and the
 //! Mathis et al. loss–throughput relation. Each test is an experiment: a scenario, a prediction, a check.
 
-use tcplab_lab::{load, ResultDoc, Scenario, Source};
+mod common;
 
-fn run_scenario(s: &Scenario, seed: u64) -> ResultDoc {
-    tcplab_lab::run_scenario(s, seed).expect("the connections come up")
-}
-
-fn scenario(text: &str, set: &[&str]) -> Scenario {
-    let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
-    load(&Source { name: "test.toml", text }, &set).unwrap_or_else(|e| panic!("{e}"))
-}
+use common::{run_scenario, scenario};
 
 /// IPv4 20 + TCP 20 + timestamps 12 bytes of header, and 38 bytes of Ethernet framing, per data segment.
 const OVERHEAD: f64 = 52.0 + 38.0;

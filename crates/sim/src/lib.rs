@@ -354,7 +354,6 @@ impl World {
         } else {
             self.sync_timer(e);
         }
-        self.update_state(e);
     }
 
     fn on_nic_room(&mut self, h: usize) {
