@@ -4,7 +4,8 @@
 pub mod error;
 pub mod result;
 pub mod scenario;
+mod sim_backend;
 
 pub use error::{Origin, ScenarioError};
-pub use result::{run_scenario, ResultDoc};
+pub use result::{run_point, run_scenario, PointRun, ResultDoc, RunError};
 pub use scenario::{load, Scenario, Source, TestKind, SHIPPED};

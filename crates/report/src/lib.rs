@@ -4,6 +4,7 @@
 use std::io::Write;
 use std::path::Path;
 
+use tcplab_lab::result::Metrics;
 use tcplab_lab::{ResultDoc, TestKind};
 
 /// netperf's classic TCP_STREAM table, one row per point, with units in the headers.
@@ -30,7 +31,7 @@ pub fn table(doc: &ResultDoc) -> String {
     out += "Size     Size     Size     Time     Throughput    Retrans\n";
     out += "bytes    bytes    bytes    secs.    10^6bits/sec  segments\n\n";
     for p in &doc.points {
-        let m = &p.metrics;
+        let Metrics::Stream(m) = &p.metrics;
         out += &format!(
             "{:<8} {:<8} {:<8} {:<8.2} {:<13.2} {}\n",
             receiver.tcp.recv_buffer.bytes(),

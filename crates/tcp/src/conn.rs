@@ -50,13 +50,7 @@ impl fmt::Display for State {
     }
 }
 
-/// Whether the host's interface can take a segment now (the NIC transmit queue).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TxRoom {
-    Free,
-    /// The transmit queue is full: anything the connection would send counts as a `SendStall` and waits.
-    Full,
-}
+pub use tcplab_transport::TxRoom;
 
 /// Protocol timers, one deadline each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

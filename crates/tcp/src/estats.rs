@@ -5,9 +5,9 @@
 //! milliseconds as in the RFC, but fractional, because a gigabit LAN has sub-millisecond RTTs.
 #![allow(non_snake_case)]
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Estats {
     // Perf table: segment and octet counters (RFC 4898 §3, tcpEStatsPerfTable).

@@ -16,6 +16,7 @@ pub mod estats;
 pub mod personality;
 mod ranges;
 pub mod rtt;
+mod transport;
 
 pub use config::{CongestionControlKind, InitialWindow, TcpConfig};
 pub use conn::{Connection, State, TxRoom};

@@ -1,0 +1,178 @@
+//! The simulator as a backend: a scenario point becomes a [`SimSpec`] with the test's applications, and
+//! the engine's report becomes a [`BackendRun`].
+
+use tcplab_link::{LinkStats, NicStats};
+use tcplab_sim::{EndpointReport, Endpoints, HostId, HostSpec, Probe, SimError, SimSpec, CLIENT, SERVER};
+use tcplab_tcp::{Connection, Estats, TcpConfig};
+use tcplab_transport::{Stats, Transport};
+use tcplab_units::{Duration, Instant};
+use tcplab_workload::{App, Opening, Role, Stream, StreamConfig};
+
+use crate::result::{BackendRun, ConnectionResult, EngineCounters, LinkCounters, Links, NicCounters, Series};
+use crate::scenario::{Scenario, TestKind};
+
+/// The port the test's server listens on (netperf's data connection).
+pub const SERVER_PORT: u16 = 5001;
+
+/// The simulator's input for a scenario.
+pub fn sim_spec(s: &Scenario) -> SimSpec<TcpConfig> {
+    let host = |h: &crate::scenario::Host| HostSpec {
+        transport: h.tcp.clone(),
+        nic_rate: h.host.nic_rate,
+        txqueuelen: h.host.txqueuelen,
+        ephemeral_ports: tcplab_sim::EPHEMERAL_PORTS,
+    };
+    let n = s.test.parallel.max(1);
+    // One client address has only so many ephemeral ports per server port: spread over more server ports.
+    let (lo, hi) = tcplab_sim::EPHEMERAL_PORTS;
+    let ports = n.div_ceil((hi - lo) as u32 + 1) as u16;
+    // Connection i opens i SYN-frame times after the first (a SYN with all options is 60 bytes of IP).
+    let spacing = s.path.up.rate.tx_time(s.path.up.framing.wire_len(60) as u64);
+    let (client_role, server_role) = match s.test.kind {
+        TestKind::TcpMaerts => (Role::Receive, Role::Send { message: s.test.message.bytes() }),
+        _ => (Role::Send { message: s.test.message.bytes() }, Role::Receive),
+    };
+    let client = StreamConfig {
+        opening: Opening::Connect { connections: n, port: SERVER_PORT, ports, at: Instant::ZERO, spacing },
+        role: client_role,
+        gates_measurement: true,
+    };
+    let server = StreamConfig {
+        opening: Opening::Accept { port: SERVER_PORT, ports, connections: n },
+        role: server_role,
+        gates_measurement: true,
+    };
+    SimSpec {
+        up: s.path.up.clone(),
+        down: s.path.down.clone(),
+        hosts: [host(&s.client), host(&s.server)],
+        apps: vec![(SERVER, App::Stream(Stream::new(server))), (CLIENT, App::Stream(Stream::new(client)))],
+        measure: s.test.duration,
+    }
+}
+
+/// The columns of [`Series`]: time, then the sender's gauges in RFC 4898 names and units.
+pub const SERIES_COLUMNS: [&str; 7] =
+    ["t_s", "CurCwnd", "CurSsthresh", "PipeSize", "SmoothedRTT", "ThruOctetsAcked", "SegsRetrans"];
+
+/// Samples the first sending connection end's gauges on every tick.
+struct SeriesProbe {
+    interval: Duration,
+    sender: HostId,
+    series: Series,
+}
+
+impl Probe<Connection> for SeriesProbe {
+    fn tick_interval(&self) -> Option<Duration> {
+        Some(self.interval)
+    }
+
+    fn on_tick(&mut self, now: Instant, endpoints: Endpoints<'_, Connection>) {
+        let Some(ep) = endpoints.iter().find(|ep| ep.host == self.sender) else { return };
+        let e = ep.conn.estats_at(now);
+        self.series.rows.push(vec![
+            now.as_secs_f64(),
+            e.CurCwnd as f64,
+            e.CurSsthresh.map_or(f64::NAN, |s| s as f64),
+            e.PipeSize as f64,
+            e.SmoothedRTT,
+            e.ThruOctetsAcked as f64,
+            e.SegsRetrans as f64,
+        ]);
+    }
+}
+
+fn side(h: HostId) -> &'static str {
+    if h == CLIENT {
+        "client"
+    } else {
+        "server"
+    }
+}
+
+/// Each client end followed by its server end (the peer with the mirrored ports), then any unpaired end.
+fn paired(eps: Vec<EndpointReport<Estats>>) -> Vec<EndpointReport<Estats>> {
+    let mut server_of = std::collections::HashMap::new();
+    for (i, ep) in eps.iter().enumerate() {
+        if ep.host == SERVER {
+            server_of.insert((ep.local_port, ep.remote_port), i);
+        }
+    }
+    let mut taken = vec![false; eps.len()];
+    let mut order = Vec::with_capacity(eps.len());
+    for (i, ep) in eps.iter().enumerate() {
+        if ep.host == CLIENT {
+            order.push(i);
+            taken[i] = true;
+            if let Some(&j) = server_of.get(&(ep.remote_port, ep.local_port)) {
+                if !taken[j] {
+                    order.push(j);
+                    taken[j] = true;
+                }
+            }
+        }
+    }
+    order.extend((0..eps.len()).filter(|&i| !taken[i]));
+    let mut slots: Vec<Option<EndpointReport<Estats>>> = eps.into_iter().map(Some).collect();
+    order.into_iter().filter_map(|i| slots[i].take()).collect()
+}
+
+fn link_counters(l: LinkStats) -> LinkCounters {
+    LinkCounters {
+        frames_in: l.frames_in,
+        frames_delivered: l.frames_delivered,
+        bytes_delivered: l.bytes_delivered,
+        drops_queue_full: l.drops_queue_full,
+        drops_random_loss: l.drops_random_loss,
+        max_queue_frames: l.max_queue_frames,
+    }
+}
+
+fn nic_counters(n: NicStats) -> NicCounters {
+    NicCounters { frames_sent: n.frames_sent, refused_full: n.refused_full, max_queue_frames: n.max_queue_frames }
+}
+
+/// Runs the scenario's point on the simulator.
+pub fn run(s: &Scenario, seed: u64) -> Result<BackendRun, SimError> {
+    let spec = sim_spec(s);
+    let sender = if s.test.kind == TestKind::TcpMaerts { SERVER } else { CLIENT };
+    let (r, series) = match s.test.series {
+        Some(interval) => {
+            let mut probe = SeriesProbe {
+                interval,
+                sender,
+                series: Series {
+                    interval_s: interval.as_secs_f64(),
+                    columns: SERIES_COLUMNS.to_vec(),
+                    rows: Vec::new(),
+                },
+            };
+            let r = tcplab_sim::run_with::<Connection, _>(&spec, seed, &mut probe)?;
+            (r, Some(probe.series))
+        }
+        None => (tcplab_sim::run::<Connection>(&spec, seed)?, None),
+    };
+    let retransmissions = r.endpoints.iter().map(|e| e.stats.segs_retrans()).sum();
+    let connections = paired(r.endpoints)
+        .into_iter()
+        .map(|e| ConnectionResult {
+            side: side(e.host),
+            protocol: Connection::PROTOCOL,
+            state: e.state,
+            estats: serde_json::to_value(&e.stats).expect("statistics serialize"),
+        })
+        .collect();
+    Ok(BackendRun {
+        apps: r.apps.iter().zip(&spec.apps).map(|(a, (h, _))| (side(*h), a.report())).collect(),
+        connections,
+        retransmissions,
+        links: Links {
+            up: link_counters(r.links[0]),
+            down: link_counters(r.links[1]),
+            nic_client: nic_counters(r.nics[0]),
+            nic_server: nic_counters(r.nics[1]),
+        },
+        series,
+        engine: EngineCounters { events: r.events, data_segments: r.data_segments },
+    })
+}
