@@ -480,7 +480,9 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         if ep.established {
             let app = &self.apps[a as usize];
             let readable = app.wants_readable() && (ep.conn.readable() > 0 || ep.conn.is_eof());
-            let writable = app.wants_writable() && ep.conn.send_buffer_free() > 0;
+            // "May have room": the application's send finds out; a free-space check here would be
+            // repeated by that send.
+            let writable = app.wants_writable();
             if readable {
                 self.app_event(a, host, Event::Readable(c));
             }
