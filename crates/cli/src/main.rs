@@ -49,7 +49,8 @@ enum Command {
     List,
     /// The TCP knobs and the stack personalities: with KNOB, its meaning and its value in each personality.
     Explain {
-        /// A knob of client.tcp / server.tcp, e.g. `ack_policy`.
+        /// A knob of client.tcp / server.tcp, e.g. `ack_policy`; or words to look for in the knobs' names
+        /// and documentation, e.g. `nagle` or "delayed ack".
         knob: Option<String>,
     },
     /// Run the performance benchmarks (docs/benchmarks.md).
@@ -218,8 +219,32 @@ fn explain(knob: Option<&str>) -> Result<(), Failure> {
         }
         Some(k) => {
             let Some((_, doc)) = knobs.iter().find(|(n, _)| *n == k) else {
-                let names: Vec<&str> = knobs.iter().map(|(n, _)| *n).collect();
-                return Err(Failure::BadInput(format!("{k}: no such knob; accepted: {}", names.join(", "))));
+                // Not a knob's name: search the names and the documentation for every word given
+                // (`tcplab explain nagle`, `tcplab explain delayed ack`).
+                let words: Vec<String> = k.split_whitespace().map(str::to_lowercase).collect();
+                let hits: Vec<(&str, &str)> = knobs
+                    .iter()
+                    .filter(|(n, d)| {
+                        let text = format!("{n} {d}").to_lowercase().replace('_', " ");
+                        words.iter().all(|w| text.contains(&w.replace('_', " ")))
+                    })
+                    .map(|(n, d)| (*n, *d))
+                    .collect();
+                if hits.is_empty() {
+                    let names: Vec<&str> = knobs.iter().map(|(n, _)| *n).collect();
+                    return Err(Failure::BadInput(format!(
+                        "{k}: no knob is named so or mentions it; accepted: {}",
+                        names.join(", ")
+                    )));
+                }
+                println!("Knobs whose name or documentation mentions {k:?} (`tcplab explain KNOB` for one):\n");
+                for (name, doc) in hits {
+                    let first = doc.split(". ").next().unwrap_or(doc).trim_end_matches('.');
+                    let short: String = first.chars().take(100).collect();
+                    let more = if short.len() < first.len() { "…" } else { "" };
+                    println!("  {name:<26} {short}{more}");
+                }
+                return Ok(());
             };
             println!("{k}\n");
             let mut line = String::new();
