@@ -156,6 +156,9 @@ pub struct Connection {
     /// RFC 6582 `recover`: HighData when the last recovery or timeout began.
     recover: SeqNumber,
     dupacks: u32,
+    /// Bytes of the segments sent beyond cwnd on duplicate ACKs by RFC 3042 limited transmit since the
+    /// last ACK of new data: RFC 5681 §3.2 step 2 leaves them out of the FlightSize that sets ssthresh.
+    limited_sent: u32,
     /// RFC 6582 window inflation during NewReno fast recovery, bytes (may go negative on deflation).
     inflation: i64,
     partial_acks: u32,
@@ -269,7 +272,10 @@ impl Connection {
         let mss = cfg.mss.bytes() as u32;
         let cc: Box<dyn CongestionControl + Send> = match cfg.congestion_control {
             CongestionControlKind::Reno | CongestionControlKind::NewReno => {
-                let reno = Reno::new(cfg.initial_window.bytes(mss), cfg.abc, cfg.abc_ca);
+                let mut reno = Reno::new(cfg.initial_window.bytes(mss), cfg.abc, cfg.abc_ca);
+                if cfg.congestion_control == CongestionControlKind::Reno {
+                    reno = reno.rfc5681_exit();
+                }
                 Box::new(if cfg.cwnd_unit == CwndUnit::Packets { reno.in_packets() } else { reno })
             }
             CongestionControlKind::Cubic => Box::new(Cubic::new(cfg.initial_window.bytes(mss), cfg.abc, cfg.cubic)),
@@ -301,6 +307,7 @@ impl Connection {
             recovery: Recovery::Open,
             recover: iss,
             dupacks: 0,
+            limited_sent: 0,
             inflation: 0,
             partial_acks: 0,
             scoreboard: RangeSet::default(),
@@ -401,6 +408,11 @@ impl Connection {
     }
     pub fn rcv_nxt(&self) -> SeqNumber {
         self.rcv_nxt
+    }
+    /// RFC 6937 prr_delivered: bytes delivered to the receiver since the current recovery began.
+    #[cfg(test)]
+    pub(crate) fn prr_delivered(&self) -> u64 {
+        self.prr_delivered
     }
 
     // ----------------------------------------------------------------------------------------------
@@ -585,6 +597,7 @@ impl Connection {
         self.rtx_next = self.snd_una;
         self.recover = self.snd_nxt + u32::MAX; // HighData = SND.NXT - 1
         self.dupacks = 0;
+        self.limited_sent = 0;
         self.inflation = 0;
         self.retransmit_head = false;
         // RFC 6675 §5.1 / RFC 2018 §8: the receiver may have reneged; do not trust old SACK state.
@@ -868,8 +881,9 @@ impl Connection {
             return false;
         }
         let una_before = self.snd_una;
-        let sacked = if self.sack_ok { self.process_sack_blocks(seg) } else { 0 };
-        let new_sack = sacked > 0;
+        let prr = self.cfg.prr && self.sack_ok;
+        let sacked_before = if prr { self.scoreboard.bytes_within(self.snd_una, self.snd_nxt) } else { 0 };
+        let new_sack = self.sack_ok && self.process_sack_blocks(seg) > 0;
         if new_sack {
             self.detect_lost_retransmissions();
         }
@@ -895,15 +909,24 @@ impl Connection {
         if ack > self.snd_una {
             self.on_new_ack(now, seg);
         } else if ack == self.snd_una && self.snd_nxt != self.snd_una {
-            // RFC 5681 §2 duplicate ACK, or (RFC 6675 §2) an ACK bringing new SACK information.
-            let classic = seg.payload_len == 0 && !seg.flags.syn() && !seg.flags.fin() && window == old_wnd;
-            if classic || new_sack {
+            // Without SACK, RFC 5681 §2's duplicate ACK. With SACK, RFC 6675 §2's DupAck: an ACK whose
+            // SACK blocks tell of data above SND.UNA not SACKed before. A D-SACK-only ACK reports a
+            // duplicate and says nothing about the outstanding data, so it is not one.
+            let dup = if self.sack_ok {
+                new_sack
+            } else {
+                seg.payload_len == 0 && !seg.flags.syn() && !seg.flags.fin() && window == old_wnd
+            };
+            if dup {
                 self.on_dup_ack(now);
             }
         }
-        if self.cfg.prr && matches!(self.recovery, Recovery::Sack { .. }) {
-            let delivered = self.snd_una.diff(una_before).max(0) as u64 + sacked;
-            self.prr_on_ack(delivered);
+        if prr && matches!(self.recovery, Recovery::Sack { .. }) {
+            // RFC 6937 §3: DeliveredData = Δsnd.una + ΔSACKd, ΔSACKd net of the SACKed bytes the
+            // cumulative ACK took off the scoreboard (counting them again would deliver them twice).
+            let sacked_after = self.scoreboard.bytes_within(self.snd_una, self.snd_nxt) as i64;
+            let delivered = self.snd_una.diff(una_before).max(0) as i64 + sacked_after - sacked_before as i64;
+            self.prr_on_ack(delivered.max(0) as u64);
         }
         if self.state_fin_acked() {
             match self.state {
@@ -969,6 +992,7 @@ impl Connection {
             self.high_rxt = ack;
         }
         self.dupacks = 0;
+        self.limited_sent = 0;
         self.st.CurTimeoutCount = 0;
         // Keep `recover` within 2^31 of SND.UNA so the RFC 6582 comparison stays meaningful across
         // gigabytes: once the ACK covers it, recover = SND.UNA - 1 means the same.
@@ -1014,7 +1038,8 @@ impl Connection {
         match self.recovery {
             Recovery::NewReno => {
                 if ack.diff(self.recover) > 0 || self.cfg.congestion_control == CongestionControlKind::Reno {
-                    // Full ACK (RFC 6582 §3.2 step 3), or Reno leaving on any new ACK.
+                    // Full ACK (RFC 6582 §3.2 step 3), or Reno leaving on any new ACK (RFC 5681 §3.2
+                    // step 6).
                     let flight = self.snd_nxt - self.snd_una;
                     let before = self.cc.window();
                     self.cc.on_recovery_exit(now, flight, self.smss);
@@ -1242,7 +1267,9 @@ impl Connection {
     fn enter_recovery(&mut self, now: Instant) {
         self.st.FastRetran += 1;
         self.count_congestion_signal();
-        let flight = self.new_cwv_loss_flight(self.snd_nxt - self.snd_una);
+        // RFC 5681 §3.2 step 2 (and RFC 6675 §5 step 4.2): limited-transmit segments MUST NOT count.
+        let flight = self.new_cwv_loss_flight((self.snd_nxt - self.snd_una) - self.limited_sent);
+        self.limited_sent = 0;
         self.cc.on_congestion_event(now, CongestionEvent::FastRetransmit, flight, self.smss);
         self.nvp_since = None;
         self.undo_episode = Some((self.snd_una, self.snd_nxt));
@@ -1380,8 +1407,11 @@ impl Connection {
         // Offset by one so that no timestamp is zero: TSecr = 0 means "no echo" in practice.
         (now.as_nanos() / self.cfg.timestamp_tick.as_nanos()) as u32 + 1
     }
+    /// The RTT a timestamp echo measures. An echo from the current tick is rounded up to one tick, as
+    /// Linux's `tcp_rtt_tsopt_us` does: the real RTT lies anywhere in it, and 0 would pull the RTO
+    /// below the path's RTT when the tick is coarse (RFC 7323 §5.4 allows up to 1 s).
     fn ts_elapsed(&self, now: Instant, tsecr: u32) -> Duration {
-        let ticks = self.ts_now(now).wrapping_sub(tsecr);
+        let ticks = self.ts_now(now).wrapping_sub(tsecr).max(1);
         self.cfg.timestamp_tick.saturating_mul(ticks as u64)
     }
 
@@ -1526,6 +1556,13 @@ impl Connection {
             self.defer_k = 2;
             if self.cfg.ack_policy == AckPolicy::Linux {
                 self.linux_quick = self.linux_quickack_budget(); // Linux tcp_enter_quickack_mode
+            }
+            // RFC 2883 §4.2: data we already hold out of order is reported in a D-SACK block, followed
+            // by the SACK block that contains it.
+            if let Some((_, r)) = self.ooo.containing(start) {
+                self.dsack = Some(SackBlock { left: start, right: end.min(r) });
+            } else if let Some((l, _)) = self.ooo.containing(end + u32::MAX) {
+                self.dsack = Some(SackBlock { left: l, right: end });
             }
             self.ooo.insert(start, end);
             self.sack_recent.copy_within(0..3, 1);
@@ -1758,6 +1795,11 @@ impl Connection {
                     seg.flags = seg.flags | TcpFlags::FIN;
                 }
                 self.snd_nxt += len + fin as u32;
+                if self.recovery == Recovery::Open && self.dupacks > 0 && self.snd_nxt - self.snd_una > self.cc.window()
+                {
+                    // RFC 3042: a segment that goes beyond cwnd on a duplicate ACK is limited transmit.
+                    self.limited_sent += len;
+                }
                 if len < self.smss {
                     self.snd_sml = self.snd_nxt;
                 }
@@ -1929,8 +1971,11 @@ impl Connection {
         if let Some(d) = self.dsack {
             out.push(d);
         }
+        // The D-SACK block may equal the block that contains it, which must follow it all the same
+        // (RFC 2883 §4.2): repeats are checked among the SACK blocks only.
+        let first = self.dsack.is_some() as usize;
         let add = |out: &mut SackBlocks, (l, r): (SeqNumber, SeqNumber)| {
-            if out.len() < max && !out.as_slice().iter().any(|b| b.left == l && b.right == r) {
+            if out.len() < max && !out.as_slice()[first..].iter().any(|b| b.left == l && b.right == r) {
                 out.push(SackBlock { left: l, right: r });
             }
         };

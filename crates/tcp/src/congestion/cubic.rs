@@ -27,7 +27,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Abc, AckInfo, CongestionControl, CongestionEvent, Growth, INFINITE_SSTHRESH};
+use super::{Abc, AckInfo, CongestionControl, CongestionEvent, Growth, INFINITE_SSTHRESH, MAX_CWND};
 use tcplab_units::{Duration, Instant};
 
 /// CUBIC's parameters (RFC 9438 §4.1.1, §4.3, §4.7; HyStart from Linux `tcp_cubic.c`).
@@ -215,7 +215,8 @@ impl Cubic {
     /// Slow start as Reno: RFC 5681 §3.1 (2) with RFC 3465 byte counting.
     fn slow_start(&mut self, a: &AckInfo) -> Growth {
         self.epoch = None;
-        self.cwnd += self.abc.slow_start_increase(a, self.window(), self.ssthresh) as f64;
+        self.cwnd =
+            (self.cwnd + self.abc.slow_start_increase(a, self.window(), self.ssthresh) as f64).min(MAX_CWND as f64);
         if self.cfg.hystart && self.hystart.on_ack(a, self.window()) {
             self.ssthresh = self.window();
             self.cwnd_prior = self.cwnd;
@@ -275,6 +276,7 @@ impl CongestionControl for Cubic {
             let target = w_cubic(t + rtt).clamp(cwnd, 1.5 * cwnd);
             self.cwnd = cwnd + (target - cwnd) * frac;
         }
+        self.cwnd = self.cwnd.min(MAX_CWND as f64);
         self.epoch = Some(ep);
         Growth::CongAvoid { grew: self.cwnd as u32 > cwnd as u32 }
     }
@@ -327,7 +329,7 @@ impl CongestionControl for Cubic {
     }
 
     fn set_window(&mut self, cwnd: u32) {
-        self.cwnd = cwnd as f64;
+        self.cwnd = cwnd.min(MAX_CWND) as f64;
         // A reduction from outside (cwnd validation, moderation, restart) also caps the Reno estimate, so that
         // the next ACK does not jump back to it; the cubic target is limited to 1.5·cwnd per RTT anyway.
         if let Some(ep) = &mut self.epoch {
@@ -594,5 +596,22 @@ mod tests {
         assert_eq!((cwnd, ssthresh, round), (168 * MSS, 168 * MSS, 4), "exit on the 8th sample of round 4");
         assert_eq!(run(on, Duration::from_millis(12)).1, INFINITE_SSTHRESH);
         assert_eq!(run(CubicConfig::default(), Duration::from_millis(13)).1, INFINITE_SSTHRESH);
+    }
+
+    #[test]
+    fn cwnd_saturates_at_the_cap() {
+        // As Reno: a flow whose cwnd is never validated stops growing at MAX_CWND, in slow start and in
+        // congestion avoidance.
+        let mut cc = Cubic::new(10 * MSS, Abc::Unlimited, CubicConfig::default());
+        let mut now = Instant::ZERO;
+        for i in 0..4_000 {
+            now += Duration::from_millis(1);
+            if i == 2_000 {
+                assert_eq!(cc.window(), MAX_CWND, "slow start stops at the cap");
+                cc.on_congestion_event(now, CongestionEvent::FastRetransmit, MAX_CWND, MSS);
+            }
+            cc.on_ack(now, &ack(1 << 20, 1 << 20, Some(RTT)));
+            assert!(cc.window() <= MAX_CWND, "ACK {i}: {}", cc.window());
+        }
     }
 }

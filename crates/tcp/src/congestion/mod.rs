@@ -15,6 +15,12 @@ use tcplab_units::{Duration, Instant};
 /// "Infinite" initial ssthresh (RFC 5681 §3.1: arbitrarily high).
 pub const INFINITE_SSTHRESH: u32 = u32::MAX;
 
+/// The largest congestion window, bytes: the largest window a peer can offer, 65535 << 14 (RFC 7323
+/// §2.3). A cwnd beyond it can never be used, and a receive-window-limited flow whose cwnd is not
+/// validated grows it on every ACK. Linux likewise stops at `snd_cwnd_clamp`. Staying below 2^30 keeps
+/// cwnd plus an ACK's worth of growth, and NewReno's inflation, far from u32 overflow.
+pub const MAX_CWND: u32 = 65_535 << 14;
+
 /// What an ACK did to cwnd; the connection counts it as RFC 4898 `SlowStart` or `CongAvoid`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Growth {
