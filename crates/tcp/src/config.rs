@@ -99,6 +99,23 @@ pub struct TcpConfig {
     pub lost_retransmit_detection: bool,
     /// Limited transmit (RFC 3042): send new data on the first two duplicate ACKs. Default on.
     pub limited_transmit: bool,
+    /// RACK loss detection (RFC 8985 §6; Linux since 4.18): a segment is lost once a segment sent after
+    /// it was delivered (ACKed or SACKed) and more than RACK.rtt plus a reordering window has passed
+    /// since it was sent. The window is zero until reordering is seen (then DupThresh SACKed segments
+    /// start recovery at once, as RFC 6675 does), else min_RTT/4, widened by one step per round trip
+    /// with D-SACK (§6.2 step 4), at most SRTT. It replaces RFC 6675's IsLost and DupAck count for
+    /// entering recovery and choosing retransmissions, and finds lost retransmissions by itself. Needs
+    /// SACK. Counted in RackMarkedLost. Default off.
+    pub rack: bool,
+    /// Tail loss probe (RFC 8985 §7): when nothing is ACKed for a probe timeout PTO = 2·SRTT (plus
+    /// `tlp_max_ack_delay` when one segment is in flight; at most the RTO), send one segment — new data
+    /// if the peer's window allows, else the last segment again — regardless of cwnd, so that the ACK
+    /// lets RACK repair a tail loss without a timeout. A probe that turns out to have repaired a loss
+    /// reduces cwnd (§7.4). Needs `rack`. Counted in LossProbes and LossProbeRecoveries. Default off.
+    pub tlp: bool,
+    /// Worst-case delayed-ACK time added to the PTO when a single segment is in flight (RFC 8985 §7.2
+    /// WCDelAckT; Linux adds TCP_RTO_MIN, 200 ms). Default 200ms.
+    pub tlp_max_ack_delay: Duration,
     /// The RTT estimator behind the RTO: `rfc6298` (SRTT/RTTVAR, RTO = SRTT + max(G, 4·RTTVAR)), `linux`
     /// (mdev with the 1/32 gain on falling RTT, rttvar the per-RTT maximum floored at `rto_min`, and the RTO
     /// their sum), `rfc793` (RTO = β·SRTT, RFC 793 §3.7), `mills` (RFC 889: SRTT follows increases faster
@@ -178,6 +195,9 @@ impl Default for TcpConfig {
             prr: false,
             lost_retransmit_detection: false,
             limited_transmit: true,
+            rack: false,
+            tlp: false,
+            tlp_max_ack_delay: Duration::from_millis(200),
             rtt_sampling: RttSampling::Auto,
             rto_model: RtoModel::Rfc6298,
             rto_params: RtoParams::default(),
@@ -371,6 +391,12 @@ impl TcpConfig {
             return Err("cwnd_unit = \"packets\": CUBIC keeps cwnd in bytes; accepted with cubic: \"bytes\"".into());
         }
         self.rto_params.validate().map_err(|e| format!("rto_params: {e}"))?;
+        if self.tlp && !self.rack {
+            return Err(
+                "tlp = true: the tail loss probe relies on RACK to repair what it uncovers; accepted with rack = true"
+                    .into(),
+            );
+        }
         if self.timestamp_tick < Duration::from_micros(1) {
             return Err(format!(
                 "timestamp_tick = {}: accepted 1us or more (RFC 7323 suggests 1ms to 1s)",

@@ -13,6 +13,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use crate::config::{AckPolicy, CongestionControlKind, CwndUnit, Cwv, IfqFull, RttSampling, TcpConfig};
 use crate::congestion::{AckInfo, CongestionControl, CongestionEvent, Cubic, Growth, Reno, INFINITE_SSTHRESH};
 use crate::estats::Estats;
+use crate::rack::Rack;
 use crate::ranges::RangeSet;
 use crate::rtt::RttEstimator;
 
@@ -66,8 +67,12 @@ enum Timer {
     Persist = 2,
     TimeWait = 3,
     Cork = 4,
+    /// RFC 8985 §6.3: the RACK reordering timer.
+    Reorder = 5,
+    /// RFC 8985 §7.2: the tail loss probe timer (PTO).
+    LossProbe = 6,
 }
-const TIMERS: usize = 5;
+const TIMERS: usize = 7;
 
 /// Loss recovery phase of the sender.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -182,6 +187,10 @@ pub struct Connection {
     rtx_next: SeqNumber,
     retransmit_head: bool,
     after_rto: bool,
+    /// RACK-TLP state and the transmission records (RFC 8985), when `rack` is on.
+    rack: Option<Box<Rack>>,
+    /// The PTO fired: the next segment is a tail loss probe (RFC 8985 §7.3).
+    tlp_pending: bool,
     /// When data was last sent (for restart after idle).
     last_data_sent: Option<Instant>,
 
@@ -322,6 +331,8 @@ impl Connection {
             rtx_next: iss,
             retransmit_head: false,
             after_rto: false,
+            rack: cfg.rack.then(|| Box::new(Rack::new(iss))),
+            tlp_pending: false,
             last_data_sent: None,
             rtt,
             rtt_timed: None,
@@ -553,9 +564,81 @@ impl Connection {
             self.probe_pending = true;
             self.persist_backoff += 1;
         }
+        if due(self.timers[Timer::Reorder as usize]) {
+            self.disarm(Timer::Reorder);
+            self.rack_detect_loss(now);
+        }
+        if due(self.timers[Timer::LossProbe as usize]) {
+            self.disarm(Timer::LossProbe);
+            if self.tlp_allowed() {
+                self.tlp_pending = true;
+                // RFC 8985 §7.3: after the probe the RTO is armed again (from now), so that a PTO that
+                // coincides with the RTO sends the probe, not a timeout's retransmission.
+                self.restart_rto(now);
+            }
+        }
         if due(self.timers[Timer::Retransmit as usize]) {
             self.disarm(Timer::Retransmit);
             self.on_rto(now);
+        }
+    }
+
+    /// Whether the connection runs RACK: configured, and SACK negotiated.
+    fn rack_on(&self) -> bool {
+        self.sack_ok && self.rack.is_some()
+    }
+
+    /// RFC 8985 §7.2 conditions for a loss probe: TLP on, not in loss recovery, data outstanding, no
+    /// probe outstanding.
+    fn tlp_allowed(&self) -> bool {
+        self.cfg.tlp
+            && self.rack_on()
+            && matches!(self.recovery, Recovery::Open | Recovery::Cwr { .. })
+            && self.snd_nxt != self.snd_una
+            && self.rack.as_ref().is_some_and(|r| !r.tlp_outstanding())
+    }
+
+    /// RFC 8985 §7.2: (re)arms the PTO after new data is sent or an ACK arrives: 2·SRTT, plus the
+    /// worst-case delayed ACK when a single segment is in flight, 1 s before any RTT sample; never
+    /// later than the RTO.
+    fn arm_tlp(&mut self, now: Instant) {
+        if !self.tlp_allowed() {
+            self.disarm(Timer::LossProbe);
+            return;
+        }
+        let mut pto = self.rtt.srtt().map_or(Duration::from_secs(1), |s| s.saturating_mul(2));
+        if self.snd_nxt - self.snd_una <= self.smss {
+            pto += self.cfg.tlp_max_ack_delay;
+        }
+        let mut at = now + pto;
+        if let Some(rto) = self.timers[Timer::Retransmit as usize] {
+            at = at.min(rto);
+        }
+        self.arm(Timer::LossProbe, at);
+    }
+
+    /// RFC 8985 §6.2 step 5 and §6.3: marks what RACK finds lost, arms the reordering timer for what
+    /// is not yet overdue, and starts fast recovery when something is lost (Linux `tcp_time_to_recover`
+    /// with RACK: `lost_out`). A timeout's recovery retransmits everything anyway.
+    fn rack_detect_loss(&mut self, now: Instant) {
+        if !self.rack_on() || matches!(self.recovery, Recovery::Loss { .. }) {
+            self.disarm(Timer::Reorder);
+            return;
+        }
+        let in_recovery = matches!(self.recovery, Recovery::Sack { .. });
+        let srtt = self.rtt.srtt();
+        let dupthresh = self.cfg.dupthresh;
+        let Some(rack) = self.rack.as_mut() else { return };
+        let reo_wnd = rack.reo_wnd(in_recovery, dupthresh, srtt);
+        let d = rack.detect_loss(now, reo_wnd);
+        self.st.RackMarkedLost += d.newly_lost as u64;
+        match d.timer {
+            Some(at) => self.arm(Timer::Reorder, at),
+            None => self.disarm(Timer::Reorder),
+        }
+        let may_enter = self.snd_una.diff(self.recover) > 0;
+        if d.newly_lost > 0 && matches!(self.recovery, Recovery::Open | Recovery::Cwr { .. }) && may_enter {
+            self.enter_recovery(now);
         }
     }
 
@@ -602,6 +685,13 @@ impl Connection {
         self.retransmit_head = false;
         // RFC 6675 §5.1 / RFC 2018 §8: the receiver may have reneged; do not trust old SACK state.
         self.scoreboard.clear();
+        if let Some(rack) = self.rack.as_mut() {
+            rack.on_rto();
+            rack.clear_sacked();
+        }
+        self.tlp_pending = false;
+        self.disarm(Timer::LossProbe);
+        self.disarm(Timer::Reorder);
         self.after_rto = true;
         self.backoff += 1;
         self.restart_rto(now);
@@ -883,7 +973,11 @@ impl Connection {
         let una_before = self.snd_una;
         let prr = self.cfg.prr && self.sack_ok;
         let sacked_before = if prr { self.scoreboard.bytes_within(self.snd_una, self.snd_nxt) } else { 0 };
-        let new_sack = self.sack_ok && self.process_sack_blocks(seg) > 0;
+        if let Some(rack) = self.rack.as_mut() {
+            rack.begin_ack();
+        }
+        let (sacked, dsack_of_probe) = if self.sack_ok { self.process_sack_blocks(now, seg) } else { (0, false) };
+        let new_sack = sacked > 0;
         if new_sack {
             self.detect_lost_retransmissions();
         }
@@ -921,6 +1015,20 @@ impl Connection {
                 self.on_dup_ack(now);
             }
         }
+        if self.rack_on() {
+            let pure_dup = ack == una_before && !new_sack && seg.payload_len == 0;
+            let repaired = self.rack.as_mut().is_some_and(|r| r.tlp_on_ack(ack, dsack_of_probe, pure_dup));
+            if repaired && matches!(self.recovery, Recovery::Open | Recovery::Cwr { .. }) {
+                // RFC 8985 §7.4.2: the probe repaired a loss; Linux answers with a cwnd reduction
+                // completed at once (tcp_init_cwnd_reduction, tcp_end_cwnd_reduction).
+                self.st.LossProbeRecoveries += 1;
+                self.count_congestion_signal();
+                let flight = self.snd_nxt - self.snd_una;
+                self.cc.on_congestion_event(now, CongestionEvent::FastRetransmit, flight, self.smss);
+            }
+            self.rack_detect_loss(now);
+            self.arm_tlp(now);
+        }
         if prr && matches!(self.recovery, Recovery::Sack { .. }) {
             // RFC 6937 §3: DeliveredData = Δsnd.una + ΔSACKd, ΔSACKd net of the SACKed bytes the
             // cumulative ACK took off the scoreboard (counting them again would deliver them twice).
@@ -946,12 +1054,14 @@ impl Connection {
         self.fin_queued && self.snd_una == self.write_end + 1
     }
 
-    /// Updates the scoreboard from the SACK option; returns the bytes newly SACKed.
-    fn process_sack_blocks(&mut self, seg: &TcpSegment) -> u64 {
+    /// Updates the scoreboard (and RACK) from the SACK option; returns the bytes newly SACKed, and
+    /// whether a D-SACK reports the last tail loss probe as a duplicate.
+    fn process_sack_blocks(&mut self, now: Instant, seg: &TcpSegment) -> (u64, bool) {
         let blocks = seg.options.sack.as_slice();
         if blocks.is_empty() {
-            return 0;
+            return (0, false);
         }
+        let mut dsack_of_probe = false;
         self.st.SACKsRcvd += 1;
         self.st.SACKBlocksRcvd += blocks.len() as u64;
         let mut new = 0u64;
@@ -965,15 +1075,25 @@ impl Connection {
             if dsack {
                 self.st.DSACKDups += 1;
                 self.on_dsack(*b);
+                if self.sack_ok {
+                    let (una, nxt) = (self.snd_una, self.snd_nxt);
+                    if let Some(rack) = self.rack.as_mut() {
+                        dsack_of_probe |= rack.tlp_end() == Some(b.right);
+                        rack.on_dsack(b.right, una, nxt);
+                    }
+                }
                 continue;
             }
             let left = b.left.max(self.snd_una);
             let right = b.right.min(self.snd_nxt);
             if right > left {
                 new += self.scoreboard.insert(left, right) as u64;
+                if let Some(rack) = self.rack.as_mut() {
+                    rack.on_sack(left, right, now);
+                }
             }
         }
-        new
+        (new, dsack_of_probe)
     }
 
     fn on_new_ack(&mut self, now: Instant, seg: &TcpSegment) {
@@ -985,6 +1105,9 @@ impl Connection {
         self.st.ThruOctetsAcked += data_acked as u64;
         self.snd_una = ack;
         self.scoreboard.trim_below(ack);
+        if let Some(rack) = self.rack.as_mut().filter(|_| self.sack_ok) {
+            rack.on_cumulative_ack(ack, now);
+        }
         if self.rtx_next < ack {
             self.rtx_next = ack;
         }
@@ -1065,12 +1188,18 @@ impl Connection {
             Recovery::Sack { point } => {
                 if ack >= point {
                     self.recovery = Recovery::Open;
+                    if let Some(rack) = self.rack.as_mut() {
+                        rack.on_recovery_exit();
+                    }
                 }
             }
             Recovery::Loss { high } => {
                 if ack >= high {
                     self.recovery = Recovery::Open;
                     self.after_rto = false;
+                    if let Some(rack) = self.rack.as_mut() {
+                        rack.on_recovery_exit();
+                    }
                 }
                 self.grow_cwnd(now, data_acked, flight_before);
             }
@@ -1088,6 +1217,7 @@ impl Connection {
 
         if self.snd_una == self.snd_nxt {
             self.disarm(Timer::Retransmit); // RFC 6298 (5.2)
+            self.disarm(Timer::Reorder);
         } else if restart_timer {
             self.restart_rto(now); // RFC 6298 (5.3)
         }
@@ -1250,7 +1380,8 @@ impl Connection {
         self.st.DupAcksIn += 1;
         self.dupacks += 1;
         match self.recovery {
-            Recovery::Open | Recovery::Cwr { .. } => {
+            // With RACK, recovery starts when RACK marks a segment lost (`rack_detect_loss`).
+            Recovery::Open | Recovery::Cwr { .. } if !self.rack_on() => {
                 // RFC 6582 §3.2 step 1: no new recovery until the ACK covers more than `recover`.
                 let may_enter = self.snd_una.diff(self.recover) > 0;
                 let lost_head = self.sack_ok && self.lost_below().is_some_and(|l| l > self.snd_una);
@@ -1259,7 +1390,7 @@ impl Connection {
                 }
             }
             Recovery::NewReno => self.inflation += self.smss as i64, // RFC 6582 §3.2 step 4 (inflate)
-            Recovery::Sack { .. } | Recovery::Loss { .. } => {}
+            Recovery::Open | Recovery::Cwr { .. } | Recovery::Sack { .. } | Recovery::Loss { .. } => {}
         }
     }
 
@@ -1275,7 +1406,14 @@ impl Connection {
         self.undo_episode = Some((self.snd_una, self.snd_nxt));
         self.undo_retrans = 0;
         self.recover = self.snd_nxt + u32::MAX; // HighData
-        self.retransmit_head = true;
+                                                // RFC 5681 §3.2 step 3 retransmits the first unacknowledged segment; with RACK the first
+                                                // retransmission is of what RACK found lost, which need not be the head.
+        self.retransmit_head = !self.rack_on();
+        if let Some(rack) = self.rack.as_mut() {
+            rack.clear_tlp();
+        }
+        self.tlp_pending = false;
+        self.disarm(Timer::LossProbe);
         self.high_rxt = self.snd_una;
         self.partial_acks = 0;
         if self.sack_ok {
@@ -1312,7 +1450,8 @@ impl Connection {
     /// retransmissions were lost, and NextSeg starts again from SND.UNA. Off in `rfc` (RFC 6675 leaves
     /// them to the RTO).
     fn detect_lost_retransmissions(&mut self) {
-        if !self.cfg.lost_retransmit_detection || !matches!(self.recovery, Recovery::Sack { .. }) {
+        // RACK finds lost retransmissions by their transmit time.
+        if !self.cfg.lost_retransmit_detection || !matches!(self.recovery, Recovery::Sack { .. }) || self.rack_on() {
             return;
         }
         let beyond = self.rtx_marker.max(self.snd_una);
@@ -1366,7 +1505,10 @@ impl Connection {
     /// Bytes in flight by the rule of the current recovery phase.
     fn pipe(&self) -> u32 {
         match self.recovery {
-            Recovery::Sack { .. } => self.sack_pipe(),
+            Recovery::Sack { .. } => match self.rack.as_ref().filter(|_| self.sack_ok) {
+                Some(rack) => rack.pipe(),
+                None => self.sack_pipe(),
+            },
             Recovery::Loss { high } => {
                 let rtx = if self.rtx_next > self.snd_una { self.rtx_next - self.snd_una } else { 0 };
                 let sacked = self.scoreboard.bytes_within(self.snd_una, self.rtx_next.max(self.snd_una));
@@ -1393,6 +1535,9 @@ impl Connection {
 
     fn rtt_sample(&mut self, now: Instant, r: Duration) {
         self.rtt.on_sample_at(now, r);
+        if let Some(rack) = self.rack.as_mut() {
+            rack.on_rtt_sample(r);
+        }
         self.ack_rtt_sample = Some(r);
         self.backoff = 0;
         let ms = r.as_nanos() as f64 / 1e6;
@@ -1601,6 +1746,12 @@ impl Connection {
             }
             _ => {}
         }
+        if self.tlp_pending {
+            match self.choose_loss_probe() {
+                Some(c) => return Some(c),
+                None => self.tlp_pending = false,
+            }
+        }
         if let Some(c) = self.choose_data(now) {
             return Some(c);
         }
@@ -1608,6 +1759,28 @@ impl Connection {
             return Some(Choice::ZeroWindowProbe);
         }
         self.ack_now.then_some(Choice::Ack)
+    }
+
+    /// RFC 8985 §7.3: the tail loss probe is one new segment if there is data and the peer's window
+    /// allows it, else the last segment sent again; either goes regardless of cwnd (and Nagle).
+    fn choose_loss_probe(&self) -> Option<Choice> {
+        if self.snd_nxt == self.snd_una || !matches!(self.recovery, Recovery::Open | Recovery::Cwr { .. }) {
+            return None;
+        }
+        let fin_seq = self.write_end;
+        let unsent = if fin_seq > self.snd_nxt { fin_seq - self.snd_nxt } else { 0 };
+        let wnd_edge = self.snd_una + self.snd_wnd;
+        let wnd_room = if wnd_edge > self.snd_nxt { wnd_edge - self.snd_nxt } else { 0 };
+        if unsent > 0 && wnd_room > 0 {
+            let len = unsent.min(self.smss).min(wnd_room);
+            return Some(Choice::NewData { len, fin: self.fin_queued && len == unsent });
+        }
+        let (start, end) = self.rack.as_ref()?.last_segment()?;
+        let data_end = end.min(fin_seq);
+        let s = if data_end > start { start.max(data_end + self.smss.wrapping_neg()) } else { start };
+        let len = if data_end > s { data_end - s } else { 0 };
+        let fin = self.fin_queued && end == fin_seq + 1;
+        Some(Choice::Retransmit { seq: s, len, fin })
     }
 
     fn choose_data(&mut self, now: Instant) -> Option<Choice> {
@@ -1654,12 +1827,28 @@ impl Connection {
                 } else {
                     pipe as u64 + self.smss as u64 > cwnd as u64
                 };
-                if blocked {
+                // With RACK the fast retransmit is the first lost segment, sent whatever the window
+                // says, as the head is under RFC 5681 §3.2 step 3 (Linux: PRR's sndcnt is at least 1
+                // while nothing was sent in the recovery).
+                let fast_retransmit = self.rack_on() && self.prr_out == 0;
+                if blocked && !fast_retransmit {
                     self.set_snd_lim(now, SndLim::Cwnd);
                     return None;
                 }
-                // NextSeg rule (1): the first unSACKed byte at or above HighRxt that IsLost.
-                if let Some(lost) = self.lost_below() {
+                if let Some(rack) = self.rack.as_ref().filter(|_| self.sack_ok) {
+                    // NextSeg rule (1) with RACK's verdict as IsLost (RFC 8985 §6.2 step 5, §8).
+                    if let Some((s, e)) = rack.next_lost() {
+                        let data_end = e.min(fin_seq);
+                        let len = if data_end > s { (data_end - s).min(self.smss) } else { 0 };
+                        let fin = self.fin_queued && e == fin_seq + 1 && s + len == fin_seq;
+                        return Some(Choice::Retransmit { seq: s, len, fin });
+                    }
+                    if blocked {
+                        self.set_snd_lim(now, SndLim::Cwnd);
+                        return None;
+                    }
+                } else if let Some(lost) = self.lost_below() {
+                    // NextSeg rule (1): the first unSACKed byte at or above HighRxt that IsLost.
                     let mut s = self.high_rxt.max(self.snd_una);
                     while let Some((_, e)) = self.scoreboard.containing(s) {
                         s = e;
@@ -1775,6 +1964,9 @@ impl Connection {
                 if seq == self.snd_una {
                     self.retransmit_head = false;
                 }
+                if let Some(rack) = self.rack.as_mut() {
+                    rack.on_retransmit(seq, end, now);
+                }
                 match self.recovery {
                     Recovery::Loss { .. } => self.rtx_next = self.rtx_next.max(end),
                     Recovery::Sack { .. } => {
@@ -1793,6 +1985,9 @@ impl Connection {
                 }
                 if fin {
                     seg.flags = seg.flags | TcpFlags::FIN;
+                }
+                if let Some(rack) = self.rack.as_mut().filter(|_| len + fin as u32 > 0) {
+                    rack.on_send(self.snd_nxt, self.snd_nxt + len + fin as u32, now);
                 }
                 self.snd_nxt += len + fin as u32;
                 if self.recovery == Recovery::Open && self.dupacks > 0 && self.snd_nxt - self.snd_una > self.cc.window()
@@ -1874,6 +2069,17 @@ impl Connection {
         }
         if seg.seq_len() > 0 && !self.armed(Timer::Retransmit) {
             self.restart_rto(now); // RFC 6298 (5.1)
+        }
+        if self.tlp_pending && seg.seq_len() > 0 {
+            // This segment is the tail loss probe (RFC 8985 §7.3).
+            self.tlp_pending = false;
+            self.st.LossProbes += 1;
+            let nxt = self.snd_nxt;
+            if let Some(rack) = self.rack.as_mut() {
+                rack.on_probe_sent(nxt, retransmit);
+            }
+        } else if matches!(choice, Choice::NewData { .. }) && seg.seq_len() > 0 && self.rack.is_some() {
+            self.arm_tlp(now); // RFC 8985 §7.2: after new data is sent
         }
         if seg.seq_len() > 0 {
             let pipe = self.pipe() as u64;

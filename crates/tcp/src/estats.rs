@@ -71,6 +71,14 @@ pub struct Estats {
     pub SACKBlocksRcvd: u64,
     /// Duplicate segments reported to us by D-SACK blocks.
     pub DSACKDups: u64,
+    /// Segments RACK marked lost by time (RFC 8985 §6.2 step 5), outside a timeout's recovery
+    /// (Linux counts them in `lost_out`; no MIB of its own).
+    pub RackMarkedLost: u64,
+    /// Tail loss probes sent (RFC 8985 §7.3; Linux `TCPLossProbes`).
+    pub LossProbes: u64,
+    /// Probes whose ACK showed they repaired a loss, answered with a cwnd reduction (RFC 8985 §7.4;
+    /// Linux `TCPLossProbeRecovery`).
+    pub LossProbeRecoveries: u64,
 
     // Sender-limit states (RFC 4898 §3; web100 kept the times in µs, the RFC in ms).
     /// Entries into the receiver-window-limited state.

@@ -16,8 +16,8 @@ pub const PERSONALITIES: &[(&str, &str)] = &[
     ),
     (
         "linux",
-        "a current Linux: CUBIC with HyStart, IW 10, SACK, timestamps, quickack/pingpong ACKs, Linux RTO \
-         estimator with a 200 ms minimum, unlimited slow-start byte counting, interface stall -> CWR",
+        "a current Linux: CUBIC with HyStart, IW 10, SACK with RACK-TLP and PRR, timestamps, quickack/pingpong \
+         ACKs, Linux RTO estimator with a 200 ms minimum, unlimited slow-start byte counting, interface stall -> CWR",
     ),
     (
         "linux-2.4",
@@ -57,6 +57,8 @@ impl TcpConfig {
                 ifq_full: IfqFull::Cwr,
                 cwv: Cwv::Rfc2861,
                 lost_retransmit_detection: true,
+                rack: true,
+                tlp: true,
                 prr: true,
                 undo: true,
                 ..rfc.clone()

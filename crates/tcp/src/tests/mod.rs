@@ -60,6 +60,7 @@ mod handshake;
 mod knobs;
 mod loss;
 mod pair;
+mod rack;
 mod review;
 mod rto;
 mod wrap;
