@@ -11,7 +11,9 @@ use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::config::{AckPolicy, CongestionControlKind, CwndUnit, Cwv, IfqFull, RttSampling, TcpConfig};
-use crate::congestion::{AckInfo, CongestionControl, CongestionEvent, Cubic, Growth, Reno, INFINITE_SSTHRESH};
+use crate::congestion::{
+    AckInfo, CongestionControl, CongestionEvent, Cubic, Growth, Reno, SlowStartExit, INFINITE_SSTHRESH,
+};
 use crate::estats::Estats;
 use crate::rack::Rack;
 use crate::ranges::RangeSet;
@@ -71,8 +73,10 @@ enum Timer {
     Reorder = 5,
     /// RFC 8985 §7.2: the tail loss probe timer (PTO).
     LossProbe = 6,
+    /// Linux SACK compression: the compressed ACK goes when this fires.
+    CompressedAck = 7,
 }
-const TIMERS: usize = 7;
+const TIMERS: usize = 8;
 
 /// Loss recovery phase of the sender.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -222,6 +226,12 @@ pub struct Connection {
     full_segs_unacked: u32,
     /// The next ACK repeats RCV.NXT because of out-of-order or duplicate data.
     dup_ack_pending: bool,
+    /// SACK compression (Linux `compressed_ack_rcv_nxt`, `dup_ack_counter`, `compressed_ack`): the
+    /// RCV.NXT the immediate duplicate ACKs were counted for, how many went, and how many ACKs the
+    /// pending compressed one replaces.
+    comp_rcv_nxt: SeqNumber,
+    comp_dup_acks: u8,
+    comp_pending: u32,
     last_ack_was_dup: bool,
     ts_recent: u32,
     last_ack_sent: SeqNumber,
@@ -352,6 +362,9 @@ impl Connection {
             ack_now: false,
             full_segs_unacked: 0,
             dup_ack_pending: false,
+            comp_rcv_nxt: SeqNumber(0),
+            comp_dup_acks: 0,
+            comp_pending: 0,
             last_ack_was_dup: false,
             ts_recent: 0,
             last_ack_sent: SeqNumber(0),
@@ -555,6 +568,10 @@ impl Connection {
                 }
             }
         }
+        if due(self.timers[Timer::CompressedAck as usize]) {
+            self.disarm(Timer::CompressedAck);
+            self.ack_now = true;
+        }
         if due(self.timers[Timer::Cork as usize]) {
             self.disarm(Timer::Cork);
             self.cork_released = true;
@@ -684,10 +701,15 @@ impl Connection {
         self.inflation = 0;
         self.retransmit_head = false;
         // RFC 6675 §5.1 / RFC 2018 §8: the receiver may have reneged; do not trust old SACK state.
-        self.scoreboard.clear();
+        // Linux keeps it (`keep_sack_on_rto`).
+        if !self.cfg.keep_sack_on_rto {
+            self.scoreboard.clear();
+        }
         if let Some(rack) = self.rack.as_mut() {
             rack.on_rto();
-            rack.clear_sacked();
+            if !self.cfg.keep_sack_on_rto {
+                rack.clear_sacked();
+            }
         }
         self.tlp_pending = false;
         self.disarm(Timer::LossProbe);
@@ -1297,8 +1319,14 @@ impl Connection {
     }
 
     /// RFC 2861 §3: once per RTO while the application leaves cwnd unused, decay it toward what was used.
+    ///
+    /// Under `cwv = "linux"`, as `tcp_cwnd_application_limited` does it: the window used counts as at least
+    /// IW (so cwnd never decays below it), ssthresh keeps ¾ of the cwnd being decayed (RFC 2861 §3,
+    /// `tcp_current_ssthresh`), cwnd stays a whole number of segments when counted in packets, and
+    /// nothing decays while the application is blocked on a full send buffer (`SOCK_NOSPACE`).
     fn cwnd_validate(&mut self, now: Instant) {
-        if self.cfg.cwv != Cwv::Rfc2861 || self.recovery != Recovery::Open {
+        let linux = self.cfg.cwv == Cwv::Linux;
+        if !(self.cfg.cwv == Cwv::Rfc2861 || linux) || self.recovery != Recovery::Open {
             return;
         }
         let flight = self.snd_nxt - self.snd_una;
@@ -1307,8 +1335,19 @@ impl Connection {
             return;
         }
         let cwnd = self.cc.window();
-        if self.cwv_used < cwnd {
-            let target = ((cwnd as u64 + self.cwv_used as u64) / 2) as u32;
+        let send_buffer_full = self.send_buffer_free() < self.smss as u64;
+        let used = if linux { self.cwv_used.max(self.cfg.initial_window.bytes(self.smss)) } else { self.cwv_used };
+        if used < cwnd && !(linux && send_buffer_full) {
+            let mut target = ((cwnd as u64 + used as u64) / 2) as u32;
+            if linux {
+                let three_quarters = (cwnd / 2).saturating_add(cwnd / 4);
+                if self.cc.ssthresh() < three_quarters {
+                    self.cc.set_ssthresh(three_quarters);
+                }
+                if self.cfg.cwnd_unit == CwndUnit::Packets {
+                    target -= target % self.smss;
+                }
+            }
             self.cc.set_window(target.max(self.smss));
             self.st.OtherReductions += 1;
         }
@@ -1348,7 +1387,9 @@ impl Connection {
         let cwnd = self.cc.window();
         let cwnd_limited =
             if cwnd < self.cc.ssthresh() { cwnd < 2 * flight_size } else { flight_size + self.smss >= cwnd };
-        if self.cfg.cwv == Cwv::Rfc2861 && !cwnd_limited || self.cfg.cwv == Cwv::Rfc7661 && self.nvp_since.is_some() {
+        if matches!(self.cfg.cwv, Cwv::Rfc2861 | Cwv::Linux) && !cwnd_limited
+            || self.cfg.cwv == Cwv::Rfc7661 && self.nvp_since.is_some()
+        {
             return;
         }
         let info = AckInfo {
@@ -1367,6 +1408,17 @@ impl Connection {
                 self.st.X_CongAvoidSteps += grew as u64;
             }
             Growth::None => {}
+        }
+        match self.cc.take_slow_start_exit() {
+            Some(SlowStartExit::AckTrain) => {
+                self.st.HystartTrainDetect += 1;
+                self.st.HystartTrainCwnd += self.cc.window() as u64;
+            }
+            Some(SlowStartExit::Delay) => {
+                self.st.HystartDelayDetect += 1;
+                self.st.HystartDelayCwnd += self.cc.window() as u64;
+            }
+            None => {}
         }
         let w = self.cc.window() as u64;
         if in_ss {
@@ -1699,7 +1751,7 @@ impl Connection {
         } else {
             // Out of order: queue it and send a duplicate ACK at once (RFC 5681 §4.2).
             self.defer_k = 2;
-            if self.cfg.ack_policy == AckPolicy::Linux {
+            if self.cfg.ack_policy == AckPolicy::Linux && self.cfg.quickack_on_reorder {
                 self.linux_quick = self.linux_quickack_budget(); // Linux tcp_enter_quickack_mode
             }
             // RFC 2883 §4.2: data we already hold out of order is reported in a D-SACK block, followed
@@ -1712,9 +1764,38 @@ impl Connection {
             self.ooo.insert(start, end);
             self.sack_recent.copy_within(0..3, 1);
             self.sack_recent[0] = Some(start);
-            self.ack_now = true;
             self.dup_ack_pending = true;
+            if self.compress_sack(now) {
+                self.st.AcksCompressed += 1;
+            } else {
+                self.ack_now = true;
+            }
         }
+    }
+
+    /// Linux `__tcp_ack_snd_check` with SACK compression: true when the duplicate ACK this out-of-order
+    /// segment calls for is merged into a later one. The first 3 for one RCV.NXT go at once
+    /// (TCP_FASTRETRANS_THRESH: the sender's DupThresh), and at most `comp_sack_nr` are merged.
+    fn compress_sack(&mut self, now: Instant) -> bool {
+        if self.cfg.comp_sack_nr == 0 || !self.sack_ok || self.comp_pending >= self.cfg.comp_sack_nr {
+            return false;
+        }
+        if self.comp_rcv_nxt != self.rcv_nxt {
+            self.comp_rcv_nxt = self.rcv_nxt;
+            self.comp_dup_acks = 0;
+        }
+        if self.comp_dup_acks < 3 {
+            self.comp_dup_acks += 1;
+            return false;
+        }
+        self.comp_pending += 1;
+        if !self.armed(Timer::CompressedAck) {
+            // 5% of the RTT, at most comp_sack_delay (Linux uses the receiver's RTT estimate).
+            let srtt = self.rtt.srtt().unwrap_or(self.cfg.comp_sack_delay.saturating_mul(20));
+            let delay = self.cfg.comp_sack_delay.min(Duration::from_nanos(srtt.as_nanos() / 20));
+            self.timers[Timer::CompressedAck as usize] = Some(now + delay);
+        }
+        true
     }
 
     // ----------------------------------------------------------------------------------------------
@@ -1900,6 +1981,9 @@ impl Connection {
         }
         if unsent > 0 && len == 0 {
             self.maybe_arm_persist(now);
+            if self.cfg.cwv == Cwv::Linux && wnd_room < cwnd_room {
+                self.cwnd_validate(now); // Linux: "limited by application or receiver window"
+            }
             return None;
         }
         let all_queued = len == unsent;
@@ -1963,6 +2047,12 @@ impl Connection {
                 let end = seq + len + fin as u32;
                 if seq == self.snd_una {
                     self.retransmit_head = false;
+                    // Linux tcp_xmit_retransmit_queue: the RTO runs from the head's retransmission.
+                    if self.cfg.rto_rearm_on_retransmit
+                        && matches!(self.recovery, Recovery::Sack { .. } | Recovery::NewReno)
+                    {
+                        self.restart_rto(now);
+                    }
                 }
                 if let Some(rack) = self.rack.as_mut() {
                     rack.on_retransmit(seq, end, now);
@@ -2112,6 +2202,8 @@ impl Connection {
         self.dup_ack_pending = false;
         self.ack_now = false;
         self.full_segs_unacked = 0;
+        self.comp_pending = 0;
+        self.disarm(Timer::CompressedAck);
         if self.cfg.ack_policy == AckPolicy::Linux && self.linux_quick > 0 {
             self.linux_quick -= 1; // Linux tcp_dec_quickack_mode
             if self.linux_quick == 0 {

@@ -33,6 +33,15 @@ pub enum Growth {
     None,
 }
 
+/// Which detector ended slow start without a loss (Linux HyStart; RFC 4898-style counters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlowStartExit {
+    /// The ACK train of a round lasted longer than half the minimum RTT.
+    AckTrain,
+    /// A round's minimum RTT rose above the minimum RTT by the delay threshold.
+    Delay,
+}
+
 /// What caused a multiplicative decrease.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CongestionEvent {
@@ -116,6 +125,13 @@ pub trait CongestionControl {
     fn on_recovery_exit(&mut self, now: Instant, flight_size: u32, smss: u32);
     /// A reduction the controller did not decide (cwnd validation, moderation, restart after idle).
     fn set_window(&mut self, cwnd: u32);
+    /// A threshold the controller did not decide: RFC 2861 §3 keeps ssthresh at least ¾ of the cwnd it
+    /// decays, so that slow start regains it.
+    fn set_ssthresh(&mut self, ssthresh: u32);
+    /// Why slow start just ended without a loss, once: the connection counts it.
+    fn take_slow_start_exit(&mut self) -> Option<SlowStartExit> {
+        None
+    }
     /// The last congestion event was spurious (RFC 3708 detection): return to the state before it
     /// (RFC 4015 for Reno, RFC 9438 §4.9 for CUBIC). Without a remembered event, nothing happens.
     fn on_spurious_congestion_event(&mut self);

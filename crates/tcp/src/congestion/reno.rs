@@ -170,6 +170,10 @@ impl CongestionControl for Reno {
         }
     }
 
+    fn set_ssthresh(&mut self, ssthresh: u32) {
+        self.ssthresh = ssthresh;
+    }
+
     fn set_window(&mut self, cwnd: u32) {
         self.cwnd = cwnd.min(MAX_CWND);
         self.bytes_acked = 0;

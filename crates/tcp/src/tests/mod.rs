@@ -58,6 +58,7 @@ mod flow;
 mod fuzz;
 mod handshake;
 mod knobs;
+mod linux;
 mod loss;
 mod pair;
 mod rack;
