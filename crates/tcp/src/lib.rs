@@ -14,6 +14,7 @@ pub mod congestion;
 mod conn;
 pub mod estats;
 pub mod personality;
+mod rack;
 mod ranges;
 pub mod rtt;
 mod transport;
