@@ -21,6 +21,7 @@ pub fn sim_spec(s: &Scenario) -> SimSpec<TcpConfig> {
         nic_rate: h.host.nic_rate,
         txqueuelen: h.host.txqueuelen,
         ephemeral_ports: tcplab_sim::EPHEMERAL_PORTS,
+        cpu: None,
     };
     let n = s.test.parallel.max(1);
     // One client address has only so many ephemeral ports per server port: spread over more server ports.

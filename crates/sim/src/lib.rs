@@ -20,6 +20,7 @@
 //! 2,000,000 + e, where endpoints are numbered from 0 in the order they are created), so adding a
 //! component does not shift the draws of another.
 
+pub mod cpu;
 pub mod probe;
 pub mod queue;
 
@@ -32,6 +33,8 @@ use tcplab_transport::{Endpoint, Segment, Transport, TxRoom};
 use tcplab_units::{Duration, Instant, Rate};
 use tcplab_workload::{App, ConnId, ConnectError, Event, Sockets};
 
+use cpu::Cpu;
+pub use cpu::CpuSpec;
 pub use probe::{EndpointView, PacketEvent, Probe};
 use queue::{Class, EventQueue};
 
@@ -56,6 +59,18 @@ pub struct HostSpec<C> {
     pub txqueuelen: u32,
     /// Local ports for connections the host opens (Linux `ip_local_port_range`), inclusive.
     pub ephemeral_ports: (u16, u16),
+    /// The CPU cost model; `None`: the host is infinitely fast.
+    pub cpu: Option<CpuSpec>,
+}
+
+/// What a host's CPU did (with the cost model).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuReport {
+    pub cores: u32,
+    /// Core time charged during the measurement window (summed over cores).
+    pub busy_window: Duration,
+    /// Core time charged over the whole run.
+    pub busy_total: Duration,
 }
 
 /// Linux's default `ip_local_port_range`.
@@ -98,6 +113,8 @@ pub struct SimRun<S> {
     pub nics: [NicStats; 2],
     /// Segments that found no connection and no listener.
     pub no_socket: [u64; 2],
+    /// Per host, with the CPU cost model.
+    pub cpu: [Option<CpuReport>; 2],
     /// Virtual time at which the simulation stopped.
     pub end_time: Instant,
     /// Events the engine processed (for benchmarks).
@@ -219,6 +236,9 @@ struct Net<T: Transport, P> {
     eps: Vec<Ep<T>>,
     hosts: [Host<T::Config>; 2],
     paths: [Path<T::Segment>; 2],
+    /// Per host, with the CPU cost model: its cores and its receive backlog; busy time at the window's ends.
+    cpus: [Option<Cpu<T::Segment>>; 2],
+    cpu_busy_at: [[Duration; 2]; 2],
     /// Endpoints an application acted on, in order; serviced after the application returns. The endpoint
     /// whose event is being handled (`current`) is serviced anyway and not recorded.
     touched: Vec<u32>,
@@ -267,13 +287,17 @@ impl<T: Transport, P: Probe<T>> Sockets for Ctx<'_, T, P> {
     #[inline]
     fn send(&mut self, c: ConnId, bytes: u64) -> u64 {
         self.net.touch(c.0);
-        self.net.eps[c.0 as usize].conn.send(bytes)
+        let n = self.net.eps[c.0 as usize].conn.send(bytes);
+        self.net.charge_call(self.host, n);
+        n
     }
 
     #[inline]
     fn recv(&mut self, c: ConnId, max: u64) -> u64 {
         self.net.touch(c.0);
-        self.net.eps[c.0 as usize].conn.recv(max)
+        let n = self.net.eps[c.0 as usize].conn.recv(max);
+        self.net.charge_call(self.host, n);
+        n
     }
 
     fn close(&mut self, c: ConnId) {
@@ -338,6 +362,17 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
             released: false,
         });
         id
+    }
+
+    /// A send or receive call that moved `bytes` (a call that moved nothing would have blocked).
+    #[inline]
+    fn charge_call(&mut self, h: HostId, bytes: u64) {
+        if let Some(cpu) = &mut self.cpus[h] {
+            if bytes > 0 {
+                let cost = cpu.spec.call(bytes);
+                cpu.charge(self.now, cost);
+            }
+        }
     }
 
     #[inline]
@@ -411,6 +446,10 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
     fn send_packet(&mut self, h: HostId, seg: T::Segment) {
         if seg.payload_len() > 0 {
             self.data_segments += 1;
+        }
+        if let Some(cpu) = &mut self.cpus[h] {
+            let cost = if seg.payload_len() > 0 { cpu.spec.per_segment_out } else { cpu.spec.per_ack_out };
+            cpu.charge(self.now, cost);
         }
         let ip_len = seg.ip_len();
         // Only under a drop-on-full reaction does a transport send into a full NIC: the frame is lost there.
@@ -515,9 +554,18 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
     /// Every application is ready: the window opens for all of them at once.
     fn start_measurement(&mut self) {
         self.measure_start = Some(self.net.now);
+        self.snapshot_cpu(0);
         self.control_seq += 1;
         self.net.queue.push(self.net.now + self.measure, Class::Control, 0, self.control_seq);
         self.broadcast(Event::MeasureStart);
+    }
+
+    fn snapshot_cpu(&mut self, end: usize) {
+        for h in [CLIENT, SERVER] {
+            if let Some(cpu) = &self.net.cpus[h] {
+                self.net.cpu_busy_at[h][end] = cpu.busy;
+            }
+        }
     }
 
     fn broadcast(&mut self, ev: Event) {
@@ -543,14 +591,43 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         let now = self.net.now;
         self.net.probe.on_packet(now, PacketEvent::Delivered { dir }, &p.seg);
         let h: HostId = 1 - dir;
-        let (dst, src) = (p.seg.dst_port(), p.seg.src_port());
+        if let Some(cpu) = &mut self.net.cpus[h] {
+            let cost = if p.seg.payload_len() > 0 { cpu.spec.per_segment_in } else { cpu.spec.per_ack_in };
+            let done = cpu.receive(now, cost);
+            if done > now || !cpu.backlog.is_empty() {
+                cpu.backlog.push_back((done, p.seg));
+                if cpu.backlog.len() == 1 {
+                    cpu.seq += 1;
+                    self.net.queue.push(done, Class::Cpu, h as u32, cpu.seq);
+                }
+                return;
+            }
+        }
+        self.deliver(h, p.seg);
+    }
+
+    /// A host's CPU finished the head of its receive backlog: the segment reaches its transport.
+    fn on_cpu(&mut self, h: HostId) {
+        let cpu = self.net.cpus[h].as_mut().expect("a CPU event has a CPU");
+        let (_, seg) = cpu.backlog.pop_front().expect("a CPU event has a segment");
+        if let Some(&(next, _)) = cpu.backlog.front() {
+            cpu.seq += 1;
+            self.net.queue.push(next, Class::Cpu, h as u32, cpu.seq);
+        }
+        self.deliver(h, seg);
+    }
+
+    /// Hands a segment to the connection its ports name, or to a listener; counts it if there is neither.
+    fn deliver(&mut self, h: HostId, seg: T::Segment) {
+        let now = self.net.now;
+        let (dst, src) = (seg.dst_port(), seg.src_port());
         let e = match self.net.hosts[h].ports.get(&port_key(dst, src)) {
             Some(&e) => e,
             None => {
-                let listener = self.net.hosts[h].listeners.get(&p.seg.dst_port()).copied();
+                let listener = self.net.hosts[h].listeners.get(&seg.dst_port()).copied();
                 match listener {
-                    Some(a) if p.seg.opens_connection() => {
-                        self.net.create(h, a, p.seg.dst_port(), p.seg.src_port(), Some(&p.seg))
+                    Some(a) if seg.opens_connection() => {
+                        self.net.create(h, a, seg.dst_port(), seg.src_port(), Some(&seg))
                     }
                     _ => u32::MAX,
                 }
@@ -558,10 +635,10 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         };
         if e == u32::MAX {
             self.net.hosts[h].no_socket += 1;
-            self.net.probe.on_packet(now, PacketEvent::NoSocket { host: h }, &p.seg);
+            self.net.probe.on_packet(now, PacketEvent::NoSocket { host: h }, &seg);
             return;
         }
-        self.net.eps[e as usize].conn.on_segment(now, &p.seg);
+        self.net.eps[e as usize].conn.on_segment(now, &seg);
         self.after_io(e);
     }
 
@@ -573,6 +650,11 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         }
         if ep.conn.poll_timeout().is_some_and(|t| t <= now) {
             ep.conn.on_timeout(now);
+            let h = ep.host;
+            if let Some(cpu) = &mut self.net.cpus[h] {
+                let cost = cpu.spec.per_timer;
+                cpu.charge(now, cost);
+            }
             self.after_io(e);
         } else {
             self.net.sync_timer(e);
@@ -645,6 +727,8 @@ where
             eps: Vec::new(),
             hosts: [host(CLIENT), host(SERVER)],
             paths: [path(UP), path(DOWN)],
+            cpus: [CLIENT, SERVER].map(|h| spec.hosts[h].cpu.clone().map(Cpu::new)),
+            cpu_busy_at: [[Duration::ZERO; 2]; 2],
             touched: Vec::new(),
             current: u32::MAX,
             apps_ready: vec![false; n_apps],
@@ -689,8 +773,10 @@ where
             }
             Class::Control => {
                 w.measure_end = Some(w.net.now);
+                w.snapshot_cpu(1);
                 w.broadcast(Event::MeasureStop);
             }
+            Class::Cpu => w.on_cpu(ev.source as usize),
         }
         if let Some(end) = w.measure_end {
             if w.all_finished() || w.net.now.saturating_since(end) > DRAIN_LIMIT {
@@ -707,6 +793,7 @@ where
     if w.measure_end.is_none() {
         // Everything went quiet before the end of the measurement (the senders' data was all delivered).
         w.measure_end = Some(w.net.now);
+        w.snapshot_cpu(1);
         w.broadcast(Event::MeasureStop);
     }
     let now = w.net.now;
@@ -725,6 +812,13 @@ where
             stats: ep.conn.stats(now),
         })
         .collect();
+    let cpu = [CLIENT, SERVER].map(|h| {
+        w.net.cpus[h].as_ref().map(|c| CpuReport {
+            cores: c.spec.cores.max(1),
+            busy_window: w.net.cpu_busy_at[h][1].saturating_sub(w.net.cpu_busy_at[h][0]),
+            busy_total: c.busy,
+        })
+    });
     let [c, s] = &mut w.net.hosts;
     Ok(SimRun {
         apps: w.apps,
@@ -732,6 +826,7 @@ where
         links: [w.net.paths[UP].link.stats(), w.net.paths[DOWN].link.stats()],
         nics: [c.nic.stats(), s.nic.stats()],
         no_socket: [c.no_socket, s.no_socket],
+        cpu,
         end_time: now,
         events: w.net.queue.popped(),
         data_segments: w.net.data_segments,

@@ -15,23 +15,27 @@ use tcplab_units::Instant;
 pub enum Class {
     /// A packet reaches the far end of a link direction. Source: the direction.
     Arrival = 0,
+    /// A host's CPU finished processing the segment at the head of its receive backlog (the CPU cost
+    /// model). Source: the host.
+    Cpu = 1,
     /// A connection's protocol timer. Source: the endpoint.
-    Timer = 1,
+    Timer = 2,
     /// A host's NIC transmit queue has room again. Source: the host.
-    NicRoom = 2,
+    NicRoom = 3,
     /// An application's timer. Source: the application.
-    App = 3,
+    App = 4,
     /// Test control: the end of the measurement (source 0), a probe's sampling tick (source 1).
-    Control = 4,
+    Control = 5,
 }
 
 impl Class {
     fn from_bits(b: u64) -> Class {
         match b {
             0 => Class::Arrival,
-            1 => Class::Timer,
-            2 => Class::NicRoom,
-            3 => Class::App,
+            1 => Class::Cpu,
+            2 => Class::Timer,
+            3 => Class::NicRoom,
+            4 => Class::App,
             _ => Class::Control,
         }
     }

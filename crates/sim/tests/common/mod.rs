@@ -19,7 +19,7 @@ pub fn link(rate: &str, delay: &str, queue: u32, loss: f64) -> LinkConfig {
 pub fn host(buffer: u64) -> HostSpec<TcpConfig> {
     let tcp =
         TcpConfig { send_buffer: ByteSize::new(buffer), recv_buffer: ByteSize::new(buffer), ..TcpConfig::default() };
-    HostSpec { transport: tcp, nic_rate: None, txqueuelen: 1000, ephemeral_ports: EPHEMERAL_PORTS }
+    HostSpec { transport: tcp, nic_rate: None, txqueuelen: 1000, ephemeral_ports: EPHEMERAL_PORTS, cpu: None }
 }
 
 /// An application that opens one connection to `port` at `at` and sends (`Some(message)`) or receives.
