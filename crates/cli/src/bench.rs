@@ -228,7 +228,9 @@ fn run_all(scenario: &tcplab_lab::Scenario, repeat: u64, jobs: u64) -> Result<(f
                         break;
                     }
                 };
-                let tcplab_lab::result::Metrics::Stream(m) = &r.point.metrics;
+                let tcplab_lab::result::Metrics::Stream(m) = &r.point.metrics else {
+                    unreachable!("the bench runs bulk-transfer scenarios only")
+                };
                 let d = RunDigest {
                     seed,
                     delivered: m.delivered_bytes,

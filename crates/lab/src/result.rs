@@ -37,6 +37,57 @@ pub struct Point {
 #[serde(untagged)]
 pub enum Metrics {
     Stream(StreamMetrics),
+    Rr(RrMetrics),
+}
+
+/// The figures of a request/response test (TCP_RR, TCP_CRR).
+#[derive(Debug, Clone, Serialize)]
+pub struct RrMetrics {
+    /// Transactions completed during the measurement, per second.
+    pub transactions_per_s: f64,
+    /// Transactions completed during the measurement (their response's last byte was read in it).
+    pub transactions: u64,
+    /// Per-transaction latency: request write (TCP_CRR: connect call) to the response's last byte read.
+    pub latency_us: LatencyMetrics,
+    /// Segments retransmitted by all endpoints during the whole run.
+    pub retransmissions: u64,
+    /// Length of the measurement, seconds.
+    pub elapsed_s: f64,
+    /// TCP_CRR: connections the client opened over the whole run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connections_opened: Option<u64>,
+    /// TCP_CRR: times a transaction found no free ephemeral port and waited for one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub port_waits: Option<u64>,
+}
+
+/// Statistics of a set of latencies, microseconds: mean, population standard deviation, minimum and
+/// maximum exact; percentiles from an HDR histogram with 3 significant digits.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct LatencyMetrics {
+    pub mean: f64,
+    pub stddev: f64,
+    pub min: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p99_9: f64,
+    pub max: f64,
+}
+
+impl From<tcplab_workload::LatencySummary> for LatencyMetrics {
+    fn from(s: tcplab_workload::LatencySummary) -> Self {
+        LatencyMetrics {
+            mean: s.mean,
+            stddev: s.stddev,
+            min: s.min,
+            p50: s.p50,
+            p90: s.p90,
+            p99: s.p99,
+            p99_9: s.p99_9,
+            max: s.max,
+        }
+    }
 }
 
 /// The figures of a bulk transfer (TCP_STREAM, TCP_MAERTS).
@@ -158,7 +209,7 @@ fn metrics(kind: TestKind, run: &BackendRun) -> Metrics {
                 .iter()
                 .filter_map(|(_, r)| match r {
                     Report::Stream(s) if s.role == Role::Receive => Some((s.window_bytes, s.elapsed)),
-                    Report::Stream(_) => None,
+                    _ => None,
                 })
                 .fold((0, tcplab_units::Duration::ZERO), |(b, d), (wb, we)| (b + wb, d.max(we)));
             let secs = elapsed.as_secs_f64();
@@ -167,6 +218,27 @@ fn metrics(kind: TestKind, run: &BackendRun) -> Metrics {
                 delivered_bytes: delivered,
                 retransmissions: run.retransmissions,
                 elapsed_s: secs,
+            })
+        }
+        TestKind::TcpRr | TestKind::TcpCrr => {
+            let client = run
+                .apps
+                .iter()
+                .find_map(|(_, r)| match r {
+                    Report::Rr(r) if r.client => Some(r),
+                    _ => None,
+                })
+                .expect("a request/response test has a client");
+            let secs = client.elapsed.as_secs_f64();
+            let crr = kind == TestKind::TcpCrr;
+            Metrics::Rr(RrMetrics {
+                transactions_per_s: if client.elapsed.is_zero() { 0.0 } else { client.transactions as f64 / secs },
+                transactions: client.transactions,
+                latency_us: client.latency.into(),
+                retransmissions: run.retransmissions,
+                elapsed_s: secs,
+                connections_opened: crr.then_some(client.connections_opened),
+                port_waits: crr.then_some(client.port_waits),
             })
         }
         other => unreachable!("validation refuses test kind {other:?} until it is implemented"),

@@ -6,7 +6,7 @@ use tcplab_sim::{EndpointReport, Endpoints, HostId, HostSpec, Probe, SimError, S
 use tcplab_tcp::{Connection, Estats, TcpConfig};
 use tcplab_transport::{Stats, Transport};
 use tcplab_units::{Duration, Instant};
-use tcplab_workload::{App, Opening, Role, Stream, StreamConfig};
+use tcplab_workload::{App, Opening, Role, RrClient, RrClientConfig, RrServer, RrServerConfig, Stream, StreamConfig};
 
 use crate::result::{BackendRun, ConnectionResult, EngineCounters, LinkCounters, Links, NicCounters, Series};
 use crate::scenario::{Scenario, TestKind};
@@ -14,21 +14,53 @@ use crate::scenario::{Scenario, TestKind};
 /// The port the test's server listens on (netperf's data connection).
 pub const SERVER_PORT: u16 = 5001;
 
+/// TCP_CRR: how long a transaction that found no free ephemeral port waits before trying again.
+pub const CRR_PORT_RETRY: Duration = Duration::from_millis(1);
+
 /// The simulator's input for a scenario.
 pub fn sim_spec(s: &Scenario) -> SimSpec<TcpConfig> {
     let host = |h: &crate::scenario::Host| HostSpec {
         transport: h.tcp.clone(),
         nic_rate: h.host.nic_rate,
         txqueuelen: h.host.txqueuelen,
-        ephemeral_ports: tcplab_sim::EPHEMERAL_PORTS,
+        ephemeral_ports: (h.host.ephemeral_ports.low, h.host.ephemeral_ports.high),
         cpu: None,
     };
     let n = s.test.parallel.max(1);
     // One client address has only so many ephemeral ports per server port: spread over more server ports.
-    let (lo, hi) = tcplab_sim::EPHEMERAL_PORTS;
-    let ports = n.div_ceil((hi - lo) as u32 + 1) as u16;
+    let ports = n.div_ceil(s.client.host.ephemeral_ports.len()) as u16;
     // Connection i opens i SYN-frame times after the first (a SYN with all options is 60 bytes of IP).
     let spacing = s.path.up.rate.tx_time(s.path.up.framing.wire_len(60) as u64);
+    let hosts = [host(&s.client), host(&s.server)];
+    if let (Some(request), Some(response)) = (s.test.request, s.test.response) {
+        let crr = s.test.kind == TestKind::TcpCrr;
+        let client = RrClientConfig {
+            connections: n,
+            port: SERVER_PORT,
+            ports: if crr { 1 } else { ports },
+            at: Instant::ZERO,
+            spacing,
+            request: request.bytes(),
+            response: response.bytes(),
+            burst: s.test.burst.unwrap_or(0),
+            per_transaction: crr,
+            port_retry: CRR_PORT_RETRY,
+        };
+        let server = RrServerConfig {
+            port: SERVER_PORT,
+            ports: if crr { 1 } else { ports },
+            connections: if crr { 0 } else { n },
+            request: request.bytes(),
+            response: response.bytes(),
+        };
+        return SimSpec {
+            up: s.path.up.clone(),
+            down: s.path.down.clone(),
+            hosts,
+            apps: vec![(SERVER, App::RrServer(RrServer::new(server))), (CLIENT, App::RrClient(RrClient::new(client)))],
+            measure: s.test.duration,
+        };
+    }
     let (client_role, server_role) = match s.test.kind {
         TestKind::TcpMaerts => (Role::Receive, Role::Send { message: s.test.message.bytes() }),
         _ => (Role::Send { message: s.test.message.bytes() }, Role::Receive),
@@ -46,7 +78,7 @@ pub fn sim_spec(s: &Scenario) -> SimSpec<TcpConfig> {
     SimSpec {
         up: s.path.up.clone(),
         down: s.path.down.clone(),
-        hosts: [host(&s.client), host(&s.server)],
+        hosts,
         apps: vec![(SERVER, App::Stream(Stream::new(server))), (CLIENT, App::Stream(Stream::new(client)))],
         measure: s.test.duration,
     }
@@ -154,8 +186,12 @@ pub fn run(s: &Scenario, seed: u64) -> Result<BackendRun, SimError> {
         None => (tcplab_sim::run::<Connection>(&spec, seed)?, None),
     };
     let retransmissions = r.endpoints.iter().map(|e| e.stats.segs_retrans()).sum();
+    // TCP_CRR creates two ends per transaction: the document keeps the first transaction of each loop
+    // (the first 2 × parallel ends); the metrics count them all.
+    let keep = if s.test.kind == TestKind::TcpCrr { 2 * s.test.parallel as usize } else { usize::MAX };
     let connections = paired(r.endpoints)
         .into_iter()
+        .take(keep)
         .map(|e| ConnectionResult {
             side: side(e.host),
             protocol: Connection::PROTOCOL,

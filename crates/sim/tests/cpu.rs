@@ -31,7 +31,7 @@ fn bulk(rate: &str, cpu: CpuSpec, ack_policy: AckPolicy) -> (SimRun<Estats>, f64
         measure: Duration::from_secs(10),
     };
     let r = run::<Connection>(&spec, 1).unwrap();
-    let Report::Stream(s) = r.apps[0].report();
+    let Report::Stream(s) = r.apps[0].report() else { unreachable!("a stream application") };
     let bps = s.window_bytes as f64 * 8.0 / s.elapsed.as_secs_f64();
     (r, bps)
 }
@@ -64,7 +64,7 @@ fn service_demand_equals_the_configured_costs_on_an_uncongested_run() {
     // 100 Mbit/s: the CPU (about 495 Mbit/s) is idle most of the time.
     let (r, got) = bulk("100mbit", receiver_cpu(), AckPolicy::Every);
     assert!(got > 90e6, "{got}");
-    let Report::Stream(s) = r.apps[0].report();
+    let Report::Stream(s) = r.apps[0].report() else { unreachable!("a stream application") };
     let kb = s.window_bytes as f64 / 1024.0;
     let demand_us_per_kb = r.cpu[SERVER].unwrap().busy_window.as_secs_f64() * 1e6 / kb;
     let expected = (20.0 + 2.0) / (MSS_PAYLOAD / 1024.0) + 1.0;

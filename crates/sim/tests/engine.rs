@@ -12,12 +12,14 @@ use tcplab_workload::Report;
 fn window_bytes(r: &Report) -> u64 {
     match r {
         Report::Stream(s) => s.window_bytes,
+        other => panic!("not a bulk transfer: {other:?}"),
     }
 }
 
 fn total_bytes(r: &Report) -> u64 {
     match r {
         Report::Stream(s) => s.total_bytes,
+        other => panic!("not a bulk transfer: {other:?}"),
     }
 }
 

@@ -7,10 +7,15 @@
 //! to every application once all of them said [`Sockets::ready`]) and closes with [`Event::MeasureStop`];
 //! each application reports its own figures in [`Report`].
 //!
-//! So far: the bulk transfer of TCP_STREAM and TCP_MAERTS ([`Stream`]).
+//! So far: the bulk transfer of TCP_STREAM and TCP_MAERTS ([`Stream`]), and the request/response of TCP_RR
+//! and TCP_CRR ([`RrClient`], [`RrServer`]).
 
+mod rr;
+mod stats;
 mod stream;
 
+pub use rr::{RrClient, RrClientConfig, RrReport, RrServer, RrServerConfig};
+pub use stats::{Latency, LatencySummary};
 pub use stream::{Opening, Role, Stream, StreamConfig};
 use tcplab_units::{Duration, Instant};
 
@@ -71,6 +76,8 @@ pub trait Sockets {
 #[derive(Debug, Clone)]
 pub enum App {
     Stream(Stream),
+    RrClient(RrClient),
+    RrServer(RrServer),
 }
 
 impl App {
@@ -78,6 +85,8 @@ impl App {
     pub fn on_event<S: Sockets>(&mut self, ev: Event, s: &mut S) {
         match self {
             App::Stream(a) => a.on_event(ev, s),
+            App::RrClient(a) => a.on_event(ev, s),
+            App::RrServer(a) => a.on_event(ev, s),
         }
     }
 
@@ -86,6 +95,8 @@ impl App {
     pub fn wants_readable(&self) -> bool {
         match self {
             App::Stream(a) => a.wants_readable(),
+            App::RrClient(a) => a.wants_readable(),
+            App::RrServer(a) => a.wants_readable(),
         }
     }
 
@@ -94,6 +105,8 @@ impl App {
     pub fn wants_writable(&self) -> bool {
         match self {
             App::Stream(a) => a.wants_writable(),
+            App::RrClient(a) => a.wants_writable(),
+            App::RrServer(a) => a.wants_writable(),
         }
     }
 
@@ -101,6 +114,8 @@ impl App {
     pub fn report(&self) -> Report {
         match self {
             App::Stream(a) => Report::Stream(a.report()),
+            App::RrClient(a) => Report::Rr(a.report()),
+            App::RrServer(a) => Report::Rr(a.report()),
         }
     }
 }
@@ -109,6 +124,7 @@ impl App {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Report {
     Stream(StreamReport),
+    Rr(RrReport),
 }
 
 /// A bulk transfer's figures, from one end.
