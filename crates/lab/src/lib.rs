@@ -7,5 +7,5 @@ pub mod scenario;
 mod sim_backend;
 
 pub use error::{Origin, ScenarioError};
-pub use result::{run_point, run_scenario, PointRun, ResultDoc, RunError};
+pub use result::{run_point, run_point_with, run_scenario, run_scenario_with, PointRun, ResultDoc, RunError};
 pub use scenario::{load, Scenario, Source, TestKind, SHIPPED};

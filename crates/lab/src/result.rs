@@ -175,7 +175,16 @@ fn metrics(kind: TestKind, run: &BackendRun) -> Metrics {
 
 /// Runs one point of the scenario on the simulator with `seed`.
 pub fn run_point(s: &Scenario, seed: u64) -> Result<PointRun, RunError> {
-    let run = crate::sim_backend::run(s, seed).map_err(RunError::Sim)?;
+    run_point_with(s, seed, None)
+}
+
+/// [`run_point`], with a probe of the caller's (a packet trace) told every packet event.
+pub fn run_point_with(
+    s: &Scenario,
+    seed: u64,
+    probe: Option<&mut dyn tcplab_sim::Probe<tcplab_tcp::Connection>>,
+) -> Result<PointRun, RunError> {
+    let run = crate::sim_backend::run_with(s, seed, probe).map_err(RunError::Sim)?;
     let point = Point {
         params: serde_json::Map::new(),
         iterations: 1,
@@ -189,7 +198,16 @@ pub fn run_point(s: &Scenario, seed: u64) -> Result<PointRun, RunError> {
 
 /// Runs the scenario on the simulator with `seed`.
 pub fn run_scenario(s: &Scenario, seed: u64) -> Result<ResultDoc, RunError> {
-    let p = run_point(s, seed)?;
+    run_scenario_with(s, seed, None)
+}
+
+/// [`run_scenario`], with a probe of the caller's told every packet event.
+pub fn run_scenario_with(
+    s: &Scenario,
+    seed: u64,
+    probe: Option<&mut dyn tcplab_sim::Probe<tcplab_tcp::Connection>>,
+) -> Result<ResultDoc, RunError> {
+    let p = run_point_with(s, seed, probe)?;
     Ok(ResultDoc {
         schema: "tcplab.result/1",
         tcplab: env!("CARGO_PKG_VERSION"),

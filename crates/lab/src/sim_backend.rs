@@ -132,25 +132,47 @@ fn nic_counters(n: NicStats) -> NicCounters {
     NicCounters { frames_sent: n.frames_sent, refused_full: n.refused_full, max_queue_frames: n.max_queue_frames }
 }
 
-/// Runs the scenario's point on the simulator.
-pub fn run(s: &Scenario, seed: u64) -> Result<BackendRun, SimError> {
+/// The lab's own probe (the series) and a caller's (a packet trace), one after the other.
+struct Tee<'a> {
+    series: Option<SeriesProbe>,
+    extra: &'a mut dyn Probe<Connection>,
+}
+
+impl Probe<Connection> for Tee<'_> {
+    fn on_packet(&mut self, now: Instant, ev: tcplab_sim::PacketEvent, seg: &tcplab_wire::TcpSegment) {
+        self.extra.on_packet(now, ev, seg);
+    }
+    fn tick_interval(&self) -> Option<Duration> {
+        self.series.as_ref().map(|s| s.interval)
+    }
+    fn on_tick(&mut self, now: Instant, endpoints: Endpoints<'_, Connection>) {
+        if let Some(s) = self.series.as_mut() {
+            s.on_tick(now, endpoints);
+        }
+    }
+}
+
+/// Runs the scenario's point on the simulator, telling `extra` (when given) every packet event. The
+/// extra probe's own `tick_interval` is not consulted: ticks are the series'.
+pub fn run_with(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<Connection>>) -> Result<BackendRun, SimError> {
     let spec = sim_spec(s);
     let sender = if s.test.kind == TestKind::TcpMaerts { SERVER } else { CLIENT };
-    let (r, series) = match s.test.series {
-        Some(interval) => {
-            let mut probe = SeriesProbe {
-                interval,
-                sender,
-                series: Series {
-                    interval_s: interval.as_secs_f64(),
-                    columns: SERIES_COLUMNS.to_vec(),
-                    rows: Vec::new(),
-                },
-            };
+    let series_probe = s.test.series.map(|interval| SeriesProbe {
+        interval,
+        sender,
+        series: Series { interval_s: interval.as_secs_f64(), columns: SERIES_COLUMNS.to_vec(), rows: Vec::new() },
+    });
+    let (r, series) = match (series_probe, extra) {
+        (Some(mut probe), None) => {
             let r = tcplab_sim::run_with::<Connection, _>(&spec, seed, &mut probe)?;
             (r, Some(probe.series))
         }
-        None => (tcplab_sim::run::<Connection>(&spec, seed)?, None),
+        (None, None) => (tcplab_sim::run::<Connection>(&spec, seed)?, None),
+        (series, Some(extra)) => {
+            let mut tee = Tee { series, extra };
+            let r = tcplab_sim::run_with::<Connection, _>(&spec, seed, &mut tee)?;
+            (r, tee.series.map(|p| p.series))
+        }
     };
     let retransmissions = r.endpoints.iter().map(|e| e.stats.segs_retrans()).sum();
     let connections = paired(r.endpoints)
