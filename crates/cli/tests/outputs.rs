@@ -75,3 +75,16 @@ fn pcap_is_written_whole_and_identically_twice() {
     let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(names.len(), 5, "{names:?}");
 }
+
+#[test]
+fn an_unknown_series_variable_is_refused_at_its_line_naming_the_accepted_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("s.toml");
+    std::fs::write(&p, format!("{GOOD}series = {{ interval = \"10ms\", vars = [\"CurCwnd\", \"Cwnd\"] }}\n")).unwrap();
+    let out = tcplab().arg("check").arg(&p).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    for w in [":8:", "test.series.vars", "\"Cwnd\"", "accepted", "CurCwnd", "CurSsthresh", "SendStall"] {
+        assert!(err.contains(w), "stderr {err:?} lacks {w:?}");
+    }
+}

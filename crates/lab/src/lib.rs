@@ -2,6 +2,7 @@
 //! (`schema: "tcplab.result/1"`, docs/results.md).
 
 pub mod error;
+pub mod probes;
 pub mod result;
 pub mod scenario;
 mod sim_backend;

@@ -29,6 +29,9 @@ pub struct Point {
     /// The first sender's gauges over time, when `test.series` asked for them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub series: Option<Series>,
+    /// Every connection end's RFC 4898 variables over time, when `test.series` named them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logvars: Option<crate::probes::LogVars>,
     pub links: Links,
 }
 
@@ -114,6 +117,7 @@ pub struct BackendRun {
     pub retransmissions: u64,
     pub links: Links,
     pub series: Option<Series>,
+    pub logvars: Option<crate::probes::LogVars>,
     pub engine: EngineCounters,
 }
 
@@ -191,6 +195,7 @@ pub fn run_point_with(
         metrics: metrics(s.test.kind, &run),
         connections: run.connections,
         series: run.series,
+        logvars: run.logvars,
         links: run.links,
     };
     Ok(PointRun { point, engine: run.engine })

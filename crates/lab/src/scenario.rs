@@ -115,6 +115,10 @@ pub struct Test {
     /// time series.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub series: Option<Duration>,
+    /// With `test.series = { interval, vars }`: the RFC 4898 variables sampled on every connection end
+    /// (docs/results.md, `logvars`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub series_vars: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -177,7 +181,22 @@ struct RawTest {
     recv_buffer: Option<ByteSize>,
     #[serde(default = "default_parallel")]
     parallel: u32,
-    series: Option<Duration>,
+    series: Option<RawSeries>,
+}
+
+/// `test.series`: `"100ms"` (the first sender's default columns) or `{ interval = "100ms", vars = [...] }`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawSeries {
+    Interval(Duration),
+    Vars(RawSeriesVars),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSeriesVars {
+    interval: Duration,
+    vars: Vec<String>,
 }
 
 fn default_parallel() -> u32 {
@@ -363,7 +382,21 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
     if t.duration.is_zero() || t.duration > Duration::from_secs(86_400) {
         return Err(ctx.error("test.duration", format!("{}: accepted more than 0s, at most 1 day", t.duration)));
     }
-    if let Some(d) = t.series {
+    let (series, series_vars) = match t.series {
+        None => (None, None),
+        Some(RawSeries::Interval(d)) => (Some(d), None),
+        Some(RawSeries::Vars(v)) => {
+            let accepted = crate::probes::estats_vars();
+            if let Some(bad) = v.vars.iter().find(|n| !accepted.contains(n)) {
+                return Err(ctx.error(
+                    "test.series.vars",
+                    format!("{bad:?}: not an RFC 4898 variable of tcplab; accepted: {}", accepted.join(", ")),
+                ));
+            }
+            (Some(v.interval), Some(v.vars))
+        }
+    };
+    if let Some(d) = series {
         if d < Duration::from_micros(100) {
             return Err(ctx.error("test.series", format!("{d}: accepted 100us or more")));
         }
@@ -407,7 +440,7 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
         path: PathSpec { up: raw.path.up, down },
         client,
         server,
-        test: Test { kind: t.kind, duration: t.duration, message, parallel: t.parallel, series: t.series },
+        test: Test { kind: t.kind, duration: t.duration, message, parallel: t.parallel, series, series_vars },
     })
 }
 
