@@ -29,6 +29,9 @@ pub struct Point {
     /// The first sender's gauges over time, when `test.series` asked for them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub series: Option<Series>,
+    /// Every connection end's RFC 4898 variables over time, when `test.series` named them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logvars: Option<crate::probes::LogVars>,
     pub links: Links,
 }
 
@@ -165,6 +168,7 @@ pub struct BackendRun {
     pub retransmissions: u64,
     pub links: Links,
     pub series: Option<Series>,
+    pub logvars: Option<crate::probes::LogVars>,
     pub engine: EngineCounters,
 }
 
@@ -247,13 +251,23 @@ fn metrics(kind: TestKind, run: &BackendRun) -> Metrics {
 
 /// Runs one point of the scenario on the simulator with `seed`.
 pub fn run_point(s: &Scenario, seed: u64) -> Result<PointRun, RunError> {
-    let run = crate::sim_backend::run(s, seed).map_err(RunError::Sim)?;
+    run_point_with(s, seed, None)
+}
+
+/// [`run_point`], with a probe of the caller's (a packet trace) told every packet event.
+pub fn run_point_with(
+    s: &Scenario,
+    seed: u64,
+    probe: Option<&mut dyn tcplab_sim::Probe<tcplab_tcp::Connection>>,
+) -> Result<PointRun, RunError> {
+    let run = crate::sim_backend::run_with(s, seed, probe).map_err(RunError::Sim)?;
     let point = Point {
         params: serde_json::Map::new(),
         iterations: 1,
         metrics: metrics(s.test.kind, &run),
         connections: run.connections,
         series: run.series,
+        logvars: run.logvars,
         links: run.links,
     };
     Ok(PointRun { point, engine: run.engine })
@@ -261,7 +275,16 @@ pub fn run_point(s: &Scenario, seed: u64) -> Result<PointRun, RunError> {
 
 /// Runs the scenario on the simulator with `seed`.
 pub fn run_scenario(s: &Scenario, seed: u64) -> Result<ResultDoc, RunError> {
-    let p = run_point(s, seed)?;
+    run_scenario_with(s, seed, None)
+}
+
+/// [`run_scenario`], with a probe of the caller's told every packet event.
+pub fn run_scenario_with(
+    s: &Scenario,
+    seed: u64,
+    probe: Option<&mut dyn tcplab_sim::Probe<tcplab_tcp::Connection>>,
+) -> Result<ResultDoc, RunError> {
+    let p = run_point_with(s, seed, probe)?;
     Ok(ResultDoc {
         schema: "tcplab.result/1",
         tcplab: env!("CARGO_PKG_VERSION"),

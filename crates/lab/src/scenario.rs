@@ -187,6 +187,10 @@ pub struct Test {
     /// Extra transactions in flight at the start (netperf `-b`), TCP_RR only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub burst: Option<u32>,
+    /// With `test.series = { interval, vars }`: the RFC 4898 variables sampled on every connection end
+    /// (docs/results.md, `logvars`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub series_vars: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -249,10 +253,25 @@ struct RawTest {
     recv_buffer: Option<ByteSize>,
     #[serde(default = "default_parallel")]
     parallel: u32,
-    series: Option<Duration>,
+    series: Option<RawSeries>,
     request: Option<ByteSize>,
     response: Option<ByteSize>,
     burst: Option<u32>,
+}
+
+/// `test.series`: `"100ms"` (the first sender's default columns) or `{ interval = "100ms", vars = [...] }`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawSeries {
+    Interval(Duration),
+    Vars(RawSeriesVars),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSeriesVars {
+    interval: Duration,
+    vars: Vec<String>,
 }
 
 fn default_parallel() -> u32 {
@@ -478,7 +497,21 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
     if t.duration.is_zero() || t.duration > Duration::from_secs(86_400) {
         return Err(ctx.error("test.duration", format!("{}: accepted more than 0s, at most 1 day", t.duration)));
     }
-    if let Some(d) = t.series {
+    let (series, series_vars) = match t.series {
+        None => (None, None),
+        Some(RawSeries::Interval(d)) => (Some(d), None),
+        Some(RawSeries::Vars(v)) => {
+            let accepted = crate::probes::estats_vars();
+            if let Some(bad) = v.vars.iter().find(|n| !accepted.contains(n)) {
+                return Err(ctx.error(
+                    "test.series.vars",
+                    format!("{bad:?}: not an RFC 4898 variable of tcplab; accepted: {}", accepted.join(", ")),
+                ));
+            }
+            (Some(v.interval), Some(v.vars))
+        }
+    };
+    if let Some(d) = series {
         if d < Duration::from_micros(100) {
             return Err(ctx.error("test.series", format!("{d}: accepted 100us or more")));
         }
@@ -538,7 +571,8 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
             duration: t.duration,
             message,
             parallel: t.parallel,
-            series: t.series,
+            series,
+            series_vars,
             request,
             response,
             burst,

@@ -8,6 +8,7 @@ use tcplab_transport::{Stats, Transport};
 use tcplab_units::{Duration, Instant};
 use tcplab_workload::{App, Opening, Role, RrClient, RrClientConfig, RrServer, RrServerConfig, Stream, StreamConfig};
 
+use crate::probes::LogVarsProbe;
 use crate::result::{BackendRun, ConnectionResult, EngineCounters, LinkCounters, Links, NicCounters, Series};
 use crate::scenario::{Scenario, TestKind};
 
@@ -165,13 +166,40 @@ fn nic_counters(n: NicStats) -> NicCounters {
     NicCounters { frames_sent: n.frames_sent, refused_full: n.refused_full, max_queue_frames: n.max_queue_frames }
 }
 
-/// Runs the scenario's point on the simulator.
-pub fn run(s: &Scenario, seed: u64) -> Result<BackendRun, SimError> {
+/// The lab's own probes (the series) and a caller's (a packet trace), one after the other.
+struct Tee<'a> {
+    series: Option<SeriesProbe>,
+    logvars: Option<LogVarsProbe>,
+    extra: Option<&'a mut dyn Probe<Connection>>,
+}
+
+impl Probe<Connection> for Tee<'_> {
+    fn on_packet(&mut self, now: Instant, ev: tcplab_sim::PacketEvent, seg: &tcplab_wire::TcpSegment) {
+        if let Some(x) = self.extra.as_mut() {
+            x.on_packet(now, ev, seg);
+        }
+    }
+    fn tick_interval(&self) -> Option<Duration> {
+        self.series.as_ref().map(|s| s.interval).or_else(|| self.logvars.as_ref().and_then(|l| l.tick_interval()))
+    }
+    fn on_tick(&mut self, now: Instant, endpoints: Endpoints<'_, Connection>) {
+        if let Some(s) = self.series.as_mut() {
+            s.on_tick(now, endpoints);
+        } else if let Some(l) = self.logvars.as_mut() {
+            l.on_tick(now, endpoints);
+        }
+    }
+}
+
+/// Runs the scenario's point on the simulator, telling `extra` (when given) every packet event. The
+/// extra probe's own `tick_interval` is not consulted: ticks are the series'.
+pub fn run_with(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<Connection>>) -> Result<BackendRun, SimError> {
     let spec = sim_spec(s);
     let sender = if s.test.kind == TestKind::TcpMaerts { SERVER } else { CLIENT };
-    let (r, series) = match s.test.series {
-        Some(interval) => {
-            let mut probe = SeriesProbe {
+    let (series, logvars) = match (s.test.series, &s.test.series_vars) {
+        (Some(interval), Some(vars)) => (None, Some(LogVarsProbe::new(interval, vars.clone()))),
+        (Some(interval), None) => (
+            Some(SeriesProbe {
                 interval,
                 sender,
                 series: Series {
@@ -179,11 +207,17 @@ pub fn run(s: &Scenario, seed: u64) -> Result<BackendRun, SimError> {
                     columns: SERIES_COLUMNS.to_vec(),
                     rows: Vec::new(),
                 },
-            };
-            let r = tcplab_sim::run_with::<Connection, _>(&spec, seed, &mut probe)?;
-            (r, Some(probe.series))
-        }
-        None => (tcplab_sim::run::<Connection>(&spec, seed)?, None),
+            }),
+            None,
+        ),
+        (None, _) => (None, None),
+    };
+    let (r, series, logvars) = if series.is_none() && logvars.is_none() && extra.is_none() {
+        (tcplab_sim::run::<Connection>(&spec, seed)?, None, None)
+    } else {
+        let mut tee = Tee { series, logvars, extra };
+        let r = tcplab_sim::run_with::<Connection, _>(&spec, seed, &mut tee)?;
+        (r, tee.series.map(|p| p.series), tee.logvars.map(|p| p.logvars))
     };
     let retransmissions = r.endpoints.iter().map(|e| e.stats.segs_retrans()).sum();
     // TCP_CRR creates two ends per transaction: the document keeps the first transaction of each loop
@@ -210,6 +244,7 @@ pub fn run(s: &Scenario, seed: u64) -> Result<BackendRun, SimError> {
             nic_server: nic_counters(r.nics[1]),
         },
         series,
+        logvars,
         engine: EngineCounters { events: r.events, data_segments: r.data_segments },
     })
 }

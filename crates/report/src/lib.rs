@@ -1,6 +1,8 @@
 //! Rendering results: the netperf-style table for stdout, and result files written so that a reader
 //! never sees a partial one.
 
+pub mod pcap;
+
 use std::io::Write;
 use std::path::Path;
 
