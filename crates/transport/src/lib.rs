@@ -131,3 +131,22 @@ impl Segment for tcplab_wire::TcpSegment {
         self.flags.syn() && !self.flags.ack()
     }
 }
+
+impl Segment for tcplab_wire::RdpSegment {
+    fn ip_len(&self) -> u32 {
+        tcplab_wire::RdpSegment::ip_len(self)
+    }
+    fn payload_len(&self) -> u32 {
+        self.data_len
+    }
+    fn src_port(&self) -> u16 {
+        self.src_port
+    }
+    fn dst_port(&self) -> u16 {
+        self.dst_port
+    }
+    /// RFC 908 §3.5: a SYN without ACK asks for a connection (LISTEN takes it to SYN-RCVD).
+    fn opens_connection(&self) -> bool {
+        self.flags.syn() && !self.flags.ack()
+    }
+}
