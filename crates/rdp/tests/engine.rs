@@ -19,7 +19,7 @@ fn link(loss: f64) -> LinkConfig {
 }
 
 fn host(cfg: &RdpConfig) -> HostSpec<RdpConfig> {
-    HostSpec { transport: cfg.clone(), nic_rate: None, txqueuelen: 1000, ephemeral_ports: EPHEMERAL_PORTS }
+    HostSpec { transport: cfg.clone(), nic_rate: None, txqueuelen: 1000, ephemeral_ports: EPHEMERAL_PORTS, cpu: None }
 }
 
 fn spec(cfg: &RdpConfig, up_loss: f64, down_loss: f64, secs: u64) -> SimSpec<RdpConfig> {
