@@ -365,14 +365,41 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
     }
 
     /// A send or receive call that moved `bytes` (a call that moved nothing would have blocked).
-    #[inline]
+    #[inline(always)]
     fn charge_call(&mut self, h: HostId, bytes: u64) {
-        if let Some(cpu) = &mut self.cpus[h] {
-            if bytes > 0 {
-                let cost = cpu.spec.call(bytes);
-                cpu.charge(self.now, cost);
-            }
+        if bytes > 0 && self.cpus[h].is_some() {
+            self.charge(h, |spec| spec.call(bytes));
         }
+    }
+
+    /// Charges work to host `h`'s CPU (which it has). Out of line: the cost model is off in most runs, and
+    /// its code should not weigh on the per-packet path that runs without it.
+    #[cold]
+    #[inline(never)]
+    fn charge(&mut self, h: HostId, cost: impl Fn(&CpuSpec) -> Duration) {
+        let cpu = self.cpus[h].as_mut().expect("only hosts with a CPU model are charged");
+        let c = cost(&cpu.spec);
+        cpu.charge(self.now, c);
+    }
+
+    /// A segment reached host `h`, which has a CPU model: `Some(seg)` if it takes effect now, `None` if it
+    /// waits in the receive backlog.
+    #[cold]
+    #[inline(never)]
+    fn cpu_receive(&mut self, h: HostId, seg: T::Segment) -> Option<T::Segment> {
+        let now = self.now;
+        let cpu = self.cpus[h].as_mut().expect("only hosts with a CPU model have a backlog");
+        let cost = if seg.payload_len() > 0 { cpu.spec.per_segment_in } else { cpu.spec.per_ack_in };
+        let done = cpu.receive(now, cost);
+        if done == now && cpu.backlog.is_empty() {
+            return Some(seg);
+        }
+        cpu.backlog.push_back((done, seg));
+        if cpu.backlog.len() == 1 {
+            cpu.seq += 1;
+            self.queue.push(done, Class::Cpu, h as u32, cpu.seq);
+        }
+        None
     }
 
     #[inline]
@@ -447,9 +474,9 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
         if seg.payload_len() > 0 {
             self.data_segments += 1;
         }
-        if let Some(cpu) = &mut self.cpus[h] {
-            let cost = if seg.payload_len() > 0 { cpu.spec.per_segment_out } else { cpu.spec.per_ack_out };
-            cpu.charge(self.now, cost);
+        if self.cpus[h].is_some() {
+            let data = seg.payload_len() > 0;
+            self.charge(h, |spec| if data { spec.per_segment_out } else { spec.per_ack_out });
         }
         let ip_len = seg.ip_len();
         // Only under a drop-on-full reaction does a transport send into a full NIC: the frame is lost there.
@@ -591,19 +618,15 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         let now = self.net.now;
         self.net.probe.on_packet(now, PacketEvent::Delivered { dir }, &p.seg);
         let h: HostId = 1 - dir;
-        if let Some(cpu) = &mut self.net.cpus[h] {
-            let cost = if p.seg.payload_len() > 0 { cpu.spec.per_segment_in } else { cpu.spec.per_ack_in };
-            let done = cpu.receive(now, cost);
-            if done > now || !cpu.backlog.is_empty() {
-                cpu.backlog.push_back((done, p.seg));
-                if cpu.backlog.len() == 1 {
-                    cpu.seq += 1;
-                    self.net.queue.push(done, Class::Cpu, h as u32, cpu.seq);
-                }
-                return;
+        let seg = if self.net.cpus[h].is_some() {
+            match self.net.cpu_receive(h, p.seg) {
+                Some(seg) => seg,
+                None => return,
             }
-        }
-        self.deliver(h, p.seg);
+        } else {
+            p.seg
+        };
+        self.deliver(h, seg);
     }
 
     /// A host's CPU finished the head of its receive backlog: the segment reaches its transport.
@@ -651,9 +674,8 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         if ep.conn.poll_timeout().is_some_and(|t| t <= now) {
             ep.conn.on_timeout(now);
             let h = ep.host;
-            if let Some(cpu) = &mut self.net.cpus[h] {
-                let cost = cpu.spec.per_timer;
-                cpu.charge(now, cost);
+            if self.net.cpus[h].is_some() {
+                self.net.charge(h, |spec| spec.per_timer);
             }
             self.after_io(e);
         } else {
