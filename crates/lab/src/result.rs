@@ -62,6 +62,9 @@ pub struct RrMetrics {
     /// TCP_CRR: times a transaction found no free ephemeral port and waited for one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub port_waits: Option<u64>,
+    /// With the CPU cost model.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<CpuMetrics>,
 }
 
 /// Statistics of a set of latencies, microseconds: mean, population standard deviation, minimum and
@@ -104,6 +107,59 @@ pub struct StreamMetrics {
     pub retransmissions: u64,
     /// Length of the measurement, seconds.
     pub elapsed_s: f64,
+    /// With the CPU cost model.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<CpuMetrics>,
+}
+
+/// CPU figures from the cost model (netperf's `-c`/`-C`), `local` = the client, `remote` = the server; a
+/// side without a model is absent.
+#[derive(Debug, Clone, Serialize)]
+pub struct CpuMetrics {
+    /// Where the CPU figures come from: `"modeled"` (the simulator's cost model).
+    pub cpu_source: &'static str,
+    /// Busy core time over the window's length times the cores, percent.
+    pub cpu_util_percent: Sides,
+    /// Busy core time per KB (1024 bytes) moved during the window, microseconds (netperf's service demand).
+    pub service_demand_us_per_kb: Sides,
+    /// Busy core time per transaction, microseconds (request/response tests).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service_demand_us_per_tr: Option<Sides>,
+}
+
+/// A figure for each end of the test.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Sides {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub local: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote: Option<f64>,
+}
+
+/// The CPU figures of a window of `elapsed` that moved `bytes` in `transactions` (0 for bulk tests).
+fn cpu_metrics(
+    cpu: &[Option<tcplab_sim::CpuReport>; 2],
+    elapsed: tcplab_units::Duration,
+    bytes: u64,
+    transactions: Option<u64>,
+) -> Option<CpuMetrics> {
+    if cpu.iter().all(Option::is_none) {
+        return None;
+    }
+    let side = |f: &dyn Fn(&tcplab_sim::CpuReport) -> f64| Sides {
+        local: cpu[0].as_ref().map(f),
+        remote: cpu[1].as_ref().map(f),
+    };
+    let busy_us = |c: &tcplab_sim::CpuReport| c.busy_window.as_nanos() as f64 / 1e3;
+    let per = |n: f64| move |c: &tcplab_sim::CpuReport| if n > 0.0 { busy_us(c) / n } else { f64::NAN };
+    Some(CpuMetrics {
+        cpu_source: "modeled",
+        cpu_util_percent: side(&|c| {
+            100.0 * c.busy_window.as_nanos() as f64 / (elapsed.as_nanos() as f64 * c.cores as f64).max(1.0)
+        }),
+        service_demand_us_per_kb: side(&per(bytes as f64 / 1024.0)),
+        service_demand_us_per_tr: transactions.map(|t| side(&per(t as f64))),
+    })
 }
 
 /// Statistics of one connection end.
@@ -170,6 +226,8 @@ pub struct BackendRun {
     pub series: Option<Series>,
     pub logvars: Option<crate::probes::LogVars>,
     pub engine: EngineCounters,
+    /// Per host (client, server), with the CPU cost model.
+    pub cpu: [Option<tcplab_sim::CpuReport>; 2],
 }
 
 /// The simulator's own figures (for benchmarks; not in the result document).
@@ -204,7 +262,8 @@ pub struct PointRun {
 }
 
 /// The metrics of `kind` from what the backend reported.
-fn metrics(kind: TestKind, run: &BackendRun) -> Metrics {
+fn metrics(test: &crate::scenario::Test, run: &BackendRun) -> Metrics {
+    let kind = test.kind;
     match kind {
         TestKind::TcpStream | TestKind::TcpMaerts => {
             // Goodput is what the receiving application read during the window.
@@ -222,6 +281,7 @@ fn metrics(kind: TestKind, run: &BackendRun) -> Metrics {
                 delivered_bytes: delivered,
                 retransmissions: run.retransmissions,
                 elapsed_s: secs,
+                cpu: cpu_metrics(&run.cpu, elapsed, delivered, None),
             })
         }
         TestKind::TcpRr | TestKind::TcpCrr => {
@@ -243,6 +303,13 @@ fn metrics(kind: TestKind, run: &BackendRun) -> Metrics {
                 elapsed_s: secs,
                 connections_opened: crr.then_some(client.connections_opened),
                 port_waits: crr.then_some(client.port_waits),
+                cpu: cpu_metrics(
+                    &run.cpu,
+                    client.elapsed,
+                    client.transactions
+                        * (test.request.map_or(1, |b| b.bytes()) + test.response.map_or(1, |b| b.bytes())),
+                    Some(client.transactions),
+                ),
             })
         }
         other => unreachable!("validation refuses test kind {other:?} until it is implemented"),
@@ -264,7 +331,7 @@ pub fn run_point_with(
     let point = Point {
         params: serde_json::Map::new(),
         iterations: 1,
-        metrics: metrics(s.test.kind, &run),
+        metrics: metrics(&s.test, &run),
         connections: run.connections,
         series: run.series,
         logvars: run.logvars,

@@ -53,11 +53,48 @@ pub struct Nic {
     /// Local ports for the connections the host opens (Linux `ip_local_port_range`), `"32768-60999"`.
     #[serde(default, skip_serializing_if = "PortRange::is_default")]
     pub ephemeral_ports: PortRange,
+    /// The CPU cost model (docs/scenario.md § CPU cost model); absent: the host is infinitely fast.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<Cpu>,
+}
+
+/// `host.cpu`: what each kind of work costs the host, as a time per unit (absent keys cost nothing).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cpu {
+    /// Cores that process the host's network work in parallel.
+    #[serde(default = "one_core")]
+    pub cores: u32,
+    /// Sending a segment that carries data.
+    #[serde(default)]
+    pub per_segment_out: Duration,
+    /// Receiving a segment that carries data.
+    #[serde(default)]
+    pub per_segment_in: Duration,
+    /// Receiving a segment without data (a pure ACK).
+    #[serde(default)]
+    pub per_ack_in: Duration,
+    /// Sending a segment without data.
+    #[serde(default)]
+    pub per_ack_out: Duration,
+    /// Copying one KB (1024 bytes) between the application and the socket.
+    #[serde(default)]
+    pub per_kb_copy: Duration,
+    /// A send or receive call that moved data.
+    #[serde(default)]
+    pub per_call: Duration,
+    /// A protocol timer that fired.
+    #[serde(default)]
+    pub per_timer: Duration,
+}
+
+fn one_core() -> u32 {
+    1
 }
 
 impl Default for Nic {
     fn default() -> Self {
-        Nic { txqueuelen: default_txqueuelen(), nic_rate: None, ephemeral_ports: PortRange::default() }
+        Nic { txqueuelen: default_txqueuelen(), nic_rate: None, ephemeral_ports: PortRange::default(), cpu: None }
     }
 }
 
@@ -594,6 +631,11 @@ fn resolve_host(ctx: &Ctx, side: &str, raw: RawHost) -> Result<Host, ScenarioErr
         merge(t, raw.tcp);
     }
     let tcp: TcpConfig = ctx.deserialize(&format!("{side}.tcp"), merged)?;
+    if let Some(cpu) = &raw.host.cpu {
+        if !(1..=1024).contains(&cpu.cores) {
+            return Err(ctx.error(&format!("{side}.host.cpu.cores"), format!("{}: accepted 1 to 1024", cpu.cores)));
+        }
+    }
     if let Some(r) = raw.host.nic_rate {
         if r.bps() == 0 {
             return Err(ctx.error(&format!("{side}.host.nic_rate"), "a rate must be positive"));

@@ -25,7 +25,16 @@ pub fn sim_spec(s: &Scenario) -> SimSpec<TcpConfig> {
         nic_rate: h.host.nic_rate,
         txqueuelen: h.host.txqueuelen,
         ephemeral_ports: (h.host.ephemeral_ports.low, h.host.ephemeral_ports.high),
-        cpu: None,
+        cpu: h.host.cpu.as_ref().map(|c| tcplab_sim::CpuSpec {
+            cores: c.cores,
+            per_segment_out: c.per_segment_out,
+            per_segment_in: c.per_segment_in,
+            per_ack_in: c.per_ack_in,
+            per_ack_out: c.per_ack_out,
+            per_kb_copy: c.per_kb_copy,
+            per_call: c.per_call,
+            per_timer: c.per_timer,
+        }),
     };
     let n = s.test.parallel.max(1);
     // One client address has only so many ephemeral ports per server port: spread over more server ports.
@@ -246,5 +255,6 @@ pub fn run_with(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<Connection
         series,
         logvars,
         engine: EngineCounters { events: r.events, data_segments: r.data_segments },
+        cpu: r.cpu,
     })
 }

@@ -11,6 +11,12 @@ use tcplab_lab::{ResultDoc, TestKind};
 
 /// netperf's classic table for the test kind, one row per point, with units in the headers.
 pub fn table(doc: &ResultDoc) -> String {
+    let mut out = main_table(doc);
+    out += &cpu_table(doc);
+    out
+}
+
+fn main_table(doc: &ResultDoc) -> String {
     match doc.scenario.test.kind {
         TestKind::TcpRr | TestKind::TcpCrr => rr_table(doc),
         _ => stream_table(doc),
@@ -121,4 +127,37 @@ pub fn write_atomic(path: &str, text: &str) -> std::io::Result<()> {
     tmp.as_file().sync_all()?;
     tmp.persist(target).map_err(|e| e.error)?;
     Ok(())
+}
+
+/// With the CPU cost model: netperf's utilization and service demand columns, one row per point, marked as
+/// modeled (the simulator's cost model, not a measurement).
+fn cpu_table(doc: &ResultDoc) -> String {
+    let cpus: Vec<&tcplab_lab::result::CpuMetrics> = doc
+        .points
+        .iter()
+        .filter_map(|p| match &p.metrics {
+            Metrics::Stream(m) => m.cpu.as_ref(),
+            Metrics::Rr(m) => m.cpu.as_ref(),
+        })
+        .collect();
+    if cpus.is_empty() {
+        return String::new();
+    }
+    let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
+    let per_tr = cpus.iter().any(|c| c.service_demand_us_per_tr.is_some());
+    let mut out = String::from("\nCPU (modeled)\nUtilization       Service Demand\n");
+    out += "local    remote   local    remote";
+    out += if per_tr { "   local    remote\n" } else { "\n" };
+    out += "%        %        us/KB    us/KB";
+    out += if per_tr { "    us/Tr    us/Tr\n" } else { "\n" };
+    for c in cpus {
+        let u = c.cpu_util_percent;
+        let d = c.service_demand_us_per_kb;
+        out += &format!("{:<8} {:<8} {:<8} {:<8}", f(u.local), f(u.remote), f(d.local), f(d.remote));
+        if let Some(t) = c.service_demand_us_per_tr {
+            out += &format!(" {:<8} {}", f(t.local), f(t.remote));
+        }
+        out = out.trim_end().to_string() + "\n";
+    }
+    out
 }
