@@ -18,15 +18,16 @@ pub const WORKLOADS: &[(&str, &str)] = &[
     ("bulk-100m-loss", include_str!("../../../bench/workloads/bulk-100m-loss.toml")),
     ("flows-1000", include_str!("../../../bench/workloads/flows-1000.toml")),
     ("flows-100k", include_str!("../../../bench/workloads/flows-100k.toml")),
+    ("rr-1000", include_str!("../../../bench/workloads/rr-1000.toml")),
 ];
 
 /// The workloads `tcplab bench` runs when none is named.
-const DEFAULT_WORKLOADS: &[&str] = &["bulk-1g", "bulk-100m-loss", "flows-1000"];
+const DEFAULT_WORKLOADS: &[&str] = &["bulk-1g", "bulk-100m-loss", "flows-1000", "rr-1000"];
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// Workload to run (repeatable): bulk-1g, bulk-100m-loss, flows-1000, flows-100k.
-    /// Default: bulk-1g, bulk-100m-loss, flows-1000.
+    /// Workload to run (repeatable): bulk-1g, bulk-100m-loss, flows-1000, flows-100k, rr-1000.
+    /// Default: bulk-1g, bulk-100m-loss, flows-1000, rr-1000.
     #[arg(long = "workload", value_name = "NAME")]
     workloads: Vec<String>,
     #[command(flatten)]
@@ -74,6 +75,9 @@ pub struct WorkloadResult {
     pub events_per_s: f64,
     /// Mean goodput of a run, Mbit/s (a sanity check that the work was real).
     pub goodput_mbps: f64,
+    /// Request/response workloads: mean transactions per second of a run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transactions_per_s: Option<f64>,
     /// Peak resident memory of the process, bytes (VmHWM).
     pub peak_rss_bytes: u64,
     /// With jobs > 1: the same repetitions on one thread.
@@ -130,15 +134,7 @@ pub fn bench(args: &BenchArgs) -> Result<(), BenchError> {
     if !quiet {
         println!(
             "{:<15} {:>9} {:>5} {:>9} {:>12} {:>14} {:>14} {:>10} {:>9}",
-            "workload",
-            "sim (s)",
-            "runs",
-            "wall (s)",
-            "Mbit/s/run",
-            "data segs/s",
-            "events/s",
-            "peak MiB",
-            "efficiency"
+            "workload", "sim (s)", "runs", "wall (s)", "Mbit|tr/s", "data segs/s", "events/s", "peak MiB", "efficiency"
         );
     }
     let mut results = Vec::new();
@@ -161,7 +157,7 @@ pub fn bench(args: &BenchArgs) -> Result<(), BenchError> {
                 r.simulated_s,
                 r.repeat,
                 r.wall_s,
-                r.goodput_mbps,
+                r.transactions_per_s.unwrap_or(r.goodput_mbps),
                 r.segments_per_s,
                 r.events_per_s,
                 r.peak_rss_bytes as f64 / (1024.0 * 1024.0),
@@ -207,6 +203,7 @@ struct RunDigest {
     events: u64,
     data_segments: u64,
     throughput_bps: f64,
+    transactions_per_s: Option<f64>,
 }
 
 fn run_all(scenario: &tcplab_lab::Scenario, repeat: u64, jobs: u64) -> Result<(f64, Vec<RunDigest>), String> {
@@ -228,15 +225,17 @@ fn run_all(scenario: &tcplab_lab::Scenario, repeat: u64, jobs: u64) -> Result<(f
                         break;
                     }
                 };
-                let tcplab_lab::result::Metrics::Stream(m) = &r.point.metrics else {
-                    unreachable!("the bench runs bulk-transfer scenarios only")
+                let (delivered, throughput_bps, transactions_per_s) = match &r.point.metrics {
+                    tcplab_lab::result::Metrics::Stream(m) => (m.delivered_bytes, m.throughput_bps, None),
+                    tcplab_lab::result::Metrics::Rr(m) => (m.transactions, 0.0, Some(m.transactions_per_s)),
                 };
                 let d = RunDigest {
                     seed,
-                    delivered: m.delivered_bytes,
+                    delivered,
                     events: r.engine.events,
                     data_segments: r.engine.data_segments,
-                    throughput_bps: m.throughput_bps,
+                    throughput_bps,
+                    transactions_per_s,
                 };
                 done.lock().expect("no thread panicked while holding the lock").push(d);
             });
@@ -281,6 +280,7 @@ pub fn bench_one(args: &BenchOneArgs) -> Result<(), String> {
         events,
         events_per_s: events as f64 / wall,
         goodput_mbps: runs.iter().map(|r| r.throughput_bps).sum::<f64>() / repeat as f64 / 1e6,
+        transactions_per_s: runs.iter().map(|r| r.transactions_per_s).sum::<Option<f64>>().map(|t| t / repeat as f64),
         peak_rss_bytes: peak_rss(),
         serial_wall_s,
         parallel_efficiency,
