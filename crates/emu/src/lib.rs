@@ -1,0 +1,107 @@
+//! tcplab's Linux backend: the same path and knobs as the simulator, on the kernel's own TCP.
+//!
+//! A run gets two network namespaces (client and server), each with loopback, IPv6 off and one TUN device
+//! (`IFF_TUN | IFF_NO_PI | IFF_VNET_HDR`) with an address from 198.18.0.0/15 and a route to the peer's
+//! prefix. Between the two devices runs tcplab's own link emulator ([`emulator`]), which reuses
+//! `tcplab_link::LinkDirection` in real time, so the kernel's packets see exactly the model the simulator
+//! uses. The kernel is configured from `TcpConfig` ([`knobs`]), and a refusal names the knob Linux cannot
+//! express. Statistics come from `TCP_INFO` (RFC 4898 names) and `/proc/net/{netstat,snmp}` ([`kstats`]).
+//!
+//! Nothing outside the two namespaces is touched: no host interface, route, firewall rule or sysctl. See
+//! docs/linux-backend.md.
+//!
+//! Entry points: [`run_stream`] for a whole TCP_STREAM run; [`Testbed`] for anything else (start it, run
+//! programs or sockets in [`Testbed::netns`], then [`Testbed::finish`] for the run's health).
+
+pub mod emulator;
+mod error;
+pub mod knobs;
+pub mod kstats;
+pub mod netns;
+pub mod stream;
+mod sys;
+pub mod testbed;
+pub mod tun;
+
+pub use emulator::{DirectionHealth, EmulatorConfig, Lateness};
+pub use error::EmuError;
+pub use knobs::{honoured_knobs, linux_tcp, LinuxTcp};
+pub use netns::{check_environment, existing_namespaces, sweep_leftovers};
+pub use stream::{run_stream_on, Sample, StreamResult, StreamSpec};
+pub use testbed::{Health, HealthLimits, PingRtt, Side, Testbed, TestbedSpec, CLIENT_ADDR, SERVER_ADDR};
+
+use serde::Serialize;
+use tcplab_link::LinkConfig;
+use tcplab_tcp::TcpConfig;
+use tcplab_units::{ByteSize, Duration};
+
+/// One TCP_STREAM run on the Linux backend.
+#[derive(Debug, Clone)]
+pub struct EmuSpec {
+    /// Client → server and server → client.
+    pub up: LinkConfig,
+    pub down: LinkConfig,
+    /// Knobs of each endpoint; `send_buffer` and `recv_buffer` become SO_SNDBUF/SO_RCVBUF.
+    pub client: TcpConfig,
+    pub server: TcpConfig,
+    pub duration: Duration,
+    /// Bytes per send() call.
+    pub message: ByteSize,
+    pub seed: u64,
+    /// TCP_INFO sampling clock of the sender (0: only at the end).
+    pub sample_interval: Duration,
+    pub emulator: EmulatorConfig,
+    pub limits: HealthLimits,
+}
+
+impl EmuSpec {
+    /// The `linux` personality on both ends of a symmetric path, 64 KiB messages, 100 ms samples.
+    pub fn new(link: LinkConfig, duration: Duration) -> EmuSpec {
+        let linux = TcpConfig::personality("linux").expect("the linux personality exists");
+        EmuSpec {
+            up: link.clone(),
+            down: link,
+            client: linux.clone(),
+            server: linux,
+            duration,
+            message: ByteSize::new(64 * 1024),
+            seed: 1,
+            sample_interval: Duration::from_millis(100),
+            emulator: EmulatorConfig::default(),
+            limits: HealthLimits::default(),
+        }
+    }
+
+    fn testbed(&self) -> TestbedSpec {
+        TestbedSpec {
+            up: self.up.clone(),
+            down: self.down.clone(),
+            client: self.client.clone(),
+            server: self.server.clone(),
+            seed: self.seed,
+            up_drop_frames: Vec::new(),
+            down_drop_frames: Vec::new(),
+            emulator: self.emulator.clone(),
+            limits: self.limits,
+        }
+    }
+}
+
+/// The result of [`run_stream`]: the workload's figures and the run's health.
+#[derive(Debug, Clone, Serialize)]
+pub struct EmuRun {
+    pub stream: StreamResult,
+    pub health: Health,
+}
+
+/// Runs TCP_STREAM on the kernel through the emulator. Errors: not Linux or not root
+/// ([`EmuError::Unsupported`]), a knob Linux cannot express ([`EmuError::Knob`]), or an OS failure.
+pub fn run_stream(spec: &EmuSpec) -> Result<EmuRun, EmuError> {
+    let mut tb = Testbed::start(&spec.testbed())?;
+    let stream = run_stream_on(
+        &tb,
+        &StreamSpec { duration: spec.duration, message: spec.message, sample_interval: spec.sample_interval },
+    )?;
+    let health = tb.finish()?;
+    Ok(EmuRun { stream, health })
+}
