@@ -51,11 +51,18 @@ pub struct EmulatorConfig {
     pub realtime: bool,
     /// Busy-poll instead of sleeping when the next release is this close. 0: always sleep on the timerfd.
     pub spin: Duration,
+    /// Receive coalescing, as a NIC's GRO does: the first frame of a super-packet may be held this long
+    /// for the following frames of the same super-packet, so that they reach the receiver in one write.
+    /// Frames are never released early; the hold shows in the lateness figures. 0: every frame at its
+    /// own instant. Default 50us (a common NIC interrupt-coalescing delay): at 100 Mbit/s, where frames
+    /// are 123 us apart, nothing is held; at 1 Gbit/s it cuts the emulator's writes (and the receiver's
+    /// per-packet work) about fourfold.
+    pub coalesce: Duration,
 }
 
 impl Default for EmulatorConfig {
     fn default() -> Self {
-        EmulatorConfig { gso: true, realtime: true, spin: Duration::ZERO }
+        EmulatorConfig { gso: true, realtime: true, spin: Duration::ZERO, coalesce: Duration::from_micros(50) }
     }
 }
 
@@ -233,12 +240,12 @@ impl Direction {
         ep.add_in(input)?;
         ep.add_in(timer.raw())?;
         let spin = cfg.spin.as_nanos();
+        let hold = cfg.coalesce.as_nanos();
         let mut armed = 0u64;
         while !stop.load(Ordering::Relaxed) {
             self.read_some(input)?;
             let now = sys::monotonic_ns();
-            self.release(output, now);
-            let next = self.line.front().map(|f| f.at_ns);
+            let next = self.release(output, now, hold);
             let now = sys::monotonic_ns();
             match next {
                 Some(at) if at <= now + spin => continue,
@@ -346,22 +353,29 @@ impl Direction {
         }
     }
 
-    /// Writes every frame due by `now`, coalescing consecutive frames of one super-packet.
-    fn release(&mut self, output: RawFd, now: u64) {
+    /// Writes every frame due by `now`, coalescing consecutive frames of one super-packet (those due within
+    /// `hold` of the first are waited for). Returns when to call again.
+    fn release(&mut self, output: RawFd, now: u64, hold: u64) -> Option<u64> {
         while let Some(&first) = self.line.front() {
             if first.at_ns > now {
-                break;
+                return Some(first.at_ns);
             }
-            self.line.pop_front();
             let mut count = 1u32;
-            self.record_late(now, first.at_ns);
-            while let Some(&f) = self.line.front() {
-                if f.pkt != first.pkt || f.seg != first.seg + count || f.at_ns > now {
+            let mut last_at = first.at_ns;
+            for f in self.line.iter().skip(1) {
+                let due = if hold > 0 { first.at_ns + hold } else { now };
+                if f.pkt != first.pkt || f.seg != first.seg + count || f.at_ns > due {
                     break;
                 }
-                self.line.pop_front();
-                self.record_late(now, f.at_ns);
                 count += 1;
+                last_at = f.at_ns;
+            }
+            if last_at > now {
+                return Some(last_at);
+            }
+            for _ in 0..count {
+                let f = self.line.pop_front().expect("counted above");
+                self.record_late(now, f.at_ns);
             }
             let p = &self.slab[first.pkt as usize];
             let r = if p.nseg == count {
@@ -380,6 +394,7 @@ impl Direction {
                 self.free.push(first.pkt);
             }
         }
+        None
     }
 
     fn record_late(&mut self, now: u64, at: u64) {

@@ -50,6 +50,10 @@ pub struct EmuSpec {
     pub seed: u64,
     /// TCP_INFO sampling clock of the sender (0: only at the end).
     pub sample_interval: Duration,
+    /// Frames to drop in each direction by index, on top of the loss model (see
+    /// [`emulator::DirectionSpec::drop_frames`]).
+    pub up_drop_frames: Vec<u64>,
+    pub down_drop_frames: Vec<u64>,
     pub emulator: EmulatorConfig,
     pub limits: HealthLimits,
 }
@@ -67,6 +71,8 @@ impl EmuSpec {
             message: ByteSize::new(64 * 1024),
             seed: 1,
             sample_interval: Duration::from_millis(100),
+            up_drop_frames: Vec::new(),
+            down_drop_frames: Vec::new(),
             emulator: EmulatorConfig::default(),
             limits: HealthLimits::default(),
         }
@@ -79,8 +85,8 @@ impl EmuSpec {
             client: self.client.clone(),
             server: self.server.clone(),
             seed: self.seed,
-            up_drop_frames: Vec::new(),
-            down_drop_frames: Vec::new(),
+            up_drop_frames: self.up_drop_frames.clone(),
+            down_drop_frames: self.down_drop_frames.clone(),
             emulator: self.emulator.clone(),
             limits: self.limits,
         }

@@ -28,7 +28,8 @@ fn bulk_100mbit_40ms_rtt_reaches_the_analytic_bound() {
     eprintln!("client estats {:?}", s.client_estats);
     assert_eq!(s.client_congestion, "cubic");
     assert_eq!(s.server_congestion, "cubic");
-    assert!(steady <= bound * 1.001, "faster than the wire allows: {steady}");
+    // The series is read by the application, whose read times jitter by a few ms: allow 0.5% over.
+    assert!(steady <= bound * 1.005, "faster than the wire allows: {steady}");
     assert!(steady >= bound * 0.97, "steady goodput {steady} more than 3% below {bound}");
     assert_eq!(run.health.hidden_drops, 0);
     // Everything the model dropped, the kernel retransmitted; nothing else was lost.

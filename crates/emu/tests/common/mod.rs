@@ -1,4 +1,5 @@
 //! Shared by the Linux-backend tests: they need Linux and root. Elsewhere they print why and pass, except
+#![allow(dead_code)] // each test binary uses its own subset
 //! under CI=true, where a missing requirement is a failure.
 
 use tcplab_link::{Framing, LinkConfig, LossModel, QueueLimit};
