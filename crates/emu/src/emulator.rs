@@ -12,20 +12,14 @@
 //! written back as one GSO write (the original packet untouched when all of it is due; otherwise a rebuilt
 //! sub-packet with its IPv4 length, ID and checksum, TCP sequence number and flags adjusted).
 
-use std::collections::VecDeque;
-use std::io;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::thread::JoinHandle;
-
 use serde::Serialize;
-use tcplab_link::{DropReason, LinkConfig, LinkDirection, LinkStats, Verdict};
-use tcplab_units::{Duration, Instant};
+use tcplab_link::{LinkConfig, LinkStats};
+use tcplab_units::Duration;
 
-use crate::error::EmuError;
-use crate::sys;
-use crate::tun::{GSO_ECN, GSO_NONE, GSO_TCPV4, VNET_HDR_LEN};
+use crate::tun::{GSO_NONE, VNET_HDR_LEN};
+
+#[cfg(target_os = "linux")]
+pub use os::Emulator;
 
 /// One direction of the emulated path.
 #[derive(Debug, Clone)]
@@ -108,68 +102,6 @@ pub struct DirectionHealth {
     pub realtime: bool,
 }
 
-/// The two running direction threads. Dropping it stops them.
-pub struct Emulator {
-    stop: Arc<AtomicBool>,
-    threads: Vec<JoinHandle<io::Result<DirectionHealth>>>,
-    pub t0_ns: u64,
-}
-
-impl Emulator {
-    /// Starts forwarding: `up` from `client_tun` to `server_tun`, `down` back.
-    pub fn start(
-        client_tun: OwnedFd,
-        server_tun: OwnedFd,
-        up: DirectionSpec,
-        down: DirectionSpec,
-        cfg: &EmulatorConfig,
-    ) -> Result<Emulator, EmuError> {
-        let c = Arc::new(client_tun);
-        let s = Arc::new(server_tun);
-        let stop = Arc::new(AtomicBool::new(false));
-        let t0_ns = sys::monotonic_ns();
-        let mut threads = Vec::new();
-        for (name, input, output, spec) in [("up", c.clone(), s.clone(), up), ("down", s, c, down)] {
-            let stop = stop.clone();
-            let cfg = cfg.clone();
-            let h = std::thread::Builder::new()
-                .name(format!("tcplab-emu-{name}"))
-                .spawn(move || {
-                    let mut d = Direction::new(spec, &cfg, t0_ns);
-                    d.run(input.as_raw_fd(), output.as_raw_fd(), &stop, &cfg)
-                })
-                .map_err(|e| EmuError::os("starting an emulator thread", e))?;
-            threads.push(h);
-        }
-        Ok(Emulator { stop, threads, t0_ns })
-    }
-
-    /// Stops both threads; returns (up, down) health.
-    pub fn stop(mut self) -> Result<(DirectionHealth, DirectionHealth), EmuError> {
-        self.stop.store(true, Ordering::SeqCst);
-        let mut out = Vec::new();
-        for h in self.threads.drain(..) {
-            match h.join() {
-                Ok(Ok(health)) => out.push(health),
-                Ok(Err(e)) => return Err(EmuError::os("emulator thread", e)),
-                Err(_) => return Err(EmuError::tool("emulator thread", "panicked")),
-            }
-        }
-        let down = out.pop().unwrap_or_default();
-        let up = out.pop().unwrap_or_default();
-        Ok((up, down))
-    }
-}
-
-impl Drop for Emulator {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        for h in self.threads.drain(..) {
-            let _ = h.join();
-        }
-    }
-}
-
 /// A packet read from the input device, waiting in the delay line as one or more frames.
 struct Pkt {
     buf: Vec<u8>,
@@ -182,226 +114,7 @@ struct Pkt {
     pending: u32,
 }
 
-#[derive(Clone, Copy)]
-struct Frame {
-    at_ns: u64,
-    pkt: u32,
-    seg: u32,
-}
-
 const BUF_LEN: usize = VNET_HDR_LEN + 65_536;
-const READS_PER_WAKEUP: usize = 64;
-
-struct Direction {
-    link: LinkDirection,
-    drop_frames: Vec<u64>,
-    next_drop: usize,
-    prefix: (u32, u32),
-    t0_ns: u64,
-    slab: Vec<Pkt>,
-    free: Vec<u32>,
-    line: VecDeque<Frame>,
-    scratch: Vec<u8>,
-    late: Vec<u32>,
-    h: DirectionHealth,
-}
-
-impl Direction {
-    fn new(spec: DirectionSpec, _cfg: &EmulatorConfig, t0_ns: u64) -> Direction {
-        let (addr, len) = spec.dst_prefix;
-        let mask = if len == 0 { 0 } else { u32::MAX << (32 - len as u32) };
-        Direction {
-            link: LinkDirection::new(&spec.link, spec.seed),
-            drop_frames: spec.drop_frames,
-            next_drop: 0,
-            prefix: (u32::from_be_bytes(addr) & mask, mask),
-            t0_ns,
-            slab: Vec::new(),
-            free: Vec::new(),
-            line: VecDeque::with_capacity(4096),
-            scratch: vec![0; BUF_LEN],
-            late: Vec::with_capacity(1 << 16),
-            h: DirectionHealth::default(),
-        }
-    }
-
-    fn run(
-        &mut self,
-        input: RawFd,
-        output: RawFd,
-        stop: &AtomicBool,
-        cfg: &EmulatorConfig,
-    ) -> io::Result<DirectionHealth> {
-        sys::set_timer_slack_1ns();
-        self.h.realtime = cfg.realtime && sys::try_sched_fifo(50);
-        let cpu0 = sys::thread_cpu_ns();
-        let timer = sys::TimerFd::new()?;
-        let ep = sys::Epoll::new()?;
-        ep.add_in(input)?;
-        ep.add_in(timer.raw())?;
-        let spin = cfg.spin.as_nanos();
-        let hold = cfg.coalesce.as_nanos();
-        let mut armed = 0u64;
-        while !stop.load(Ordering::Relaxed) {
-            self.read_some(input)?;
-            let now = sys::monotonic_ns();
-            let next = self.release(output, now, hold);
-            let now = sys::monotonic_ns();
-            match next {
-                Some(at) if at <= now + spin => continue,
-                Some(at) if armed != at => {
-                    timer.set_abs(at)?;
-                    armed = at;
-                }
-                Some(_) => {}
-                None => {}
-            }
-            if ep.wait(20)? > 0 {
-                timer.drain();
-            }
-        }
-        self.h.link = self.link.stats();
-        self.h.lateness = Lateness::from_samples(std::mem::take(&mut self.late));
-        self.h.cpu_s = (sys::thread_cpu_ns() - cpu0) as f64 * 1e-9;
-        Ok(self.h.clone())
-    }
-
-    fn alloc(&mut self) -> u32 {
-        if let Some(i) = self.free.pop() {
-            return i;
-        }
-        self.slab.push(Pkt { buf: vec![0; BUF_LEN], len: 0, hdrs: 0, gso_size: 0, nseg: 0, pending: 0 });
-        (self.slab.len() - 1) as u32
-    }
-
-    fn read_some(&mut self, input: RawFd) -> io::Result<()> {
-        for _ in 0..READS_PER_WAKEUP {
-            let i = self.alloc();
-            let n = match sys::read_nb(input, &mut self.slab[i as usize].buf)? {
-                Some(n) => n,
-                None => {
-                    self.free.push(i);
-                    return Ok(());
-                }
-            };
-            let now = sys::monotonic_ns();
-            self.h.reads += 1;
-            self.admit(i, n, now);
-        }
-        Ok(())
-    }
-
-    /// Splits packet `i` into frames and offers each to the model.
-    fn admit(&mut self, i: u32, n: usize, now: u64) {
-        let p = &mut self.slab[i as usize];
-        p.len = n;
-        p.pending = 0;
-        let b = &p.buf[..n];
-        if n < VNET_HDR_LEN + 20 || b[VNET_HDR_LEN] >> 4 != 4 {
-            self.h.foreign += 1;
-            self.free.push(i);
-            return;
-        }
-        let ip = &b[VNET_HDR_LEN..];
-        let dst = u32::from_be_bytes([ip[16], ip[17], ip[18], ip[19]]);
-        if dst & self.prefix.1 != self.prefix.0 {
-            self.h.foreign += 1;
-            self.free.push(i);
-            return;
-        }
-        let gso_type = b[1] & !GSO_ECN;
-        let gso_size = u16::from_le_bytes([b[4], b[5]]) as usize;
-        let ip_len = n - VNET_HDR_LEN;
-        let (hdrs, nseg) = if gso_type == GSO_TCPV4 && gso_size > 0 && ip_len > 40 {
-            let ihl = (ip[0] & 0x0f) as usize * 4;
-            let doff = (ip[ihl + 12] >> 4) as usize * 4;
-            let hdrs = ihl + doff;
-            let payload = ip_len.saturating_sub(hdrs);
-            (hdrs, payload.div_ceil(gso_size).max(1) as u32)
-        } else {
-            (0, 1)
-        };
-        if nseg > 1 {
-            self.h.super_packets += 1;
-        }
-        p.hdrs = hdrs;
-        p.gso_size = gso_size;
-        p.nseg = nseg;
-        let t = Instant::from_nanos(now.saturating_sub(self.t0_ns));
-        let mut pending = 0;
-        for seg in 0..nseg {
-            let frame_len =
-                if nseg == 1 { ip_len } else { hdrs + gso_size.min(ip_len - hdrs - seg as usize * gso_size) };
-            let index = self.link.stats().frames_in;
-            let verdict = self.link.send(t, frame_len as u32);
-            let scripted = self.drop_frames.get(self.next_drop) == Some(&index);
-            if scripted {
-                self.next_drop += 1;
-            }
-            match verdict {
-                Verdict::Deliver(_) if scripted => self.h.drops_scripted += 1,
-                Verdict::Deliver(at) => {
-                    self.line.push_back(Frame { at_ns: self.t0_ns + at.as_nanos(), pkt: i, seg });
-                    pending += 1;
-                }
-                Verdict::Drop(DropReason::QueueFull | DropReason::RandomLoss) => {}
-            }
-        }
-        self.slab[i as usize].pending = pending;
-        if pending == 0 {
-            self.free.push(i);
-        }
-    }
-
-    /// Writes every frame due by `now`, coalescing consecutive frames of one super-packet (those due within
-    /// `hold` of the first are waited for). Returns when to call again.
-    fn release(&mut self, output: RawFd, now: u64, hold: u64) -> Option<u64> {
-        while let Some(&first) = self.line.front() {
-            if first.at_ns > now {
-                return Some(first.at_ns);
-            }
-            let mut count = 1u32;
-            let mut last_at = first.at_ns;
-            for f in self.line.iter().skip(1) {
-                let due = if hold > 0 { first.at_ns + hold } else { now };
-                if f.pkt != first.pkt || f.seg != first.seg + count || f.at_ns > due {
-                    break;
-                }
-                count += 1;
-                last_at = f.at_ns;
-            }
-            if last_at > now {
-                return Some(last_at);
-            }
-            for _ in 0..count {
-                let f = self.line.pop_front().expect("counted above");
-                self.record_late(now, f.at_ns);
-            }
-            let p = &self.slab[first.pkt as usize];
-            let r = if p.nseg == count {
-                sys::write_all(output, &p.buf[..p.len])
-            } else {
-                let n = build_subpacket(p, first.seg, count, &mut self.scratch);
-                sys::write_all(output, &self.scratch[..n])
-            };
-            self.h.writes += 1;
-            if r.is_err() {
-                self.h.write_errors += 1;
-            }
-            let p = &mut self.slab[first.pkt as usize];
-            p.pending -= count;
-            if p.pending == 0 {
-                self.free.push(first.pkt);
-            }
-        }
-        None
-    }
-
-    fn record_late(&mut self, now: u64, at: u64) {
-        self.late.push(now.saturating_sub(at).min(u32::MAX as u64) as u32);
-    }
-}
-
 /// Builds segments `first..first+count` of super-packet `p` into `out`; returns its length.
 fn build_subpacket(p: &Pkt, first: u32, count: u32, out: &mut [u8]) -> usize {
     let ip_len = p.len - VNET_HDR_LEN;
@@ -471,9 +184,310 @@ fn fold(mut s: u32) -> u16 {
     s as u16
 }
 
+/// The threads themselves (Linux only).
+#[cfg(target_os = "linux")]
+mod os {
+    use std::collections::VecDeque;
+    use std::io;
+    use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use std::thread::JoinHandle;
+
+    use tcplab_link::{DropReason, LinkDirection, Verdict};
+    use tcplab_units::Instant;
+
+    use super::{build_subpacket, DirectionHealth, DirectionSpec, EmulatorConfig, Lateness, Pkt, BUF_LEN};
+    use crate::error::EmuError;
+    use crate::sys;
+    use crate::tun::{GSO_ECN, GSO_TCPV4, VNET_HDR_LEN};
+
+    /// The two running direction threads. Dropping it stops them.
+    pub struct Emulator {
+        stop: Arc<AtomicBool>,
+        threads: Vec<JoinHandle<io::Result<DirectionHealth>>>,
+        pub t0_ns: u64,
+    }
+
+    impl Emulator {
+        /// Starts forwarding: `up` from `client_tun` to `server_tun`, `down` back.
+        pub fn start(
+            client_tun: OwnedFd,
+            server_tun: OwnedFd,
+            up: DirectionSpec,
+            down: DirectionSpec,
+            cfg: &EmulatorConfig,
+        ) -> Result<Emulator, EmuError> {
+            let c = Arc::new(client_tun);
+            let s = Arc::new(server_tun);
+            let stop = Arc::new(AtomicBool::new(false));
+            let t0_ns = sys::monotonic_ns();
+            let mut threads = Vec::new();
+            for (name, input, output, spec) in [("up", c.clone(), s.clone(), up), ("down", s, c, down)] {
+                let stop = stop.clone();
+                let cfg = cfg.clone();
+                let h = std::thread::Builder::new()
+                    .name(format!("tcplab-emu-{name}"))
+                    .spawn(move || {
+                        let mut d = Direction::new(spec, &cfg, t0_ns);
+                        d.run(input.as_raw_fd(), output.as_raw_fd(), &stop, &cfg)
+                    })
+                    .map_err(|e| EmuError::os("starting an emulator thread", e))?;
+                threads.push(h);
+            }
+            Ok(Emulator { stop, threads, t0_ns })
+        }
+
+        /// Stops both threads; returns (up, down) health.
+        pub fn stop(mut self) -> Result<(DirectionHealth, DirectionHealth), EmuError> {
+            self.stop.store(true, Ordering::SeqCst);
+            let mut out = Vec::new();
+            for h in self.threads.drain(..) {
+                match h.join() {
+                    Ok(Ok(health)) => out.push(health),
+                    Ok(Err(e)) => return Err(EmuError::os("emulator thread", e)),
+                    Err(_) => return Err(EmuError::tool("emulator thread", "panicked")),
+                }
+            }
+            let down = out.pop().unwrap_or_default();
+            let up = out.pop().unwrap_or_default();
+            Ok((up, down))
+        }
+    }
+
+    impl Drop for Emulator {
+        fn drop(&mut self) {
+            self.stop.store(true, Ordering::SeqCst);
+            for h in self.threads.drain(..) {
+                let _ = h.join();
+            }
+        }
+    }
+
+    #[derive(Clone, Copy)]
+    struct Frame {
+        at_ns: u64,
+        pkt: u32,
+        seg: u32,
+    }
+
+    const READS_PER_WAKEUP: usize = 64;
+
+    struct Direction {
+        link: LinkDirection,
+        drop_frames: Vec<u64>,
+        next_drop: usize,
+        prefix: (u32, u32),
+        t0_ns: u64,
+        slab: Vec<Pkt>,
+        free: Vec<u32>,
+        line: VecDeque<Frame>,
+        scratch: Vec<u8>,
+        late: Vec<u32>,
+        h: DirectionHealth,
+    }
+
+    impl Direction {
+        fn new(spec: DirectionSpec, _cfg: &EmulatorConfig, t0_ns: u64) -> Direction {
+            let (addr, len) = spec.dst_prefix;
+            let mask = if len == 0 { 0 } else { u32::MAX << (32 - len as u32) };
+            Direction {
+                link: LinkDirection::new(&spec.link, spec.seed),
+                drop_frames: spec.drop_frames,
+                next_drop: 0,
+                prefix: (u32::from_be_bytes(addr) & mask, mask),
+                t0_ns,
+                slab: Vec::new(),
+                free: Vec::new(),
+                line: VecDeque::with_capacity(4096),
+                scratch: vec![0; BUF_LEN],
+                late: Vec::with_capacity(1 << 16),
+                h: DirectionHealth::default(),
+            }
+        }
+
+        fn run(
+            &mut self,
+            input: RawFd,
+            output: RawFd,
+            stop: &AtomicBool,
+            cfg: &EmulatorConfig,
+        ) -> io::Result<DirectionHealth> {
+            sys::set_timer_slack_1ns();
+            self.h.realtime = cfg.realtime && sys::try_sched_fifo(50);
+            let cpu0 = sys::thread_cpu_ns();
+            let timer = sys::TimerFd::new()?;
+            let ep = sys::Epoll::new()?;
+            ep.add_in(input)?;
+            ep.add_in(timer.raw())?;
+            let spin = cfg.spin.as_nanos();
+            let hold = cfg.coalesce.as_nanos();
+            let mut armed = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                self.read_some(input)?;
+                let now = sys::monotonic_ns();
+                let next = self.release(output, now, hold);
+                let now = sys::monotonic_ns();
+                match next {
+                    Some(at) if at <= now + spin => continue,
+                    Some(at) if armed != at => {
+                        timer.set_abs(at)?;
+                        armed = at;
+                    }
+                    Some(_) => {}
+                    None => {}
+                }
+                if ep.wait(20)? > 0 {
+                    timer.drain();
+                }
+            }
+            self.h.link = self.link.stats();
+            self.h.lateness = Lateness::from_samples(std::mem::take(&mut self.late));
+            self.h.cpu_s = (sys::thread_cpu_ns() - cpu0) as f64 * 1e-9;
+            Ok(self.h.clone())
+        }
+
+        fn alloc(&mut self) -> u32 {
+            if let Some(i) = self.free.pop() {
+                return i;
+            }
+            self.slab.push(Pkt { buf: vec![0; BUF_LEN], len: 0, hdrs: 0, gso_size: 0, nseg: 0, pending: 0 });
+            (self.slab.len() - 1) as u32
+        }
+
+        fn read_some(&mut self, input: RawFd) -> io::Result<()> {
+            for _ in 0..READS_PER_WAKEUP {
+                let i = self.alloc();
+                let n = match sys::read_nb(input, &mut self.slab[i as usize].buf)? {
+                    Some(n) => n,
+                    None => {
+                        self.free.push(i);
+                        return Ok(());
+                    }
+                };
+                let now = sys::monotonic_ns();
+                self.h.reads += 1;
+                self.admit(i, n, now);
+            }
+            Ok(())
+        }
+
+        /// Splits packet `i` into frames and offers each to the model.
+        fn admit(&mut self, i: u32, n: usize, now: u64) {
+            let p = &mut self.slab[i as usize];
+            p.len = n;
+            p.pending = 0;
+            let b = &p.buf[..n];
+            if n < VNET_HDR_LEN + 20 || b[VNET_HDR_LEN] >> 4 != 4 {
+                self.h.foreign += 1;
+                self.free.push(i);
+                return;
+            }
+            let ip = &b[VNET_HDR_LEN..];
+            let dst = u32::from_be_bytes([ip[16], ip[17], ip[18], ip[19]]);
+            if dst & self.prefix.1 != self.prefix.0 {
+                self.h.foreign += 1;
+                self.free.push(i);
+                return;
+            }
+            let gso_type = b[1] & !GSO_ECN;
+            let gso_size = u16::from_le_bytes([b[4], b[5]]) as usize;
+            let ip_len = n - VNET_HDR_LEN;
+            let (hdrs, nseg) = if gso_type == GSO_TCPV4 && gso_size > 0 && ip_len > 40 {
+                let ihl = (ip[0] & 0x0f) as usize * 4;
+                let doff = (ip[ihl + 12] >> 4) as usize * 4;
+                let hdrs = ihl + doff;
+                let payload = ip_len.saturating_sub(hdrs);
+                (hdrs, payload.div_ceil(gso_size).max(1) as u32)
+            } else {
+                (0, 1)
+            };
+            if nseg > 1 {
+                self.h.super_packets += 1;
+            }
+            p.hdrs = hdrs;
+            p.gso_size = gso_size;
+            p.nseg = nseg;
+            let t = Instant::from_nanos(now.saturating_sub(self.t0_ns));
+            let mut pending = 0;
+            for seg in 0..nseg {
+                let frame_len =
+                    if nseg == 1 { ip_len } else { hdrs + gso_size.min(ip_len - hdrs - seg as usize * gso_size) };
+                let index = self.link.stats().frames_in;
+                let verdict = self.link.send(t, frame_len as u32);
+                let scripted = self.drop_frames.get(self.next_drop) == Some(&index);
+                if scripted {
+                    self.next_drop += 1;
+                }
+                match verdict {
+                    Verdict::Deliver(_) if scripted => self.h.drops_scripted += 1,
+                    Verdict::Deliver(at) => {
+                        self.line.push_back(Frame { at_ns: self.t0_ns + at.as_nanos(), pkt: i, seg });
+                        pending += 1;
+                    }
+                    Verdict::Drop(DropReason::QueueFull | DropReason::RandomLoss) => {}
+                }
+            }
+            self.slab[i as usize].pending = pending;
+            if pending == 0 {
+                self.free.push(i);
+            }
+        }
+
+        /// Writes every frame due by `now`, coalescing consecutive frames of one super-packet (those due within
+        /// `hold` of the first are waited for). Returns when to call again.
+        fn release(&mut self, output: RawFd, now: u64, hold: u64) -> Option<u64> {
+            while let Some(&first) = self.line.front() {
+                if first.at_ns > now {
+                    return Some(first.at_ns);
+                }
+                let mut count = 1u32;
+                let mut last_at = first.at_ns;
+                for f in self.line.iter().skip(1) {
+                    let due = if hold > 0 { first.at_ns + hold } else { now };
+                    if f.pkt != first.pkt || f.seg != first.seg + count || f.at_ns > due {
+                        break;
+                    }
+                    count += 1;
+                    last_at = f.at_ns;
+                }
+                if last_at > now {
+                    return Some(last_at);
+                }
+                for _ in 0..count {
+                    let f = self.line.pop_front().expect("counted above");
+                    self.record_late(now, f.at_ns);
+                }
+                let p = &self.slab[first.pkt as usize];
+                let r = if p.nseg == count {
+                    sys::write_all(output, &p.buf[..p.len])
+                } else {
+                    let n = build_subpacket(p, first.seg, count, &mut self.scratch);
+                    sys::write_all(output, &self.scratch[..n])
+                };
+                self.h.writes += 1;
+                if r.is_err() {
+                    self.h.write_errors += 1;
+                }
+                let p = &mut self.slab[first.pkt as usize];
+                p.pending -= count;
+                if p.pending == 0 {
+                    self.free.push(first.pkt);
+                }
+            }
+            None
+        }
+
+        fn record_late(&mut self, now: u64, at: u64) {
+            self.late.push(now.saturating_sub(at).min(u32::MAX as u64) as u32);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tun::GSO_TCPV4;
 
     /// A GSO super-packet of three 100-byte segments (IPv4 20 B + TCP 20 B headers).
     fn superpacket() -> Pkt {

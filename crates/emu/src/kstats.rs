@@ -6,9 +6,6 @@
 //! Linux has no source for (FastRetran, CongSignals, DupAcksIn, ...) are absent too.
 
 use std::collections::BTreeMap;
-use std::os::fd::RawFd;
-
-use crate::sys;
 
 /// RFC 4898 statistics of one connection, by name. Times in ms, sizes in bytes, counts as counts.
 pub type Estats = BTreeMap<&'static str, f64>;
@@ -21,9 +18,11 @@ pub struct TcpInfo {
 }
 
 impl TcpInfo {
-    pub fn read(fd: RawFd) -> std::io::Result<TcpInfo> {
+    /// getsockopt(TCP_INFO) (Linux only).
+    #[cfg(target_os = "linux")]
+    pub fn read(fd: std::os::fd::RawFd) -> std::io::Result<TcpInfo> {
         let mut buf = [0u8; 512];
-        let len = sys::getsockopt_buf(fd, libc::IPPROTO_TCP, libc::TCP_INFO, &mut buf)?;
+        let len = crate::sys::getsockopt_buf(fd, libc::IPPROTO_TCP, libc::TCP_INFO, &mut buf)?;
         Ok(TcpInfo { buf, len })
     }
 

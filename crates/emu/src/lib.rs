@@ -13,12 +13,21 @@
 //! Entry points: [`run_stream`] for a whole TCP_STREAM run; [`Testbed`] for anything else (start it, run
 //! programs or sockets in [`Testbed::netns`], then [`Testbed::finish`] for the run's health).
 
+//! Off Linux the crate still builds and keeps its data types, so callers need no `cfg`: [`run_stream`]
+//! and [`check_environment`] return [`EmuError::Unsupported`]. [`Testbed`], [`netns`] and
+//! [`run_stream_on`] exist on Linux only.
+
+// Off Linux the packet code is kept (and unit-tested) but nothing calls it.
+#![cfg_attr(not(target_os = "linux"), allow(dead_code))]
+
 pub mod emulator;
 mod error;
 pub mod knobs;
 pub mod kstats;
+#[cfg(target_os = "linux")]
 pub mod netns;
 pub mod stream;
+#[cfg(target_os = "linux")]
 mod sys;
 pub mod testbed;
 pub mod tun;
@@ -26,9 +35,14 @@ pub mod tun;
 pub use emulator::{DirectionHealth, EmulatorConfig, Lateness};
 pub use error::EmuError;
 pub use knobs::{honoured_knobs, linux_tcp, LinuxTcp};
+#[cfg(target_os = "linux")]
 pub use netns::{check_environment, existing_namespaces, sweep_leftovers};
-pub use stream::{run_stream_on, Sample, StreamResult, StreamSpec};
-pub use testbed::{Health, HealthLimits, PingRtt, Side, Testbed, TestbedSpec, CLIENT_ADDR, SERVER_ADDR};
+#[cfg(target_os = "linux")]
+pub use stream::run_stream_on;
+pub use stream::{Sample, StreamResult, StreamSpec};
+#[cfg(target_os = "linux")]
+pub use testbed::Testbed;
+pub use testbed::{Health, HealthLimits, PingRtt, Side, TestbedSpec, CLIENT_ADDR, SERVER_ADDR};
 
 use serde::Serialize;
 use tcplab_link::LinkConfig;
@@ -78,7 +92,8 @@ impl EmuSpec {
         }
     }
 
-    fn testbed(&self) -> TestbedSpec {
+    /// The testbed this run needs.
+    pub fn testbed(&self) -> TestbedSpec {
         TestbedSpec {
             up: self.up.clone(),
             down: self.down.clone(),
@@ -102,6 +117,7 @@ pub struct EmuRun {
 
 /// Runs TCP_STREAM on the kernel through the emulator. Errors: not Linux or not root
 /// ([`EmuError::Unsupported`]), a knob Linux cannot express ([`EmuError::Knob`]), or an OS failure.
+#[cfg(target_os = "linux")]
 pub fn run_stream(spec: &EmuSpec) -> Result<EmuRun, EmuError> {
     let mut tb = Testbed::start(&spec.testbed())?;
     let stream = run_stream_on(
@@ -110,4 +126,31 @@ pub fn run_stream(spec: &EmuSpec) -> Result<EmuRun, EmuError> {
     )?;
     let health = tb.finish()?;
     Ok(EmuRun { stream, health })
+}
+
+/// Off Linux: always [`EmuError::Unsupported`].
+#[cfg(not(target_os = "linux"))]
+pub fn run_stream(_spec: &EmuSpec) -> Result<EmuRun, EmuError> {
+    check_environment().map(|()| unreachable!("check_environment fails off Linux"))
+}
+
+/// Off Linux: the backend cannot run; the error says why.
+#[cfg(not(target_os = "linux"))]
+pub fn check_environment() -> Result<(), EmuError> {
+    Err(EmuError::Unsupported(format!(
+        "it needs Linux (network namespaces and TUN devices); this is {}",
+        std::env::consts::OS
+    )))
+}
+
+/// Off Linux there are no namespaces.
+#[cfg(not(target_os = "linux"))]
+pub fn existing_namespaces() -> Vec<String> {
+    Vec::new()
+}
+
+/// Off Linux there is nothing to sweep.
+#[cfg(not(target_os = "linux"))]
+pub fn sweep_leftovers() -> Vec<String> {
+    Vec::new()
 }

@@ -2,18 +2,13 @@
 //! everything. Sockets are created inside their namespaces and then driven from ordinary threads (a
 //! socket keeps the namespace it was created in).
 
-use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-
 use serde::Serialize;
 use tcplab_units::{ByteSize, Duration};
 
-use crate::error::EmuError;
-use crate::knobs::SockOpts;
-use crate::kstats::{self, Estats, NetCounters, TcpInfo};
-use crate::netns::Netns;
-use crate::sys::{self, cvt};
-use crate::testbed::{Side, Testbed, SERVER_ADDR};
+use crate::kstats::{Estats, NetCounters};
+
+#[cfg(target_os = "linux")]
+pub use os::run_stream_on;
 
 /// The bulk test.
 #[derive(Debug, Clone)]
@@ -66,203 +61,219 @@ impl StreamResult {
     }
 }
 
-const PORT: u16 = 5001;
+/// The driver (Linux only).
+#[cfg(target_os = "linux")]
+mod os {
+    use std::io;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
-/// Bytes received, instant of the last byte, received series, final estats, congestion control.
-type ServerOutcome = (u64, u64, Vec<(f64, u64)>, Estats, String);
+    use super::{Sample, StreamResult, StreamSpec};
+    use crate::error::EmuError;
+    use crate::knobs::SockOpts;
+    use crate::kstats::{self, Estats, NetCounters, TcpInfo};
+    use crate::netns::Netns;
+    use crate::sys::{self, cvt};
+    use crate::testbed::{Side, Testbed, SERVER_ADDR};
 
-fn tcp_socket(ns: &Netns, o: &SockOpts) -> Result<OwnedFd, EmuError> {
-    let o = o.clone();
-    ns.enter(move || {
-        // SAFETY: plain syscall; the fd is owned right after.
-        let fd = cvt(unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) })?;
-        // SAFETY: just created.
-        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-        apply_sockopts(fd.as_raw_fd(), &o)?;
-        Ok(fd)
-    })
-    .map_err(|e| EmuError::os(format!("creating a socket in {}", ns.name), e))
-}
+    const PORT: u16 = 5001;
 
-fn apply_sockopts(fd: RawFd, o: &SockOpts) -> io::Result<()> {
-    let clamp = |b: u64| b.min(i32::MAX as u64 / 2) as i32;
-    sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, clamp(o.sndbuf))?;
-    sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, clamp(o.rcvbuf))?;
-    sys::setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, o.nodelay as i32)?;
-    sys::setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_CORK, o.cork as i32)?;
-    if let Some(m) = o.maxseg {
-        sys::setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_MAXSEG, m as i32)?;
+    /// Bytes received, instant of the last byte, received series, final estats, congestion control.
+    type ServerOutcome = (u64, u64, Vec<(f64, u64)>, Estats, String);
+
+    fn tcp_socket(ns: &Netns, o: &SockOpts) -> Result<OwnedFd, EmuError> {
+        let o = o.clone();
+        ns.enter(move || {
+            // SAFETY: plain syscall; the fd is owned right after.
+            let fd = cvt(unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) })?;
+            // SAFETY: just created.
+            let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+            apply_sockopts(fd.as_raw_fd(), &o)?;
+            Ok(fd)
+        })
+        .map_err(|e| EmuError::os(format!("creating a socket in {}", ns.name), e))
     }
-    sys::setsockopt_bytes(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, o.congestion.as_bytes())
-        .map_err(|e| io::Error::new(e.kind(), format!("TCP_CONGESTION {}: {e}", o.congestion)))?;
-    Ok(())
-}
 
-fn congestion_of(fd: RawFd) -> String {
-    let mut b = [0u8; 32];
-    match sys::getsockopt_buf(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, &mut b) {
-        Ok(n) => String::from_utf8_lossy(&b[..n]).trim_end_matches('\0').to_string(),
-        Err(_) => String::new(),
-    }
-}
-
-fn sockaddr(addr: [u8; 4], port: u16) -> libc::sockaddr_in {
-    libc::sockaddr_in {
-        sin_family: libc::AF_INET as libc::sa_family_t,
-        sin_port: port.to_be(),
-        sin_addr: libc::in_addr { s_addr: u32::from_ne_bytes(addr) },
-        sin_zero: [0; 8],
-    }
-}
-
-fn counters(ns: &Netns) -> Result<NetCounters, EmuError> {
-    ns.enter(kstats::read_net_counters).map_err(|e| EmuError::os("reading /proc/net/netstat", e))
-}
-
-/// Runs TCP_STREAM over a started testbed.
-pub fn run_stream_on(tb: &Testbed, spec: &StreamSpec) -> Result<StreamResult, EmuError> {
-    let os = |what: &str| {
-        let what = what.to_string();
-        move |e: io::Error| EmuError::os(what, e)
-    };
-    let (cns, sns) = (tb.netns(Side::Client), tb.netns(Side::Server));
-    let listener = tcp_socket(sns, &tb.tcp(Side::Server).sockopts)?;
-    let lfd = listener.as_raw_fd();
-    sys::setsockopt_int(lfd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1).map_err(os("SO_REUSEADDR"))?;
-    let sa = sockaddr(SERVER_ADDR, PORT);
-    let salen = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
-    // SAFETY: `sa` is a valid sockaddr_in of `salen` bytes.
-    cvt(unsafe { libc::bind(lfd, (&sa as *const libc::sockaddr_in).cast(), salen) }).map_err(os("bind"))?;
-    // SAFETY: plain syscall.
-    cvt(unsafe { libc::listen(lfd, 16) }).map_err(os("listen"))?;
-    let client_sock = tcp_socket(cns, &tb.tcp(Side::Client).sockopts)?;
-    let cfd = client_sock.as_raw_fd();
-
-    let c_before = counters(cns)?;
-    let s_before = counters(sns)?;
-    let interval = spec.sample_interval.as_nanos();
-
-    // SAFETY: `sa` is valid; blocking connect.
-    cvt(unsafe { libc::connect(cfd, (&sa as *const libc::sockaddr_in).cast(), salen) }).map_err(os("connect"))?;
-    let t_conn = sys::monotonic_ns();
-
-    let outcome = std::thread::scope(|s| {
-        let srv = s.spawn(move || -> io::Result<ServerOutcome> {
-            // SAFETY: accept on a listening socket; peer address not wanted.
-            let fd =
-                cvt(unsafe { libc::accept4(lfd, std::ptr::null_mut(), std::ptr::null_mut(), libc::SOCK_CLOEXEC) })?;
-            // SAFETY: just accepted.
-            let conn = unsafe { OwnedFd::from_raw_fd(fd) };
-            let mut buf = vec![0u8; 1 << 18];
-            let (mut total, mut last) = (0u64, t_conn);
-            let mut series = vec![(0.0, 0)];
-            let mut edge = t_conn + interval;
-            loop {
-                // SAFETY: `buf` is valid for its length.
-                let n = unsafe { libc::read(conn.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-                if n < 0 {
-                    let e = io::Error::last_os_error();
-                    if e.kind() == io::ErrorKind::Interrupted {
-                        continue;
-                    }
-                    return Err(e);
-                }
-                let now = sys::monotonic_ns();
-                if n == 0 {
-                    break;
-                }
-                total += n as u64;
-                last = now;
-                if interval > 0 && now >= edge {
-                    series.push(((now - t_conn) as f64 * 1e-9, total));
-                    edge = now - (now - t_conn) % interval + interval;
-                }
-            }
-            series.push(((last - t_conn) as f64 * 1e-9, total));
-            let info = TcpInfo::read(conn.as_raw_fd())?;
-            Ok((total, last, series, info.estats(), congestion_of(conn.as_raw_fd())))
-        });
-
-        // The client: write until the duration is over, sampling TCP_INFO on clock edges.
-        let run = || -> io::Result<(u64, Vec<Sample>, Estats, String)> {
-            let tv = libc::timeval { tv_sec: 0, tv_usec: 50_000 };
-            // SAFETY: SO_SNDTIMEO takes a timeval.
-            cvt(unsafe {
-                libc::setsockopt(
-                    cfd,
-                    libc::SOL_SOCKET,
-                    libc::SO_SNDTIMEO,
-                    (&tv as *const libc::timeval).cast(),
-                    std::mem::size_of::<libc::timeval>() as _,
-                )
-            })?;
-            let msg = vec![0x5au8; spec.message.bytes().max(1) as usize];
-            let end = t_conn + spec.duration.as_nanos();
-            let mut sent = 0u64;
-            let mut samples = Vec::new();
-            let mut edge = t_conn + interval;
-            loop {
-                let now = sys::monotonic_ns();
-                if interval > 0 && now >= edge {
-                    samples.push(Sample { t_s: (now - t_conn) as f64 * 1e-9, estats: TcpInfo::read(cfd)?.estats() });
-                    edge += interval * ((now - edge) / interval + 1);
-                }
-                if now >= end {
-                    break;
-                }
-                // SAFETY: `msg` is valid for its length.
-                let n = unsafe { libc::send(cfd, msg.as_ptr().cast(), msg.len(), libc::MSG_NOSIGNAL) };
-                if n < 0 {
-                    let e = io::Error::last_os_error();
-                    if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) {
-                        continue;
-                    }
-                    return Err(e);
-                }
-                sent += n as u64;
-            }
-            // SAFETY: plain syscall.
-            cvt(unsafe { libc::shutdown(cfd, libc::SHUT_WR) })?;
-            // Wait (at most 30 s) until everything, FIN included, is acknowledged, then take the final sample.
-            let deadline = sys::monotonic_ns() + 30_000_000_000;
-            loop {
-                let info = TcpInfo::read(cfd)?;
-                if info.bytes_acked().is_some_and(|a| a >= sent) || sys::monotonic_ns() > deadline {
-                    break;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(2));
-            }
-            let fin = TcpInfo::read(cfd)?;
-            Ok((sent, samples, fin.estats(), congestion_of(cfd)))
-        };
-        let client = run();
-        if client.is_err() {
-            // Unblock the server's accept/read so the scope can end.
-            // SAFETY: plain syscalls on fds we own.
-            unsafe {
-                libc::shutdown(lfd, libc::SHUT_RDWR);
-                libc::shutdown(cfd, libc::SHUT_RDWR);
-            }
+    fn apply_sockopts(fd: RawFd, o: &SockOpts) -> io::Result<()> {
+        let clamp = |b: u64| b.min(i32::MAX as u64 / 2) as i32;
+        sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, clamp(o.sndbuf))?;
+        sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, clamp(o.rcvbuf))?;
+        sys::setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, o.nodelay as i32)?;
+        sys::setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_CORK, o.cork as i32)?;
+        if let Some(m) = o.maxseg {
+            sys::setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_MAXSEG, m as i32)?;
         }
-        let server = srv.join().unwrap_or_else(|_| Err(io::Error::other("server thread panicked")));
-        (client, server)
-    });
-    let (client, server) = outcome;
-    let (sent, samples, client_estats, client_congestion) = client.map_err(os("client"))?;
-    let (received, last, received_series, server_estats, server_congestion) = server.map_err(os("server"))?;
-    let elapsed_s = (last - t_conn) as f64 * 1e-9;
-    Ok(StreamResult {
-        bytes_sent: sent,
-        bytes_received: received,
-        elapsed_s,
-        throughput_bps: if elapsed_s > 0.0 { received as f64 * 8.0 / elapsed_s } else { 0.0 },
-        received: received_series,
-        client_congestion,
-        server_congestion,
-        client_estats,
-        server_estats,
-        samples,
-        client_netstat: kstats::delta(&c_before, &counters(cns)?),
-        server_netstat: kstats::delta(&s_before, &counters(sns)?),
-    })
+        sys::setsockopt_bytes(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, o.congestion.as_bytes())
+            .map_err(|e| io::Error::new(e.kind(), format!("TCP_CONGESTION {}: {e}", o.congestion)))?;
+        Ok(())
+    }
+
+    fn congestion_of(fd: RawFd) -> String {
+        let mut b = [0u8; 32];
+        match sys::getsockopt_buf(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, &mut b) {
+            Ok(n) => String::from_utf8_lossy(&b[..n]).trim_end_matches('\0').to_string(),
+            Err(_) => String::new(),
+        }
+    }
+
+    fn sockaddr(addr: [u8; 4], port: u16) -> libc::sockaddr_in {
+        libc::sockaddr_in {
+            sin_family: libc::AF_INET as libc::sa_family_t,
+            sin_port: port.to_be(),
+            sin_addr: libc::in_addr { s_addr: u32::from_ne_bytes(addr) },
+            sin_zero: [0; 8],
+        }
+    }
+
+    fn counters(ns: &Netns) -> Result<NetCounters, EmuError> {
+        ns.enter(kstats::read_net_counters).map_err(|e| EmuError::os("reading /proc/net/netstat", e))
+    }
+
+    /// Runs TCP_STREAM over a started testbed.
+    pub fn run_stream_on(tb: &Testbed, spec: &StreamSpec) -> Result<StreamResult, EmuError> {
+        let os = |what: &str| {
+            let what = what.to_string();
+            move |e: io::Error| EmuError::os(what, e)
+        };
+        let (cns, sns) = (tb.netns(Side::Client), tb.netns(Side::Server));
+        let listener = tcp_socket(sns, &tb.tcp(Side::Server).sockopts)?;
+        let lfd = listener.as_raw_fd();
+        sys::setsockopt_int(lfd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1).map_err(os("SO_REUSEADDR"))?;
+        let sa = sockaddr(SERVER_ADDR, PORT);
+        let salen = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        // SAFETY: `sa` is a valid sockaddr_in of `salen` bytes.
+        cvt(unsafe { libc::bind(lfd, (&sa as *const libc::sockaddr_in).cast(), salen) }).map_err(os("bind"))?;
+        // SAFETY: plain syscall.
+        cvt(unsafe { libc::listen(lfd, 16) }).map_err(os("listen"))?;
+        let client_sock = tcp_socket(cns, &tb.tcp(Side::Client).sockopts)?;
+        let cfd = client_sock.as_raw_fd();
+
+        let c_before = counters(cns)?;
+        let s_before = counters(sns)?;
+        let interval = spec.sample_interval.as_nanos();
+
+        // SAFETY: `sa` is valid; blocking connect.
+        cvt(unsafe { libc::connect(cfd, (&sa as *const libc::sockaddr_in).cast(), salen) }).map_err(os("connect"))?;
+        let t_conn = sys::monotonic_ns();
+
+        let outcome = std::thread::scope(|s| {
+            let srv = s.spawn(move || -> io::Result<ServerOutcome> {
+                // SAFETY: accept on a listening socket; peer address not wanted.
+                let fd =
+                    cvt(unsafe { libc::accept4(lfd, std::ptr::null_mut(), std::ptr::null_mut(), libc::SOCK_CLOEXEC) })?;
+                // SAFETY: just accepted.
+                let conn = unsafe { OwnedFd::from_raw_fd(fd) };
+                let mut buf = vec![0u8; 1 << 18];
+                let (mut total, mut last) = (0u64, t_conn);
+                let mut series = vec![(0.0, 0)];
+                let mut edge = t_conn + interval;
+                loop {
+                    // SAFETY: `buf` is valid for its length.
+                    let n = unsafe { libc::read(conn.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+                    if n < 0 {
+                        let e = io::Error::last_os_error();
+                        if e.kind() == io::ErrorKind::Interrupted {
+                            continue;
+                        }
+                        return Err(e);
+                    }
+                    let now = sys::monotonic_ns();
+                    if n == 0 {
+                        break;
+                    }
+                    total += n as u64;
+                    last = now;
+                    if interval > 0 && now >= edge {
+                        series.push(((now - t_conn) as f64 * 1e-9, total));
+                        edge = now - (now - t_conn) % interval + interval;
+                    }
+                }
+                series.push(((last - t_conn) as f64 * 1e-9, total));
+                let info = TcpInfo::read(conn.as_raw_fd())?;
+                Ok((total, last, series, info.estats(), congestion_of(conn.as_raw_fd())))
+            });
+
+            // The client: write until the duration is over, sampling TCP_INFO on clock edges.
+            let run = || -> io::Result<(u64, Vec<Sample>, Estats, String)> {
+                let tv = libc::timeval { tv_sec: 0, tv_usec: 50_000 };
+                // SAFETY: SO_SNDTIMEO takes a timeval.
+                cvt(unsafe {
+                    libc::setsockopt(
+                        cfd,
+                        libc::SOL_SOCKET,
+                        libc::SO_SNDTIMEO,
+                        (&tv as *const libc::timeval).cast(),
+                        std::mem::size_of::<libc::timeval>() as _,
+                    )
+                })?;
+                let msg = vec![0x5au8; spec.message.bytes().max(1) as usize];
+                let end = t_conn + spec.duration.as_nanos();
+                let mut sent = 0u64;
+                let mut samples = Vec::new();
+                let mut edge = t_conn + interval;
+                loop {
+                    let now = sys::monotonic_ns();
+                    if interval > 0 && now >= edge {
+                        samples
+                            .push(Sample { t_s: (now - t_conn) as f64 * 1e-9, estats: TcpInfo::read(cfd)?.estats() });
+                        edge += interval * ((now - edge) / interval + 1);
+                    }
+                    if now >= end {
+                        break;
+                    }
+                    // SAFETY: `msg` is valid for its length.
+                    let n = unsafe { libc::send(cfd, msg.as_ptr().cast(), msg.len(), libc::MSG_NOSIGNAL) };
+                    if n < 0 {
+                        let e = io::Error::last_os_error();
+                        if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) {
+                            continue;
+                        }
+                        return Err(e);
+                    }
+                    sent += n as u64;
+                }
+                // SAFETY: plain syscall.
+                cvt(unsafe { libc::shutdown(cfd, libc::SHUT_WR) })?;
+                // Wait (at most 30 s) until everything, FIN included, is acknowledged, then take the final sample.
+                let deadline = sys::monotonic_ns() + 30_000_000_000;
+                loop {
+                    let info = TcpInfo::read(cfd)?;
+                    if info.bytes_acked().is_some_and(|a| a >= sent) || sys::monotonic_ns() > deadline {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
+                let fin = TcpInfo::read(cfd)?;
+                Ok((sent, samples, fin.estats(), congestion_of(cfd)))
+            };
+            let client = run();
+            if client.is_err() {
+                // Unblock the server's accept/read so the scope can end.
+                // SAFETY: plain syscalls on fds we own.
+                unsafe {
+                    libc::shutdown(lfd, libc::SHUT_RDWR);
+                    libc::shutdown(cfd, libc::SHUT_RDWR);
+                }
+            }
+            let server = srv.join().unwrap_or_else(|_| Err(io::Error::other("server thread panicked")));
+            (client, server)
+        });
+        let (client, server) = outcome;
+        let (sent, samples, client_estats, client_congestion) = client.map_err(os("client"))?;
+        let (received, last, received_series, server_estats, server_congestion) = server.map_err(os("server"))?;
+        let elapsed_s = (last - t_conn) as f64 * 1e-9;
+        Ok(StreamResult {
+            bytes_sent: sent,
+            bytes_received: received,
+            elapsed_s,
+            throughput_bps: if elapsed_s > 0.0 { received as f64 * 8.0 / elapsed_s } else { 0.0 },
+            received: received_series,
+            client_congestion,
+            server_congestion,
+            client_estats,
+            server_estats,
+            samples,
+            client_netstat: kstats::delta(&c_before, &counters(cns)?),
+            server_netstat: kstats::delta(&s_before, &counters(sns)?),
+        })
+    }
 }

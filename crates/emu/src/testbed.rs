@@ -9,19 +9,16 @@
 //!  netns …-s: lo, tcplab0 198.18.1.1/32, route 198.18.0.0/24 dev tcplab0 …
 //! ```
 
-use std::os::fd::OwnedFd;
-use std::process::Command;
-
 use serde::Serialize;
 use tcplab_link::LinkConfig;
 use tcplab_tcp::TcpConfig;
 use tcplab_units::Duration;
 
-use crate::emulator::{DirectionHealth, DirectionSpec, Emulator, EmulatorConfig};
-use crate::error::EmuError;
-use crate::knobs::{linux_tcp, LinuxTcp};
-use crate::netns::{Netns, Run};
-use crate::tun::{self, DevStats};
+use crate::emulator::{DirectionHealth, EmulatorConfig};
+use crate::tun::DevStats;
+
+#[cfg(target_os = "linux")]
+pub use os::Testbed;
 
 /// The client's address; the client namespace routes 198.18.1.0/24 to its TUN device.
 pub const CLIENT_ADDR: [u8; 4] = [198, 18, 0, 1];
@@ -101,107 +98,6 @@ pub struct Health {
     pub invalid_reasons: Vec<String>,
 }
 
-/// The live testbed. Dropping it stops the emulator and removes the namespaces.
-pub struct Testbed {
-    // Field order is drop order: the emulator stops before the namespaces go.
-    emu: Option<Emulator>,
-    run: Run,
-    pub client_tcp: LinuxTcp,
-    pub server_tcp: LinuxTcp,
-    limits: HealthLimits,
-}
-
-impl Testbed {
-    pub fn start(spec: &TestbedSpec) -> Result<Testbed, EmuError> {
-        let client_tcp = linux_tcp(&spec.client, "client")?;
-        let server_tcp = linux_tcp(&spec.server, "server")?;
-        let run = Run::create()?;
-        let c = setup_side(&run.client, &client_tcp, CLIENT_ADDR, SERVER_ADDR, spec.emulator.gso)?;
-        let s = setup_side(&run.server, &server_tcp, SERVER_ADDR, CLIENT_ADDR, spec.emulator.gso)?;
-        let up = DirectionSpec {
-            link: spec.up.clone(),
-            seed: split_seed(spec.seed, 1),
-            drop_frames: sorted(&spec.up_drop_frames),
-            dst_prefix: (SERVER_ADDR, 24),
-        };
-        let down = DirectionSpec {
-            link: spec.down.clone(),
-            seed: split_seed(spec.seed, 2),
-            drop_frames: sorted(&spec.down_drop_frames),
-            dst_prefix: (CLIENT_ADDR, 24),
-        };
-        let emu = Emulator::start(c, s, up, down, &spec.emulator)?;
-        Ok(Testbed { emu: Some(emu), run, client_tcp, server_tcp, limits: spec.limits })
-    }
-
-    pub fn netns(&self, side: Side) -> &Netns {
-        match side {
-            Side::Client => &self.run.client,
-            Side::Server => &self.run.server,
-        }
-    }
-
-    pub fn tcp(&self, side: Side) -> &LinuxTcp {
-        match side {
-            Side::Client => &self.client_tcp,
-            Side::Server => &self.server_tcp,
-        }
-    }
-
-    /// Names of the two namespaces.
-    pub fn names(&self) -> [&str; 2] {
-        self.run.names()
-    }
-
-    /// A command running `program` inside a side's namespace.
-    pub fn command(&self, side: Side, program: &str) -> Command {
-        self.netns(side).command(program)
-    }
-
-    /// Pings the server from the client namespace: (min, avg, max) RTT.
-    pub fn ping(&self, count: u32, interval: &str) -> Result<PingRtt, EmuError> {
-        let out = self
-            .command(Side::Client, "ping")
-            .args(["-q", "-n", "-c", &count.to_string(), "-i", interval, &dotted(SERVER_ADDR)])
-            .output()
-            .map_err(|e| EmuError::os("running ping (install iputils-ping)", e))?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        parse_ping(&text)
-            .ok_or_else(|| EmuError::tool("ping", format!("{text}{}", String::from_utf8_lossy(&out.stderr))))
-    }
-
-    /// Stops the emulator and reports the run's health (the namespaces go when the testbed is dropped).
-    pub fn finish(&mut self) -> Result<Health, EmuError> {
-        let client_dev = dev_stats(&self.run.client)?;
-        let server_dev = dev_stats(&self.run.server)?;
-        let (up, down) = match self.emu.take() {
-            Some(e) => e.stop()?,
-            None => return Err(EmuError::tool("testbed", "finish called twice")),
-        };
-        let hidden_drops = client_dev.hidden_drops() + server_dev.hidden_drops() + up.write_errors + down.write_errors;
-        let mut invalid_reasons = Vec::new();
-        if hidden_drops > self.limits.max_hidden_drops {
-            invalid_reasons.push(format!("{hidden_drops} hidden drops (limit {})", self.limits.max_hidden_drops));
-        }
-        for (name, d) in [("up", &up), ("down", &down)] {
-            let p99 = Duration::from_nanos(d.lateness.p99_ns);
-            if p99 > self.limits.max_p99_lateness {
-                invalid_reasons
-                    .push(format!("{name}: p99 release lateness {} (limit {})", p99, self.limits.max_p99_lateness));
-            }
-        }
-        Ok(Health {
-            up,
-            down,
-            client_dev,
-            server_dev,
-            hidden_drops,
-            valid: invalid_reasons.is_empty(),
-            invalid_reasons,
-        })
-    }
-}
-
 /// Idle round-trip times from ping, ms.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct PingRtt {
@@ -236,31 +132,152 @@ fn split_seed(seed: u64, stream: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-fn setup_side(ns: &Netns, tcp: &LinuxTcp, me: [u8; 4], peer: [u8; 4], gso: bool) -> Result<OwnedFd, EmuError> {
-    for (k, v) in &tcp.sysctls {
-        ns.sysctl(k, v)?;
-    }
-    let fd = ns.enter(|| tun::open(tun::DEVICE, gso)).map_err(|e| EmuError::os("creating the TUN device", e))?;
-    let mtu = crate::knobs::MTU.to_string();
-    ns.ip(&["link", "set", tun::DEVICE, "mtu", &mtu, "up"])?;
-    ns.ip(&["addr", "add", &format!("{}/32", dotted(me)), "dev", tun::DEVICE])?;
-    let peer_net = format!("{}.{}.{}.0/24", peer[0], peer[1], peer[2]);
-    let mut args: Vec<String> =
-        ["route", "add", &peer_net, "dev", tun::DEVICE, "src", &dotted(me)].iter().map(|s| s.to_string()).collect();
-    for (k, v) in &tcp.route {
-        args.push(k.to_string());
-        args.push(v.clone());
-    }
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    ns.ip(&args)?;
-    Ok(fd)
-}
+/// The testbed itself (Linux only).
+#[cfg(target_os = "linux")]
+mod os {
+    use std::os::fd::OwnedFd;
+    use std::process::Command;
 
-fn dev_stats(ns: &Netns) -> Result<DevStats, EmuError> {
-    let text = ns
-        .enter(|| std::fs::read_to_string("/proc/thread-self/net/dev"))
-        .map_err(|e| EmuError::os("reading /proc/net/dev", e))?;
-    tun::parse_dev_stats(&text, tun::DEVICE).ok_or_else(|| EmuError::tool("/proc/net/dev", "no tcplab0 line"))
+    use tcplab_units::Duration;
+
+    use super::{
+        dotted, parse_ping, sorted, split_seed, Health, HealthLimits, PingRtt, Side, TestbedSpec, CLIENT_ADDR,
+        SERVER_ADDR,
+    };
+    use crate::emulator::{DirectionSpec, Emulator};
+    use crate::error::EmuError;
+    use crate::knobs::{linux_tcp, LinuxTcp};
+    use crate::netns::{Netns, Run};
+    use crate::tun::{self, DevStats};
+
+    /// The live testbed. Dropping it stops the emulator and removes the namespaces.
+    pub struct Testbed {
+        // Field order is drop order: the emulator stops before the namespaces go.
+        emu: Option<Emulator>,
+        run: Run,
+        pub client_tcp: LinuxTcp,
+        pub server_tcp: LinuxTcp,
+        limits: HealthLimits,
+    }
+
+    impl Testbed {
+        pub fn start(spec: &TestbedSpec) -> Result<Testbed, EmuError> {
+            let client_tcp = linux_tcp(&spec.client, "client")?;
+            let server_tcp = linux_tcp(&spec.server, "server")?;
+            let run = Run::create()?;
+            let c = setup_side(&run.client, &client_tcp, CLIENT_ADDR, SERVER_ADDR, spec.emulator.gso)?;
+            let s = setup_side(&run.server, &server_tcp, SERVER_ADDR, CLIENT_ADDR, spec.emulator.gso)?;
+            let up = DirectionSpec {
+                link: spec.up.clone(),
+                seed: split_seed(spec.seed, 1),
+                drop_frames: sorted(&spec.up_drop_frames),
+                dst_prefix: (SERVER_ADDR, 24),
+            };
+            let down = DirectionSpec {
+                link: spec.down.clone(),
+                seed: split_seed(spec.seed, 2),
+                drop_frames: sorted(&spec.down_drop_frames),
+                dst_prefix: (CLIENT_ADDR, 24),
+            };
+            let emu = Emulator::start(c, s, up, down, &spec.emulator)?;
+            Ok(Testbed { emu: Some(emu), run, client_tcp, server_tcp, limits: spec.limits })
+        }
+
+        pub fn netns(&self, side: Side) -> &Netns {
+            match side {
+                Side::Client => &self.run.client,
+                Side::Server => &self.run.server,
+            }
+        }
+
+        pub fn tcp(&self, side: Side) -> &LinuxTcp {
+            match side {
+                Side::Client => &self.client_tcp,
+                Side::Server => &self.server_tcp,
+            }
+        }
+
+        /// Names of the two namespaces.
+        pub fn names(&self) -> [&str; 2] {
+            self.run.names()
+        }
+
+        /// A command running `program` inside a side's namespace.
+        pub fn command(&self, side: Side, program: &str) -> Command {
+            self.netns(side).command(program)
+        }
+
+        /// Pings the server from the client namespace: (min, avg, max) RTT.
+        pub fn ping(&self, count: u32, interval: &str) -> Result<PingRtt, EmuError> {
+            let out = self
+                .command(Side::Client, "ping")
+                .args(["-q", "-n", "-c", &count.to_string(), "-i", interval, &dotted(SERVER_ADDR)])
+                .output()
+                .map_err(|e| EmuError::os("running ping (install iputils-ping)", e))?;
+            let text = String::from_utf8_lossy(&out.stdout);
+            parse_ping(&text)
+                .ok_or_else(|| EmuError::tool("ping", format!("{text}{}", String::from_utf8_lossy(&out.stderr))))
+        }
+
+        /// Stops the emulator and reports the run's health (the namespaces go when the testbed is dropped).
+        pub fn finish(&mut self) -> Result<Health, EmuError> {
+            let client_dev = dev_stats(&self.run.client)?;
+            let server_dev = dev_stats(&self.run.server)?;
+            let (up, down) = match self.emu.take() {
+                Some(e) => e.stop()?,
+                None => return Err(EmuError::tool("testbed", "finish called twice")),
+            };
+            let hidden_drops =
+                client_dev.hidden_drops() + server_dev.hidden_drops() + up.write_errors + down.write_errors;
+            let mut invalid_reasons = Vec::new();
+            if hidden_drops > self.limits.max_hidden_drops {
+                invalid_reasons.push(format!("{hidden_drops} hidden drops (limit {})", self.limits.max_hidden_drops));
+            }
+            for (name, d) in [("up", &up), ("down", &down)] {
+                let p99 = Duration::from_nanos(d.lateness.p99_ns);
+                if p99 > self.limits.max_p99_lateness {
+                    invalid_reasons
+                        .push(format!("{name}: p99 release lateness {} (limit {})", p99, self.limits.max_p99_lateness));
+                }
+            }
+            Ok(Health {
+                up,
+                down,
+                client_dev,
+                server_dev,
+                hidden_drops,
+                valid: invalid_reasons.is_empty(),
+                invalid_reasons,
+            })
+        }
+    }
+
+    fn setup_side(ns: &Netns, tcp: &LinuxTcp, me: [u8; 4], peer: [u8; 4], gso: bool) -> Result<OwnedFd, EmuError> {
+        for (k, v) in &tcp.sysctls {
+            ns.sysctl(k, v)?;
+        }
+        let fd = ns.enter(|| tun::open(tun::DEVICE, gso)).map_err(|e| EmuError::os("creating the TUN device", e))?;
+        let mtu = crate::knobs::MTU.to_string();
+        ns.ip(&["link", "set", tun::DEVICE, "mtu", &mtu, "up"])?;
+        ns.ip(&["addr", "add", &format!("{}/32", dotted(me)), "dev", tun::DEVICE])?;
+        let peer_net = format!("{}.{}.{}.0/24", peer[0], peer[1], peer[2]);
+        let mut args: Vec<String> =
+            ["route", "add", &peer_net, "dev", tun::DEVICE, "src", &dotted(me)].iter().map(|s| s.to_string()).collect();
+        for (k, v) in &tcp.route {
+            args.push(k.to_string());
+            args.push(v.clone());
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        ns.ip(&args)?;
+        Ok(fd)
+    }
+
+    fn dev_stats(ns: &Netns) -> Result<DevStats, EmuError> {
+        let text = ns
+            .enter(|| std::fs::read_to_string("/proc/thread-self/net/dev"))
+            .map_err(|e| EmuError::os("reading /proc/net/dev", e))?;
+        tun::parse_dev_stats(&text, tun::DEVICE).ok_or_else(|| EmuError::tool("/proc/net/dev", "no tcplab0 line"))
+    }
 }
 
 #[cfg(test)]

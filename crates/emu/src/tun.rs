@@ -2,19 +2,6 @@
 //! (`IFF_TUN | IFF_NO_PI | IFF_VNET_HDR`). With offloads on, the kernel hands over TCP super-packets
 //! (GSO) of up to 64 KiB that the emulator splits into wire-size frames for the model.
 
-use std::io;
-use std::os::fd::{FromRawFd, OwnedFd};
-
-use crate::sys::cvt;
-
-const TUNSETIFF: libc::c_ulong = 0x4004_54ca;
-const TUNSETOFFLOAD: libc::c_ulong = 0x4004_54d0;
-const IFF_TUN: libc::c_short = 0x0001;
-const IFF_NO_PI: libc::c_short = 0x1000;
-const IFF_VNET_HDR: libc::c_short = 0x4000;
-const TUN_F_CSUM: libc::c_uint = 0x01;
-const TUN_F_TSO4: libc::c_uint = 0x02;
-
 /// Size of `struct virtio_net_hdr` (the default TUNSETVNETHDRSZ).
 pub const VNET_HDR_LEN: usize = 10;
 /// `virtio_net_hdr.gso_type` values.
@@ -25,30 +12,51 @@ pub const GSO_ECN: u8 = 0x80;
 /// The device name used inside each namespace (names are per namespace, so both sides use it).
 pub const DEVICE: &str = "tcplab0";
 
-#[repr(C)]
-struct IfReq {
-    name: [u8; 16],
-    flags: libc::c_short,
-    _pad: [u8; 22],
-}
+#[cfg(target_os = "linux")]
+pub use os::open;
 
-/// Creates TUN device `name` in the calling thread's network namespace; the fd is non-blocking.
-/// `gso`: accept checksum and TSO offload, so the kernel may pass super-packets.
-pub fn open(name: &str, gso: bool) -> io::Result<OwnedFd> {
-    // SAFETY: path is a valid C string literal.
-    let fd = cvt(unsafe { libc::open(c"/dev/net/tun".as_ptr(), libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC) })?;
-    // SAFETY: fd was just opened and is owned from here on.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    let mut req = IfReq { name: [0; 16], flags: IFF_TUN | IFF_NO_PI | IFF_VNET_HDR, _pad: [0; 22] };
-    let n = name.len().min(15);
-    req.name[..n].copy_from_slice(&name.as_bytes()[..n]);
-    use std::os::fd::AsRawFd;
-    // SAFETY: TUNSETIFF reads and writes a `struct ifreq`, which `IfReq` lays out.
-    cvt(unsafe { libc::ioctl(fd.as_raw_fd(), TUNSETIFF as _, &mut req) })?;
-    let offload = if gso { TUN_F_CSUM | TUN_F_TSO4 } else { 0 };
-    // SAFETY: TUNSETOFFLOAD takes the flags by value.
-    cvt(unsafe { libc::ioctl(fd.as_raw_fd(), TUNSETOFFLOAD as _, offload as libc::c_ulong) })?;
-    Ok(fd)
+/// Device creation (Linux only).
+#[cfg(target_os = "linux")]
+mod os {
+    use std::io;
+    use std::os::fd::{FromRawFd, OwnedFd};
+
+    use crate::sys::cvt;
+
+    const TUNSETIFF: libc::c_ulong = 0x4004_54ca;
+    const TUNSETOFFLOAD: libc::c_ulong = 0x4004_54d0;
+    const IFF_TUN: libc::c_short = 0x0001;
+    const IFF_NO_PI: libc::c_short = 0x1000;
+    const IFF_VNET_HDR: libc::c_short = 0x4000;
+    const TUN_F_CSUM: libc::c_uint = 0x01;
+    const TUN_F_TSO4: libc::c_uint = 0x02;
+
+    #[repr(C)]
+    struct IfReq {
+        name: [u8; 16],
+        flags: libc::c_short,
+        _pad: [u8; 22],
+    }
+
+    /// Creates TUN device `name` in the calling thread's network namespace; the fd is non-blocking.
+    /// `gso`: accept checksum and TSO offload, so the kernel may pass super-packets.
+    pub fn open(name: &str, gso: bool) -> io::Result<OwnedFd> {
+        // SAFETY: path is a valid C string literal.
+        let fd =
+            cvt(unsafe { libc::open(c"/dev/net/tun".as_ptr(), libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC) })?;
+        // SAFETY: fd was just opened and is owned from here on.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        let mut req = IfReq { name: [0; 16], flags: IFF_TUN | IFF_NO_PI | IFF_VNET_HDR, _pad: [0; 22] };
+        let n = name.len().min(15);
+        req.name[..n].copy_from_slice(&name.as_bytes()[..n]);
+        use std::os::fd::AsRawFd;
+        // SAFETY: TUNSETIFF reads and writes a `struct ifreq`, which `IfReq` lays out.
+        cvt(unsafe { libc::ioctl(fd.as_raw_fd(), TUNSETIFF as _, &mut req) })?;
+        let offload = if gso { TUN_F_CSUM | TUN_F_TSO4 } else { 0 };
+        // SAFETY: TUNSETOFFLOAD takes the flags by value.
+        cvt(unsafe { libc::ioctl(fd.as_raw_fd(), TUNSETOFFLOAD as _, offload as libc::c_ulong) })?;
+        Ok(fd)
+    }
 }
 
 /// Counters of a device from `/proc/thread-self/net/dev` (read from inside its namespace).

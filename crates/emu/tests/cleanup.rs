@@ -2,6 +2,9 @@
 //! die with its fds) and the next run removes them; SIGINT (Ctrl-C) cleans up at once; nothing ever
 //! appears among the host's own interfaces.
 
+// Uses `Testbed`, which exists on Linux only (elsewhere the other tests print why they skip).
+#![cfg(target_os = "linux")]
+
 mod common;
 
 use std::io::{BufRead, BufReader};

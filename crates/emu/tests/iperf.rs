@@ -1,6 +1,9 @@
 //! A client nobody here wrote: Debian's iperf3 through the same emulator agrees with tcplab's own
 //! TCP_STREAM driver on real sockets.
 
+// Uses `Testbed`, which exists on Linux only (elsewhere the other tests print why they skip).
+#![cfg(target_os = "linux")]
+
 mod common;
 
 use std::process::Stdio;

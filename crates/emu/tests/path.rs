@@ -2,7 +2,7 @@
 
 mod common;
 
-use tcplab_emu::{run_stream, EmuSpec, Testbed, TestbedSpec};
+use tcplab_emu::{run_stream, EmuSpec};
 use tcplab_units::{ByteSize, Duration};
 
 #[test]
@@ -38,8 +38,10 @@ fn bulk_100mbit_40ms_rtt_reaches_the_analytic_bound() {
     assert!(s.client_estats["MinRTT"] >= 40.0 && s.client_estats["MinRTT"] < 40.5);
 }
 
+#[cfg(target_os = "linux")]
 #[test]
 fn idle_ping_rtt_is_twice_the_delay() {
+    use tcplab_emu::{Testbed, TestbedSpec};
     if !common::ready() {
         return;
     }
