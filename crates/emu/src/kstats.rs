@@ -46,6 +46,10 @@ impl TcpInfo {
         (off + 8 <= self.len).then(|| u64::from_ne_bytes(self.buf[off..off + 8].try_into().unwrap()))
     }
 
+    /// `tcpi_options`: 1 timestamps, 2 SACK, 4 window scaling, 8 ECN.
+    pub fn options(&self) -> Option<u64> {
+        self.u8_at(5)
+    }
     /// `tcpi_ca_state`: 0 Open, 1 Disorder, 2 CWR, 3 Recovery, 4 Loss.
     pub fn ca_state(&self) -> Option<u64> {
         self.u8_at(1)

@@ -45,7 +45,10 @@ pub struct StreamResult {
     /// RFC 4898 statistics from TCP_INFO at the end (after all data was acknowledged).
     pub client_estats: Estats,
     pub server_estats: Estats,
+    /// The sender's samples on the clock edges.
     pub samples: Vec<Sample>,
+    /// The receiver's samples, taken when a read returns after an edge.
+    pub server_samples: Vec<Sample>,
     /// /proc/net/netstat and /proc/net/snmp deltas of each namespace over the run (system-wide within it).
     pub client_netstat: NetCounters,
     pub server_netstat: NetCounters,
@@ -78,7 +81,7 @@ mod os {
     const PORT: u16 = 5001;
 
     /// Bytes received, instant of the last byte, received series, final estats, congestion control.
-    type ServerOutcome = (u64, u64, Vec<(f64, u64)>, Estats, String);
+    type ServerOutcome = (u64, u64, Vec<(f64, u64)>, Estats, String, Vec<Sample>);
 
     fn tcp_socket(ns: &Netns, o: &SockOpts) -> Result<OwnedFd, EmuError> {
         let o = o.clone();
@@ -165,6 +168,7 @@ mod os {
                 let mut buf = vec![0u8; 1 << 18];
                 let (mut total, mut last) = (0u64, t_conn);
                 let mut series = vec![(0.0, 0)];
+                let mut samples = Vec::new();
                 let mut edge = t_conn + interval;
                 loop {
                     // SAFETY: `buf` is valid for its length.
@@ -184,12 +188,16 @@ mod os {
                     last = now;
                     if interval > 0 && now >= edge {
                         series.push(((now - t_conn) as f64 * 1e-9, total));
+                        samples.push(Sample {
+                            t_s: (now - t_conn) as f64 * 1e-9,
+                            estats: TcpInfo::read(conn.as_raw_fd())?.estats(),
+                        });
                         edge = now - (now - t_conn) % interval + interval;
                     }
                 }
                 series.push(((last - t_conn) as f64 * 1e-9, total));
                 let info = TcpInfo::read(conn.as_raw_fd())?;
-                Ok((total, last, series, info.estats(), congestion_of(conn.as_raw_fd())))
+                Ok((total, last, series, info.estats(), congestion_of(conn.as_raw_fd()), samples))
             });
 
             // The client: write until the duration is over, sampling TCP_INFO on clock edges.
@@ -259,7 +267,8 @@ mod os {
         });
         let (client, server) = outcome;
         let (sent, samples, client_estats, client_congestion) = client.map_err(os("client"))?;
-        let (received, last, received_series, server_estats, server_congestion) = server.map_err(os("server"))?;
+        let (received, last, received_series, server_estats, server_congestion, server_samples) =
+            server.map_err(os("server"))?;
         let elapsed_s = (last - t_conn) as f64 * 1e-9;
         Ok(StreamResult {
             bytes_sent: sent,
@@ -272,6 +281,7 @@ mod os {
             client_estats,
             server_estats,
             samples,
+            server_samples,
             client_netstat: kstats::delta(&c_before, &counters(cns)?),
             server_netstat: kstats::delta(&s_before, &counters(sns)?),
         })
