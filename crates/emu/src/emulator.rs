@@ -52,11 +52,21 @@ pub struct EmulatorConfig {
     /// are 123 us apart, nothing is held; at 1 Gbit/s it cuts the emulator's writes (and the receiver's
     /// per-packet work) about fourfold.
     pub coalesce: Duration,
+    /// Write every delivered frame to this pcap file (nanosecond timestamps, raw IPv4), as seen at the far
+    /// end of its link direction and timestamped with the model's arrival instant (not the write instant).
+    /// A super-packet appears as its wire frames, with complete checksums. Default none.
+    pub pcap: Option<std::path::PathBuf>,
 }
 
 impl Default for EmulatorConfig {
     fn default() -> Self {
-        EmulatorConfig { gso: true, realtime: true, spin: Duration::ZERO, coalesce: Duration::from_micros(50) }
+        EmulatorConfig {
+            gso: true,
+            realtime: true,
+            spin: Duration::ZERO,
+            coalesce: Duration::from_micros(50),
+            pcap: None,
+        }
     }
 }
 
@@ -100,6 +110,9 @@ pub struct DirectionHealth {
     pub cpu_s: f64,
     /// Whether SCHED_FIFO was granted.
     pub realtime: bool,
+    /// Frames the model had accepted but whose arrival instant had not come when the emulator stopped
+    /// (counted in `link.frames_delivered`, never written).
+    pub in_flight_at_stop: u64,
 }
 
 /// A packet read from the input device, waiting in the delay line as one or more frames.
@@ -166,6 +179,43 @@ fn build_subpacket(p: &Pkt, first: u32, count: u32, out: &mut [u8]) -> usize {
     h + new_ip_len
 }
 
+/// The pcap global header: nanosecond-resolution magic, version 2.4, snaplen 65535, LINKTYPE_RAW (101).
+fn pcap_header() -> [u8; 24] {
+    let mut h = [0u8; 24];
+    h[0..4].copy_from_slice(&0xa1b2_3c4du32.to_le_bytes());
+    h[4..6].copy_from_slice(&2u16.to_le_bytes());
+    h[6..8].copy_from_slice(&4u16.to_le_bytes());
+    h[16..20].copy_from_slice(&65_535u32.to_le_bytes());
+    h[20..24].copy_from_slice(&101u32.to_le_bytes());
+    h
+}
+
+/// Appends frame `seg` of `p` as a pcap record at `ts_ns` (since the epoch), completing a partial checksum.
+fn pcap_record(out: &mut Vec<u8>, ts_ns: u64, p: &Pkt, seg: u32, scratch: &mut [u8]) {
+    let n = if p.nseg == 1 {
+        scratch[..p.len].copy_from_slice(&p.buf[..p.len]);
+        p.len
+    } else {
+        build_subpacket(p, seg, 1, scratch)
+    };
+    if scratch[0] & 1 != 0 {
+        // VIRTIO_NET_HDR_F_NEEDS_CSUM: sum from csum_start (which already holds the pseudo-header sum in
+        // the checksum field) and store the complement at csum_start + csum_offset.
+        let start = VNET_HDR_LEN + u16::from_le_bytes([scratch[6], scratch[7]]) as usize;
+        let at = start + u16::from_le_bytes([scratch[8], scratch[9]]) as usize;
+        if at + 2 <= n {
+            let c = !fold(sum16(&scratch[start..n], 0));
+            scratch[at..at + 2].copy_from_slice(&c.to_be_bytes());
+        }
+    }
+    let ip = &scratch[VNET_HDR_LEN..n];
+    out.extend_from_slice(&((ts_ns / 1_000_000_000) as u32).to_le_bytes());
+    out.extend_from_slice(&((ts_ns % 1_000_000_000) as u32).to_le_bytes());
+    out.extend_from_slice(&(ip.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(ip.len() as u32).to_le_bytes());
+    out.extend_from_slice(ip);
+}
+
 fn sum16(b: &[u8], mut acc: u32) -> u32 {
     let mut chunks = b.chunks_exact(2);
     for c in &mut chunks {
@@ -197,7 +247,13 @@ mod os {
     use tcplab_link::{DropReason, LinkDirection, Verdict};
     use tcplab_units::Instant;
 
-    use super::{build_subpacket, DirectionHealth, DirectionSpec, EmulatorConfig, Lateness, Pkt, BUF_LEN};
+    use std::io::Write;
+    use std::sync::Mutex;
+
+    use super::{
+        build_subpacket, pcap_header, pcap_record, DirectionHealth, DirectionSpec, EmulatorConfig, Lateness, Pkt,
+        BUF_LEN,
+    };
     use crate::error::EmuError;
     use crate::sys;
     use crate::tun::{GSO_ECN, GSO_TCPV4, VNET_HDR_LEN};
@@ -222,14 +278,25 @@ mod os {
             let s = Arc::new(server_tun);
             let stop = Arc::new(AtomicBool::new(false));
             let t0_ns = sys::monotonic_ns();
+            let wall0_ns = sys::realtime_ns();
+            let pcap = match &cfg.pcap {
+                Some(path) => {
+                    let mut f = std::fs::File::create(path)
+                        .map_err(|e| EmuError::os(format!("creating {}", path.display()), e))?;
+                    f.write_all(&pcap_header()).map_err(|e| EmuError::os("writing the pcap header", e))?;
+                    Some(Arc::new(Mutex::new(f)))
+                }
+                None => None,
+            };
             let mut threads = Vec::new();
             for (name, input, output, spec) in [("up", c.clone(), s.clone(), up), ("down", s, c, down)] {
                 let stop = stop.clone();
                 let cfg = cfg.clone();
+                let tap = pcap.clone().map(|file| Tap { file, wall0_ns, buf: Vec::with_capacity(1 << 20) });
                 let h = std::thread::Builder::new()
                     .name(format!("tcplab-emu-{name}"))
                     .spawn(move || {
-                        let mut d = Direction::new(spec, &cfg, t0_ns);
+                        let mut d = Direction::new(spec, &cfg, t0_ns, tap);
                         d.run(input.as_raw_fd(), output.as_raw_fd(), &stop, &cfg)
                     })
                     .map_err(|e| EmuError::os("starting an emulator thread", e))?;
@@ -283,12 +350,32 @@ mod os {
         free: Vec<u32>,
         line: VecDeque<Frame>,
         scratch: Vec<u8>,
+        pcap_scratch: Vec<u8>,
         late: Vec<u32>,
         h: DirectionHealth,
+        tap: Option<Tap>,
+    }
+
+    /// A direction's share of the pcap file: records are gathered in `buf` and appended under the lock.
+    pub(super) struct Tap {
+        file: Arc<Mutex<std::fs::File>>,
+        wall0_ns: u64,
+        buf: Vec<u8>,
+    }
+
+    impl Tap {
+        fn flush(&mut self) -> io::Result<()> {
+            if !self.buf.is_empty() {
+                let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
+                f.write_all(&self.buf)?;
+                self.buf.clear();
+            }
+            Ok(())
+        }
     }
 
     impl Direction {
-        fn new(spec: DirectionSpec, _cfg: &EmulatorConfig, t0_ns: u64) -> Direction {
+        fn new(spec: DirectionSpec, _cfg: &EmulatorConfig, t0_ns: u64, tap: Option<Tap>) -> Direction {
             let (addr, len) = spec.dst_prefix;
             let mask = if len == 0 { 0 } else { u32::MAX << (32 - len as u32) };
             Direction {
@@ -301,8 +388,10 @@ mod os {
                 free: Vec::new(),
                 line: VecDeque::with_capacity(4096),
                 scratch: vec![0; BUF_LEN],
+                pcap_scratch: if tap.is_some() { vec![0; BUF_LEN] } else { Vec::new() },
                 late: Vec::with_capacity(1 << 16),
                 h: DirectionHealth::default(),
+                tap,
             }
         }
 
@@ -340,6 +429,9 @@ mod os {
                 if ep.wait(20)? > 0 {
                     timer.drain();
                 }
+            }
+            if let Some(tap) = &mut self.tap {
+                tap.flush()?;
             }
             self.h.link = self.link.stats();
             self.h.lateness = Lateness::from_samples(std::mem::take(&mut self.late));
@@ -457,6 +549,13 @@ mod os {
                 for _ in 0..count {
                     let f = self.line.pop_front().expect("counted above");
                     self.record_late(now, f.at_ns);
+                    if let Some(tap) = &mut self.tap {
+                        let ts = tap.wall0_ns + (f.at_ns - self.t0_ns);
+                        pcap_record(&mut tap.buf, ts, &self.slab[f.pkt as usize], f.seg, &mut self.pcap_scratch);
+                        if tap.buf.len() > 1 << 20 {
+                            let _ = tap.flush();
+                        }
+                    }
                 }
                 let p = &self.slab[first.pkt as usize];
                 let r = if p.nseg == count {
