@@ -434,6 +434,7 @@ mod os {
                 tap.flush()?;
             }
             self.h.link = self.link.stats();
+            self.h.in_flight_at_stop = self.line.len() as u64;
             self.h.lateness = Lateness::from_samples(std::mem::take(&mut self.late));
             self.h.cpu_s = (sys::thread_cpu_ns() - cpu0) as f64 * 1e-9;
             Ok(self.h.clone())
