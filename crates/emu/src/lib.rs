@@ -38,7 +38,7 @@ pub use knobs::{honoured_knobs, linux_tcp, LinuxTcp};
 #[cfg(target_os = "linux")]
 pub use netns::{check_environment, existing_namespaces, sweep_leftovers};
 #[cfg(target_os = "linux")]
-pub use stream::run_stream_on;
+pub use stream::{connect_pair, run_stream_on};
 pub use stream::{Sample, StreamResult, StreamSpec};
 #[cfg(target_os = "linux")]
 pub use testbed::Testbed;

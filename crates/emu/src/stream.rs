@@ -8,7 +8,7 @@ use tcplab_units::{ByteSize, Duration};
 use crate::kstats::{Estats, NetCounters};
 
 #[cfg(target_os = "linux")]
-pub use os::run_stream_on;
+pub use os::{connect_pair, run_stream_on};
 
 /// The bulk test.
 #[derive(Debug, Clone)]
@@ -68,6 +68,7 @@ impl StreamResult {
 #[cfg(target_os = "linux")]
 mod os {
     use std::io;
+    use std::net::TcpStream;
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
     use super::{Sample, StreamResult, StreamSpec};
@@ -127,6 +128,42 @@ mod os {
         }
     }
 
+    /// A listening socket on the server's address, with the server's knobs.
+    fn listen_on(tb: &Testbed, port: u16) -> Result<OwnedFd, EmuError> {
+        let listener = tcp_socket(tb.netns(Side::Server), &tb.tcp(Side::Server).sockopts)?;
+        let lfd = listener.as_raw_fd();
+        let os = |what: &'static str| move |e: io::Error| EmuError::os(what, e);
+        sys::setsockopt_int(lfd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1).map_err(os("SO_REUSEADDR"))?;
+        let sa = sockaddr(SERVER_ADDR, port);
+        let salen = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        // SAFETY: `sa` is a valid sockaddr_in of `salen` bytes.
+        cvt(unsafe { libc::bind(lfd, (&sa as *const libc::sockaddr_in).cast(), salen) }).map_err(os("bind"))?;
+        // SAFETY: plain syscall.
+        cvt(unsafe { libc::listen(lfd, 16) }).map_err(os("listen"))?;
+        Ok(listener)
+    }
+
+    /// A connected (client, server) pair of blocking sockets across the testbed, each with its side's knobs
+    /// applied (SO_SNDBUF/SO_RCVBUF, TCP_NODELAY, TCP_CORK, TCP_MAXSEG, TCP_CONGESTION): the building block
+    /// for workloads other than TCP_STREAM. Set them non-blocking for an epoll loop if needed.
+    pub fn connect_pair(tb: &Testbed, port: u16) -> Result<(TcpStream, TcpStream), EmuError> {
+        let listener = listen_on(tb, port)?;
+        let client = tcp_socket(tb.netns(Side::Client), &tb.tcp(Side::Client).sockopts)?;
+        let sa = sockaddr(SERVER_ADDR, port);
+        let salen = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        // SAFETY: `sa` is valid; blocking connect.
+        cvt(unsafe { libc::connect(client.as_raw_fd(), (&sa as *const libc::sockaddr_in).cast(), salen) })
+            .map_err(|e| EmuError::os("connect", e))?;
+        // SAFETY: accept on a listening socket; peer address not wanted.
+        let fd = cvt(unsafe {
+            libc::accept4(listener.as_raw_fd(), std::ptr::null_mut(), std::ptr::null_mut(), libc::SOCK_CLOEXEC)
+        })
+        .map_err(|e| EmuError::os("accept", e))?;
+        // SAFETY: just accepted, owned from here on.
+        let server = unsafe { OwnedFd::from_raw_fd(fd) };
+        Ok((TcpStream::from(client), TcpStream::from(server)))
+    }
+
     fn counters(ns: &Netns) -> Result<NetCounters, EmuError> {
         ns.enter(kstats::read_net_counters).map_err(|e| EmuError::os("reading /proc/net/netstat", e))
     }
@@ -138,15 +175,10 @@ mod os {
             move |e: io::Error| EmuError::os(what, e)
         };
         let (cns, sns) = (tb.netns(Side::Client), tb.netns(Side::Server));
-        let listener = tcp_socket(sns, &tb.tcp(Side::Server).sockopts)?;
+        let listener = listen_on(tb, PORT)?;
         let lfd = listener.as_raw_fd();
-        sys::setsockopt_int(lfd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1).map_err(os("SO_REUSEADDR"))?;
         let sa = sockaddr(SERVER_ADDR, PORT);
         let salen = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
-        // SAFETY: `sa` is a valid sockaddr_in of `salen` bytes.
-        cvt(unsafe { libc::bind(lfd, (&sa as *const libc::sockaddr_in).cast(), salen) }).map_err(os("bind"))?;
-        // SAFETY: plain syscall.
-        cvt(unsafe { libc::listen(lfd, 16) }).map_err(os("listen"))?;
         let client_sock = tcp_socket(cns, &tb.tcp(Side::Client).sockopts)?;
         let cfd = client_sock.as_raw_fd();
 
