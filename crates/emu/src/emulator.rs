@@ -102,6 +102,10 @@ pub struct DirectionHealth {
     /// Reads from the input device, and how many of them were GSO super-packets.
     pub reads: u64,
     pub super_packets: u64,
+    /// Wake-ups that read the most packets one wake-up may read (64) without emptying the input device:
+    /// packets were waiting in the kernel's TUN queue, a delay the model does not see. Near zero in a
+    /// healthy run; large when the emulator falls behind the sender.
+    pub reads_at_cap: u64,
     /// Writes to the output device, and how many failed (a failed write is a hidden drop).
     pub writes: u64,
     pub write_errors: u64,
@@ -462,6 +466,7 @@ mod os {
                 self.h.reads += 1;
                 self.admit(i, n, now);
             }
+            self.h.reads_at_cap += 1;
             Ok(())
         }
 

@@ -23,7 +23,7 @@ fn row(label: &str, r: &EmuRun) {
     let frames = (h.up.link.frames_in + h.down.link.frames_in) as f64;
     let us = |ns: u64| ns as f64 / 1000.0;
     println!(
-        "| {label} | {:.3} | {:.0} | {:.0} | {} / {} | {:.0} / {:.0} / {:.0} | {:.2} / {:.2} | {} |",
+        "| {label} | {:.3} | {:.0} | {:.0} | {} / {} | {:.0} / {:.0} / {:.0} | {:.2} / {:.2} | {} | {} |",
         s.goodput_between(1.0, 4.0).unwrap_or(s.throughput_bps) / 1e9,
         frames / s.elapsed_s,
         h.up.link.frames_in as f64 / h.up.reads.max(1) as f64,
@@ -35,6 +35,7 @@ fn row(label: &str, r: &EmuRun) {
         h.up.cpu_s / s.elapsed_s,
         h.down.cpu_s / s.elapsed_s,
         h.hidden_drops,
+        h.up.reads_at_cap,
     );
 }
 
@@ -46,8 +47,8 @@ fn emulator_figures() {
     }
     let exact = EmulatorConfig { gso: false, coalesce: Duration::ZERO, ..EmulatorConfig::default() };
     let gso = EmulatorConfig::default();
-    println!("| run | goodput Gbit/s (1–4 s) | frames/s (both directions) | frames per read (up) | reads / writes (up) | up lateness p50 / p99 / max µs | CPU up / down (cores) | hidden drops |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("| run | goodput Gbit/s (1–4 s) | frames/s (both directions) | frames per read (up) | reads / writes (up) | up lateness p50 / p99 / max µs | CPU up / down (cores) | hidden drops | reads at cap (up) |");
+    println!("|---|---|---|---|---|---|---|---|---|");
     row("ceiling, per-frame (no GSO), 40gbit 0 ms", &run("40gbit", "0s", "100000pkt", exact.clone()));
     row("ceiling, GSO + coalescing, 40gbit 0 ms", &run("40gbit", "0s", "100000pkt", gso.clone()));
     row("100mbit 20 ms, 1-BDP queue, GSO", &run("100mbit", "20ms", "325pkt", gso.clone()));
