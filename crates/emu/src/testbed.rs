@@ -165,8 +165,8 @@ mod os {
             let client_tcp = linux_tcp(&spec.client, "client")?;
             let server_tcp = linux_tcp(&spec.server, "server")?;
             let run = Run::create()?;
-            let c = setup_side(&run.client, &client_tcp, CLIENT_ADDR, SERVER_ADDR, spec.emulator.gso)?;
-            let s = setup_side(&run.server, &server_tcp, SERVER_ADDR, CLIENT_ADDR, spec.emulator.gso)?;
+            let c = setup_side(&run.client, "client", &client_tcp, CLIENT_ADDR, SERVER_ADDR, spec.emulator.gso)?;
+            let s = setup_side(&run.server, "server", &server_tcp, SERVER_ADDR, CLIENT_ADDR, spec.emulator.gso)?;
             let up = DirectionSpec {
                 link: spec.up.clone(),
                 seed: split_seed(spec.seed, 1),
@@ -252,9 +252,43 @@ mod os {
         }
     }
 
-    fn setup_side(ns: &Netns, tcp: &LinuxTcp, me: [u8; 4], peer: [u8; 4], gso: bool) -> Result<OwnedFd, EmuError> {
+    fn setup_side(
+        ns: &Netns,
+        side: &'static str,
+        tcp: &LinuxTcp,
+        me: [u8; 4],
+        peer: [u8; 4],
+        gso: bool,
+    ) -> Result<OwnedFd, EmuError> {
+        let mut route = tcp.route.clone();
         for (k, v) in &tcp.sysctls {
-            ns.sysctl(k, v)?;
+            // Two of them are recent (Linux 6.x); an older kernel gets the route option, or its fixed value.
+            let exists = std::path::Path::new("/proc/sys").join(k.replace('.', "/")).exists();
+            match (*k, exists) {
+                (_, true) => ns.sysctl(k, v)?,
+                ("net.ipv4.tcp_rto_min_us", false) => {
+                    let us: u64 = v.parse().unwrap_or(200_000);
+                    if !us.is_multiple_of(1000) {
+                        return Err(EmuError::Knob {
+                            side,
+                            knob: "rto_min".into(),
+                            value: format!("{us}us"),
+                            reason: "this kernel has no tcp_rto_min_us; the route's rto_min takes whole ms".into(),
+                        });
+                    }
+                    route.push(("rto_min", format!("{}ms", us / 1000)));
+                }
+                ("net.ipv4.tcp_rto_max_ms", false) if v == "120000" => {}
+                ("net.ipv4.tcp_rto_max_ms", false) => {
+                    return Err(EmuError::Knob {
+                        side,
+                        knob: "rto_max".into(),
+                        value: format!("{v}ms"),
+                        reason: "this kernel has no tcp_rto_max_ms (Linux 6.15+): its maximum is fixed at 120s".into(),
+                    })
+                }
+                _ => ns.sysctl(k, v)?,
+            }
         }
         let fd = ns.enter(|| tun::open(tun::DEVICE, gso)).map_err(|e| EmuError::os("creating the TUN device", e))?;
         let mtu = crate::knobs::MTU.to_string();
@@ -263,7 +297,7 @@ mod os {
         let peer_net = format!("{}.{}.{}.0/24", peer[0], peer[1], peer[2]);
         let mut args: Vec<String> =
             ["route", "add", &peer_net, "dev", tun::DEVICE, "src", &dotted(me)].iter().map(|s| s.to_string()).collect();
-        for (k, v) in &tcp.route {
+        for (k, v) in &route {
             args.push(k.to_string());
             args.push(v.clone());
         }
