@@ -491,8 +491,8 @@ mod os {
             let gso_type = b[1] & !GSO_ECN;
             let gso_size = u16::from_le_bytes([b[4], b[5]]) as usize;
             let ip_len = n - VNET_HDR_LEN;
-            let (hdrs, nseg) = if gso_type == GSO_TCPV4 && gso_size > 0 && ip_len > 40 {
-                let ihl = (ip[0] & 0x0f) as usize * 4;
+            let ihl = (ip[0] & 0x0f) as usize * 4;
+            let (hdrs, nseg) = if gso_type == GSO_TCPV4 && gso_size > 0 && ip_len > ihl + 20 {
                 let doff = (ip[ihl + 12] >> 4) as usize * 4;
                 let hdrs = ihl + doff;
                 let payload = ip_len.saturating_sub(hdrs);

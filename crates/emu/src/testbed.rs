@@ -292,7 +292,7 @@ mod os {
         }
         let fd = ns.enter(|| tun::open(tun::DEVICE, gso)).map_err(|e| EmuError::os("creating the TUN device", e))?;
         let mtu = crate::knobs::MTU.to_string();
-        ns.ip(&["link", "set", tun::DEVICE, "mtu", &mtu, "up"])?;
+        ns.ip(&["link", "set", tun::DEVICE, "mtu", &mtu, "txqueuelen", "500", "up"])?;
         ns.ip(&["addr", "add", &format!("{}/32", dotted(me)), "dev", tun::DEVICE])?;
         let peer_net = format!("{}.{}.{}.0/24", peer[0], peer[1], peer[2]);
         let mut args: Vec<String> =
