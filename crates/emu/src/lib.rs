@@ -113,6 +113,8 @@ impl EmuSpec {
 pub struct EmuRun {
     pub stream: StreamResult,
     pub health: Health,
+    /// How many runs were made to get this one (see [`run_stream_until_valid`]).
+    pub attempts: u32,
 }
 
 /// Runs TCP_STREAM on the kernel through the emulator. Errors: not Linux or not root
@@ -125,7 +127,22 @@ pub fn run_stream(spec: &EmuSpec) -> Result<EmuRun, EmuError> {
         &StreamSpec { duration: spec.duration, message: spec.message, sample_interval: spec.sample_interval },
     )?;
     let health = tb.finish()?;
-    Ok(EmuRun { stream, health })
+    Ok(EmuRun { stream, health, attempts: 1 })
+}
+
+/// Runs [`run_stream`] up to `attempts` times until the run's health is valid (the rule: repeat a
+/// run whose health is bad rather than report it). Returns the first valid run, or the last run (with
+/// `health.valid == false`) when none was; `EmuRun::attempts` says how many were made.
+pub fn run_stream_until_valid(spec: &EmuSpec, attempts: u32) -> Result<EmuRun, EmuError> {
+    let mut n = 0;
+    loop {
+        n += 1;
+        let mut run = run_stream(spec)?;
+        run.attempts = n;
+        if run.health.valid || n >= attempts.max(1) {
+            return Ok(run);
+        }
+    }
 }
 
 /// Off Linux: always [`EmuError::Unsupported`].

@@ -2,7 +2,7 @@
 
 mod common;
 
-use tcplab_emu::{run_stream, EmuSpec};
+use tcplab_emu::{run_stream_until_valid, EmuSpec};
 use tcplab_units::{ByteSize, Duration};
 
 #[test]
@@ -14,12 +14,14 @@ fn bulk_1gbit_20ms_rtt_within_5_percent_of_the_bound() {
     let mut spec = EmuSpec::new(common::link("1gbit", "10ms", "1625pkt"), Duration::from_secs(5));
     spec.client.send_buffer = ByteSize::new(32 << 20);
     spec.server.recv_buffer = ByteSize::new(32 << 20);
-    let run = run_stream(&spec).unwrap();
+    // A run whose health is bad (CPU contention on a shared machine) is repeated, not judged.
+    let run = run_stream_until_valid(&spec, 3).unwrap();
     let (s, h) = (&run.stream, &run.health);
     let bound = common::bound_bps(1e9);
     let steady = s.goodput_between(1.0, 5.0).unwrap();
     eprintln!(
-        "1 Gbit/s: {:.1} Mbit/s whole run, {:.1} after 1 s, bound {:.1}; retrans {:?}; health {h:?}; netstat {:?}",
+        "1 Gbit/s (attempt {}): {:.1} Mbit/s whole run, {:.1} after 1 s, bound {:.1}; retrans {:?}; health {h:?}; netstat {:?}",
+        run.attempts,
         s.throughput_bps / 1e6,
         steady / 1e6,
         bound / 1e6,
