@@ -209,7 +209,7 @@ struct RunDigest {
     throughput_bps: f64,
 }
 
-fn run_all(spec: &tcplab_sim::SimSpec, repeat: u64, jobs: u64) -> Result<(f64, Vec<RunDigest>), String> {
+fn run_all(scenario: &tcplab_lab::Scenario, repeat: u64, jobs: u64) -> Result<(f64, Vec<RunDigest>), String> {
     let next = AtomicU64::new(1);
     let done = Mutex::new(Vec::with_capacity(repeat as usize));
     let failed: Mutex<Option<String>> = Mutex::new(None);
@@ -221,19 +221,22 @@ fn run_all(spec: &tcplab_sim::SimSpec, repeat: u64, jobs: u64) -> Result<(f64, V
                 if seed > repeat {
                     break;
                 }
-                let r = match tcplab_sim::run(spec, seed) {
+                let r = match tcplab_lab::run_point(scenario, seed) {
                     Ok(r) => r,
                     Err(e) => {
                         failed.lock().expect("no thread panicked while holding the lock").get_or_insert(e.to_string());
                         break;
                     }
                 };
+                let tcplab_lab::result::Metrics::Stream(m) = &r.point.metrics else {
+                    unreachable!("the bench runs bulk-transfer scenarios only")
+                };
                 let d = RunDigest {
                     seed,
-                    delivered: r.delivered_bytes,
-                    events: r.events,
-                    data_segments: r.data_segments,
-                    throughput_bps: r.throughput_bps,
+                    delivered: m.delivered_bytes,
+                    events: r.engine.events,
+                    data_segments: r.engine.data_segments,
+                    throughput_bps: m.throughput_bps,
                 };
                 done.lock().expect("no thread panicked while holding the lock").push(d);
             });
@@ -256,11 +259,10 @@ pub fn bench_one(args: &BenchOneArgs) -> Result<(), String> {
         set.push(format!("test.duration=\"{d}\""));
     }
     let scenario = load(&Source { name: &args.name, text }, &set).map_err(|e| e.to_string())?;
-    let spec = tcplab_lab::result::sim_spec(&scenario);
     let repeat = args.runs.repeat.max(1);
-    let (wall, runs) = run_all(&spec, repeat, args.runs.jobs)?;
+    let (wall, runs) = run_all(&scenario, repeat, args.runs.jobs)?;
     let (serial_wall_s, parallel_efficiency, identical_to_serial) = if args.runs.jobs > 1 {
-        let (serial, serial_runs) = run_all(&spec, repeat, 1)?;
+        let (serial, serial_runs) = run_all(&scenario, repeat, 1)?;
         (Some(serial), Some(serial / wall / args.runs.jobs as f64), Some(serial_runs == runs))
     } else {
         (None, None, None)

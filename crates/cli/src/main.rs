@@ -38,6 +38,16 @@ enum Command {
         /// Print nothing but errors (and the JSON if it goes to stdout).
         #[arg(long)]
         quiet: bool,
+        /// Write every packet seen at the tap `--pcap-at` to FILE (pcap, nanosecond timestamps).
+        #[arg(long, value_name = "FILE")]
+        pcap: Option<String>,
+        /// Where the trace is taken: client, server (a host's NIC), up, down (packets entering that
+        /// direction of the path).
+        #[arg(long, value_name = "TAP", default_value = "client")]
+        pcap_at: String,
+        /// Bytes of each frame kept in the trace (lengths in the record headers stay real).
+        #[arg(long, value_name = "BYTES", default_value_t = tcplab_report::pcap::DEFAULT_SNAPLEN)]
+        pcap_snaplen: u32,
     },
     /// Validate a scenario without running it.
     Check {
@@ -49,7 +59,8 @@ enum Command {
     List,
     /// The TCP knobs and the stack personalities: with KNOB, its meaning and its value in each personality.
     Explain {
-        /// A knob of client.tcp / server.tcp, e.g. `ack_policy`.
+        /// A knob of client.tcp / server.tcp, e.g. `ack_policy`; or words to look for in the knobs' names
+        /// and documentation, e.g. `nagle` or "delayed ack".
         knob: Option<String>,
     },
     /// Run the performance benchmarks (docs/benchmarks.md).
@@ -80,8 +91,9 @@ fn main() -> ExitCode {
         }
     };
     let outcome = match cli.command {
-        Command::Run { scenario, set, seed, backend, json, quiet } => {
-            run(&scenario, &set, seed, &backend, json.as_deref(), quiet)
+        Command::Run { scenario, set, seed, backend, json, quiet, pcap, pcap_at, pcap_snaplen } => {
+            let outputs = Outputs { json, pcap, pcap_at, pcap_snaplen };
+            run(&scenario, &set, seed, &backend, &outputs, quiet)
         }
         Command::Check { scenario, set } => check(&scenario, &set),
         Command::List => {
@@ -133,20 +145,40 @@ fn check(arg: &str, set: &[String]) -> Result<(), Failure> {
     Ok(())
 }
 
-fn run(
-    arg: &str,
-    set: &[String],
-    seed: Option<u64>,
-    backend: &str,
-    json: Option<&str>,
-    quiet: bool,
-) -> Result<(), Failure> {
+/// The files `run` writes besides the table.
+struct Outputs {
+    json: Option<String>,
+    pcap: Option<String>,
+    pcap_at: String,
+    pcap_snaplen: u32,
+}
+
+fn run(arg: &str, set: &[String], seed: Option<u64>, backend: &str, out: &Outputs, quiet: bool) -> Result<(), Failure> {
+    use tcplab_report::pcap::{PcapProbe, Tap};
     if backend != "sim" {
         return Err(Failure::BadInput(format!("--backend {backend}: accepted: sim")));
     }
+    let tap = Tap::parse(&out.pcap_at)
+        .ok_or_else(|| Failure::BadInput(format!("--pcap-at {}: accepted: {}", out.pcap_at, Tap::NAMES.join(", "))))?;
+    // 68 bytes hold the Ethernet, IPv4 and TCP headers without options (tcpdump's old default).
+    if out.pcap_snaplen < 68 {
+        return Err(Failure::BadInput(format!("--pcap-snaplen {}: accepted: 68 or more", out.pcap_snaplen)));
+    }
+    let json = out.json.as_deref();
     let s = read_scenario(arg, set)?;
     let seed = seed.unwrap_or(s.seed);
-    let doc = tcplab_lab::run_scenario(&s, seed).map_err(|e| Failure::Run(format!("{arg}: {e}")))?;
+    let mut pcap = match &out.pcap {
+        Some(path) => Some(
+            PcapProbe::create(Path::new(path), tap, out.pcap_snaplen)
+                .map_err(|e| Failure::Run(format!("{path}: cannot write: {e}")))?,
+        ),
+        None => None,
+    };
+    let probe = pcap.as_mut().map(|p| p as &mut dyn tcplab_sim::Probe<tcplab_tcp::Connection>);
+    let doc = tcplab_lab::run_scenario_with(&s, seed, probe).map_err(|e| Failure::Run(format!("{arg}: {e}")))?;
+    if let (Some(p), Some(path)) = (pcap, &out.pcap) {
+        p.finish().map_err(|e| Failure::Run(format!("{path}: cannot write: {e}")))?;
+    }
     if !quiet && json != Some("-") {
         print!("{}", tcplab_report::table(&doc));
     }
@@ -218,8 +250,32 @@ fn explain(knob: Option<&str>) -> Result<(), Failure> {
         }
         Some(k) => {
             let Some((_, doc)) = knobs.iter().find(|(n, _)| *n == k) else {
-                let names: Vec<&str> = knobs.iter().map(|(n, _)| *n).collect();
-                return Err(Failure::BadInput(format!("{k}: no such knob; accepted: {}", names.join(", "))));
+                // Not a knob's name: search the names and the documentation for every word given
+                // (`tcplab explain nagle`, `tcplab explain delayed ack`).
+                let words: Vec<String> = k.split_whitespace().map(str::to_lowercase).collect();
+                let hits: Vec<(&str, &str)> = knobs
+                    .iter()
+                    .filter(|(n, d)| {
+                        let text = format!("{n} {d}").to_lowercase().replace('_', " ");
+                        words.iter().all(|w| text.contains(&w.replace('_', " ")))
+                    })
+                    .map(|(n, d)| (*n, *d))
+                    .collect();
+                if hits.is_empty() {
+                    let names: Vec<&str> = knobs.iter().map(|(n, _)| *n).collect();
+                    return Err(Failure::BadInput(format!(
+                        "{k}: no knob is named so or mentions it; accepted: {}",
+                        names.join(", ")
+                    )));
+                }
+                println!("Knobs whose name or documentation mentions {k:?} (`tcplab explain KNOB` for one):\n");
+                for (name, doc) in hits {
+                    let first = doc.split(". ").next().unwrap_or(doc).trim_end_matches('.');
+                    let short: String = first.chars().take(100).collect();
+                    let more = if short.len() < first.len() { "…" } else { "" };
+                    println!("  {name:<26} {short}{more}");
+                }
+                return Ok(());
             };
             println!("{k}\n");
             let mut line = String::new();

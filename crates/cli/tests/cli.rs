@@ -203,4 +203,14 @@ fn explain_lists_every_knob_per_personality() {
     let one = tcplab().args(["explain", "abc"]).output().unwrap();
     assert!(String::from_utf8_lossy(&one.stdout).contains("RFC 3465"));
     assert_eq!(tcplab().args(["explain", "warp_drive"]).output().unwrap().status.code(), Some(2));
+    // Words that are no knob's name find the knobs whose documentation mentions them.
+    let nagle = tcplab().args(["explain", "nagle"]).output().unwrap();
+    let text = String::from_utf8_lossy(&nagle.stdout);
+    assert!(nagle.status.success() && text.contains("nodelay") && text.contains("minshall"), "{text}");
+    let delack = tcplab().args(["explain", "delayed ack"]).output().unwrap();
+    let text = String::from_utf8_lossy(&delack.stdout);
+    assert!(text.contains("delayed_ack_timeout") && text.contains("ack_policy"), "{text}");
+    assert!(!text.contains("  mss "), "only knobs that mention both words: {text}");
+    let sack = String::from_utf8_lossy(&tcplab().args(["explain", "SACK"]).output().unwrap().stdout).to_string();
+    assert!(sack.contains("prr") || sack.contains("dupthresh") || sack.contains("lost_retransmit_detection"), "{sack}");
 }

@@ -1,8 +1,9 @@
-//! Running a scenario and the result document.
+//! The result document and running a scenario into it. The lab owns the schema (`tcplab.result/1`,
+//! docs/results.md): a backend reports what its applications measured and what its stack counted
+//! ([`BackendRun`]), and the lab maps that to the metrics of the test kind.
 
 use serde::Serialize;
-use tcplab_link::{LinkStats, NicStats};
-use tcplab_sim::{ConnectionResult, Direction, HostSpec, RunResult, Series, SimError, SimSpec, TestSpec};
+use tcplab_workload::{Report, Role};
 
 use crate::scenario::{Scenario, TestKind};
 
@@ -28,12 +29,73 @@ pub struct Point {
     /// The first sender's gauges over time, when `test.series` asked for them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub series: Option<Series>,
+    /// Every connection end's RFC 4898 variables over time, when `test.series` named them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logvars: Option<crate::probes::LogVars>,
     pub links: Links,
 }
 
-/// Figures of merit; a metric that does not apply to the test is absent, not zero.
+/// Figures of merit, one type per kind of test; a metric that does not apply is absent, not zero.
 #[derive(Debug, Clone, Serialize)]
-pub struct Metrics {
+#[serde(untagged)]
+pub enum Metrics {
+    Stream(StreamMetrics),
+    Rr(RrMetrics),
+}
+
+/// The figures of a request/response test (TCP_RR, TCP_CRR).
+#[derive(Debug, Clone, Serialize)]
+pub struct RrMetrics {
+    /// Transactions completed during the measurement, per second.
+    pub transactions_per_s: f64,
+    /// Transactions completed during the measurement (their response's last byte was read in it).
+    pub transactions: u64,
+    /// Per-transaction latency: request write (TCP_CRR: connect call) to the response's last byte read.
+    pub latency_us: LatencyMetrics,
+    /// Segments retransmitted by all endpoints during the whole run.
+    pub retransmissions: u64,
+    /// Length of the measurement, seconds.
+    pub elapsed_s: f64,
+    /// TCP_CRR: connections the client opened over the whole run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connections_opened: Option<u64>,
+    /// TCP_CRR: times a transaction found no free ephemeral port and waited for one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub port_waits: Option<u64>,
+}
+
+/// Statistics of a set of latencies, microseconds: mean, population standard deviation, minimum and
+/// maximum exact; percentiles from an HDR histogram with 3 significant digits.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct LatencyMetrics {
+    pub mean: f64,
+    pub stddev: f64,
+    pub min: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p99_9: f64,
+    pub max: f64,
+}
+
+impl From<tcplab_workload::LatencySummary> for LatencyMetrics {
+    fn from(s: tcplab_workload::LatencySummary) -> Self {
+        LatencyMetrics {
+            mean: s.mean,
+            stddev: s.stddev,
+            min: s.min,
+            p50: s.p50,
+            p90: s.p90,
+            p99: s.p99,
+            p99_9: s.p99_9,
+            max: s.max,
+        }
+    }
+}
+
+/// The figures of a bulk transfer (TCP_STREAM, TCP_MAERTS).
+#[derive(Debug, Clone, Serialize)]
+pub struct StreamMetrics {
     /// Payload bits per second delivered to the receiving application during the measurement.
     pub throughput_bps: f64,
     /// Payload bytes delivered during the measurement.
@@ -44,62 +106,191 @@ pub struct Metrics {
     pub elapsed_s: f64,
 }
 
+/// Statistics of one connection end.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConnectionResult {
+    /// `client` or `server`: the host the end is on.
+    pub side: &'static str,
+    /// `tcp` (later `rdp`).
+    pub protocol: &'static str,
+    /// The state at the end of the run, spelled as the protocol's RFC does.
+    pub state: String,
+    /// The protocol's RFC 4898-style variables.
+    pub estats: serde_json::Value,
+}
+
+/// Sampled RFC 4898 gauges of the first sending connection.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Series {
+    pub interval_s: f64,
+    pub columns: Vec<&'static str>,
+    pub rows: Vec<Vec<f64>>,
+}
+
 /// Link and NIC counters of the point.
 #[derive(Debug, Clone, Serialize)]
 pub struct Links {
-    pub up: LinkStats,
-    pub down: LinkStats,
-    pub nic_client: NicStats,
-    pub nic_server: NicStats,
+    pub up: LinkCounters,
+    pub down: LinkCounters,
+    pub nic_client: NicCounters,
+    pub nic_server: NicCounters,
 }
 
-/// The simulator's input for a scenario.
-pub fn sim_spec(s: &Scenario) -> SimSpec {
-    let host = |h: &crate::scenario::Host| HostSpec {
-        tcp: h.tcp.clone(),
-        nic_rate: h.host.nic_rate,
-        txqueuelen: h.host.txqueuelen,
-    };
-    SimSpec {
-        up: s.path.up.clone(),
-        down: s.path.down.clone(),
-        client: host(&s.client),
-        server: host(&s.server),
-        test: TestSpec {
-            direction: match s.test.kind {
-                TestKind::TcpMaerts => Direction::ServerToClient,
-                _ => Direction::ClientToServer,
-            },
-            duration: s.test.duration,
-            message: s.test.message.bytes(),
-            parallel: s.test.parallel,
-            series_interval: s.test.series,
-        },
+/// Counters of one direction of the path.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct LinkCounters {
+    pub frames_in: u64,
+    pub frames_delivered: u64,
+    pub bytes_delivered: u64,
+    pub drops_queue_full: u64,
+    pub drops_random_loss: u64,
+    /// Highest number of frames waiting in the queue (not counting the one on the wire).
+    pub max_queue_frames: u32,
+}
+
+/// Counters of a host's NIC transmit queue.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct NicCounters {
+    pub frames_sent: u64,
+    /// Offers refused because `txqueuelen` frames were already waiting.
+    pub refused_full: u64,
+    pub max_queue_frames: u32,
+}
+
+/// What a backend reports for one run of one point, before the lab turns it into metrics.
+#[derive(Debug, Clone)]
+pub struct BackendRun {
+    /// Each application's side (`client`/`server`) and report.
+    pub apps: Vec<(&'static str, Report)>,
+    /// Connection ends, each client end followed by its server end.
+    pub connections: Vec<ConnectionResult>,
+    /// Retransmitted segments, all connection ends.
+    pub retransmissions: u64,
+    pub links: Links,
+    pub series: Option<Series>,
+    pub logvars: Option<crate::probes::LogVars>,
+    pub engine: EngineCounters,
+}
+
+/// The simulator's own figures (for benchmarks; not in the result document).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct EngineCounters {
+    pub events: u64,
+    pub data_segments: u64,
+}
+
+/// Why a point produced no result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunError {
+    /// The simulator could not run the point (connections never came up).
+    Sim(tcplab_sim::SimError),
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Sim(e) => e.fmt(f),
+        }
     }
 }
 
-/// Runs the scenario on the simulator with `seed`.
-pub fn run_scenario(s: &Scenario, seed: u64) -> Result<ResultDoc, SimError> {
-    let r: RunResult = tcplab_sim::run(&sim_spec(s), seed)?;
+impl std::error::Error for RunError {}
+
+/// One point, run: the document's point and the engine's counters.
+#[derive(Debug, Clone)]
+pub struct PointRun {
+    pub point: Point,
+    pub engine: EngineCounters,
+}
+
+/// The metrics of `kind` from what the backend reported.
+fn metrics(kind: TestKind, run: &BackendRun) -> Metrics {
+    match kind {
+        TestKind::TcpStream | TestKind::TcpMaerts => {
+            // Goodput is what the receiving application read during the window.
+            let (delivered, elapsed) = run
+                .apps
+                .iter()
+                .filter_map(|(_, r)| match r {
+                    Report::Stream(s) if s.role == Role::Receive => Some((s.window_bytes, s.elapsed)),
+                    _ => None,
+                })
+                .fold((0, tcplab_units::Duration::ZERO), |(b, d), (wb, we)| (b + wb, d.max(we)));
+            let secs = elapsed.as_secs_f64();
+            Metrics::Stream(StreamMetrics {
+                throughput_bps: if elapsed.is_zero() { 0.0 } else { delivered as f64 * 8.0 / secs },
+                delivered_bytes: delivered,
+                retransmissions: run.retransmissions,
+                elapsed_s: secs,
+            })
+        }
+        TestKind::TcpRr | TestKind::TcpCrr => {
+            let client = run
+                .apps
+                .iter()
+                .find_map(|(_, r)| match r {
+                    Report::Rr(r) if r.client => Some(r),
+                    _ => None,
+                })
+                .expect("a request/response test has a client");
+            let secs = client.elapsed.as_secs_f64();
+            let crr = kind == TestKind::TcpCrr;
+            Metrics::Rr(RrMetrics {
+                transactions_per_s: if client.elapsed.is_zero() { 0.0 } else { client.transactions as f64 / secs },
+                transactions: client.transactions,
+                latency_us: client.latency.into(),
+                retransmissions: run.retransmissions,
+                elapsed_s: secs,
+                connections_opened: crr.then_some(client.connections_opened),
+                port_waits: crr.then_some(client.port_waits),
+            })
+        }
+        other => unreachable!("validation refuses test kind {other:?} until it is implemented"),
+    }
+}
+
+/// Runs one point of the scenario on the simulator with `seed`.
+pub fn run_point(s: &Scenario, seed: u64) -> Result<PointRun, RunError> {
+    run_point_with(s, seed, None)
+}
+
+/// [`run_point`], with a probe of the caller's (a packet trace) told every packet event.
+pub fn run_point_with(
+    s: &Scenario,
+    seed: u64,
+    probe: Option<&mut dyn tcplab_sim::Probe<tcplab_tcp::Connection>>,
+) -> Result<PointRun, RunError> {
+    let run = crate::sim_backend::run_with(s, seed, probe).map_err(RunError::Sim)?;
     let point = Point {
         params: serde_json::Map::new(),
         iterations: 1,
-        metrics: Metrics {
-            throughput_bps: r.throughput_bps,
-            delivered_bytes: r.delivered_bytes,
-            retransmissions: r.retransmissions,
-            elapsed_s: r.elapsed_s,
-        },
-        connections: r.connections,
-        series: r.series,
-        links: Links { up: r.link_up, down: r.link_down, nic_client: r.nic_client, nic_server: r.nic_server },
+        metrics: metrics(s.test.kind, &run),
+        connections: run.connections,
+        series: run.series,
+        logvars: run.logvars,
+        links: run.links,
     };
+    Ok(PointRun { point, engine: run.engine })
+}
+
+/// Runs the scenario on the simulator with `seed`.
+pub fn run_scenario(s: &Scenario, seed: u64) -> Result<ResultDoc, RunError> {
+    run_scenario_with(s, seed, None)
+}
+
+/// [`run_scenario`], with a probe of the caller's told every packet event.
+pub fn run_scenario_with(
+    s: &Scenario,
+    seed: u64,
+    probe: Option<&mut dyn tcplab_sim::Probe<tcplab_tcp::Connection>>,
+) -> Result<ResultDoc, RunError> {
+    let p = run_point_with(s, seed, probe)?;
     Ok(ResultDoc {
         schema: "tcplab.result/1",
         tcplab: env!("CARGO_PKG_VERSION"),
         backend: "sim",
         seed,
         scenario: s.clone(),
-        points: vec![point],
+        points: vec![p.point],
     })
 }

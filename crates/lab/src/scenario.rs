@@ -50,11 +50,75 @@ pub struct Nic {
     /// Line rate of the NIC (`"1gbit"`). Unset: the NIC is faster than the path and never queues.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nic_rate: Option<Rate>,
+    /// Local ports for the connections the host opens (Linux `ip_local_port_range`), `"32768-60999"`.
+    #[serde(default, skip_serializing_if = "PortRange::is_default")]
+    pub ephemeral_ports: PortRange,
 }
 
 impl Default for Nic {
     fn default() -> Self {
-        Nic { txqueuelen: default_txqueuelen(), nic_rate: None }
+        Nic { txqueuelen: default_txqueuelen(), nic_rate: None, ephemeral_ports: PortRange::default() }
+    }
+}
+
+/// An inclusive range of ports, written `"LOW-HIGH"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PortRange {
+    pub low: u16,
+    pub high: u16,
+}
+
+impl Default for PortRange {
+    fn default() -> Self {
+        let (low, high) = tcplab_sim::EPHEMERAL_PORTS;
+        PortRange { low, high }
+    }
+}
+
+impl PortRange {
+    fn is_default(&self) -> bool {
+        *self == PortRange::default()
+    }
+
+    /// How many ports the range holds.
+    pub fn len(&self) -> u32 {
+        (self.high - self.low) as u32 + 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+}
+
+impl std::fmt::Display for PortRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}-{}", self.low, self.high)
+    }
+}
+
+impl std::str::FromStr for PortRange {
+    type Err = String;
+    fn from_str(t: &str) -> Result<Self, String> {
+        let bad = || format!("{t:?}: accepted \"LOW-HIGH\" with 1 <= LOW <= HIGH <= 65535, e.g. \"32768-60999\"");
+        let (a, b) = t.split_once('-').ok_or_else(bad)?;
+        let (low, high): (u16, u16) = (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?);
+        if low == 0 || low > high {
+            return Err(bad());
+        }
+        Ok(PortRange { low, high })
+    }
+}
+
+impl Serialize for PortRange {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for PortRange {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let t = String::deserialize(d)?;
+        t.parse().map_err(serde::de::Error::custom)
     }
 }
 
@@ -115,6 +179,18 @@ pub struct Test {
     /// time series.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub series: Option<Duration>,
+    /// Request and response sizes (netperf `-r req,rsp`), TCP_RR and TCP_CRR only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request: Option<ByteSize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response: Option<ByteSize>,
+    /// Extra transactions in flight at the start (netperf `-b`), TCP_RR only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub burst: Option<u32>,
+    /// With `test.series = { interval, vars }`: the RFC 4898 variables sampled on every connection end
+    /// (docs/results.md, `logvars`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub series_vars: Option<Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -177,7 +253,25 @@ struct RawTest {
     recv_buffer: Option<ByteSize>,
     #[serde(default = "default_parallel")]
     parallel: u32,
-    series: Option<Duration>,
+    series: Option<RawSeries>,
+    request: Option<ByteSize>,
+    response: Option<ByteSize>,
+    burst: Option<u32>,
+}
+
+/// `test.series`: `"100ms"` (the first sender's default columns) or `{ interval = "100ms", vars = [...] }`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawSeries {
+    Interval(Duration),
+    Vars(RawSeriesVars),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSeriesVars {
+    interval: Duration,
+    vars: Vec<String>,
 }
 
 fn default_parallel() -> u32 {
@@ -354,22 +448,87 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
     let mut client = resolve_host(ctx, "client", raw.client)?;
     let mut server = resolve_host(ctx, "server", raw.server)?;
     let t = raw.test;
-    if !matches!(t.kind, TestKind::TcpStream | TestKind::TcpMaerts) {
+    if !matches!(t.kind, TestKind::TcpStream | TestKind::TcpMaerts | TestKind::TcpRr | TestKind::TcpCrr) {
         return Err(ctx.error(
             "test.kind",
-            format!("{:?} is not available yet; accepted now: \"tcp_stream\", \"tcp_maerts\"", t.kind.key()),
+            format!(
+                "{:?} is not available yet; accepted now: \"tcp_stream\", \"tcp_maerts\", \"tcp_rr\", \"tcp_crr\"",
+                t.kind.key()
+            ),
         ));
     }
+    let rr = matches!(t.kind, TestKind::TcpRr | TestKind::TcpCrr);
+    for (key, given, kinds) in [
+        ("test.request", t.request.is_some(), "\"tcp_rr\", \"tcp_crr\""),
+        ("test.response", t.response.is_some(), "\"tcp_rr\", \"tcp_crr\""),
+    ] {
+        if given && !rr {
+            return Err(ctx.error(key, format!("not used by test.kind = {:?}; accepted with {kinds}", t.kind.key())));
+        }
+    }
+    if t.burst.is_some() && t.kind != TestKind::TcpRr {
+        return Err(
+            ctx.error("test.burst", format!("not used by test.kind = {:?}; accepted with \"tcp_rr\"", t.kind.key()))
+        );
+    }
+    for (key, size) in [("test.request", t.request), ("test.response", t.response)] {
+        if let Some(b) = size {
+            if b.bytes() == 0 || b.bytes() > 1 << 30 {
+                return Err(ctx.error(key, format!("{b}: accepted 1B to 1GiB")));
+            }
+        }
+    }
+    if let Some(b) = t.burst {
+        if b > 100_000 {
+            return Err(ctx.error("test.burst", format!("{b}: accepted 0 to 100000 extra transactions")));
+        }
+    }
+    let (request, response, burst) = match t.kind {
+        TestKind::TcpRr => (
+            Some(t.request.unwrap_or(ByteSize::new(1))),
+            Some(t.response.unwrap_or(ByteSize::new(1))),
+            Some(t.burst.unwrap_or(0)),
+        ),
+        TestKind::TcpCrr => {
+            (Some(t.request.unwrap_or(ByteSize::new(1))), Some(t.response.unwrap_or(ByteSize::new(1))), None)
+        }
+        _ => (None, None, None),
+    };
     if t.duration.is_zero() || t.duration > Duration::from_secs(86_400) {
         return Err(ctx.error("test.duration", format!("{}: accepted more than 0s, at most 1 day", t.duration)));
     }
-    if let Some(d) = t.series {
+    let (series, series_vars) = match t.series {
+        None => (None, None),
+        Some(RawSeries::Interval(d)) => (Some(d), None),
+        Some(RawSeries::Vars(v)) => {
+            let accepted = crate::probes::estats_vars();
+            if let Some(bad) = v.vars.iter().find(|n| !accepted.contains(n)) {
+                return Err(ctx.error(
+                    "test.series.vars",
+                    format!("{bad:?}: not an RFC 4898 variable of tcplab; accepted: {}", accepted.join(", ")),
+                ));
+            }
+            (Some(v.interval), Some(v.vars))
+        }
+    };
+    if let Some(d) = series {
         if d < Duration::from_micros(100) {
             return Err(ctx.error("test.series", format!("{d}: accepted 100us or more")));
         }
     }
     if !(1..=100_000).contains(&t.parallel) {
         return Err(ctx.error("test.parallel", format!("{}: accepted 1 to 100000 connections", t.parallel)));
+    }
+    if t.kind == TestKind::TcpCrr && t.parallel > client.host.ephemeral_ports.len() {
+        return Err(ctx.error(
+            "test.parallel",
+            format!(
+                "{}: accepted 1 to {} (the client's ephemeral ports, client.host.ephemeral_ports = \"{}\")",
+                t.parallel,
+                client.host.ephemeral_ports.len(),
+                client.host.ephemeral_ports
+            ),
+        ));
     }
     let (sender, receiver) = match t.kind {
         TestKind::TcpMaerts => (&mut server, &mut client),
@@ -407,7 +566,17 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
         path: PathSpec { up: raw.path.up, down },
         client,
         server,
-        test: Test { kind: t.kind, duration: t.duration, message, parallel: t.parallel, series: t.series },
+        test: Test {
+            kind: t.kind,
+            duration: t.duration,
+            message,
+            parallel: t.parallel,
+            series,
+            series_vars,
+            request,
+            response,
+            burst,
+        },
     })
 }
 
@@ -458,6 +627,8 @@ pub const SHIPPED: &[Shipped] = &[
     Shipped { name: "lossy-10m", text: include_str!("../../../scenarios/lossy-10m.toml") },
     Shipped { name: "window-limited", text: include_str!("../../../scenarios/window-limited.toml") },
     Shipped { name: "maerts-dsl", text: include_str!("../../../scenarios/maerts-dsl.toml") },
+    Shipped { name: "rr-dsl", text: include_str!("../../../scenarios/rr-dsl.toml") },
+    Shipped { name: "crr-ports", text: include_str!("../../../scenarios/crr-ports.toml") },
 ];
 
 /// The one-line description of a shipped scenario (its `description` key).

@@ -28,14 +28,14 @@ fn ack_avoidance_sends_one_ack_per_k_segments() {
         let max = format!("server.tcp.deferred_ack_max={k}");
         let doc = run(STREAM_10M, &["server.tcp.ack_policy=\"avoidance\"", &max]);
         let p = &doc.points[0];
-        let (client, server) = (&p.connections[0].estats, &p.connections[1].estats);
+        let (client, server) = (&common::estats(&p.connections[0]), &common::estats(&p.connections[1]));
         let ratio = server.SegsOut as f64 / client.DataSegsOut as f64;
         let want = 1.0 / k as f64;
         assert!((ratio - want).abs() < 0.15 * want, "K = {k}: {ratio:.4} ACKs per data segment, expected {want:.4}");
     }
     let doc = run(STREAM_10M, &[]);
     let p = &doc.points[0];
-    let ratio = p.connections[1].estats.SegsOut as f64 / p.connections[0].estats.DataSegsOut as f64;
+    let ratio = common::estats(&p.connections[1]).SegsOut as f64 / common::estats(&p.connections[0]).DataSegsOut as f64;
     assert!((ratio - 0.5).abs() < 0.02, "delayed ACK: {ratio} ACKs per data segment, expected 1/2");
 }
 
@@ -60,7 +60,7 @@ recv_buffer = "4MiB"
 fn full_interface_queue_under_cwr_is_a_congestion_signal_without_network_loss() {
     let doc = run(NIC_LIMITED, &["client.tcp.ifq_full=\"cwr\""]);
     let p = &doc.points[0];
-    let e = &p.connections[0].estats;
+    let e = &common::estats(&p.connections[0]);
     assert!(e.SendStall > 0 && e.CongSignals > 0, "SendStall {} CongSignals {}", e.SendStall, e.CongSignals);
     assert_eq!(p.links.up.drops_queue_full + p.links.up.drops_random_loss, 0, "no network loss");
     assert_eq!(e.FastRetran + e.Timeouts, 0, "nothing was lost");
@@ -70,16 +70,16 @@ fn full_interface_queue_under_cwr_is_a_congestion_signal_without_network_loss() 
     // `block` waits for room: stalls, but no congestion signal and full speed.
     let doc = run(NIC_LIMITED, &["client.tcp.ifq_full=\"block\""]);
     let p = &doc.points[0];
-    let e = &p.connections[0].estats;
+    let e = &common::estats(&p.connections[0]);
     assert!(e.SendStall > 0);
     assert_eq!(e.CongSignals, 0);
     let bound = 100e6 * 1448.0 / 1538.0;
-    assert!(p.metrics.throughput_bps > 0.98 * bound, "{} vs {bound}", p.metrics.throughput_bps);
+    assert!(common::stream(p).throughput_bps > 0.98 * bound, "{} vs {bound}", common::stream(p).throughput_bps);
 
     // `drop` sends into the full queue: the NIC drops, and loss recovery repairs it.
     let doc = run(NIC_LIMITED, &["client.tcp.ifq_full=\"drop\""]);
     let p = &doc.points[0];
-    let e = &p.connections[0].estats;
+    let e = &common::estats(&p.connections[0]);
     assert_eq!(e.SendStall, 0);
     assert!(p.links.nic_client.refused_full > 0 && e.SegsRetrans > 0 && e.CongSignals > 0);
 }
@@ -91,14 +91,14 @@ fn reductions_are_counted_under_their_cause() {
     // checked event by event in crates/tcp, test_established_every_cwnd_reduction_is_counted.)
     let lossy = ["path.up.loss={model=\"bernoulli\",p=0.002}", "path.up.queue=\"100pkt\""];
     let doc = run(STREAM_10M, &lossy);
-    let e = &doc.points[0].connections[0].estats;
+    let e = &common::estats(&doc.points[0].connections[0]);
     assert!(e.CongSignals > 0);
     assert_eq!(e.CongSignals, e.FastRetran + e.Timeouts, "loss signals only");
     assert_eq!(e.OtherReductions, 0, "no validation, no moderation, no idle");
     let mut set = lossy.to_vec();
     set.push("client.tcp.max_burst=3");
     let doc = run(STREAM_10M, &set);
-    let e = &doc.points[0].connections[0].estats;
+    let e = &common::estats(&doc.points[0].connections[0]);
     assert_eq!(e.CongSignals, e.FastRetran + e.Timeouts);
     assert!(e.OtherReductions > 0, "moderation clamps the burst a cumulative ACK after recovery releases");
 }
@@ -107,7 +107,7 @@ fn reductions_are_counted_under_their_cause() {
 fn sender_limit_states_account_for_the_whole_transfer() {
     // A window-limited transfer is Rwin-limited nearly all the time.
     let doc = run(STREAM_10M, &["test.recv_buffer=\"16KiB\""]);
-    let e = &doc.points[0].connections[0].estats;
+    let e = &common::estats(&doc.points[0].connections[0]);
     let total = e.SndLimTimeRwin + e.SndLimTimeCwnd + e.SndLimTimeSnd;
     assert!(e.SndLimTimeRwin > 0.9 * total, "Rwin {} of {total} ms", e.SndLimTimeRwin);
     assert!(total > 30_000.0, "the states cover the run: {total} ms");
@@ -120,7 +120,7 @@ fn congestion_window_validation_stops_growth_the_sender_cannot_use() {
     let cwnd = |cwv: &str| {
         let set = format!("client.tcp.cwv=\"{cwv}\"");
         let doc = run(text, &[&set]);
-        (doc.points[0].connections[0].estats.CurCwnd, doc.points[0].metrics.throughput_bps)
+        (common::estats(&doc.points[0].connections[0]).CurCwnd, common::stream(&doc.points[0]).throughput_bps)
     };
     let window = 32_768;
     let (off, t_off) = cwnd("off");

@@ -26,12 +26,12 @@ recv_buffer = "128KiB"
 #[test]
 fn saturated_link_goodput_is_within_one_percent_of_the_analytic_bound() {
     let doc = run_scenario(&scenario(SATURATED_10M, &[]), 1);
-    let got = doc.points[0].metrics.throughput_bps;
+    let got = common::stream(&doc.points[0]).throughput_bps;
     let bound = 10e6 * PAYLOAD / (PAYLOAD + OVERHEAD);
     assert!(got <= bound * 1.000_01, "{got} exceeds the link's capacity {bound}");
     assert!((bound - got) / bound < 0.01, "goodput {got} vs bound {bound}");
     // 128 KiB < BDP (50 KB) + queue (150 KB): no loss, no retransmission.
-    assert_eq!(doc.points[0].metrics.retransmissions, 0);
+    assert_eq!(common::stream(&doc.points[0]).retransmissions, 0);
     assert_eq!(doc.points[0].links.up.drops_queue_full, 0);
 }
 
@@ -41,11 +41,11 @@ fn maerts_moves_data_the_other_way_at_the_down_rate() {
         &scenario(SATURATED_10M, &["test.kind=\"tcp_maerts\"", "path.down.rate=\"5mbit\"", "path.down.delay=\"20ms\""]),
         1,
     );
-    let got = doc.points[0].metrics.throughput_bps;
+    let got = common::stream(&doc.points[0]).throughput_bps;
     let bound = 5e6 * PAYLOAD / (PAYLOAD + OVERHEAD);
     assert!((bound - got) / bound < 0.01 && got <= bound * 1.000_01, "goodput {got} vs bound {bound}");
-    let server = &doc.points[0].connections[1].estats;
-    assert!(server.DataSegsOut > 20_000 && doc.points[0].connections[0].estats.DataSegsOut == 0);
+    let server = &common::estats(&doc.points[0].connections[1]);
+    assert!(server.DataSegsOut > 20_000 && common::estats(&doc.points[0].connections[0]).DataSegsOut == 0);
 }
 
 #[test]
@@ -63,7 +63,7 @@ send_buffer = "1MiB"
 recv_buffer = "32KiB"
 "#;
     let doc = run_scenario(&scenario(text, &[]), 1);
-    let got = doc.points[0].metrics.throughput_bps;
+    let got = common::stream(&doc.points[0]).throughput_bps;
     // The sender fills the 32 KiB window with full segments only (sender SWS avoidance, RFC 1122
     // §4.2.3.4): 22 × 1448 bytes. RTT = 2 × 50 ms + a data frame's and an ACK frame's serialization.
     let window = (32768.0 / PAYLOAD).floor() * PAYLOAD;
@@ -106,8 +106,8 @@ recv_buffer = "64MiB"
     let mut rtt = 0.0;
     for seed in 1..=seeds {
         let doc = run_scenario(&s, seed);
-        sum += doc.points[0].metrics.throughput_bps;
-        let e = &doc.points[0].connections[0].estats;
+        sum += common::stream(&doc.points[0]).throughput_bps;
+        let e = &common::estats(&doc.points[0].connections[0]);
         rtt += e.SumRTT / e.CountRTT as f64 / 1e3; // the mean RTT over the run, seconds
     }
     (sum / seeds as f64, rtt / seeds as f64)

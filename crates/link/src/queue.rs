@@ -78,6 +78,7 @@ impl LinkDirection {
     }
 
     /// Offers an IP datagram of `ip_len` bytes at `now`.
+    #[inline(always)]
     pub fn send(&mut self, now: Instant, ip_len: u32) -> Verdict {
         self.stats.frames_in += 1;
         while let Some(&(start, bytes)) = self.waiting.front() {
@@ -171,11 +172,13 @@ impl NicQueue {
     }
 
     /// Whether an offer at `now` would be refused.
+    #[inline]
     pub fn is_full(&mut self, now: Instant) -> bool {
         self.expire(now);
         self.rate.is_some() && self.waiting.len() as u64 >= self.txqueuelen as u64
     }
 
+    #[inline]
     fn expire(&mut self, now: Instant) {
         while self.waiting.front().is_some_and(|&s| s <= now) {
             self.waiting.pop_front();
@@ -183,6 +186,7 @@ impl NicQueue {
     }
 
     /// Offers a datagram of `ip_len` bytes; returns when it leaves the NIC, or `None` if the queue is full.
+    #[inline(always)]
     pub fn send(&mut self, now: Instant, ip_len: u32) -> Option<Instant> {
         let Some(rate) = self.rate else {
             self.stats.frames_sent += 1;

@@ -1,13 +1,69 @@
 //! Rendering results: the netperf-style table for stdout, and result files written so that a reader
 //! never sees a partial one.
 
+pub mod pcap;
+
 use std::io::Write;
 use std::path::Path;
 
+use tcplab_lab::result::Metrics;
 use tcplab_lab::{ResultDoc, TestKind};
 
-/// netperf's classic TCP_STREAM table, one row per point, with units in the headers.
+/// netperf's classic table for the test kind, one row per point, with units in the headers.
 pub fn table(doc: &ResultDoc) -> String {
+    match doc.scenario.test.kind {
+        TestKind::TcpRr | TestKind::TcpCrr => rr_table(doc),
+        _ => stream_table(doc),
+    }
+}
+
+/// netperf's TCP_RR / TCP_CRR table (local send/recv socket sizes, request and response sizes, elapsed,
+/// transaction rate), then the latency statistics of each point, and a second line with the remote
+/// socket sizes as netperf prints it.
+fn rr_table(doc: &ResultDoc) -> String {
+    let s = &doc.scenario;
+    let mut out = String::new();
+    let burst = s.test.burst.filter(|&b| b > 0).map(|b| format!(", first burst {b}")).unwrap_or_default();
+    out += &format!(
+        "{} TEST from client to server: {} (up {} {}, down {} {}; simulated, seed {}{burst})\n",
+        s.test.kind.netperf_name(),
+        s.name,
+        s.path.up.rate,
+        s.path.up.delay,
+        s.path.down.rate,
+        s.path.down.delay,
+        doc.seed
+    );
+    out += "Local /Remote\n";
+    out += "Socket Size   Request  Resp.   Elapsed  Trans.     Latency usec/Tran\n";
+    out += "Send   Recv   Size     Size    Time     Rate       mean     p50      p99      max\n";
+    out += "bytes  Bytes  bytes    bytes   secs.    per sec\n\n";
+    for p in &doc.points {
+        let Metrics::Rr(m) = &p.metrics else { continue };
+        let l = &m.latency_us;
+        out += &format!(
+            "{:<6} {:<6} {:<8} {:<7} {:<8.2} {:<10.2} {:<8.1} {:<8.1} {:<8.1} {:.1}\n",
+            s.client.tcp.send_buffer.bytes(),
+            s.client.tcp.recv_buffer.bytes(),
+            s.test.request.map_or(0, |b| b.bytes()),
+            s.test.response.map_or(0, |b| b.bytes()),
+            m.elapsed_s,
+            m.transactions_per_s,
+            l.mean,
+            l.p50,
+            l.p99,
+            l.max
+        );
+        out += &format!("{:<6} {}\n", s.server.tcp.send_buffer.bytes(), s.server.tcp.recv_buffer.bytes());
+        if let (Some(opened), Some(waits)) = (m.connections_opened, m.port_waits) {
+            out += &format!("connections opened {opened}, waits for a free port {waits}\n");
+        }
+    }
+    out
+}
+
+/// netperf's classic TCP_STREAM table.
+fn stream_table(doc: &ResultDoc) -> String {
     let s = &doc.scenario;
     let (sender, receiver) = match s.test.kind {
         TestKind::TcpMaerts => (&s.server, &s.client),
@@ -30,7 +86,7 @@ pub fn table(doc: &ResultDoc) -> String {
     out += "Size     Size     Size     Time     Throughput    Retrans\n";
     out += "bytes    bytes    bytes    secs.    10^6bits/sec  segments\n\n";
     for p in &doc.points {
-        let m = &p.metrics;
+        let Metrics::Stream(m) = &p.metrics else { continue };
         out += &format!(
             "{:<8} {:<8} {:<8} {:<8.2} {:<13.2} {}\n",
             receiver.tcp.recv_buffer.bytes(),

@@ -1,128 +1,126 @@
-//! The simulator backend: one run of one test for one seed, on virtual time.
+//! The simulator backend: one run of one scenario point for one seed, on virtual time.
 //!
 //! Topology: a client host and a server host joined by a path with an `up` direction (client → server)
-//! and a `down` direction. Each host has a NIC transmit queue in front of its direction of the path. A test
-//! opens `parallel` TCP connections from client to server and runs a netperf-style workload over them.
+//! and a `down` direction. A [`Host`] has a NIC transmit queue in front of its direction of the path,
+//! a port table that delivers each arriving segment to its connection (or to a listener, which accepts a
+//! new connection), ephemeral ports, and the applications ([`tcplab_workload::App`]) running on it. A
+//! connection end is a [`Transport`] (TCP, RDP); the engine is generic over it, so nothing on the
+//! per-packet path is a virtual call or an allocation.
 //!
 //! Events (see [`queue::Class`]) are ordered by (time, class, source, sequence). Packets are not events
 //! until they reach the head of their link direction: a direction keeps its packets in flight in arrival
-//! order (FIFO with constant delay), and only its head sits in the event queue. Nothing is allocated
-//! per packet once queues have grown to their working size.
+//! order (FIFO with constant delay), and only its head sits in the event queue.
 //!
-//! Parallel connections open one after another, spaced by the time a SYN frame takes on the up link
-//! (what a NIC at line rate would do), and data flows once all of them are established: the measurement
-//! starts then, for all of them at once.
+//! The measurement window is the applications': once every application said it is ready, all of them get
+//! `MeasureStart`, and `MeasureStop` follows after the spec's `measure` duration. After that the run lasts
+//! until every connection end is finished (closed or in TIME-WAIT), or [`DRAIN_LIMIT`].
 //!
 //! Random streams: every random component draws from its own stream, seeded by [`stream_seed`] from the
 //! run seed and the component's id (link up 1, link down 2, endpoint `e`'s ISS 1000 + e and its own stream
-//! 2,000,000 + e), so adding a component
-//! does not shift the draws of another.
+//! 2,000,000 + e, where endpoints are numbered from 0 in the order they are created), so adding a
+//! component does not shift the draws of another.
 
+pub mod cpu;
+pub mod probe;
 pub mod queue;
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
-use serde::Serialize;
+use rustc_hash::FxHashMap;
 use tcplab_link::{LinkConfig, LinkDirection, LinkStats, NicQueue, NicStats, Verdict};
-use tcplab_tcp::{Connection, Estats, TcpConfig, TxRoom};
+use tcplab_transport::{Endpoint, Segment, Transport, TxRoom};
 use tcplab_units::{Duration, Instant, Rate};
-use tcplab_wire::TcpSegment;
-use tcplab_workload::{BulkReceiver, BulkSender};
+use tcplab_workload::{App, ConnId, ConnectError, Event, Sockets};
 
+use cpu::Cpu;
+pub use cpu::CpuSpec;
+pub use probe::{EndpointView, PacketEvent, Probe};
 use queue::{Class, EventQueue};
+
+/// A host: index 0 is the client, 1 the server.
+pub type HostId = usize;
+pub const CLIENT: HostId = 0;
+pub const SERVER: HostId = 1;
+
+/// A direction of the path: 0 is up (client → server), 1 is down. Direction `h` carries host `h`'s packets.
+pub type Dir = usize;
+pub const UP: Dir = 0;
+pub const DOWN: Dir = 1;
 
 /// A host's configuration.
 #[derive(Debug, Clone, PartialEq)]
-pub struct HostSpec {
-    pub tcp: TcpConfig,
+pub struct HostSpec<C> {
+    /// The transport configuration shared by the host's connections.
+    pub transport: C,
     /// Line rate of the host's NIC; `None` = faster than the path (the NIC queue never fills).
     pub nic_rate: Option<Rate>,
     /// NIC transmit queue length, packets (Linux `txqueuelen`).
     pub txqueuelen: u32,
+    /// Local ports for connections the host opens (Linux `ip_local_port_range`), inclusive.
+    pub ephemeral_ports: (u16, u16),
+    /// The CPU cost model; `None`: the host is infinitely fast.
+    pub cpu: Option<CpuSpec>,
 }
 
-/// Which way a bulk test moves data.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Direction {
-    /// TCP_STREAM: client to server.
-    ClientToServer,
-    /// TCP_MAERTS: server to client.
-    ServerToClient,
+/// What a host's CPU did (with the cost model).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuReport {
+    pub cores: u32,
+    /// Core time charged during the measurement window (summed over cores).
+    pub busy_window: Duration,
+    /// Core time charged over the whole run.
+    pub busy_total: Duration,
 }
 
-/// The test to run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TestSpec {
-    pub direction: Direction,
-    /// Measurement length, from connection establishment.
-    pub duration: Duration,
-    /// Send call size, bytes (netperf `-m`).
-    pub message: u64,
-    /// Concurrent connections between the two hosts.
-    pub parallel: u32,
-    /// Sample the first sender's RFC 4898 gauges every this often (from the start of the run).
-    pub series_interval: Option<Duration>,
-}
-
-/// Sampled RFC 4898 gauges of the first sending connection.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Series {
-    pub interval_s: f64,
-    pub columns: Vec<&'static str>,
-    pub rows: Vec<Vec<f64>>,
-}
-
-/// The columns of [`Series`]: time, then the sender's gauges in RFC 4898 names and units.
-pub const SERIES_COLUMNS: [&str; 7] =
-    ["t_s", "CurCwnd", "CurSsthresh", "PipeSize", "SmoothedRTT", "ThruOctetsAcked", "SegsRetrans"];
+/// Linux's default `ip_local_port_range`.
+pub const EPHEMERAL_PORTS: (u16, u16) = (32768, 60999);
 
 /// Everything one simulation needs, units resolved.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SimSpec {
+#[derive(Debug, Clone)]
+pub struct SimSpec<C> {
     pub up: LinkConfig,
     pub down: LinkConfig,
-    pub client: HostSpec,
-    pub server: HostSpec,
-    pub test: TestSpec,
+    /// Client and server.
+    pub hosts: [HostSpec<C>; 2],
+    /// The applications and the host each runs on, in the order they start.
+    pub apps: Vec<(HostId, App)>,
+    /// Length of the measurement window.
+    pub measure: Duration,
 }
 
-/// Statistics of one connection end.
-#[derive(Debug, Clone, Serialize)]
-pub struct ConnectionResult {
-    pub side: &'static str,
-    pub protocol: &'static str,
+/// Statistics of one connection end at the end of the run.
+#[derive(Debug, Clone)]
+pub struct EndpointReport<S> {
+    pub id: u32,
+    pub host: HostId,
+    pub local_port: u16,
+    pub remote_port: u16,
+    /// The application the endpoint belonged to (index into [`SimSpec::apps`]).
+    pub app: usize,
     pub state: String,
-    pub estats: Estats,
+    pub stats: S,
 }
 
-/// The outcome of one run.
-#[derive(Debug, Clone, Serialize)]
-pub struct RunResult {
-    /// Payload bytes delivered to the receiving application during the measurement.
-    pub delivered_bytes: u64,
-    /// delivered_bytes · 8 / duration.
-    pub throughput_bps: f64,
-    /// Length of the measurement, seconds.
-    pub elapsed_s: f64,
-    /// Segments the sender retransmitted (sum over connections).
-    pub retransmissions: u64,
+/// The outcome of one run: what the applications measured and what the stack and the path counted.
+#[derive(Debug, Clone)]
+pub struct SimRun<S> {
+    /// The applications as they ended (their reports hold the figures).
+    pub apps: Vec<App>,
+    /// Every connection end, in the order they were created.
+    pub endpoints: Vec<EndpointReport<S>>,
+    pub links: [LinkStats; 2],
+    pub nics: [NicStats; 2],
+    /// Segments that found no connection and no listener.
+    pub no_socket: [u64; 2],
+    /// Per host, with the CPU cost model.
+    pub cpu: [Option<CpuReport>; 2],
     /// Virtual time at which the simulation stopped.
-    pub end_time_s: f64,
-    pub connections: Vec<ConnectionResult>,
-    pub link_up: LinkStats,
-    pub link_down: LinkStats,
-    pub nic_client: NicStats,
-    pub nic_server: NicStats,
+    pub end_time: Instant,
     /// Events the engine processed (for benchmarks).
-    #[serde(skip)]
     pub events: u64,
     /// Data-carrying segments sent by all endpoints (for benchmarks).
-    #[serde(skip)]
     pub data_segments: u64,
-    /// Sampled gauges, when the test asked for them.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub series: Option<Series>,
 }
 
 /// The seed of a component's random stream: SplitMix64 of the run seed mixed with the component id.
@@ -137,23 +135,25 @@ pub fn stream_seed(seed: u64, component: u64) -> u64 {
 }
 
 /// After the measurement, how long the connections get to close before the run stops regardless.
-const DRAIN_LIMIT: Duration = Duration::from_secs(30);
-/// How long connections get to come up (Linux gives up a connect after about 127 s of SYN retries).
+pub const DRAIN_LIMIT: Duration = Duration::from_secs(30);
+/// How long the applications get to become ready (Linux gives up a connect after about 127 s of SYN
+/// retries).
 pub const CONNECT_LIMIT: Duration = Duration::from_secs(180);
 
 /// Why a run produced no result.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SimError {
-    /// Not every connection was established within [`CONNECT_LIMIT`] (e.g. a path that loses everything).
-    NotEstablished { established: usize, connections: usize },
+    /// The applications were not all ready within [`CONNECT_LIMIT`] (e.g. a path that loses everything).
+    NotEstablished { established: usize, created: usize },
 }
 
 impl std::fmt::Display for SimError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            SimError::NotEstablished { established, connections } => write!(
+            SimError::NotEstablished { established, created } => write!(
                 f,
-                "only {established} of {connections} connection ends were established after {CONNECT_LIMIT} of simulated time"
+                "the test's connections were not all established after {CONNECT_LIMIT} of simulated time \
+                 ({established} of {created} connection ends established)"
             ),
         }
     }
@@ -161,127 +161,264 @@ impl std::fmt::Display for SimError {
 
 impl std::error::Error for SimError {}
 
-const CLIENT: usize = 0;
-const SERVER: usize = 1;
-const SERVER_PORT: u16 = 5001;
+/// Every connection end of the run, as a probe sees them at a tick.
+pub struct Endpoints<'a, T> {
+    eps: &'a [Ep<T>],
+}
 
-struct InFlight {
+impl<'a, T> Endpoints<'a, T> {
+    /// The endpoints in the order they were created.
+    pub fn iter(&self) -> impl Iterator<Item = EndpointView<'a, T>> + 'a {
+        self.eps.iter().enumerate().map(|(i, ep)| EndpointView {
+            id: i as u32,
+            host: ep.host,
+            local_port: ep.local_port,
+            remote_port: ep.remote_port,
+            conn: &ep.conn,
+        })
+    }
+}
+
+/// One connection end and the engine's bookkeeping for it.
+struct Ep<T> {
+    conn: T,
+    host: HostId,
+    app: u32,
+    local_port: u16,
+    remote_port: u16,
+    /// The earliest timer event in the queue for it, and its sequence counter.
+    timer_scheduled: Option<Instant>,
+    timer_seq: u64,
+    /// Waiting in its host's queue for NIC room.
+    waiting: bool,
+    /// An application acted on it: it must be serviced.
+    touched: bool,
+    established: bool,
+    finished: bool,
+    released: bool,
+}
+
+/// A host's stack: NIC, ports, listeners.
+struct Host<C> {
+    cfg: Arc<C>,
+    nic: NicQueue,
+    /// Endpoints waiting for room in the NIC queue, and whether a room event is queued.
+    nic_waiters: VecDeque<u32>,
+    nic_room_scheduled: bool,
+    nic_room_seq: u64,
+    /// (local port << 16 | remote port) → endpoint. An entry lives until the endpoint is CLOSED, so a
+    /// port in TIME-WAIT stays taken.
+    ports: FxHashMap<u32, u32>,
+    /// Listening port → application.
+    listeners: FxHashMap<u16, u32>,
+    ephemeral: (u16, u16),
+    next_ephemeral: u16,
+    no_socket: u64,
+}
+
+struct InFlight<S> {
     arrival: Instant,
-    to: u32,
-    seg: TcpSegment,
+    seg: S,
 }
 
-/// The engine and its world.
-struct World {
+/// One direction of the path and the packets in flight on it.
+struct Path<S> {
+    link: LinkDirection,
+    in_flight: VecDeque<InFlight<S>>,
+    arrival_seq: u64,
+}
+
+/// The network: everything but the applications, which borrow it through [`Ctx`].
+struct Net<T: Transport, P> {
     now: Instant,
+    seed: u64,
     queue: EventQueue,
-    /// Endpoint `2i` is connection i's client end, `2i + 1` its server end.
-    conns: Vec<Connection>,
-    senders: Vec<BulkSender>,
-    receivers: Vec<BulkReceiver>,
-    direction: Direction,
-    /// Per endpoint: the earliest timer event in the queue for it.
-    timer_scheduled: Vec<Option<Instant>>,
-    timer_seq: Vec<u64>,
-    /// Per host: NIC, link of its direction, packets in flight on that direction.
-    nics: [NicQueue; 2],
-    links: [LinkDirection; 2],
-    in_flight: [VecDeque<InFlight>; 2],
-    arrival_seq: [u64; 2],
-    /// Per host: endpoints waiting for room in the NIC queue, and whether a room event is queued.
-    nic_waiters: [VecDeque<u32>; 2],
-    waiting: Vec<bool>,
-    nic_room_scheduled: [bool; 2],
-    nic_room_seq: [u64; 2],
-    control_seq: u64,
-    /// Per endpoint: established once (counted), and closed (CLOSED or TIME-WAIT).
-    established: Vec<bool>,
+    eps: Vec<Ep<T>>,
+    hosts: [Host<T::Config>; 2],
+    paths: [Path<T::Segment>; 2],
+    /// Per host, with the CPU cost model: its cores and its receive backlog; busy time at the window's ends.
+    cpus: [Option<Cpu<T::Segment>>; 2],
+    cpu_busy_at: [[Duration; 2]; 2],
+    /// Endpoints an application acted on, in order; serviced after the application returns. The endpoint
+    /// whose event is being handled (`current`) is serviced anyway and not recorded.
+    touched: Vec<u32>,
+    current: u32,
+    apps_ready: Vec<bool>,
+    ready_count: usize,
+    app_timer_seq: Vec<u64>,
     established_count: usize,
-    closed: Vec<bool>,
-    closed_count: usize,
-    measure_start: Option<Instant>,
-    measure_end: Option<Instant>,
-    delivered_at_start: u64,
-    delivered_at_end: u64,
+    finished_count: usize,
     data_segments: u64,
-    series: Option<Series>,
+    probe: P,
 }
 
-impl World {
-    fn host_of(e: u32) -> usize {
-        (e % 2) as usize
+/// An application's view of its host.
+struct Ctx<'a, T: Transport, P> {
+    net: &'a mut Net<T, P>,
+    host: HostId,
+    app: u32,
+}
+
+impl<T: Transport, P: Probe<T>> Sockets for Ctx<'_, T, P> {
+    fn now(&self) -> Instant {
+        self.net.now
     }
 
-    fn is_sender(&self, e: u32) -> bool {
-        match self.direction {
-            Direction::ClientToServer => Self::host_of(e) == CLIENT,
-            Direction::ServerToClient => Self::host_of(e) == SERVER,
-        }
-    }
-
-    fn delivered(&self) -> u64 {
-        self.receivers.iter().map(|r| r.bytes_read).sum()
-    }
-
-    /// Lets the application and the transport of endpoint `e` act on whatever just happened.
-    fn service(&mut self, e: u32) {
-        let i = (e / 2) as usize;
-        let sender = self.is_sender(e);
-        let conn = &mut self.conns[e as usize];
-        if sender {
-            if self.measure_start.is_some() {
-                self.senders[i].on_writable(conn);
+    fn connect(&mut self, remote_port: u16) -> Result<ConnId, ConnectError> {
+        let h = &mut self.net.hosts[self.host];
+        let (lo, hi) = h.ephemeral;
+        let span = (hi - lo) as u32 + 1;
+        for _ in 0..span {
+            let p = h.next_ephemeral;
+            h.next_ephemeral = if p >= hi { lo } else { p + 1 };
+            if !h.ports.contains_key(&port_key(p, remote_port)) {
+                let e = self.net.create(self.host, self.app, p, remote_port, None);
+                self.net.touch(e);
+                return Ok(ConnId(e));
             }
-        } else {
-            self.receivers[i].on_readable(conn);
         }
+        Err(ConnectError::NoFreePort)
+    }
+
+    fn listen(&mut self, port: u16) {
+        self.net.hosts[self.host].listeners.insert(port, self.app);
+    }
+
+    #[inline]
+    fn send(&mut self, c: ConnId, bytes: u64) -> u64 {
+        self.net.touch(c.0);
+        let n = self.net.eps[c.0 as usize].conn.send(bytes);
+        self.net.charge_call(self.host, n);
+        n
+    }
+
+    #[inline]
+    fn recv(&mut self, c: ConnId, max: u64) -> u64 {
+        self.net.touch(c.0);
+        let n = self.net.eps[c.0 as usize].conn.recv(max);
+        self.net.charge_call(self.host, n);
+        n
+    }
+
+    fn close(&mut self, c: ConnId) {
+        self.net.touch(c.0);
+        self.net.eps[c.0 as usize].conn.close()
+    }
+
+    fn is_eof(&self, c: ConnId) -> bool {
+        self.net.eps[c.0 as usize].conn.is_eof()
+    }
+
+    fn set_timer(&mut self, at: Instant) {
+        let a = self.app as usize;
+        self.net.app_timer_seq[a] += 1;
+        self.net.queue.push(at.max(self.net.now), Class::App, self.app, self.net.app_timer_seq[a]);
+    }
+
+    fn ready(&mut self) {
+        let a = self.app as usize;
+        if !self.net.apps_ready[a] {
+            self.net.apps_ready[a] = true;
+            self.net.ready_count += 1;
+        }
+    }
+}
+
+fn port_key(local: u16, remote: u16) -> u32 {
+    (local as u32) << 16 | remote as u32
+}
+
+impl<T: Transport, P: Probe<T>> Net<T, P> {
+    /// A new endpoint on `host` for application `app`: an active open, or (with `syn`) a listener's child.
+    fn create(&mut self, host: HostId, app: u32, local_port: u16, remote_port: u16, syn: Option<&T::Segment>) -> u32 {
+        let id = self.eps.len() as u32;
+        let ep = Endpoint {
+            local_port,
+            remote_port,
+            iss: stream_seed(self.seed, 1000 + id as u64) as u32,
+            random_seed: stream_seed(self.seed, 2_000_000 + id as u64),
+        };
+        let cfg = self.hosts[host].cfg.clone();
+        let conn = match syn {
+            None => T::connect(cfg, ep),
+            Some(seg) => match T::accept(cfg, ep, seg) {
+                Ok(c) => c,
+                Err(_) => return u32::MAX,
+            },
+        };
+        self.hosts[host].ports.insert(port_key(local_port, remote_port), id);
+        self.eps.push(Ep {
+            conn,
+            host,
+            app,
+            local_port,
+            remote_port,
+            timer_scheduled: None,
+            timer_seq: 0,
+            waiting: false,
+            touched: false,
+            established: false,
+            finished: false,
+            released: false,
+        });
+        id
+    }
+
+    /// A send or receive call that moved `bytes` (a call that moved nothing would have blocked).
+    #[inline]
+    fn charge_call(&mut self, h: HostId, bytes: u64) {
+        if let Some(cpu) = &mut self.cpus[h] {
+            if bytes > 0 {
+                let cost = cpu.spec.call(bytes);
+                cpu.charge(self.now, cost);
+            }
+        }
+    }
+
+    #[inline]
+    fn touch(&mut self, e: u32) {
+        if e == self.current {
+            return;
+        }
+        let ep = &mut self.eps[e as usize];
+        if !ep.touched {
+            ep.touched = true;
+            self.touched.push(e);
+        }
+    }
+
+    /// Lets endpoint `e` send what it can, keeps its timer in the queue, and notes its state changes.
+    #[inline(always)]
+    fn service(&mut self, e: u32) {
+        self.eps[e as usize].touched = false;
         self.transmit(e);
         self.sync_timer(e);
-        self.update_state(e);
-    }
-
-    fn update_state(&mut self, e: u32) {
-        use tcplab_tcp::State;
-        let (up, state) = (self.conns[e as usize].is_established(), self.conns[e as usize].state());
-        if !self.closed[e as usize] && matches!(state, State::Closed | State::TimeWait) {
-            self.closed[e as usize] = true;
-            self.closed_count += 1;
+        let ep = &mut self.eps[e as usize];
+        if !ep.finished && ep.conn.is_finished() {
+            ep.finished = true;
+            self.finished_count += 1;
         }
-        if !self.established[e as usize] && up {
-            self.established[e as usize] = true;
-            self.established_count += 1;
-            if self.established_count == self.conns.len() {
-                self.start_measurement();
+        if !ep.released && ep.conn.is_closed() {
+            ep.released = true;
+            let key = port_key(ep.local_port, ep.remote_port);
+            let host = &mut self.hosts[ep.host];
+            if host.ports.get(&key) == Some(&e) {
+                host.ports.remove(&key);
             }
         }
     }
 
-    /// Every connection is up: the senders start writing and the clock starts.
-    fn start_measurement(&mut self) {
-        self.measure_start = Some(self.now);
-        self.delivered_at_start = self.delivered();
-        for i in 0..self.senders.len() {
-            self.service(self.sender_endpoint(i));
-        }
-    }
-
-    fn sender_endpoint(&self, i: usize) -> u32 {
-        match self.direction {
-            Direction::ClientToServer => 2 * i as u32,
-            Direction::ServerToClient => 2 * i as u32 + 1,
-        }
-    }
-
+    #[inline(always)]
     fn transmit(&mut self, e: u32) {
-        if self.waiting[e as usize] {
+        if self.eps[e as usize].waiting {
             return; // it will be served, in turn, when the NIC has room
         }
-        let h = Self::host_of(e);
+        let h = self.eps[e as usize].host;
         loop {
-            let room = if self.nics[h].is_full(self.now) { TxRoom::Full } else { TxRoom::Free };
-            let conn = &mut self.conns[e as usize];
+            let room = if self.hosts[h].nic.is_full(self.now) { TxRoom::Full } else { TxRoom::Free };
+            let conn = &mut self.eps[e as usize].conn;
             match conn.poll_transmit(self.now, room) {
-                Some(seg) => self.send_packet(h, e, seg),
+                Some(seg) => self.send_packet(h, seg),
                 None => {
                     if conn.stalled() {
                         self.wait_for_nic(h, e);
@@ -292,241 +429,406 @@ impl World {
         }
     }
 
-    fn wait_for_nic(&mut self, h: usize, e: u32) {
-        self.waiting[e as usize] = true;
-        self.nic_waiters[h].push_back(e);
-        if !self.nic_room_scheduled[h] {
-            if let Some(t) = self.nics[h].room_at(self.now) {
-                self.nic_room_scheduled[h] = true;
-                self.nic_room_seq[h] += 1;
-                self.queue.push(t, Class::NicRoom, h as u32, self.nic_room_seq[h]);
+    fn wait_for_nic(&mut self, h: HostId, e: u32) {
+        self.eps[e as usize].waiting = true;
+        let host = &mut self.hosts[h];
+        host.nic_waiters.push_back(e);
+        if !host.nic_room_scheduled {
+            if let Some(t) = host.nic.room_at(self.now) {
+                host.nic_room_scheduled = true;
+                host.nic_room_seq += 1;
+                self.queue.push(t, Class::NicRoom, h as u32, host.nic_room_seq);
             }
         }
     }
 
-    fn send_packet(&mut self, h: usize, e: u32, seg: TcpSegment) {
-        if seg.payload_len > 0 {
+    #[inline(always)]
+    fn send_packet(&mut self, h: HostId, seg: T::Segment) {
+        if seg.payload_len() > 0 {
             self.data_segments += 1;
         }
+        if let Some(cpu) = &mut self.cpus[h] {
+            let cost = if seg.payload_len() > 0 { cpu.spec.per_segment_out } else { cpu.spec.per_ack_out };
+            cpu.charge(self.now, cost);
+        }
         let ip_len = seg.ip_len();
-        // Only under `ifq_full = "drop"` does a connection send into a full NIC: the frame is lost there.
-        let Some(departs) = self.nics[h].send(self.now, ip_len) else { return };
-        if let Verdict::Deliver(arrival) = self.links[h].send(departs, ip_len) {
-            let q = &mut self.in_flight[h];
-            q.push_back(InFlight { arrival, to: e ^ 1, seg });
-            if q.len() == 1 {
-                self.arrival_seq[h] += 1;
-                self.queue.push(arrival, Class::Arrival, h as u32, self.arrival_seq[h]);
+        // Only under a drop-on-full reaction does a transport send into a full NIC: the frame is lost there.
+        let Some(departs) = self.hosts[h].nic.send(self.now, ip_len) else {
+            self.probe.on_packet(self.now, PacketEvent::NicDropped { host: h }, &seg);
+            return;
+        };
+        self.probe.on_packet(self.now, PacketEvent::Sent { host: h, departs }, &seg);
+        let dir = h;
+        let path = &mut self.paths[dir];
+        match path.link.send(departs, ip_len) {
+            Verdict::Deliver(arrival) => {
+                path.in_flight.push_back(InFlight { arrival, seg });
+                if path.in_flight.len() == 1 {
+                    path.arrival_seq += 1;
+                    self.queue.push(arrival, Class::Arrival, dir as u32, path.arrival_seq);
+                }
             }
+            Verdict::Drop(reason) => self.probe.on_packet(self.now, PacketEvent::LinkDropped { dir, reason }, &seg),
         }
     }
 
+    #[inline(always)]
     fn sync_timer(&mut self, e: u32) {
-        let Some(want) = self.conns[e as usize].poll_timeout() else { return };
-        let slot = &mut self.timer_scheduled[e as usize];
-        if slot.is_none_or(|s| want < s) {
-            *slot = Some(want);
-            self.timer_seq[e as usize] += 1;
-            self.queue.push(want, Class::Timer, e, self.timer_seq[e as usize]);
+        let ep = &mut self.eps[e as usize];
+        let Some(want) = ep.conn.poll_timeout() else { return };
+        if ep.timer_scheduled.is_none_or(|s| want < s) {
+            ep.timer_scheduled = Some(want);
+            ep.timer_seq += 1;
+            self.queue.push(want, Class::Timer, e, ep.timer_seq);
         }
-    }
-
-    fn on_arrival(&mut self, dir: usize) {
-        let p = self.in_flight[dir].pop_front().expect("an arrival event has a packet");
-        debug_assert_eq!(p.arrival, self.now);
-        if let Some(next) = self.in_flight[dir].front() {
-            self.arrival_seq[dir] += 1;
-            self.queue.push(next.arrival, Class::Arrival, dir as u32, self.arrival_seq[dir]);
-        }
-        self.conns[p.to as usize].on_segment(self.now, &p.seg);
-        self.service(p.to);
-    }
-
-    fn on_timer(&mut self, e: u32) {
-        let slot = &mut self.timer_scheduled[e as usize];
-        if *slot == Some(self.now) {
-            *slot = None;
-        }
-        let conn = &mut self.conns[e as usize];
-        if conn.poll_timeout().is_some_and(|t| t <= self.now) {
-            conn.on_timeout(self.now);
-            self.service(e);
-        } else {
-            self.sync_timer(e);
-        }
-    }
-
-    fn on_nic_room(&mut self, h: usize) {
-        self.nic_room_scheduled[h] = false;
-        let n = self.nic_waiters[h].len();
-        for _ in 0..n {
-            let Some(e) = self.nic_waiters[h].pop_front() else { break };
-            self.waiting[e as usize] = false;
-            self.service(e);
-        }
-    }
-
-    fn on_measurement_end(&mut self) {
-        self.measure_end = Some(self.now);
-        self.delivered_at_end = self.delivered();
-        for i in 0..self.senders.len() {
-            let e = self.sender_endpoint(i);
-            self.senders[i].stop(&mut self.conns[e as usize]);
-            self.service(e);
-        }
-    }
-
-    fn sample(&mut self) {
-        let e = self.conns[self.sender_endpoint(0) as usize].estats_at(self.now);
-        let Some(series) = self.series.as_mut() else { return };
-        series.rows.push(vec![
-            self.now.as_secs_f64(),
-            e.CurCwnd as f64,
-            e.CurSsthresh.map_or(f64::NAN, |s| s as f64),
-            e.PipeSize as f64,
-            e.SmoothedRTT,
-            e.ThruOctetsAcked as f64,
-            e.SegsRetrans as f64,
-        ]);
-    }
-
-    fn all_closed(&self) -> bool {
-        self.closed_count == self.conns.len()
     }
 }
 
-/// Runs one simulation. Pure: the same spec and seed give the same result, bit for bit.
-pub fn run(spec: &SimSpec, seed: u64) -> Result<RunResult, SimError> {
-    let n = spec.test.parallel.max(1) as usize;
-    let mut conns = Vec::with_capacity(2 * n);
-    let client_tcp = std::sync::Arc::new(spec.client.tcp.clone());
-    let server_tcp = std::sync::Arc::new(spec.server.tcp.clone());
-    for i in 0..n {
-        let client_port = 40_000u16.wrapping_add(i as u16);
-        let e = 2 * i as u64;
-        let iss_c = stream_seed(seed, 1000 + e) as u32;
-        let iss_s = stream_seed(seed, 1000 + e + 1) as u32;
-        let mut client = Connection::connect(client_tcp.clone(), client_port, SERVER_PORT, iss_c);
-        let mut server = Connection::listen(server_tcp.clone(), SERVER_PORT, iss_s);
-        client.set_random_seed(stream_seed(seed, 2_000_000 + e));
-        server.set_random_seed(stream_seed(seed, 2_000_000 + e + 1));
-        conns.push(client);
-        conns.push(server);
+/// The engine: the network and the applications.
+struct World<T: Transport, P> {
+    net: Net<T, P>,
+    apps: Vec<App>,
+    app_host: Vec<HostId>,
+    measure: Duration,
+    measure_start: Option<Instant>,
+    measure_end: Option<Instant>,
+    control_seq: u64,
+}
+
+impl<T: Transport, P: Probe<T>> World<T, P> {
+    #[inline]
+    fn app_event(&mut self, a: u32, host: HostId, ev: Event) {
+        let mut cx = Ctx { net: &mut self.net, host, app: a };
+        self.apps[a as usize].on_event(ev, &mut cx);
     }
-    let hosts = [&spec.client, &spec.server];
-    let link_cfgs = [&spec.up, &spec.down];
-    let mut w = World {
-        now: Instant::ZERO,
-        queue: EventQueue::new(),
-        senders: vec![BulkSender::new(spec.test.message); n],
-        receivers: vec![BulkReceiver::default(); n],
-        direction: spec.test.direction,
-        timer_scheduled: vec![None; 2 * n],
-        timer_seq: vec![0; 2 * n],
-        nics: [0, 1].map(|h| NicQueue::new(hosts[h].nic_rate, link_cfgs[h].framing, hosts[h].txqueuelen)),
-        links: [0, 1].map(|h| LinkDirection::new(link_cfgs[h], stream_seed(seed, 1 + h as u64))),
-        in_flight: [VecDeque::with_capacity(1024), VecDeque::with_capacity(1024)],
-        arrival_seq: [0; 2],
-        nic_waiters: [VecDeque::new(), VecDeque::new()],
-        waiting: vec![false; 2 * n],
-        nic_room_scheduled: [false; 2],
-        nic_room_seq: [0; 2],
-        control_seq: 0,
-        established: vec![false; 2 * n],
-        established_count: 0,
-        closed: vec![false; 2 * n],
-        closed_count: 0,
+
+    /// Something happened to endpoint `e` (a segment, a timer, room in the NIC): tell its application what
+    /// changed, then let it and whatever its application touched send.
+    #[inline(always)]
+    fn after_io(&mut self, e: u32) {
+        self.net.current = e;
+        let ep = &mut self.net.eps[e as usize];
+        let (a, host) = (ep.app, ep.host);
+        let c = ConnId(e);
+        if !ep.established && ep.conn.is_established() {
+            ep.established = true;
+            self.net.established_count += 1;
+            self.app_event(a, host, Event::Established(c));
+        }
+        let ep = &self.net.eps[e as usize];
+        if ep.established {
+            let app = &self.apps[a as usize];
+            let readable = app.wants_readable() && (ep.conn.readable() > 0 || ep.conn.is_eof());
+            // "May have room": the application's send finds out; a free-space check here would be
+            // repeated by that send.
+            let writable = app.wants_writable();
+            if readable {
+                self.app_event(a, host, Event::Readable(c));
+            }
+            if writable {
+                self.app_event(a, host, Event::Writable(c));
+            }
+        }
+        self.net.current = u32::MAX;
+        self.net.service(e);
+        if !self.net.touched.is_empty() || self.measure_start.is_none() {
+            self.service_touched();
+        }
+    }
+
+    fn service_touched(&mut self) {
+        let mut i = 0;
+        while i < self.net.touched.len() {
+            let e = self.net.touched[i];
+            if self.net.eps[e as usize].touched {
+                self.net.service(e);
+            }
+            i += 1;
+        }
+        self.net.touched.clear();
+        if self.measure_start.is_none() && self.net.ready_count == self.apps.len() {
+            self.start_measurement();
+        }
+    }
+
+    /// Every application is ready: the window opens for all of them at once.
+    fn start_measurement(&mut self) {
+        self.measure_start = Some(self.net.now);
+        self.snapshot_cpu(0);
+        self.control_seq += 1;
+        self.net.queue.push(self.net.now + self.measure, Class::Control, 0, self.control_seq);
+        self.broadcast(Event::MeasureStart);
+    }
+
+    fn snapshot_cpu(&mut self, end: usize) {
+        for h in [CLIENT, SERVER] {
+            if let Some(cpu) = &self.net.cpus[h] {
+                self.net.cpu_busy_at[h][end] = cpu.busy;
+            }
+        }
+    }
+
+    fn broadcast(&mut self, ev: Event) {
+        for a in 0..self.apps.len() as u32 {
+            let host = self.app_host_of(a);
+            self.app_event(a, host, ev);
+        }
+        self.service_touched();
+    }
+
+    fn app_host_of(&self, a: u32) -> HostId {
+        self.app_host[a as usize]
+    }
+
+    fn on_arrival(&mut self, dir: Dir) {
+        let path = &mut self.net.paths[dir];
+        let p = path.in_flight.pop_front().expect("an arrival event has a packet");
+        debug_assert_eq!(p.arrival, self.net.now);
+        if let Some(next) = path.in_flight.front() {
+            path.arrival_seq += 1;
+            self.net.queue.push(next.arrival, Class::Arrival, dir as u32, path.arrival_seq);
+        }
+        let now = self.net.now;
+        self.net.probe.on_packet(now, PacketEvent::Delivered { dir }, &p.seg);
+        let h: HostId = 1 - dir;
+        if let Some(cpu) = &mut self.net.cpus[h] {
+            let cost = if p.seg.payload_len() > 0 { cpu.spec.per_segment_in } else { cpu.spec.per_ack_in };
+            let done = cpu.receive(now, cost);
+            if done > now || !cpu.backlog.is_empty() {
+                cpu.backlog.push_back((done, p.seg));
+                if cpu.backlog.len() == 1 {
+                    cpu.seq += 1;
+                    self.net.queue.push(done, Class::Cpu, h as u32, cpu.seq);
+                }
+                return;
+            }
+        }
+        self.deliver(h, p.seg);
+    }
+
+    /// A host's CPU finished the head of its receive backlog: the segment reaches its transport.
+    fn on_cpu(&mut self, h: HostId) {
+        let cpu = self.net.cpus[h].as_mut().expect("a CPU event has a CPU");
+        let (_, seg) = cpu.backlog.pop_front().expect("a CPU event has a segment");
+        if let Some(&(next, _)) = cpu.backlog.front() {
+            cpu.seq += 1;
+            self.net.queue.push(next, Class::Cpu, h as u32, cpu.seq);
+        }
+        self.deliver(h, seg);
+    }
+
+    /// Hands a segment to the connection its ports name, or to a listener; counts it if there is neither.
+    fn deliver(&mut self, h: HostId, seg: T::Segment) {
+        let now = self.net.now;
+        let (dst, src) = (seg.dst_port(), seg.src_port());
+        let e = match self.net.hosts[h].ports.get(&port_key(dst, src)) {
+            Some(&e) => e,
+            None => {
+                let listener = self.net.hosts[h].listeners.get(&seg.dst_port()).copied();
+                match listener {
+                    Some(a) if seg.opens_connection() => {
+                        self.net.create(h, a, seg.dst_port(), seg.src_port(), Some(&seg))
+                    }
+                    _ => u32::MAX,
+                }
+            }
+        };
+        if e == u32::MAX {
+            self.net.hosts[h].no_socket += 1;
+            self.net.probe.on_packet(now, PacketEvent::NoSocket { host: h }, &seg);
+            return;
+        }
+        self.net.eps[e as usize].conn.on_segment(now, &seg);
+        self.after_io(e);
+    }
+
+    fn on_timer(&mut self, e: u32) {
+        let now = self.net.now;
+        let ep = &mut self.net.eps[e as usize];
+        if ep.timer_scheduled == Some(now) {
+            ep.timer_scheduled = None;
+        }
+        if ep.conn.poll_timeout().is_some_and(|t| t <= now) {
+            ep.conn.on_timeout(now);
+            let h = ep.host;
+            if let Some(cpu) = &mut self.net.cpus[h] {
+                let cost = cpu.spec.per_timer;
+                cpu.charge(now, cost);
+            }
+            self.after_io(e);
+        } else {
+            self.net.sync_timer(e);
+        }
+    }
+
+    fn on_nic_room(&mut self, h: HostId) {
+        self.net.hosts[h].nic_room_scheduled = false;
+        let n = self.net.hosts[h].nic_waiters.len();
+        for _ in 0..n {
+            let Some(e) = self.net.hosts[h].nic_waiters.pop_front() else { break };
+            self.net.eps[e as usize].waiting = false;
+            self.after_io(e);
+        }
+    }
+
+    fn tick(&mut self) {
+        self.net.probe.on_tick(self.net.now, Endpoints { eps: &self.net.eps });
+    }
+
+    fn all_finished(&self) -> bool {
+        self.net.finished_count == self.net.eps.len()
+    }
+}
+
+/// Runs one simulation with no probe. Pure: the same spec and seed give the same result, bit for bit.
+pub fn run<T: Transport>(spec: &SimSpec<T::Config>, seed: u64) -> Result<SimRun<T::Stats>, SimError>
+where
+    T::Config: Clone,
+{
+    run_with::<T, ()>(spec, seed, &mut ())
+}
+
+/// Runs one simulation, telling `probe` what happens.
+pub fn run_with<T: Transport, P: Probe<T>>(
+    spec: &SimSpec<T::Config>,
+    seed: u64,
+    probe: &mut P,
+) -> Result<SimRun<T::Stats>, SimError>
+where
+    T::Config: Clone,
+{
+    let links = [&spec.up, &spec.down];
+    let host = |h: HostId| {
+        let s = &spec.hosts[h];
+        Host {
+            cfg: Arc::new(s.transport.clone()),
+            nic: NicQueue::new(s.nic_rate, links[h].framing, s.txqueuelen),
+            nic_waiters: VecDeque::new(),
+            nic_room_scheduled: false,
+            nic_room_seq: 0,
+            ports: FxHashMap::default(),
+            listeners: FxHashMap::default(),
+            ephemeral: s.ephemeral_ports,
+            next_ephemeral: s.ephemeral_ports.0,
+            no_socket: 0,
+        }
+    };
+    let path = |d: Dir| Path {
+        link: LinkDirection::new(links[d], stream_seed(seed, 1 + d as u64)),
+        in_flight: VecDeque::with_capacity(1024),
+        arrival_seq: 0,
+    };
+    let n_apps = spec.apps.len();
+    let mut w: World<T, &mut P> = World {
+        net: Net {
+            now: Instant::ZERO,
+            seed,
+            queue: EventQueue::new(),
+            eps: Vec::new(),
+            hosts: [host(CLIENT), host(SERVER)],
+            paths: [path(UP), path(DOWN)],
+            cpus: [CLIENT, SERVER].map(|h| spec.hosts[h].cpu.clone().map(Cpu::new)),
+            cpu_busy_at: [[Duration::ZERO; 2]; 2],
+            touched: Vec::new(),
+            current: u32::MAX,
+            apps_ready: vec![false; n_apps],
+            ready_count: 0,
+            app_timer_seq: vec![0; n_apps],
+            established_count: 0,
+            finished_count: 0,
+            data_segments: 0,
+            probe,
+        },
+        apps: spec.apps.iter().map(|(_, a)| a.clone()).collect(),
+        app_host: spec.apps.iter().map(|(h, _)| *h).collect(),
+        measure: spec.measure,
         measure_start: None,
         measure_end: None,
-        delivered_at_start: 0,
-        delivered_at_end: 0,
-        data_segments: 0,
-        series: spec.test.series_interval.map(|d| Series {
-            interval_s: d.as_secs_f64(),
-            columns: SERIES_COLUMNS.to_vec(),
-            rows: Vec::new(),
-        }),
-        conns,
+        control_seq: 0,
     };
-    // Connection i opens i SYN-frame times after the first (a SYN with all options is 60 bytes of IP).
-    let syn_gap = spec.up.rate.tx_time(spec.up.framing.wire_len(60) as u64);
-    for i in 0..n {
-        w.queue.push(Instant::ZERO + syn_gap.saturating_mul(i as u64), Class::Open, i as u32, 0);
-    }
-    if let Some(d) = spec.test.series_interval {
+    let tick = w.net.probe.tick_interval().filter(|d| !d.is_zero());
+    if let Some(d) = tick {
         w.control_seq += 1;
-        w.queue.push(Instant::ZERO + d, Class::Control, 1, w.control_seq);
+        w.net.queue.push(Instant::ZERO + d, Class::Control, 1, w.control_seq);
     }
-    let mut end_scheduled = false;
-    while let Some(ev) = w.queue.pop() {
-        w.now = ev.time;
+    w.broadcast(Event::Start);
+    while let Some(ev) = w.net.queue.pop() {
+        w.net.now = ev.time;
         match ev.class {
             Class::Arrival => w.on_arrival(ev.source as usize),
             Class::Timer => w.on_timer(ev.source),
             Class::NicRoom => w.on_nic_room(ev.source as usize),
-            Class::Open => w.service(2 * ev.source),
-            // Control source 0 ends the measurement; source 1 takes a sample and schedules the next.
+            Class::App => {
+                let host = w.app_host_of(ev.source);
+                w.app_event(ev.source, host, Event::Timer);
+                w.service_touched();
+            }
+            // Control source 0 ends the measurement; source 1 is a probe's tick, which schedules the next.
             Class::Control if ev.source == 1 => {
-                w.sample();
-                if let Some(d) = spec.test.series_interval {
+                w.tick();
+                if let Some(d) = tick {
                     w.control_seq += 1;
-                    w.queue.push(w.now + d, Class::Control, 1, w.control_seq);
+                    w.net.queue.push(w.net.now + d, Class::Control, 1, w.control_seq);
                 }
             }
-            Class::Control => w.on_measurement_end(),
-        }
-        if !end_scheduled {
-            if let Some(start) = w.measure_start {
-                end_scheduled = true;
-                w.control_seq += 1;
-                w.queue.push(start + spec.test.duration, Class::Control, 0, w.control_seq);
+            Class::Control => {
+                w.measure_end = Some(w.net.now);
+                w.snapshot_cpu(1);
+                w.broadcast(Event::MeasureStop);
             }
+            Class::Cpu => w.on_cpu(ev.source as usize),
         }
         if let Some(end) = w.measure_end {
-            if w.all_closed() || w.now.saturating_since(end) > DRAIN_LIMIT {
+            if w.all_finished() || w.net.now.saturating_since(end) > DRAIN_LIMIT {
                 break;
             }
         }
-        if w.measure_start.is_none() && w.now > Instant::ZERO + CONNECT_LIMIT {
-            return Err(SimError::NotEstablished { established: w.established_count, connections: w.conns.len() });
+        if w.measure_start.is_none() && w.net.now > Instant::ZERO + CONNECT_LIMIT {
+            break;
         }
     }
     if w.measure_start.is_none() {
-        return Err(SimError::NotEstablished { established: w.established_count, connections: w.conns.len() });
+        return Err(SimError::NotEstablished { established: w.net.established_count, created: w.net.eps.len() });
     }
     if w.measure_end.is_none() {
         // Everything went quiet before the end of the measurement (the senders' data was all delivered).
-        w.measure_end = Some(w.now);
-        w.delivered_at_end = w.delivered();
+        w.measure_end = Some(w.net.now);
+        w.snapshot_cpu(1);
+        w.broadcast(Event::MeasureStop);
     }
-    let start = w.measure_start.unwrap_or(Instant::ZERO);
-    let elapsed = w.measure_end.unwrap_or(start).saturating_since(start);
-    let delivered = w.delivered_at_end - w.delivered_at_start;
-    let connections: Vec<ConnectionResult> = w
-        .conns
+    let now = w.net.now;
+    let endpoints = w
+        .net
+        .eps
         .iter()
         .enumerate()
-        .map(|(e, c)| ConnectionResult {
-            side: if e % 2 == 0 { "client" } else { "server" },
-            protocol: "tcp",
-            state: c.state().to_string(),
-            estats: c.estats_at(w.now),
+        .map(|(i, ep)| EndpointReport {
+            id: i as u32,
+            host: ep.host,
+            local_port: ep.local_port,
+            remote_port: ep.remote_port,
+            app: ep.app as usize,
+            state: ep.conn.state_name(),
+            stats: ep.conn.stats(now),
         })
         .collect();
-    let retransmissions = connections.iter().map(|c| c.estats.SegsRetrans).sum();
-    Ok(RunResult {
-        delivered_bytes: delivered,
-        throughput_bps: if elapsed.is_zero() { 0.0 } else { delivered as f64 * 8.0 / elapsed.as_secs_f64() },
-        elapsed_s: elapsed.as_secs_f64(),
-        retransmissions,
-        end_time_s: w.now.as_secs_f64(),
-        connections,
-        link_up: w.links[0].stats(),
-        link_down: w.links[1].stats(),
-        nic_client: w.nics[0].stats(),
-        nic_server: w.nics[1].stats(),
-        events: w.queue.popped(),
-        data_segments: w.data_segments,
-        series: w.series,
+    let cpu = [CLIENT, SERVER].map(|h| {
+        w.net.cpus[h].as_ref().map(|c| CpuReport {
+            cores: c.spec.cores.max(1),
+            busy_window: w.net.cpu_busy_at[h][1].saturating_sub(w.net.cpu_busy_at[h][0]),
+            busy_total: c.busy,
+        })
+    });
+    let [c, s] = &mut w.net.hosts;
+    Ok(SimRun {
+        apps: w.apps,
+        endpoints,
+        links: [w.net.paths[UP].link.stats(), w.net.paths[DOWN].link.stats()],
+        nics: [c.nic.stats(), s.nic.stats()],
+        no_socket: [c.no_socket, s.no_socket],
+        cpu,
+        end_time: now,
+        events: w.net.queue.popped(),
+        data_segments: w.net.data_segments,
     })
 }

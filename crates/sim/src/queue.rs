@@ -15,23 +15,27 @@ use tcplab_units::Instant;
 pub enum Class {
     /// A packet reaches the far end of a link direction. Source: the direction.
     Arrival = 0,
+    /// A host's CPU finished processing the segment at the head of its receive backlog (the CPU cost
+    /// model). Source: the host.
+    Cpu = 1,
     /// A connection's protocol timer. Source: the endpoint.
-    Timer = 1,
+    Timer = 2,
     /// A host's NIC transmit queue has room again. Source: the host.
-    NicRoom = 2,
-    /// A client opens a connection. Source: the connection.
-    Open = 3,
-    /// Test control (end of the measurement). Source: 0.
-    Control = 4,
+    NicRoom = 3,
+    /// An application's timer. Source: the application.
+    App = 4,
+    /// Test control: the end of the measurement (source 0), a probe's sampling tick (source 1).
+    Control = 5,
 }
 
 impl Class {
     fn from_bits(b: u64) -> Class {
         match b {
             0 => Class::Arrival,
-            1 => Class::Timer,
-            2 => Class::NicRoom,
-            3 => Class::Open,
+            1 => Class::Cpu,
+            2 => Class::Timer,
+            3 => Class::NicRoom,
+            4 => Class::App,
             _ => Class::Control,
         }
     }
@@ -65,6 +69,7 @@ impl EventQueue {
     }
 
     /// Schedules an event. `seq` must be unique per (class, source) and below 2^36; `source` below 2^24.
+    #[inline]
     pub fn push(&mut self, time: Instant, class: Class, source: u32, seq: u64) {
         debug_assert!(source < 1 << SOURCE_BITS && seq < 1 << SEQ_BITS);
         let low = (class as u64) << (SOURCE_BITS + SEQ_BITS) | (source as u64) << SEQ_BITS | seq;
@@ -72,6 +77,7 @@ impl EventQueue {
         self.pushed += 1;
     }
 
+    #[inline]
     pub fn pop(&mut self) -> Option<Event> {
         let Reverse((t, low)) = self.heap.pop()?;
         debug_assert!(self.heap.peek().is_none_or(|Reverse(k)| *k != (t, low)), "two events with one key");

@@ -1,13 +1,14 @@
 //! No heap allocation per packet in steady state: the number of allocations of a bulk run does not grow
 //! with its duration. A counting global allocator sees every allocation of this test process.
 
+mod common;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use tcplab_link::{Framing, LinkConfig, LossModel, QueueLimit};
-use tcplab_sim::{run, Direction, HostSpec, SimSpec, TestSpec};
-use tcplab_tcp::TcpConfig;
-use tcplab_units::{ByteSize, Duration};
+use tcplab_sim::{run, SimSpec, CLIENT, SERVER};
+use tcplab_tcp::{Connection, TcpConfig};
+use tcplab_units::Duration;
 
 struct Counting;
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
@@ -29,38 +30,22 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-fn spec(loss: f64, secs: u64) -> SimSpec {
-    let link = LinkConfig {
-        rate: "1gbit".parse().unwrap(),
-        delay: "1ms".parse().unwrap(),
-        queue: QueueLimit::Packets(100),
-        framing: Framing::Ethernet,
-        loss: if loss > 0.0 { LossModel::Bernoulli { p: loss } } else { LossModel::None },
-    };
-    let tcp = TcpConfig {
-        send_buffer: ByteSize::new(16 << 20),
-        recv_buffer: ByteSize::new(16 << 20),
-        ..TcpConfig::default()
-    };
-    let host = HostSpec { tcp, nic_rate: None, txqueuelen: 1000 };
+fn spec(loss: f64, secs: u64) -> SimSpec<TcpConfig> {
     SimSpec {
-        up: link.clone(),
-        down: LinkConfig { loss: LossModel::None, ..link },
-        client: host.clone(),
-        server: host,
-        test: TestSpec {
-            direction: Direction::ClientToServer,
-            duration: Duration::from_secs(secs),
-            message: 65536,
-            parallel: 1,
-            series_interval: None,
-        },
+        up: common::link("1gbit", "1ms", 100, loss),
+        down: common::link("1gbit", "1ms", 100, 0.0),
+        hosts: [common::host(16 << 20), common::host(16 << 20)],
+        apps: vec![
+            (SERVER, common::acceptor(5001, None, true)),
+            (CLIENT, common::opener(5001, Duration::ZERO, Some(65536), true)),
+        ],
+        measure: Duration::from_secs(secs),
     }
 }
 
-fn allocations_of(spec: &SimSpec) -> (u64, u64) {
+fn allocations_of(spec: &SimSpec<TcpConfig>) -> (u64, u64) {
     let before = ALLOCATIONS.load(Ordering::Relaxed);
-    let r = run(spec, 1).expect("the bulk transfer connects");
+    let r = run::<Connection>(spec, 1).expect("the bulk transfer connects");
     (ALLOCATIONS.load(Ordering::Relaxed) - before, r.data_segments)
 }
 

@@ -59,6 +59,19 @@ pub struct TcpConfig {
     /// Under `ack_policy = "linux"`: the smallest ATO, and the delayed-ACK timeout outside pingpong mode
     /// (TCP_ATO_MIN, HZ/25). Default 40ms.
     pub ato_min: Duration,
+    /// Under `ack_policy = "linux"`: out-of-order data refills the quick-ACK allowance (Linux
+    /// `tcp_enter_quickack_mode` in `tcp_data_queue`, until 4.18), so the in-order data after a hole is
+    /// ACKed segment by segment. Linux 4.18 stopped doing so. Default on.
+    pub quickack_on_reorder: bool,
+    /// SACK compression (Linux `tcp_comp_sack_nr`, since 4.18): while out-of-order data is queued, the first
+    /// 3 duplicate ACKs for one RCV.NXT go at once (enough for the sender's DupThresh), then up to this many
+    /// are replaced by one ACK sent `comp_sack_delay` (at most SRTT/20) later, carrying the latest SACK
+    /// blocks. 0 = off (every out-of-order segment is ACKed at once, RFC 5681 §4.2). Counted in
+    /// AcksCompressed. Default 0.
+    pub comp_sack_nr: u32,
+    /// The longest a compressed SACK waits (Linux `tcp_comp_sack_delay_ns`); the wait is also at most
+    /// 5% of the smoothed RTT. Default 1ms.
+    pub comp_sack_delay: Duration,
     /// Probability of acknowledging an in-order data segment at once, on top of the ACK policy, drawn from
     /// the connection's own random stream. Default 0.
     pub ack_immediate_p: f64,
@@ -99,6 +112,32 @@ pub struct TcpConfig {
     pub lost_retransmit_detection: bool,
     /// Limited transmit (RFC 3042): send new data on the first two duplicate ACKs. Default on.
     pub limited_transmit: bool,
+    /// Restart the retransmission timer whenever the first unacknowledged segment is retransmitted in
+    /// fast recovery (Linux `tcp_xmit_retransmit_queue`), so that the RTO runs from the retransmission;
+    /// RFC 6298 (5.3) restarts it only on ACKs of new data. Default off.
+    pub rto_rearm_on_retransmit: bool,
+    /// Keep the SACK scoreboard across a retransmission timeout (Linux `tcp_timeout_mark_lost` keeps
+    /// SACKed segments unless the receiver reneged), so the go-back-N retransmission skips data the
+    /// receiver holds. Off discards it, as RFC 6675 §5.1 and RFC 2018 §8 advise (the receiver may renege).
+    /// Default off.
+    pub keep_sack_on_rto: bool,
+    /// RACK loss detection (RFC 8985 §6; Linux since 4.18): a segment is lost once a segment sent after
+    /// it was delivered (ACKed or SACKed) and more than RACK.rtt plus a reordering window has passed
+    /// since it was sent. The window is zero until reordering is seen (then DupThresh SACKed segments
+    /// start recovery at once, as RFC 6675 does), else min_RTT/4, widened by one step per round trip
+    /// with D-SACK (§6.2 step 4), at most SRTT. It replaces RFC 6675's IsLost and DupAck count for
+    /// entering recovery and choosing retransmissions, and finds lost retransmissions by itself. Needs
+    /// SACK. Counted in RackMarkedLost. Default off.
+    pub rack: bool,
+    /// Tail loss probe (RFC 8985 §7): when nothing is ACKed for a probe timeout PTO = 2·SRTT (plus
+    /// `tlp_max_ack_delay` when one segment is in flight; at most the RTO), send one segment — new data
+    /// if the peer's window allows, else the last segment again — regardless of cwnd, so that the ACK
+    /// lets RACK repair a tail loss without a timeout. A probe that turns out to have repaired a loss
+    /// reduces cwnd (§7.4). Needs `rack`. Counted in LossProbes and LossProbeRecoveries. Default off.
+    pub tlp: bool,
+    /// Worst-case delayed-ACK time added to the PTO when a single segment is in flight (RFC 8985 §7.2
+    /// WCDelAckT; Linux adds TCP_RTO_MIN, 200 ms). Default 200ms.
+    pub tlp_max_ack_delay: Duration,
     /// The RTT estimator behind the RTO: `rfc6298` (SRTT/RTTVAR, RTO = SRTT + max(G, 4·RTTVAR)), `linux`
     /// (mdev with the 1/32 gain on falling RTT, rttvar the per-RTT maximum floored at `rto_min`, and the RTO
     /// their sum), `rfc793` (RTO = β·SRTT, RFC 793 §3.7), `mills` (RFC 889: SRTT follows increases faster
@@ -133,7 +172,11 @@ pub struct TcpConfig {
     /// RFC's ssthresh = max(ssthresh, ¾cwnd) is not applied: the controller owns ssthresh); `rfc7661`
     /// (New-CWV: pipeACK = the most data ACKed in one RTT over the last max(3·SRTT, 1 s); while pipeACK <
     /// ½cwnd the sender is in the non-validated phase: cwnd does not grow, after 5 minutes of it cwnd =
-    /// max(½cwnd, IW), and a loss sets the window from (max(pipeACK, FlightSize) − lost)/2). Default `off`.
+    /// max(½cwnd, IW), and a loss sets the window from (max(pipeACK, FlightSize) − lost)/2); `linux`
+    /// (RFC 2861 as Linux's `tcp_cwnd_application_limited` does it: once per RTO while limited by the
+    /// application or the receive window, ssthresh = max(ssthresh, ¾cwnd) and cwnd = (cwnd + max(used,
+    /// IW))/2, whole segments when `cwnd_unit = "packets"`; not while the send buffer is full, and only
+    /// outside recovery). Default `off`.
     pub cwv: Cwv,
     /// Linux 2.4 cwnd moderation: on an ACK in the open state, cwnd = min(cwnd, in flight + `max_burst`
     /// segments), counted in OtherReductions. 0 = off. Default 0.
@@ -166,6 +209,9 @@ impl Default for TcpConfig {
             delayed_ack_timeout: Duration::from_millis(200),
             deferred_ack_max: 22,
             ato_min: Duration::from_millis(40),
+            quickack_on_reorder: true,
+            comp_sack_nr: 0,
+            comp_sack_delay: Duration::from_millis(1),
             ack_immediate_p: 0.0,
             initial_window: InitialWindow::Rfc3390,
             congestion_control: CongestionControlKind::NewReno,
@@ -178,6 +224,11 @@ impl Default for TcpConfig {
             prr: false,
             lost_retransmit_detection: false,
             limited_transmit: true,
+            rto_rearm_on_retransmit: false,
+            keep_sack_on_rto: false,
+            rack: false,
+            tlp: false,
+            tlp_max_ack_delay: Duration::from_millis(200),
             rtt_sampling: RttSampling::Auto,
             rto_model: RtoModel::Rfc6298,
             rto_params: RtoParams::default(),
@@ -231,6 +282,7 @@ pub enum Cwv {
     Off,
     Rfc2861,
     Rfc7661,
+    Linux,
 }
 
 /// The unit cwnd is kept in (see [`TcpConfig::cwnd_unit`]).
@@ -371,6 +423,12 @@ impl TcpConfig {
             return Err("cwnd_unit = \"packets\": CUBIC keeps cwnd in bytes; accepted with cubic: \"bytes\"".into());
         }
         self.rto_params.validate().map_err(|e| format!("rto_params: {e}"))?;
+        if self.tlp && !self.rack {
+            return Err(
+                "tlp = true: the tail loss probe relies on RACK to repair what it uncovers; accepted with rack = true"
+                    .into(),
+            );
+        }
         if self.timestamp_tick < Duration::from_micros(1) {
             return Err(format!(
                 "timestamp_tick = {}: accepted 1us or more (RFC 7323 suggests 1ms to 1s)",

@@ -11,8 +11,11 @@ use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::config::{AckPolicy, CongestionControlKind, CwndUnit, Cwv, IfqFull, RttSampling, TcpConfig};
-use crate::congestion::{AckInfo, CongestionControl, CongestionEvent, Cubic, Growth, Reno, INFINITE_SSTHRESH};
+use crate::congestion::{
+    AckInfo, CongestionControl, CongestionEvent, Cubic, Growth, Reno, SlowStartExit, INFINITE_SSTHRESH,
+};
 use crate::estats::Estats;
+use crate::rack::Rack;
 use crate::ranges::RangeSet;
 use crate::rtt::RttEstimator;
 
@@ -50,13 +53,7 @@ impl fmt::Display for State {
     }
 }
 
-/// Whether the host's interface can take a segment now (the NIC transmit queue).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TxRoom {
-    Free,
-    /// The transmit queue is full: anything the connection would send counts as a `SendStall` and waits.
-    Full,
-}
+pub use tcplab_transport::TxRoom;
 
 /// Protocol timers, one deadline each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,8 +63,14 @@ enum Timer {
     Persist = 2,
     TimeWait = 3,
     Cork = 4,
+    /// RFC 8985 §6.3: the RACK reordering timer.
+    Reorder = 5,
+    /// RFC 8985 §7.2: the tail loss probe timer (PTO).
+    LossProbe = 6,
+    /// Linux SACK compression: the compressed ACK goes when this fires.
+    CompressedAck = 7,
 }
-const TIMERS: usize = 5;
+const TIMERS: usize = 8;
 
 /// Loss recovery phase of the sender.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,6 +159,9 @@ pub struct Connection {
     /// RFC 6582 `recover`: HighData when the last recovery or timeout began.
     recover: SeqNumber,
     dupacks: u32,
+    /// Bytes of the segments sent beyond cwnd on duplicate ACKs by RFC 3042 limited transmit since the
+    /// last ACK of new data: RFC 5681 §3.2 step 2 leaves them out of the FlightSize that sets ssthresh.
+    limited_sent: u32,
     /// RFC 6582 window inflation during NewReno fast recovery, bytes (may go negative on deflation).
     inflation: i64,
     partial_acks: u32,
@@ -179,6 +185,10 @@ pub struct Connection {
     rtx_next: SeqNumber,
     retransmit_head: bool,
     after_rto: bool,
+    /// RACK-TLP state and the transmission records (RFC 8985), when `rack` is on.
+    rack: Option<Box<Rack>>,
+    /// The PTO fired: the next segment is a tail loss probe (RFC 8985 §7.3).
+    tlp_pending: bool,
     /// When data was last sent (for restart after idle).
     last_data_sent: Option<Instant>,
 
@@ -210,6 +220,12 @@ pub struct Connection {
     full_segs_unacked: u32,
     /// The next ACK repeats RCV.NXT because of out-of-order or duplicate data.
     dup_ack_pending: bool,
+    /// SACK compression (Linux `compressed_ack_rcv_nxt`, `dup_ack_counter`, `compressed_ack`): the
+    /// RCV.NXT the immediate duplicate ACKs were counted for, how many went, and how many ACKs the
+    /// pending compressed one replaces.
+    comp_rcv_nxt: SeqNumber,
+    comp_dup_acks: u8,
+    comp_pending: u32,
     last_ack_was_dup: bool,
     ts_recent: u32,
     last_ack_sent: SeqNumber,
@@ -269,7 +285,10 @@ impl Connection {
         let mss = cfg.mss.bytes() as u32;
         let cc: Box<dyn CongestionControl + Send> = match cfg.congestion_control {
             CongestionControlKind::Reno | CongestionControlKind::NewReno => {
-                let reno = Reno::new(cfg.initial_window.bytes(mss), cfg.abc, cfg.abc_ca);
+                let mut reno = Reno::new(cfg.initial_window.bytes(mss), cfg.abc, cfg.abc_ca);
+                if cfg.congestion_control == CongestionControlKind::Reno {
+                    reno = reno.rfc5681_exit();
+                }
                 Box::new(if cfg.cwnd_unit == CwndUnit::Packets { reno.in_packets() } else { reno })
             }
             CongestionControlKind::Cubic => Box::new(Cubic::new(cfg.initial_window.bytes(mss), cfg.abc, cfg.cubic)),
@@ -301,6 +320,7 @@ impl Connection {
             recovery: Recovery::Open,
             recover: iss,
             dupacks: 0,
+            limited_sent: 0,
             inflation: 0,
             partial_acks: 0,
             scoreboard: RangeSet::default(),
@@ -315,6 +335,8 @@ impl Connection {
             rtx_next: iss,
             retransmit_head: false,
             after_rto: false,
+            rack: cfg.rack.then(|| Box::new(Rack::new(iss))),
+            tlp_pending: false,
             last_data_sent: None,
             rtt,
             rtt_timed: None,
@@ -334,6 +356,9 @@ impl Connection {
             ack_now: false,
             full_segs_unacked: 0,
             dup_ack_pending: false,
+            comp_rcv_nxt: SeqNumber(0),
+            comp_dup_acks: 0,
+            comp_pending: 0,
             last_ack_was_dup: false,
             ts_recent: 0,
             last_ack_sent: SeqNumber(0),
@@ -401,6 +426,11 @@ impl Connection {
     }
     pub fn rcv_nxt(&self) -> SeqNumber {
         self.rcv_nxt
+    }
+    /// RFC 6937 prr_delivered: bytes delivered to the receiver since the current recovery began.
+    #[cfg(test)]
+    pub(crate) fn prr_delivered(&self) -> u64 {
+        self.prr_delivered
     }
 
     // ----------------------------------------------------------------------------------------------
@@ -532,6 +562,10 @@ impl Connection {
                 }
             }
         }
+        if due(self.timers[Timer::CompressedAck as usize]) {
+            self.disarm(Timer::CompressedAck);
+            self.ack_now = true;
+        }
         if due(self.timers[Timer::Cork as usize]) {
             self.disarm(Timer::Cork);
             self.cork_released = true;
@@ -541,9 +575,81 @@ impl Connection {
             self.probe_pending = true;
             self.persist_backoff += 1;
         }
+        if due(self.timers[Timer::Reorder as usize]) {
+            self.disarm(Timer::Reorder);
+            self.rack_detect_loss(now);
+        }
+        if due(self.timers[Timer::LossProbe as usize]) {
+            self.disarm(Timer::LossProbe);
+            if self.tlp_allowed() {
+                self.tlp_pending = true;
+                // RFC 8985 §7.3: after the probe the RTO is armed again (from now), so that a PTO that
+                // coincides with the RTO sends the probe, not a timeout's retransmission.
+                self.restart_rto(now);
+            }
+        }
         if due(self.timers[Timer::Retransmit as usize]) {
             self.disarm(Timer::Retransmit);
             self.on_rto(now);
+        }
+    }
+
+    /// Whether the connection runs RACK: configured, and SACK negotiated.
+    fn rack_on(&self) -> bool {
+        self.sack_ok && self.rack.is_some()
+    }
+
+    /// RFC 8985 §7.2 conditions for a loss probe: TLP on, not in loss recovery, data outstanding, no
+    /// probe outstanding.
+    fn tlp_allowed(&self) -> bool {
+        self.cfg.tlp
+            && self.rack_on()
+            && matches!(self.recovery, Recovery::Open | Recovery::Cwr { .. })
+            && self.snd_nxt != self.snd_una
+            && self.rack.as_ref().is_some_and(|r| !r.tlp_outstanding())
+    }
+
+    /// RFC 8985 §7.2: (re)arms the PTO after new data is sent or an ACK arrives: 2·SRTT, plus the
+    /// worst-case delayed ACK when a single segment is in flight, 1 s before any RTT sample; never
+    /// later than the RTO.
+    fn arm_tlp(&mut self, now: Instant) {
+        if !self.tlp_allowed() {
+            self.disarm(Timer::LossProbe);
+            return;
+        }
+        let mut pto = self.rtt.srtt().map_or(Duration::from_secs(1), |s| s.saturating_mul(2));
+        if self.snd_nxt - self.snd_una <= self.smss {
+            pto += self.cfg.tlp_max_ack_delay;
+        }
+        let mut at = now + pto;
+        if let Some(rto) = self.timers[Timer::Retransmit as usize] {
+            at = at.min(rto);
+        }
+        self.arm(Timer::LossProbe, at);
+    }
+
+    /// RFC 8985 §6.2 step 5 and §6.3: marks what RACK finds lost, arms the reordering timer for what
+    /// is not yet overdue, and starts fast recovery when something is lost (Linux `tcp_time_to_recover`
+    /// with RACK: `lost_out`). A timeout's recovery retransmits everything anyway.
+    fn rack_detect_loss(&mut self, now: Instant) {
+        if !self.rack_on() || matches!(self.recovery, Recovery::Loss { .. }) {
+            self.disarm(Timer::Reorder);
+            return;
+        }
+        let in_recovery = matches!(self.recovery, Recovery::Sack { .. });
+        let srtt = self.rtt.srtt();
+        let dupthresh = self.cfg.dupthresh;
+        let Some(rack) = self.rack.as_mut() else { return };
+        let reo_wnd = rack.reo_wnd(in_recovery, dupthresh, srtt);
+        let d = rack.detect_loss(now, reo_wnd);
+        self.st.RackMarkedLost += d.newly_lost as u64;
+        match d.timer {
+            Some(at) => self.arm(Timer::Reorder, at),
+            None => self.disarm(Timer::Reorder),
+        }
+        let may_enter = self.snd_una.diff(self.recover) > 0;
+        if d.newly_lost > 0 && matches!(self.recovery, Recovery::Open | Recovery::Cwr { .. }) && may_enter {
+            self.enter_recovery(now);
         }
     }
 
@@ -585,10 +691,23 @@ impl Connection {
         self.rtx_next = self.snd_una;
         self.recover = self.snd_nxt + u32::MAX; // HighData = SND.NXT - 1
         self.dupacks = 0;
+        self.limited_sent = 0;
         self.inflation = 0;
         self.retransmit_head = false;
         // RFC 6675 §5.1 / RFC 2018 §8: the receiver may have reneged; do not trust old SACK state.
-        self.scoreboard.clear();
+        // Linux keeps it (`keep_sack_on_rto`).
+        if !self.cfg.keep_sack_on_rto {
+            self.scoreboard.clear();
+        }
+        if let Some(rack) = self.rack.as_mut() {
+            rack.on_rto();
+            if !self.cfg.keep_sack_on_rto {
+                rack.clear_sacked();
+            }
+        }
+        self.tlp_pending = false;
+        self.disarm(Timer::LossProbe);
+        self.disarm(Timer::Reorder);
         self.after_rto = true;
         self.backoff += 1;
         self.restart_rto(now);
@@ -868,7 +987,12 @@ impl Connection {
             return false;
         }
         let una_before = self.snd_una;
-        let sacked = if self.sack_ok { self.process_sack_blocks(seg) } else { 0 };
+        let prr = self.cfg.prr && self.sack_ok;
+        let sacked_before = if prr { self.scoreboard.bytes_within(self.snd_una, self.snd_nxt) } else { 0 };
+        if let Some(rack) = self.rack.as_mut() {
+            rack.begin_ack();
+        }
+        let (sacked, dsack_of_probe) = if self.sack_ok { self.process_sack_blocks(now, seg) } else { (0, false) };
         let new_sack = sacked > 0;
         if new_sack {
             self.detect_lost_retransmissions();
@@ -895,15 +1019,38 @@ impl Connection {
         if ack > self.snd_una {
             self.on_new_ack(now, seg);
         } else if ack == self.snd_una && self.snd_nxt != self.snd_una {
-            // RFC 5681 §2 duplicate ACK, or (RFC 6675 §2) an ACK bringing new SACK information.
-            let classic = seg.payload_len == 0 && !seg.flags.syn() && !seg.flags.fin() && window == old_wnd;
-            if classic || new_sack {
+            // Without SACK, RFC 5681 §2's duplicate ACK. With SACK, RFC 6675 §2's DupAck: an ACK whose
+            // SACK blocks tell of data above SND.UNA not SACKed before. A D-SACK-only ACK reports a
+            // duplicate and says nothing about the outstanding data, so it is not one.
+            let dup = if self.sack_ok {
+                new_sack
+            } else {
+                seg.payload_len == 0 && !seg.flags.syn() && !seg.flags.fin() && window == old_wnd
+            };
+            if dup {
                 self.on_dup_ack(now);
             }
         }
-        if self.cfg.prr && matches!(self.recovery, Recovery::Sack { .. }) {
-            let delivered = self.snd_una.diff(una_before).max(0) as u64 + sacked;
-            self.prr_on_ack(delivered);
+        if self.rack_on() {
+            let pure_dup = ack == una_before && !new_sack && seg.payload_len == 0;
+            let repaired = self.rack.as_mut().is_some_and(|r| r.tlp_on_ack(ack, dsack_of_probe, pure_dup));
+            if repaired && matches!(self.recovery, Recovery::Open | Recovery::Cwr { .. }) {
+                // RFC 8985 §7.4.2: the probe repaired a loss; Linux answers with a cwnd reduction
+                // completed at once (tcp_init_cwnd_reduction, tcp_end_cwnd_reduction).
+                self.st.LossProbeRecoveries += 1;
+                self.count_congestion_signal();
+                let flight = self.snd_nxt - self.snd_una;
+                self.cc.on_congestion_event(now, CongestionEvent::FastRetransmit, flight, self.smss);
+            }
+            self.rack_detect_loss(now);
+            self.arm_tlp(now);
+        }
+        if prr && matches!(self.recovery, Recovery::Sack { .. }) {
+            // RFC 6937 §3: DeliveredData = Δsnd.una + ΔSACKd, ΔSACKd net of the SACKed bytes the
+            // cumulative ACK took off the scoreboard (counting them again would deliver them twice).
+            let sacked_after = self.scoreboard.bytes_within(self.snd_una, self.snd_nxt) as i64;
+            let delivered = self.snd_una.diff(una_before).max(0) as i64 + sacked_after - sacked_before as i64;
+            self.prr_on_ack(delivered.max(0) as u64);
         }
         if self.state_fin_acked() {
             match self.state {
@@ -923,12 +1070,14 @@ impl Connection {
         self.fin_queued && self.snd_una == self.write_end + 1
     }
 
-    /// Updates the scoreboard from the SACK option; returns the bytes newly SACKed.
-    fn process_sack_blocks(&mut self, seg: &TcpSegment) -> u64 {
+    /// Updates the scoreboard (and RACK) from the SACK option; returns the bytes newly SACKed, and
+    /// whether a D-SACK reports the last tail loss probe as a duplicate.
+    fn process_sack_blocks(&mut self, now: Instant, seg: &TcpSegment) -> (u64, bool) {
         let blocks = seg.options.sack.as_slice();
         if blocks.is_empty() {
-            return 0;
+            return (0, false);
         }
+        let mut dsack_of_probe = false;
         self.st.SACKsRcvd += 1;
         self.st.SACKBlocksRcvd += blocks.len() as u64;
         let mut new = 0u64;
@@ -942,15 +1091,25 @@ impl Connection {
             if dsack {
                 self.st.DSACKDups += 1;
                 self.on_dsack(*b);
+                if self.sack_ok {
+                    let (una, nxt) = (self.snd_una, self.snd_nxt);
+                    if let Some(rack) = self.rack.as_mut() {
+                        dsack_of_probe |= rack.tlp_end() == Some(b.right);
+                        rack.on_dsack(b.right, una, nxt);
+                    }
+                }
                 continue;
             }
             let left = b.left.max(self.snd_una);
             let right = b.right.min(self.snd_nxt);
             if right > left {
                 new += self.scoreboard.insert(left, right) as u64;
+                if let Some(rack) = self.rack.as_mut() {
+                    rack.on_sack(left, right, now);
+                }
             }
         }
-        new
+        (new, dsack_of_probe)
     }
 
     fn on_new_ack(&mut self, now: Instant, seg: &TcpSegment) {
@@ -962,6 +1121,9 @@ impl Connection {
         self.st.ThruOctetsAcked += data_acked as u64;
         self.snd_una = ack;
         self.scoreboard.trim_below(ack);
+        if let Some(rack) = self.rack.as_mut().filter(|_| self.sack_ok) {
+            rack.on_cumulative_ack(ack, now);
+        }
         if self.rtx_next < ack {
             self.rtx_next = ack;
         }
@@ -969,6 +1131,7 @@ impl Connection {
             self.high_rxt = ack;
         }
         self.dupacks = 0;
+        self.limited_sent = 0;
         self.st.CurTimeoutCount = 0;
         // Keep `recover` within 2^31 of SND.UNA so the RFC 6582 comparison stays meaningful across
         // gigabytes: once the ACK covers it, recover = SND.UNA - 1 means the same.
@@ -1014,7 +1177,8 @@ impl Connection {
         match self.recovery {
             Recovery::NewReno => {
                 if ack.diff(self.recover) > 0 || self.cfg.congestion_control == CongestionControlKind::Reno {
-                    // Full ACK (RFC 6582 §3.2 step 3), or Reno leaving on any new ACK.
+                    // Full ACK (RFC 6582 §3.2 step 3), or Reno leaving on any new ACK (RFC 5681 §3.2
+                    // step 6).
                     let flight = self.snd_nxt - self.snd_una;
                     let before = self.cc.window();
                     self.cc.on_recovery_exit(now, flight, self.smss);
@@ -1040,12 +1204,18 @@ impl Connection {
             Recovery::Sack { point } => {
                 if ack >= point {
                     self.recovery = Recovery::Open;
+                    if let Some(rack) = self.rack.as_mut() {
+                        rack.on_recovery_exit();
+                    }
                 }
             }
             Recovery::Loss { high } => {
                 if ack >= high {
                     self.recovery = Recovery::Open;
                     self.after_rto = false;
+                    if let Some(rack) = self.rack.as_mut() {
+                        rack.on_recovery_exit();
+                    }
                 }
                 self.grow_cwnd(now, data_acked, flight_before);
             }
@@ -1063,6 +1233,7 @@ impl Connection {
 
         if self.snd_una == self.snd_nxt {
             self.disarm(Timer::Retransmit); // RFC 6298 (5.2)
+            self.disarm(Timer::Reorder);
         } else if restart_timer {
             self.restart_rto(now); // RFC 6298 (5.3)
         }
@@ -1142,8 +1313,14 @@ impl Connection {
     }
 
     /// RFC 2861 §3: once per RTO while the application leaves cwnd unused, decay it toward what was used.
+    ///
+    /// Under `cwv = "linux"`, as `tcp_cwnd_application_limited` does it: the window used counts as at least
+    /// IW (so cwnd never decays below it), ssthresh keeps ¾ of the cwnd being decayed (RFC 2861 §3,
+    /// `tcp_current_ssthresh`), cwnd stays a whole number of segments when counted in packets, and
+    /// nothing decays while the application is blocked on a full send buffer (`SOCK_NOSPACE`).
     fn cwnd_validate(&mut self, now: Instant) {
-        if self.cfg.cwv != Cwv::Rfc2861 || self.recovery != Recovery::Open {
+        let linux = self.cfg.cwv == Cwv::Linux;
+        if !(self.cfg.cwv == Cwv::Rfc2861 || linux) || self.recovery != Recovery::Open {
             return;
         }
         let flight = self.snd_nxt - self.snd_una;
@@ -1152,8 +1329,19 @@ impl Connection {
             return;
         }
         let cwnd = self.cc.window();
-        if self.cwv_used < cwnd {
-            let target = ((cwnd as u64 + self.cwv_used as u64) / 2) as u32;
+        let send_buffer_full = self.send_buffer_free() < self.smss as u64;
+        let used = if linux { self.cwv_used.max(self.cfg.initial_window.bytes(self.smss)) } else { self.cwv_used };
+        if used < cwnd && !(linux && send_buffer_full) {
+            let mut target = ((cwnd as u64 + used as u64) / 2) as u32;
+            if linux {
+                let three_quarters = (cwnd / 2).saturating_add(cwnd / 4);
+                if self.cc.ssthresh() < three_quarters {
+                    self.cc.set_ssthresh(three_quarters);
+                }
+                if self.cfg.cwnd_unit == CwndUnit::Packets {
+                    target -= target % self.smss;
+                }
+            }
             self.cc.set_window(target.max(self.smss));
             self.st.OtherReductions += 1;
         }
@@ -1193,7 +1381,9 @@ impl Connection {
         let cwnd = self.cc.window();
         let cwnd_limited =
             if cwnd < self.cc.ssthresh() { cwnd < 2 * flight_size } else { flight_size + self.smss >= cwnd };
-        if self.cfg.cwv == Cwv::Rfc2861 && !cwnd_limited || self.cfg.cwv == Cwv::Rfc7661 && self.nvp_since.is_some() {
+        if matches!(self.cfg.cwv, Cwv::Rfc2861 | Cwv::Linux) && !cwnd_limited
+            || self.cfg.cwv == Cwv::Rfc7661 && self.nvp_since.is_some()
+        {
             return;
         }
         let info = AckInfo {
@@ -1213,6 +1403,17 @@ impl Connection {
             }
             Growth::None => {}
         }
+        match self.cc.take_slow_start_exit() {
+            Some(SlowStartExit::AckTrain) => {
+                self.st.HystartTrainDetect += 1;
+                self.st.HystartTrainCwnd += self.cc.window() as u64;
+            }
+            Some(SlowStartExit::Delay) => {
+                self.st.HystartDelayDetect += 1;
+                self.st.HystartDelayCwnd += self.cc.window() as u64;
+            }
+            None => {}
+        }
         let w = self.cc.window() as u64;
         if in_ss {
             self.st.MaxSsCwnd = self.st.MaxSsCwnd.max(w);
@@ -1225,7 +1426,8 @@ impl Connection {
         self.st.DupAcksIn += 1;
         self.dupacks += 1;
         match self.recovery {
-            Recovery::Open | Recovery::Cwr { .. } => {
+            // With RACK, recovery starts when RACK marks a segment lost (`rack_detect_loss`).
+            Recovery::Open | Recovery::Cwr { .. } if !self.rack_on() => {
                 // RFC 6582 §3.2 step 1: no new recovery until the ACK covers more than `recover`.
                 let may_enter = self.snd_una.diff(self.recover) > 0;
                 let lost_head = self.sack_ok && self.lost_below().is_some_and(|l| l > self.snd_una);
@@ -1234,7 +1436,7 @@ impl Connection {
                 }
             }
             Recovery::NewReno => self.inflation += self.smss as i64, // RFC 6582 §3.2 step 4 (inflate)
-            Recovery::Sack { .. } | Recovery::Loss { .. } => {}
+            Recovery::Open | Recovery::Cwr { .. } | Recovery::Sack { .. } | Recovery::Loss { .. } => {}
         }
     }
 
@@ -1242,13 +1444,22 @@ impl Connection {
     fn enter_recovery(&mut self, now: Instant) {
         self.st.FastRetran += 1;
         self.count_congestion_signal();
-        let flight = self.new_cwv_loss_flight(self.snd_nxt - self.snd_una);
+        // RFC 5681 §3.2 step 2 (and RFC 6675 §5 step 4.2): limited-transmit segments MUST NOT count.
+        let flight = self.new_cwv_loss_flight((self.snd_nxt - self.snd_una) - self.limited_sent);
+        self.limited_sent = 0;
         self.cc.on_congestion_event(now, CongestionEvent::FastRetransmit, flight, self.smss);
         self.nvp_since = None;
         self.undo_episode = Some((self.snd_una, self.snd_nxt));
         self.undo_retrans = 0;
         self.recover = self.snd_nxt + u32::MAX; // HighData
-        self.retransmit_head = true;
+                                                // RFC 5681 §3.2 step 3 retransmits the first unacknowledged segment; with RACK the first
+                                                // retransmission is of what RACK found lost, which need not be the head.
+        self.retransmit_head = !self.rack_on();
+        if let Some(rack) = self.rack.as_mut() {
+            rack.clear_tlp();
+        }
+        self.tlp_pending = false;
+        self.disarm(Timer::LossProbe);
         self.high_rxt = self.snd_una;
         self.partial_acks = 0;
         if self.sack_ok {
@@ -1285,7 +1496,8 @@ impl Connection {
     /// retransmissions were lost, and NextSeg starts again from SND.UNA. Off in `rfc` (RFC 6675 leaves
     /// them to the RTO).
     fn detect_lost_retransmissions(&mut self) {
-        if !self.cfg.lost_retransmit_detection || !matches!(self.recovery, Recovery::Sack { .. }) {
+        // RACK finds lost retransmissions by their transmit time.
+        if !self.cfg.lost_retransmit_detection || !matches!(self.recovery, Recovery::Sack { .. }) || self.rack_on() {
             return;
         }
         let beyond = self.rtx_marker.max(self.snd_una);
@@ -1339,7 +1551,10 @@ impl Connection {
     /// Bytes in flight by the rule of the current recovery phase.
     fn pipe(&self) -> u32 {
         match self.recovery {
-            Recovery::Sack { .. } => self.sack_pipe(),
+            Recovery::Sack { .. } => match self.rack.as_ref().filter(|_| self.sack_ok) {
+                Some(rack) => rack.pipe(),
+                None => self.sack_pipe(),
+            },
             Recovery::Loss { high } => {
                 let rtx = if self.rtx_next > self.snd_una { self.rtx_next - self.snd_una } else { 0 };
                 let sacked = self.scoreboard.bytes_within(self.snd_una, self.rtx_next.max(self.snd_una));
@@ -1366,6 +1581,9 @@ impl Connection {
 
     fn rtt_sample(&mut self, now: Instant, r: Duration) {
         self.rtt.on_sample_at(now, r);
+        if let Some(rack) = self.rack.as_mut() {
+            rack.on_rtt_sample(r);
+        }
         self.ack_rtt_sample = Some(r);
         self.backoff = 0;
         let ms = r.as_nanos() as f64 / 1e6;
@@ -1380,8 +1598,11 @@ impl Connection {
         // Offset by one so that no timestamp is zero: TSecr = 0 means "no echo" in practice.
         (now.as_nanos() / self.cfg.timestamp_tick.as_nanos()) as u32 + 1
     }
+    /// The RTT a timestamp echo measures. An echo from the current tick is rounded up to one tick, as
+    /// Linux's `tcp_rtt_tsopt_us` does: the real RTT lies anywhere in it, and 0 would pull the RTO
+    /// below the path's RTT when the tick is coarse (RFC 7323 §5.4 allows up to 1 s).
     fn ts_elapsed(&self, now: Instant, tsecr: u32) -> Duration {
-        let ticks = self.ts_now(now).wrapping_sub(tsecr);
+        let ticks = self.ts_now(now).wrapping_sub(tsecr).max(1);
         self.cfg.timestamp_tick.saturating_mul(ticks as u64)
     }
 
@@ -1524,15 +1745,51 @@ impl Connection {
         } else {
             // Out of order: queue it and send a duplicate ACK at once (RFC 5681 §4.2).
             self.defer_k = 2;
-            if self.cfg.ack_policy == AckPolicy::Linux {
+            if self.cfg.ack_policy == AckPolicy::Linux && self.cfg.quickack_on_reorder {
                 self.linux_quick = self.linux_quickack_budget(); // Linux tcp_enter_quickack_mode
+            }
+            // RFC 2883 §4.2: data we already hold out of order is reported in a D-SACK block, followed
+            // by the SACK block that contains it.
+            if let Some((_, r)) = self.ooo.containing(start) {
+                self.dsack = Some(SackBlock { left: start, right: end.min(r) });
+            } else if let Some((l, _)) = self.ooo.containing(end + u32::MAX) {
+                self.dsack = Some(SackBlock { left: l, right: end });
             }
             self.ooo.insert(start, end);
             self.sack_recent.copy_within(0..3, 1);
             self.sack_recent[0] = Some(start);
-            self.ack_now = true;
             self.dup_ack_pending = true;
+            if self.compress_sack(now) {
+                self.st.AcksCompressed += 1;
+            } else {
+                self.ack_now = true;
+            }
         }
+    }
+
+    /// Linux `__tcp_ack_snd_check` with SACK compression: true when the duplicate ACK this out-of-order
+    /// segment calls for is merged into a later one. The first 3 for one RCV.NXT go at once
+    /// (TCP_FASTRETRANS_THRESH: the sender's DupThresh), and at most `comp_sack_nr` are merged.
+    fn compress_sack(&mut self, now: Instant) -> bool {
+        if self.cfg.comp_sack_nr == 0 || !self.sack_ok || self.comp_pending >= self.cfg.comp_sack_nr {
+            return false;
+        }
+        if self.comp_rcv_nxt != self.rcv_nxt {
+            self.comp_rcv_nxt = self.rcv_nxt;
+            self.comp_dup_acks = 0;
+        }
+        if self.comp_dup_acks < 3 {
+            self.comp_dup_acks += 1;
+            return false;
+        }
+        self.comp_pending += 1;
+        if !self.armed(Timer::CompressedAck) {
+            // 5% of the RTT, at most comp_sack_delay (Linux uses the receiver's RTT estimate).
+            let srtt = self.rtt.srtt().unwrap_or(self.cfg.comp_sack_delay.saturating_mul(20));
+            let delay = self.cfg.comp_sack_delay.min(Duration::from_nanos(srtt.as_nanos() / 20));
+            self.timers[Timer::CompressedAck as usize] = Some(now + delay);
+        }
+        true
     }
 
     // ----------------------------------------------------------------------------------------------
@@ -1564,6 +1821,12 @@ impl Connection {
             }
             _ => {}
         }
+        if self.tlp_pending {
+            match self.choose_loss_probe() {
+                Some(c) => return Some(c),
+                None => self.tlp_pending = false,
+            }
+        }
         if let Some(c) = self.choose_data(now) {
             return Some(c);
         }
@@ -1571,6 +1834,28 @@ impl Connection {
             return Some(Choice::ZeroWindowProbe);
         }
         self.ack_now.then_some(Choice::Ack)
+    }
+
+    /// RFC 8985 §7.3: the tail loss probe is one new segment if there is data and the peer's window
+    /// allows it, else the last segment sent again; either goes regardless of cwnd (and Nagle).
+    fn choose_loss_probe(&self) -> Option<Choice> {
+        if self.snd_nxt == self.snd_una || !matches!(self.recovery, Recovery::Open | Recovery::Cwr { .. }) {
+            return None;
+        }
+        let fin_seq = self.write_end;
+        let unsent = if fin_seq > self.snd_nxt { fin_seq - self.snd_nxt } else { 0 };
+        let wnd_edge = self.snd_una + self.snd_wnd;
+        let wnd_room = if wnd_edge > self.snd_nxt { wnd_edge - self.snd_nxt } else { 0 };
+        if unsent > 0 && wnd_room > 0 {
+            let len = unsent.min(self.smss).min(wnd_room);
+            return Some(Choice::NewData { len, fin: self.fin_queued && len == unsent });
+        }
+        let (start, end) = self.rack.as_ref()?.last_segment()?;
+        let data_end = end.min(fin_seq);
+        let s = if data_end > start { start.max(data_end + self.smss.wrapping_neg()) } else { start };
+        let len = if data_end > s { data_end - s } else { 0 };
+        let fin = self.fin_queued && end == fin_seq + 1;
+        Some(Choice::Retransmit { seq: s, len, fin })
     }
 
     fn choose_data(&mut self, now: Instant) -> Option<Choice> {
@@ -1617,12 +1902,28 @@ impl Connection {
                 } else {
                     pipe as u64 + self.smss as u64 > cwnd as u64
                 };
-                if blocked {
+                // With RACK the fast retransmit is the first lost segment, sent whatever the window
+                // says, as the head is under RFC 5681 §3.2 step 3 (Linux: PRR's sndcnt is at least 1
+                // while nothing was sent in the recovery).
+                let fast_retransmit = self.rack_on() && self.prr_out == 0;
+                if blocked && !fast_retransmit {
                     self.set_snd_lim(now, SndLim::Cwnd);
                     return None;
                 }
-                // NextSeg rule (1): the first unSACKed byte at or above HighRxt that IsLost.
-                if let Some(lost) = self.lost_below() {
+                if let Some(rack) = self.rack.as_ref().filter(|_| self.sack_ok) {
+                    // NextSeg rule (1) with RACK's verdict as IsLost (RFC 8985 §6.2 step 5, §8).
+                    if let Some((s, e)) = rack.next_lost() {
+                        let data_end = e.min(fin_seq);
+                        let len = if data_end > s { (data_end - s).min(self.smss) } else { 0 };
+                        let fin = self.fin_queued && e == fin_seq + 1 && s + len == fin_seq;
+                        return Some(Choice::Retransmit { seq: s, len, fin });
+                    }
+                    if blocked {
+                        self.set_snd_lim(now, SndLim::Cwnd);
+                        return None;
+                    }
+                } else if let Some(lost) = self.lost_below() {
+                    // NextSeg rule (1): the first unSACKed byte at or above HighRxt that IsLost.
                     let mut s = self.high_rxt.max(self.snd_una);
                     while let Some((_, e)) = self.scoreboard.containing(s) {
                         s = e;
@@ -1674,6 +1975,9 @@ impl Connection {
         }
         if unsent > 0 && len == 0 {
             self.maybe_arm_persist(now);
+            if self.cfg.cwv == Cwv::Linux && wnd_room < cwnd_room {
+                self.cwnd_validate(now); // Linux: "limited by application or receiver window"
+            }
             return None;
         }
         let all_queued = len == unsent;
@@ -1737,6 +2041,15 @@ impl Connection {
                 let end = seq + len + fin as u32;
                 if seq == self.snd_una {
                     self.retransmit_head = false;
+                    // Linux tcp_xmit_retransmit_queue: the RTO runs from the head's retransmission.
+                    if self.cfg.rto_rearm_on_retransmit
+                        && matches!(self.recovery, Recovery::Sack { .. } | Recovery::NewReno)
+                    {
+                        self.restart_rto(now);
+                    }
+                }
+                if let Some(rack) = self.rack.as_mut() {
+                    rack.on_retransmit(seq, end, now);
                 }
                 match self.recovery {
                     Recovery::Loss { .. } => self.rtx_next = self.rtx_next.max(end),
@@ -1757,7 +2070,15 @@ impl Connection {
                 if fin {
                     seg.flags = seg.flags | TcpFlags::FIN;
                 }
+                if let Some(rack) = self.rack.as_mut().filter(|_| len + fin as u32 > 0) {
+                    rack.on_send(self.snd_nxt, self.snd_nxt + len + fin as u32, now);
+                }
                 self.snd_nxt += len + fin as u32;
+                if self.recovery == Recovery::Open && self.dupacks > 0 && self.snd_nxt - self.snd_una > self.cc.window()
+                {
+                    // RFC 3042: a segment that goes beyond cwnd on a duplicate ACK is limited transmit.
+                    self.limited_sent += len;
+                }
                 if len < self.smss {
                     self.snd_sml = self.snd_nxt;
                 }
@@ -1833,6 +2154,17 @@ impl Connection {
         if seg.seq_len() > 0 && !self.armed(Timer::Retransmit) {
             self.restart_rto(now); // RFC 6298 (5.1)
         }
+        if self.tlp_pending && seg.seq_len() > 0 {
+            // This segment is the tail loss probe (RFC 8985 §7.3).
+            self.tlp_pending = false;
+            self.st.LossProbes += 1;
+            let nxt = self.snd_nxt;
+            if let Some(rack) = self.rack.as_mut() {
+                rack.on_probe_sent(nxt, retransmit);
+            }
+        } else if matches!(choice, Choice::NewData { .. }) && seg.seq_len() > 0 && self.rack.is_some() {
+            self.arm_tlp(now); // RFC 8985 §7.2: after new data is sent
+        }
         if seg.seq_len() > 0 {
             let pipe = self.pipe() as u64;
             self.st.MaxPipeSize = self.st.MaxPipeSize.max(pipe);
@@ -1864,6 +2196,8 @@ impl Connection {
         self.dup_ack_pending = false;
         self.ack_now = false;
         self.full_segs_unacked = 0;
+        self.comp_pending = 0;
+        self.disarm(Timer::CompressedAck);
         if self.cfg.ack_policy == AckPolicy::Linux && self.linux_quick > 0 {
             self.linux_quick -= 1; // Linux tcp_dec_quickack_mode
             if self.linux_quick == 0 {
@@ -1929,8 +2263,11 @@ impl Connection {
         if let Some(d) = self.dsack {
             out.push(d);
         }
+        // The D-SACK block may equal the block that contains it, which must follow it all the same
+        // (RFC 2883 §4.2): repeats are checked among the SACK blocks only.
+        let first = self.dsack.is_some() as usize;
         let add = |out: &mut SackBlocks, (l, r): (SeqNumber, SeqNumber)| {
-            if out.len() < max && !out.as_slice().iter().any(|b| b.left == l && b.right == r) {
+            if out.len() < max && !out.as_slice()[first..].iter().any(|b| b.left == l && b.right == r) {
                 out.push(SackBlock { left: l, right: r });
             }
         };

@@ -5,9 +5,9 @@
 //! milliseconds as in the RFC, but fractional, because a gigabit LAN has sub-millisecond RTTs.
 #![allow(non_snake_case)]
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Estats {
     // Perf table: segment and octet counters (RFC 4898 §3, tcpEStatsPerfTable).
@@ -63,6 +63,8 @@ pub struct Estats {
     pub DupAcksIn: u64,
     /// Duplicate ACKs sent.
     pub DupAcksOut: u64,
+    /// ACKs not sent because SACK compression merged them into a later one (Linux `TCPAckCompressed`).
+    pub AcksCompressed: u64,
     /// Runs of duplicate ACKs sent.
     pub DupAckEpisodes: u64,
     /// ACKs received carrying a SACK option.
@@ -71,6 +73,22 @@ pub struct Estats {
     pub SACKBlocksRcvd: u64,
     /// Duplicate segments reported to us by D-SACK blocks.
     pub DSACKDups: u64,
+    /// Segments RACK marked lost by time (RFC 8985 §6.2 step 5), outside a timeout's recovery
+    /// (Linux counts them in `lost_out`; no MIB of its own).
+    pub RackMarkedLost: u64,
+    /// Slow starts ended by HyStart's ACK-train detector (Linux `TCPHystartTrainDetect`), and the sum of
+    /// cwnd, bytes, at those exits (Linux `TCPHystartTrainCwnd`, in packets).
+    pub HystartTrainDetect: u64,
+    pub HystartTrainCwnd: u64,
+    /// Slow starts ended by HyStart's delay detector (Linux `TCPHystartDelayDetect`), and the sum of cwnd,
+    /// bytes, at those exits (Linux `TCPHystartDelayCwnd`, in packets).
+    pub HystartDelayDetect: u64,
+    pub HystartDelayCwnd: u64,
+    /// Tail loss probes sent (RFC 8985 §7.3; Linux `TCPLossProbes`).
+    pub LossProbes: u64,
+    /// Probes whose ACK showed they repaired a loss, answered with a cwnd reduction (RFC 8985 §7.4;
+    /// Linux `TCPLossProbeRecovery`).
+    pub LossProbeRecoveries: u64,
 
     // Sender-limit states (RFC 4898 §3; web100 kept the times in µs, the RFC in ms).
     /// Entries into the receiver-window-limited state.

@@ -14,8 +14,10 @@ pub mod congestion;
 mod conn;
 pub mod estats;
 pub mod personality;
+mod rack;
 mod ranges;
 pub mod rtt;
+mod transport;
 
 pub use config::{CongestionControlKind, InitialWindow, TcpConfig};
 pub use conn::{Connection, State, TxRoom};

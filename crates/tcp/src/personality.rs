@@ -16,8 +16,8 @@ pub const PERSONALITIES: &[(&str, &str)] = &[
     ),
     (
         "linux",
-        "a current Linux: CUBIC with HyStart, IW 10, SACK, timestamps, quickack/pingpong ACKs, Linux RTO \
-         estimator with a 200 ms minimum, unlimited slow-start byte counting, interface stall -> CWR",
+        "a current Linux: CUBIC with HyStart, IW 10, SACK with RACK-TLP and PRR, timestamps, quickack/pingpong \
+         ACKs, Linux RTO estimator with a 200 ms minimum, unlimited slow-start byte counting, interface stall -> CWR",
     ),
     (
         "linux-2.4",
@@ -44,7 +44,7 @@ impl TcpConfig {
             "rfc" => Some(rfc),
             "linux" => Some(TcpConfig {
                 congestion_control: CongestionControlKind::Cubic,
-                cubic: CubicConfig { hystart: true, ..CubicConfig::default() },
+                cubic: CubicConfig { hystart: true, alpha_switch: false, ..CubicConfig::default() },
                 initial_window: InitialWindow::Segments(10),
                 ack_policy: AckPolicy::Linux,
                 ato_min: Duration::from_millis(40),
@@ -55,8 +55,15 @@ impl TcpConfig {
                 abc: Abc::Unlimited,
                 abc_ca: true,
                 ifq_full: IfqFull::Cwr,
-                cwv: Cwv::Rfc2861,
+                cwv: Cwv::Linux,
                 lost_retransmit_detection: true,
+                rto_rearm_on_retransmit: true,
+                keep_sack_on_rto: true,
+                quickack_on_reorder: false,
+                comp_sack_nr: 44,
+                comp_sack_delay: Duration::from_millis(1),
+                rack: true,
+                tlp: true,
                 prr: true,
                 undo: true,
                 ..rfc.clone()

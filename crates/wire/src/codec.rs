@@ -112,6 +112,19 @@ pub enum WireError {
     /// [`emit_ipv4_tcp`]) would be, or is, this many bytes, more than the 65535 that the 16-bit
     /// length fields can express.
     TooLong(u64),
+    /// The IPv4 protocol is not RDP (27); carries the protocol number.
+    NotRdp(u8),
+    /// The RDP version bits (RFC 908 §4.1) are neither 1 nor 2; carries them.
+    BadRdpVersion(u8),
+    /// The RDP Header Length (16-bit words) is below 9, runs past the buffer, or leaves a variable area
+    /// that is not whole SYN options or EACK entries; carries the field.
+    BadRdpHeaderLen(u8),
+    /// The RDP checksum (v1: RFC 908 §4.1 nonlinear; v2: RFC 1151 §2 TCP checksum) does not verify.
+    BadRdpChecksum,
+    /// The RDP header is well formed but says something tcplab cannot represent or emit (the text says
+    /// what: a v1 port above 255, a SYN flag without options, EACK entries spread over more than 128
+    /// numbers).
+    BadRdp(&'static str),
 }
 
 impl fmt::Display for WireError {
@@ -136,6 +149,11 @@ impl fmt::Display for WireError {
                 write!(f, "TCP options need {n} bytes, more than {MAX_OPTIONS_LEN}")
             }
             WireError::TooLong(n) => write!(f, "{n} bytes exceed the 16-bit length field"),
+            WireError::NotRdp(p) => write!(f, "IP protocol {p}, expected RDP (27)"),
+            WireError::BadRdpVersion(v) => write!(f, "RDP version {v}, expected 1 or 2"),
+            WireError::BadRdpHeaderLen(w) => write!(f, "bad RDP header length {w} words"),
+            WireError::BadRdpChecksum => f.write_str("bad RDP checksum"),
+            WireError::BadRdp(what) => write!(f, "RDP: {what}"),
         }
     }
 }
@@ -959,6 +977,8 @@ pub fn parse_ipv4_tcp_with(bytes: &[u8], checksums: Checksums) -> Result<(Ipv4In
     }
     Ok((info, tcp.to_segment()?))
 }
+
+pub mod rdp;
 
 #[cfg(test)]
 mod tests;

@@ -1,165 +1,173 @@
-//! netperf-style tests as sans-IO state machines. A test's two ends drive a [`Socket`]; the engine calls
-//! them whenever the socket may have become writable or readable, and at the test's end.
+//! netperf-style tests as sans-IO applications. An application lives on one host, owns the connections it
+//! opens or accepts, and is driven by [`Event`]s; it acts through [`Sockets`], its host's socket interface.
+//! It never reads a clock (time comes from [`Sockets::now`]) and never touches I/O, so the simulator drives
+//! it over simulated transports and the Linux backend over real sockets.
 //!
-//! So far: the bulk transfer of TCP_STREAM (client sends) and TCP_MAERTS (server sends). netperf's
-//! `-m` is the send call size (`message`), `-s`/`-S` the socket buffers (set on the transport).
+//! Applications own their measurement: a test's measurement window opens with [`Event::MeasureStart`] (sent
+//! to every application once all of them said [`Sockets::ready`]) and closes with [`Event::MeasureStop`];
+//! each application reports its own figures in [`Report`].
+//!
+//! So far: the bulk transfer of TCP_STREAM and TCP_MAERTS ([`Stream`]), and the request/response of TCP_RR
+//! and TCP_CRR ([`RrClient`], [`RrServer`]).
 
-/// What a test needs from a transport endpoint, in bytes (payload is counted, never materialized).
-pub trait Socket {
-    /// Queues up to `bytes` for sending; returns how many were taken.
-    fn send(&mut self, bytes: u64) -> u64;
+mod rr;
+mod stats;
+mod stream;
+
+pub use rr::{RrClient, RrClientConfig, RrReport, RrServer, RrServerConfig};
+pub use stats::{Latency, LatencySummary};
+pub use stream::{Opening, Role, Stream, StreamConfig};
+use tcplab_units::{Duration, Instant};
+
+/// A connection as an application knows it: a handle its host gave out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ConnId(pub u32);
+
+/// What happens to an application.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// The run begins: open connections, listen.
+    Start,
+    /// A connection of the application (opened or accepted) is established. The first event an accepted
+    /// connection brings.
+    Established(ConnId),
+    /// The connection may have data to read, or the peer's close to notice.
+    Readable(ConnId),
+    /// The connection's send buffer has room.
+    Writable(ConnId),
+    /// A deadline asked for with [`Sockets::set_timer`] may have come.
+    Timer,
+    /// Every application is ready: the measurement starts now.
+    MeasureStart,
+    /// The measurement is over.
+    MeasureStop,
+}
+
+/// Why a connection could not be opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectError {
+    /// Every ephemeral port is bound to the destination (in use or held in TIME-WAIT).
+    NoFreePort,
+}
+
+/// A host's socket interface as an application uses it; payload is counted in bytes, never materialized.
+pub trait Sockets {
+    /// The current time.
+    fn now(&self) -> Instant;
+    /// Opens a connection to `remote_port` on the peer host from a free ephemeral port.
+    fn connect(&mut self, remote_port: u16) -> Result<ConnId, ConnectError>;
+    /// Accepts connections on `port`; they arrive as [`Event::Established`].
+    fn listen(&mut self, port: u16);
+    /// Queues up to `bytes` for sending; returns how many the send buffer took.
+    fn send(&mut self, c: ConnId, bytes: u64) -> u64;
     /// Reads up to `max` bytes; returns how many were read.
-    fn recv(&mut self, max: u64) -> u64;
-    /// Closes the sending direction (FIN after queued data).
-    fn close(&mut self);
-    /// The peer closed and everything before its FIN was read.
-    fn is_eof(&self) -> bool;
-    /// The connection is established (netperf starts its clock when `connect` returns).
-    fn is_established(&self) -> bool;
+    fn recv(&mut self, c: ConnId, max: u64) -> u64;
+    /// Closes the sending direction (the transport's close follows the queued data).
+    fn close(&mut self, c: ConnId);
+    /// The peer closed and everything before its close was read.
+    fn is_eof(&self, c: ConnId) -> bool;
+    /// Asks for an [`Event::Timer`] at `at` (or as soon after as the backend can).
+    fn set_timer(&mut self, at: Instant);
+    /// The application is ready for the measurement (e.g. all its connections are established).
+    fn ready(&mut self);
 }
 
-impl Socket for tcplab_tcp::Connection {
-    fn send(&mut self, bytes: u64) -> u64 {
-        tcplab_tcp::Connection::send(self, bytes)
-    }
-    fn recv(&mut self, max: u64) -> u64 {
-        tcplab_tcp::Connection::recv(self, max)
-    }
-    fn close(&mut self) {
-        tcplab_tcp::Connection::close(self)
-    }
-    fn is_eof(&self) -> bool {
-        tcplab_tcp::Connection::is_eof(self)
-    }
-    fn is_established(&self) -> bool {
-        tcplab_tcp::Connection::is_established(self)
-    }
-}
-
-/// The sending end of a bulk transfer: writes `message`-byte calls back to back until stopped, as
-/// netperf's send loop does with a blocking socket (a call that does not fit waits for room).
+/// Every kind of application, so that a backend dispatches without a virtual call per event.
 #[derive(Debug, Clone)]
-pub struct BulkSender {
-    message: u64,
-    /// Bytes of the current send call not yet taken by the socket.
-    left_in_call: u64,
-    stopped: bool,
-    /// Completed send calls.
+pub enum App {
+    Stream(Stream),
+    RrClient(RrClient),
+    RrServer(RrServer),
+}
+
+impl App {
+    #[inline]
+    pub fn on_event<S: Sockets>(&mut self, ev: Event, s: &mut S) {
+        match self {
+            App::Stream(a) => a.on_event(ev, s),
+            App::RrClient(a) => a.on_event(ev, s),
+            App::RrServer(a) => a.on_event(ev, s),
+        }
+    }
+
+    /// Whether [`Event::Readable`] would interest the application now (a backend may skip it otherwise).
+    #[inline]
+    pub fn wants_readable(&self) -> bool {
+        match self {
+            App::Stream(a) => a.wants_readable(),
+            App::RrClient(a) => a.wants_readable(),
+            App::RrServer(a) => a.wants_readable(),
+        }
+    }
+
+    /// Whether [`Event::Writable`] would interest the application now.
+    #[inline]
+    pub fn wants_writable(&self) -> bool {
+        match self {
+            App::Stream(a) => a.wants_writable(),
+            App::RrClient(a) => a.wants_writable(),
+            App::RrServer(a) => a.wants_writable(),
+        }
+    }
+
+    /// The application's figures.
+    pub fn report(&self) -> Report {
+        match self {
+            App::Stream(a) => Report::Stream(a.report()),
+            App::RrClient(a) => Report::Rr(a.report()),
+            App::RrServer(a) => Report::Rr(a.report()),
+        }
+    }
+}
+
+/// What an application measured.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Report {
+    Stream(StreamReport),
+    Rr(RrReport),
+}
+
+/// A bulk transfer's figures, from one end.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamReport {
+    pub role: Role,
+    /// Bytes written (sender) or read (receiver) during the measurement window.
+    pub window_bytes: u64,
+    /// Length of the measurement window (zero if it never opened).
+    pub elapsed: Duration,
+    /// Bytes written or read over the whole run.
+    pub total_bytes: u64,
+    /// Completed send calls (sender).
     pub calls: u64,
-    pub bytes_written: u64,
+    /// Connections the application opened or accepted.
+    pub connections: u32,
 }
 
-impl BulkSender {
-    pub fn new(message: u64) -> Self {
-        assert!(message > 0, "a send call of zero bytes");
-        BulkSender { message, left_in_call: 0, stopped: false, calls: 0, bytes_written: 0 }
-    }
-
-    /// The socket may have room: keep writing.
-    pub fn on_writable(&mut self, sock: &mut impl Socket) {
-        if self.stopped || !sock.is_established() {
-            return;
-        }
-        loop {
-            if self.left_in_call == 0 {
-                self.left_in_call = self.message;
-            }
-            let n = sock.send(self.left_in_call);
-            self.left_in_call -= n;
-            self.bytes_written += n;
-            if self.left_in_call == 0 {
-                self.calls += 1;
-            }
-            if n == 0 {
-                break;
-            }
-        }
-    }
-
-    /// The test duration is over: stop writing and close, as netperf does.
-    pub fn stop(&mut self, sock: &mut impl Socket) {
-        if !self.stopped {
-            self.stopped = true;
-            sock.close();
-        }
-    }
+/// Counts bytes and the instants at which the measurement window opens and closes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StreamMeter {
+    pub bytes: u64,
+    start: Option<(Instant, u64)>,
+    stop: Option<(Instant, u64)>,
 }
 
-/// The receiving end of a bulk transfer: reads everything as it arrives; closes after the peer's FIN.
-#[derive(Debug, Clone, Default)]
-pub struct BulkReceiver {
-    pub bytes_read: u64,
-    closed: bool,
-}
-
-impl BulkReceiver {
-    pub fn on_readable(&mut self, sock: &mut impl Socket) {
-        self.bytes_read += sock.recv(u64::MAX);
-        if !self.closed && sock.is_eof() {
-            self.closed = true;
-            sock.close();
+impl StreamMeter {
+    pub fn add(&mut self, n: u64) {
+        self.bytes += n;
+    }
+    pub fn start(&mut self, now: Instant) {
+        self.start.get_or_insert((now, self.bytes));
+    }
+    pub fn stop(&mut self, now: Instant) {
+        if self.start.is_some() {
+            self.stop.get_or_insert((now, self.bytes));
         }
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A socket with a fixed-size buffer that a test drains by hand.
-    struct Fake {
-        room: u64,
-        readable: u64,
-        closed: bool,
-        eof: bool,
-    }
-    impl Socket for Fake {
-        fn send(&mut self, b: u64) -> u64 {
-            let n = b.min(self.room);
-            self.room -= n;
-            n
+    /// (bytes in the window, its length).
+    pub fn window(&self) -> (u64, Duration) {
+        match (self.start, self.stop) {
+            (Some((t0, b0)), Some((t1, b1))) => (b1 - b0, t1.saturating_since(t0)),
+            _ => (0, Duration::ZERO),
         }
-        fn recv(&mut self, max: u64) -> u64 {
-            let n = self.readable.min(max);
-            self.readable -= n;
-            n
-        }
-        fn close(&mut self) {
-            self.closed = true;
-        }
-        fn is_eof(&self) -> bool {
-            self.eof
-        }
-        fn is_established(&self) -> bool {
-            true
-        }
-    }
-
-    #[test]
-    fn sender_fills_the_buffer_in_message_calls_and_resumes_mid_call() {
-        let mut s = BulkSender::new(1000);
-        let mut sock = Fake { room: 2500, readable: 0, closed: false, eof: false };
-        s.on_writable(&mut sock);
-        assert_eq!((s.bytes_written, s.calls), (2500, 2));
-        sock.room = 700;
-        s.on_writable(&mut sock);
-        assert_eq!((s.bytes_written, s.calls), (3200, 3)); // the half call completes, then 200 of the next
-        s.stop(&mut sock);
-        assert!(sock.closed);
-        sock.room = 10_000;
-        s.on_writable(&mut sock);
-        assert_eq!(s.bytes_written, 3200, "no writes after stop");
-    }
-
-    #[test]
-    fn receiver_reads_all_and_closes_on_eof() {
-        let mut r = BulkReceiver::default();
-        let mut sock = Fake { room: 0, readable: 5000, closed: false, eof: false };
-        r.on_readable(&mut sock);
-        assert_eq!(r.bytes_read, 5000);
-        assert!(!sock.closed);
-        sock.eof = true;
-        r.on_readable(&mut sock);
-        assert!(sock.closed);
     }
 }

@@ -10,3 +10,27 @@ pub fn scenario(text: &str, set: &[&str]) -> Scenario {
 pub fn run_scenario(s: &Scenario, seed: u64) -> ResultDoc {
     tcplab_lab::run_scenario(s, seed).expect("the connections come up")
 }
+
+/// A connection end's RFC 4898 statistics, read back from the result document.
+#[allow(dead_code)]
+pub fn estats(c: &tcplab_lab::result::ConnectionResult) -> tcplab_tcp::Estats {
+    serde_json::from_value(c.estats.clone()).expect("a TCP end's estats are Estats")
+}
+
+/// The bulk-transfer metrics of a point.
+#[allow(dead_code)]
+pub fn stream(p: &tcplab_lab::result::Point) -> &tcplab_lab::result::StreamMetrics {
+    match &p.metrics {
+        tcplab_lab::result::Metrics::Stream(m) => m,
+        other => panic!("not a bulk transfer: {other:?}"),
+    }
+}
+
+/// The request/response metrics of a point.
+#[allow(dead_code)]
+pub fn rr(p: &tcplab_lab::result::Point) -> &tcplab_lab::result::RrMetrics {
+    match &p.metrics {
+        tcplab_lab::result::Metrics::Rr(m) => m,
+        other => panic!("not a request/response test: {other:?}"),
+    }
+}

@@ -27,7 +27,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Abc, AckInfo, CongestionControl, CongestionEvent, Growth, INFINITE_SSTHRESH};
+use super::{Abc, AckInfo, CongestionControl, CongestionEvent, Growth, SlowStartExit, INFINITE_SSTHRESH, MAX_CWND};
 use tcplab_units::{Duration, Instant};
 
 /// CUBIC's parameters (RFC 9438 §4.1.1, §4.3, §4.7; HyStart from Linux `tcp_cubic.c`).
@@ -47,16 +47,31 @@ pub struct CubicConfig {
     /// Reno-friendly region: track the window W_est an AIMD(α_cubic, β) flow would have and never grow slower
     /// than it (cwnd = W_est when W_cubic(t) < W_est). Default on (RFC 9438 §4.3).
     pub reno_friendly: bool,
-    /// HyStart delay detector (Linux `tcp_cubic.c` `hystart_detect` = 2; RFC 9438 §4.10 allows a slow-start
-    /// variant, RFC 9406 §4.2 uses the same comparison): once cwnd ≥ 16 segments, slow start ends
-    /// (ssthresh = cwnd) as soon as a round's minimum RTT over at least 8 samples reaches the previous round's
-    /// minimum plus clamp(previous / 8, 4 ms, 16 ms). Needs [`AckInfo::rtt_sample`]. Default off.
+    /// HyStart as Linux `tcp_cubic.c` runs it (both detectors, `hystart_detect` = 3; RFC 9438 §4.10 allows
+    /// a slow-start variant): once cwnd ≥ 16 segments, slow start ends (ssthresh = cwnd) when the round's
+    /// ACK train — ACKs at most `hystart_ack_delta` apart since the round's first ACK — lasts longer than
+    /// half the connection's minimum RTT, or when the round's minimum RTT, after 8 samples, exceeds the
+    /// connection's minimum RTT by clamp(min / 8, 4 ms, 16 ms). Needs [`AckInfo::rtt_sample`]. Counted in
+    /// HystartTrainDetect / HystartDelayDetect. Default off.
     pub hystart: bool,
+    /// The largest gap between two ACKs of HyStart's ACK train (Linux `hystart_ack_delta_us`). Default 2ms.
+    pub hystart_ack_delta: Duration,
+    /// Whether W_est's additive increase becomes 1 segment per RTT once W_est reaches cwnd_prior (RFC 9438
+    /// §4.3). Linux (`tcp_friendliness`) keeps α = 3(1 − β)/(1 + β) throughout. Default on (the RFC).
+    pub alpha_switch: bool,
 }
 
 impl Default for CubicConfig {
     fn default() -> Self {
-        CubicConfig { c: 0.4, beta: 0.7, fast_convergence: true, reno_friendly: true, hystart: false }
+        CubicConfig {
+            c: 0.4,
+            beta: 0.7,
+            fast_convergence: true,
+            reno_friendly: true,
+            hystart: false,
+            hystart_ack_delta: Duration::from_millis(2),
+            alpha_switch: true,
+        }
     }
 }
 
@@ -123,43 +138,78 @@ struct Epoch {
     w_est: f64,
 }
 
-/// Linux HyStart's delay detector state, with rounds counted in bytes: a round ends once everything that was
-/// outstanding at its first ACK is acknowledged (Linux: SND.UNA passes `end_seq` = SND.NXT at round start).
+/// Linux HyStart (`tcp_cubic.c`: `bictcp_hystart_reset`, `hystart_update`, `bictcp_acked`), with rounds
+/// counted in bytes: a round ends once everything that was outstanding at its first ACK is acknowledged
+/// (Linux: SND.UNA passes `end_seq` = SND.NXT at the round's start).
 #[derive(Debug, Clone, Copy, Default)]
 struct HyStart {
     /// Bytes still to be acknowledged before the current round ends; 0 starts a new round at the next ACK.
     round_left: u32,
-    /// Minimum RTT sample of the current round, and how many samples it has seen.
+    /// When the round's first ACK arrived, and the last ACK of the round's unbroken ACK train.
+    round_start: Option<Instant>,
+    last_ack: Option<Instant>,
+    /// Minimum RTT sample of the current round (`curr_rtt`), and how many samples it has seen.
     round_min: Option<Duration>,
     samples: u32,
-    /// Minimum RTT sample of the previous round.
-    prev_min: Option<Duration>,
+    /// The smallest RTT sample of the connection (`delay_min`), the base both detectors compare with.
+    delay_min: Option<Duration>,
     /// HyStart ended slow start; it stays quiet until a timeout (Linux `found`).
     found: bool,
+    /// The detector that fired, until the connection has counted it.
+    exit: Option<SlowStartExit>,
 }
 
 impl HyStart {
-    /// Feeds one slow-start ACK; true when slow start should end.
-    fn on_ack(&mut self, a: &AckInfo, cwnd: u32) -> bool {
+    /// `bictcp_acked`: every RTT sample lowers `delay_min`, except in the first second of a
+    /// congestion-avoidance stage (Linux discards those right after a recovery).
+    fn on_rtt_sample(&mut self, rtt: Duration) {
+        self.delay_min = Some(self.delay_min.map_or(rtt, |m| m.min(rtt)));
+    }
+
+    /// `hystart_update` for one slow-start ACK with cwnd (before this ACK's growth); true when slow start
+    /// should end.
+    fn on_ack(&mut self, now: Instant, a: &AckInfo, cwnd: u32, ack_delta: Duration) -> bool {
         if self.found {
             return false;
         }
         if self.round_left == 0 {
-            if self.round_min.is_some() {
-                self.prev_min = self.round_min;
-            }
-            *self = HyStart { round_left: a.flight_size, prev_min: self.prev_min, ..HyStart::default() };
+            // bictcp_hystart_reset: a new round.
+            self.round_left = a.flight_size;
+            self.round_start = Some(now);
+            self.last_ack = Some(now);
+            self.round_min = None;
+            self.samples = 0;
         }
         self.round_left = self.round_left.saturating_sub(a.acked);
-        let Some(rtt) = a.rtt_sample else { return false };
-        self.round_min = Some(self.round_min.map_or(rtt, |m| m.min(rtt)));
-        self.samples += 1;
-        if cwnd < HYSTART_LOW_WINDOW.saturating_mul(a.smss) || self.samples < HYSTART_MIN_SAMPLES {
+        if cwnd < HYSTART_LOW_WINDOW.saturating_mul(a.smss) {
             return false;
         }
-        let (Some(cur), Some(prev)) = (self.round_min, self.prev_min) else { return false };
-        let eta = Duration::from_nanos(prev.as_nanos() / 8).clamp(HYSTART_DELAY_MIN, HYSTART_DELAY_MAX);
-        self.found = cur >= prev + eta;
+        let Some(delay_min) = self.delay_min else { return false };
+        // ACK train: ACKs no more than `ack_delta` apart since the round began; once the train is longer
+        // than delay_min / 2 (unpaced), cwnd is about to fill the path.
+        if let (Some(start), Some(last)) = (self.round_start, self.last_ack) {
+            if now.saturating_since(last) <= ack_delta {
+                self.last_ack = Some(now);
+                if now.saturating_since(start) > Duration::from_nanos(delay_min.as_nanos() / 2) {
+                    self.found = true;
+                    self.exit = Some(SlowStartExit::AckTrain);
+                    return true;
+                }
+            }
+        }
+        // Delay: the round's minimum RTT over more than HYSTART_MIN_SAMPLES samples exceeds delay_min by
+        // clamp(delay_min / 8, 4 ms, 16 ms).
+        let Some(rtt) = a.rtt_sample else { return false };
+        self.round_min = Some(self.round_min.map_or(rtt, |m| m.min(rtt)));
+        if self.samples < HYSTART_MIN_SAMPLES {
+            self.samples += 1;
+            return false;
+        }
+        let eta = Duration::from_nanos(delay_min.as_nanos() / 8).clamp(HYSTART_DELAY_MIN, HYSTART_DELAY_MAX);
+        if self.round_min.is_some_and(|cur| cur > delay_min + eta) {
+            self.found = true;
+            self.exit = Some(SlowStartExit::Delay);
+        }
         self.found
     }
 }
@@ -212,14 +262,18 @@ impl Cubic {
         Epoch { start: now, k: ((w_max - cwnd) / (self.cfg.c * smss)).cbrt(), w_max, w_est: cwnd }
     }
 
-    /// Slow start as Reno: RFC 5681 §3.1 (2) with RFC 3465 byte counting.
-    fn slow_start(&mut self, a: &AckInfo) -> Growth {
+    /// Slow start as Reno: RFC 5681 §3.1 (2) with RFC 3465 byte counting. HyStart looks at the ACK first,
+    /// as Linux's `pkts_acked` hook runs before `cong_avoid`; when it ends slow start (ssthresh = cwnd) this
+    /// ACK grows nothing.
+    fn slow_start(&mut self, now: Instant, a: &AckInfo) -> Growth {
         self.epoch = None;
-        self.cwnd += self.abc.slow_start_increase(a, self.window(), self.ssthresh) as f64;
-        if self.cfg.hystart && self.hystart.on_ack(a, self.window()) {
+        if self.cfg.hystart && self.hystart.on_ack(now, a, self.window(), self.cfg.hystart_ack_delta) {
             self.ssthresh = self.window();
             self.cwnd_prior = self.cwnd;
+            return Growth::None;
         }
+        self.cwnd =
+            (self.cwnd + self.abc.slow_start_increase(a, self.window(), self.ssthresh) as f64).min(MAX_CWND as f64);
         Growth::SlowStart
     }
 }
@@ -235,8 +289,14 @@ impl CongestionControl for Cubic {
     fn on_ack(&mut self, now: Instant, a: &AckInfo) -> Growth {
         let gap = self.last_ack.map(|t| now.saturating_since(t));
         self.last_ack = Some(now);
+        if let Some(rtt) = a.rtt_sample {
+            let settling = self.epoch.is_some_and(|e| now.saturating_since(e.start) < Duration::from_secs(1));
+            if !settling {
+                self.hystart.on_rtt_sample(rtt);
+            }
+        }
         if self.window() < self.ssthresh {
-            return self.slow_start(a);
+            return self.slow_start(now, a);
         }
         let smss = a.smss.max(1) as f64;
         let mut ep = match self.epoch {
@@ -263,7 +323,7 @@ impl CongestionControl for Cubic {
         let frac = (a.acked as f64 / cwnd).min(1.0);
         if cfg.reno_friendly {
             // §4.3 eq. 4: W_est += α_cubic · segments_acked / cwnd, α_cubic = 1 from cwnd_prior on.
-            let alpha = if ep.w_est >= self.cwnd_prior { 1.0 } else { cfg.alpha() };
+            let alpha = if cfg.alpha_switch && ep.w_est >= self.cwnd_prior { 1.0 } else { cfg.alpha() };
             ep.w_est += alpha * smss * frac;
         }
         if cfg.reno_friendly && w_cubic(t) < ep.w_est {
@@ -275,6 +335,7 @@ impl CongestionControl for Cubic {
             let target = w_cubic(t + rtt).clamp(cwnd, 1.5 * cwnd);
             self.cwnd = cwnd + (target - cwnd) * frac;
         }
+        self.cwnd = self.cwnd.min(MAX_CWND as f64);
         self.epoch = Some(ep);
         Growth::CongAvoid { grew: self.cwnd as u32 > cwnd as u32 }
     }
@@ -326,8 +387,16 @@ impl CongestionControl for Cubic {
         self.epoch = None;
     }
 
+    fn take_slow_start_exit(&mut self) -> Option<SlowStartExit> {
+        self.hystart.exit.take()
+    }
+
+    fn set_ssthresh(&mut self, ssthresh: u32) {
+        self.ssthresh = ssthresh;
+    }
+
     fn set_window(&mut self, cwnd: u32) {
-        self.cwnd = cwnd as f64;
+        self.cwnd = cwnd.min(MAX_CWND) as f64;
         // A reduction from outside (cwnd validation, moderation, restart) also caps the Reno estimate, so that
         // the next ACK does not jump back to it; the cubic target is limited to 1.5·cwnd per RTT anyway.
         if let Some(ep) = &mut self.epoch {
@@ -529,9 +598,10 @@ mod tests {
     fn config_defaults_and_ranges() {
         let cfg = CubicConfig::default();
         assert_eq!(
-            (cfg.c, cfg.beta, cfg.fast_convergence, cfg.reno_friendly, cfg.hystart),
-            (0.4, 0.7, true, true, false)
+            (cfg.c, cfg.beta, cfg.fast_convergence, cfg.reno_friendly, cfg.hystart, cfg.alpha_switch),
+            (0.4, 0.7, true, true, false, true)
         );
+        assert_eq!(cfg.hystart_ack_delta, Duration::from_millis(2));
         assert!((cfg.alpha() - 0.5294).abs() < 1e-4, "α_cubic = 3(1 − β)/(1 + β)");
         assert!(cfg.validate().is_ok());
         assert!(CubicConfig { beta: 1.0, ..cfg }.validate().is_err());
@@ -568,31 +638,71 @@ mod tests {
         assert!((busy - idle).abs() < 1.0, "busy {busy:.2}, after idling {idle:.2}");
     }
 
-    #[test]
-    fn hystart_ends_slow_start_on_rtt_increase() {
-        // Linux HyStart delay detector: a round's min RTT ≥ previous round's + clamp(prev/8, 4 ms, 16 ms).
-        let run = |cfg: CubicConfig, bump: Duration| {
-            let mut cc = Cubic::new(10 * MSS, Abc::L1, cfg);
-            let mut now = Instant::ZERO;
-            for round in 0..6 {
-                // Rounds of 10, 20, 40, 80, ... segments; the queue builds from round 4 on (cwnd 160).
-                let rtt = if round >= 4 { RTT + bump } else { RTT };
-                let n = cc.window() / MSS;
-                for _ in 0..n {
-                    now += Duration::from_micros(100);
-                    if cc.window() >= cc.ssthresh() {
-                        return (cc.window(), cc.ssthresh(), round);
-                    }
-                    cc.on_ack(now, &ack(MSS, cc.window(), Some(rtt)));
+    /// Rounds of slow start from IW 10 with ACK L1 counting (+1 segment per ACK): round k carries as many
+    /// ACKs as cwnd held at its start, `spacing` apart, starting k·RTT in; from round 4 on the RTT is
+    /// RTT + `bump`. Returns (cwnd, ssthresh, round) at the first ACK after slow start ended, and the
+    /// detector that ended it.
+    fn hystart_run(cfg: CubicConfig, spacing: Duration, bump: Duration) -> (u32, u32, u32, Option<SlowStartExit>) {
+        let mut cc = Cubic::new(10 * MSS, Abc::L1, cfg);
+        let mut exit = None;
+        for round in 0..8u32 {
+            let rtt = if round >= 4 { RTT + bump } else { RTT };
+            let n = cc.window() / MSS;
+            for i in 0..n {
+                if cc.window() >= cc.ssthresh() {
+                    return (cc.window() / MSS, cc.ssthresh() / MSS, round, exit);
                 }
+                let now = Instant::ZERO + RTT.saturating_mul(round as u64 + 1) + spacing.saturating_mul(i as u64);
+                cc.on_ack(now, &ack(MSS, cc.window(), Some(rtt)));
+                exit = exit.or(cc.take_slow_start_exit());
             }
-            (cc.window(), cc.ssthresh(), 6)
-        };
+        }
+        (cc.window() / MSS, INFINITE_SSTHRESH, 8, exit)
+    }
+
+    #[test]
+    fn hystart_delay_detector_against_the_minimum_rtt() {
+        // Linux hystart_update: after 8 samples in the round, a round minimum above delay_min +
+        // clamp(delay_min / 8, 4 ms, 16 ms) = 100 + 12.5 ms ends slow start. ACKs 3 ms apart never form a
+        // train (2 ms limit). Round 4 starts at cwnd 160; its 9th ACK (cwnd 168) fires, and grows nothing.
         let on = CubicConfig { hystart: true, ..CubicConfig::default() };
-        // 12.5 ms is the threshold for a 100 ms RTT.
-        let (cwnd, ssthresh, round) = run(on, Duration::from_millis(13));
-        assert_eq!((cwnd, ssthresh, round), (168 * MSS, 168 * MSS, 4), "exit on the 8th sample of round 4");
-        assert_eq!(run(on, Duration::from_millis(12)).1, INFINITE_SSTHRESH);
-        assert_eq!(run(CubicConfig::default(), Duration::from_millis(13)).1, INFINITE_SSTHRESH);
+        let spaced = Duration::from_millis(3);
+        let got = hystart_run(on, spaced, Duration::from_millis(13));
+        assert_eq!(got, (168, 168, 4, Some(SlowStartExit::Delay)));
+        assert_eq!(hystart_run(on, spaced, Duration::from_millis(12)).1, INFINITE_SSTHRESH, "below the threshold");
+        assert_eq!(hystart_run(CubicConfig::default(), spaced, Duration::from_millis(13)).1, INFINITE_SSTHRESH);
+    }
+
+    #[test]
+    fn hystart_ack_train_detector() {
+        // ACKs 1 ms apart: a round's train passes delay_min / 2 = 50 ms at its 52nd ACK (51 ms after the
+        // first). Round 3 starts at cwnd 80: exit at 80 + 51 = 131 segments, before any delay increase.
+        // Rounds 0-2 (10, 20, 40 ACKs) are too short.
+        let on = CubicConfig { hystart: true, ..CubicConfig::default() };
+        let got = hystart_run(on, Duration::from_millis(1), Duration::ZERO);
+        assert_eq!(got, (131, 131, 3, Some(SlowStartExit::AckTrain)));
+        // 3 ms gaps break the train under the 2 ms limit; with a 3 ms limit they form one, and round 1
+        // (20 ACKs over 57 ms, cwnd past 16 segments) passes 50 ms at its 18th ACK: 20 + 17 = 37.
+        assert_eq!(hystart_run(on, Duration::from_millis(3), Duration::ZERO).1, INFINITE_SSTHRESH);
+        let wide = CubicConfig { hystart_ack_delta: Duration::from_millis(3), ..on };
+        let got = hystart_run(wide, Duration::from_millis(3), Duration::ZERO);
+        assert_eq!(got, (37, 37, 1, Some(SlowStartExit::AckTrain)));
+    }
+
+    #[test]
+    fn cwnd_saturates_at_the_cap() {
+        // As Reno: a flow whose cwnd is never validated stops growing at MAX_CWND, in slow start and in
+        // congestion avoidance.
+        let mut cc = Cubic::new(10 * MSS, Abc::Unlimited, CubicConfig::default());
+        let mut now = Instant::ZERO;
+        for i in 0..4_000 {
+            now += Duration::from_millis(1);
+            if i == 2_000 {
+                assert_eq!(cc.window(), MAX_CWND, "slow start stops at the cap");
+                cc.on_congestion_event(now, CongestionEvent::FastRetransmit, MAX_CWND, MSS);
+            }
+            cc.on_ack(now, &ack(1 << 20, 1 << 20, Some(RTT)));
+            assert!(cc.window() <= MAX_CWND, "ACK {i}: {}", cc.window());
+        }
     }
 }

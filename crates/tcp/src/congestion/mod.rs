@@ -15,6 +15,12 @@ use tcplab_units::{Duration, Instant};
 /// "Infinite" initial ssthresh (RFC 5681 §3.1: arbitrarily high).
 pub const INFINITE_SSTHRESH: u32 = u32::MAX;
 
+/// The largest congestion window, bytes: the largest window a peer can offer, 65535 << 14 (RFC 7323
+/// §2.3). A cwnd beyond it can never be used, and a receive-window-limited flow whose cwnd is not
+/// validated grows it on every ACK. Linux likewise stops at `snd_cwnd_clamp`. Staying below 2^30 keeps
+/// cwnd plus an ACK's worth of growth, and NewReno's inflation, far from u32 overflow.
+pub const MAX_CWND: u32 = 65_535 << 14;
+
 /// What an ACK did to cwnd; the connection counts it as RFC 4898 `SlowStart` or `CongAvoid`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Growth {
@@ -25,6 +31,15 @@ pub enum Growth {
         grew: bool,
     },
     None,
+}
+
+/// Which detector ended slow start without a loss (Linux HyStart; RFC 4898-style counters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlowStartExit {
+    /// The ACK train of a round lasted longer than half the minimum RTT.
+    AckTrain,
+    /// A round's minimum RTT rose above the minimum RTT by the delay threshold.
+    Delay,
 }
 
 /// What caused a multiplicative decrease.
@@ -110,6 +125,13 @@ pub trait CongestionControl {
     fn on_recovery_exit(&mut self, now: Instant, flight_size: u32, smss: u32);
     /// A reduction the controller did not decide (cwnd validation, moderation, restart after idle).
     fn set_window(&mut self, cwnd: u32);
+    /// A threshold the controller did not decide: RFC 2861 §3 keeps ssthresh at least ¾ of the cwnd it
+    /// decays, so that slow start regains it.
+    fn set_ssthresh(&mut self, ssthresh: u32);
+    /// Why slow start just ended without a loss, once: the connection counts it.
+    fn take_slow_start_exit(&mut self) -> Option<SlowStartExit> {
+        None
+    }
     /// The last congestion event was spurious (RFC 3708 detection): return to the state before it
     /// (RFC 4015 for Reno, RFC 9438 §4.9 for CUBIC). Without a remembered event, nothing happens.
     fn on_spurious_congestion_event(&mut self);

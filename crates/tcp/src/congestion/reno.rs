@@ -2,7 +2,7 @@
 //! (fast retransmit/recovery), RFC 3465 (byte counting). NewReno's partial-ACK handling (RFC 6582) is
 //! recovery, not window growth, and lives in the connection.
 
-use super::{Abc, AckInfo, CongestionControl, CongestionEvent, Growth, INFINITE_SSTHRESH};
+use super::{Abc, AckInfo, CongestionControl, CongestionEvent, Growth, INFINITE_SSTHRESH, MAX_CWND};
 use crate::config::CwndUnit;
 use tcplab_units::Instant;
 
@@ -19,10 +19,23 @@ pub struct Reno {
     prior: Option<(u32, u32)>,
     /// RFC 3465 §2.1 bytes_acked, for byte counting in congestion avoidance.
     bytes_acked: u32,
+    /// cwnd when fast recovery ends.
+    exit: RecoveryExit,
+}
+
+/// The window at the end of fast recovery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RecoveryExit {
+    /// RFC 5681 §3.2 step 6 (Reno): cwnd = ssthresh.
+    Ssthresh,
+    /// RFC 6582 §3.2 step 3 option (1) (NewReno): cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS), so
+    /// that a full ACK leaving little outstanding does not release a burst.
+    FlightSize,
 }
 
 impl Reno {
     /// `abc` limits slow-start growth per ACK; `abc_ca` turns on byte counting in congestion avoidance.
+    /// Fast recovery ends as NewReno's does (RFC 6582 §3.2 step 3); see [`Reno::rfc5681_exit`].
     pub fn new(initial_window: u32, abc: Abc, abc_ca: bool) -> Self {
         Reno {
             cwnd: initial_window,
@@ -33,7 +46,14 @@ impl Reno {
             cwnd_cnt: 0,
             prior: None,
             bytes_acked: 0,
+            exit: RecoveryExit::FlightSize,
         }
+    }
+
+    /// Ends fast recovery as RFC 5681 §3.2 step 6 does for Reno: cwnd = ssthresh.
+    pub fn rfc5681_exit(mut self) -> Self {
+        self.exit = RecoveryExit::Ssthresh;
+        self
     }
 
     /// Keeps cwnd as a whole number of segments, grown as Linux does (`tcp_slow_start`,
@@ -46,26 +66,28 @@ impl Reno {
 
     fn on_ack_packets(&mut self, a: &AckInfo) -> Growth {
         let smss = a.smss.max(1);
+        // Linux snd_cwnd_clamp: the whole number of segments that fits MAX_CWND.
+        let clamp = (MAX_CWND / smss).max(1);
         let mut pkts = (self.cwnd / smss).max(1);
         let acked = (a.acked / smss).max(1);
         if self.cwnd < self.ssthresh {
-            pkts += match self.abc {
+            pkts = pkts.saturating_add(match self.abc {
                 Abc::Off => 1,
                 _ if a.after_rto => 1,
                 Abc::L1 => acked.min(1),
                 Abc::L2 => acked.min(2),
                 Abc::Unlimited => acked,
-            };
-            self.cwnd = pkts * smss;
+            });
+            self.cwnd = pkts.min(clamp) * smss;
             return Growth::SlowStart;
         }
-        self.cwnd_cnt += if self.abc_ca { acked } else { 1 };
-        let grew = self.cwnd_cnt >= pkts;
+        self.cwnd_cnt = self.cwnd_cnt.saturating_add(if self.abc_ca { acked } else { 1 });
+        let grew = self.cwnd_cnt >= pkts && pkts < clamp;
         if grew {
             self.cwnd_cnt -= pkts;
             pkts += 1;
         }
-        self.cwnd = pkts * smss;
+        self.cwnd = pkts.min(clamp) * smss;
         Growth::CongAvoid { grew }
     }
 }
@@ -84,19 +106,23 @@ impl CongestionControl for Reno {
         }
         if self.cwnd < self.ssthresh {
             // RFC 5681 (2); RFC 3465 §2.2 limits the increase per ACK to L, §2.3 to 1 SMSS after an RTO.
-            self.cwnd = self.cwnd.saturating_add(self.abc.slow_start_increase(a, self.cwnd, self.ssthresh));
+            let inc = self.abc.slow_start_increase(a, self.cwnd, self.ssthresh);
+            self.cwnd = self.cwnd.saturating_add(inc).min(MAX_CWND);
             return Growth::SlowStart;
         }
         let before = self.cwnd;
         match self.abc_ca {
             // RFC 5681 (3): cwnd += SMSS*SMSS/cwnd per ACK, at least 1 byte.
-            false => self.cwnd += (a.smss as u64 * a.smss as u64 / self.cwnd as u64).max(1) as u32,
+            false => {
+                let inc = (a.smss as u64 * a.smss as u64 / self.cwnd.max(1) as u64).max(1) as u32;
+                self.cwnd = self.cwnd.saturating_add(inc).min(MAX_CWND);
+            }
             // RFC 3465 §2.1: one SMSS per cwnd of acknowledged bytes.
             true => {
                 self.bytes_acked = self.bytes_acked.saturating_add(a.acked);
                 if self.bytes_acked >= self.cwnd {
                     self.bytes_acked -= self.cwnd;
-                    self.cwnd += a.smss;
+                    self.cwnd = self.cwnd.saturating_add(a.smss).min(MAX_CWND);
                 }
             }
         }
@@ -115,7 +141,7 @@ impl CongestionControl for Reno {
             }
         }
         self.cwnd = match event {
-            CongestionEvent::FastRetransmit => self.ssthresh,
+            CongestionEvent::FastRetransmit => self.ssthresh.min(MAX_CWND),
             // RFC 5681 §3.1: LW = 1 SMSS.
             CongestionEvent::Timeout { .. } => smss,
         };
@@ -124,8 +150,12 @@ impl CongestionControl for Reno {
     }
 
     fn on_recovery_exit(&mut self, _now: Instant, flight_size: u32, smss: u32) {
-        // RFC 6582 §3.2 step 3, option (1): min(ssthresh, max(FlightSize, SMSS) + SMSS).
-        self.cwnd = self.ssthresh.min(flight_size.max(smss) + smss);
+        self.cwnd = match self.exit {
+            // RFC 5681 §3.2 step 6: "set cwnd to ssthresh" (deflating the window).
+            RecoveryExit::Ssthresh => self.ssthresh,
+            // RFC 6582 §3.2 step 3, option (1): min(ssthresh, max(FlightSize, SMSS) + SMSS).
+            RecoveryExit::FlightSize => self.ssthresh.min(flight_size.max(smss).saturating_add(smss)),
+        };
         if self.unit == CwndUnit::Packets {
             self.cwnd = (self.cwnd - self.cwnd % smss.max(1)).max(smss);
         }
@@ -140,8 +170,12 @@ impl CongestionControl for Reno {
         }
     }
 
+    fn set_ssthresh(&mut self, ssthresh: u32) {
+        self.ssthresh = ssthresh;
+    }
+
     fn set_window(&mut self, cwnd: u32) {
-        self.cwnd = cwnd;
+        self.cwnd = cwnd.min(MAX_CWND);
         self.bytes_acked = 0;
     }
 }
@@ -217,5 +251,40 @@ mod tests {
         assert_eq!((cc.window(), cc.ssthresh()), (MSS, 15 * MSS));
         cc.on_congestion_event(t, CongestionEvent::Timeout { first: true }, MSS, MSS);
         assert_eq!(cc.ssthresh(), 2 * MSS, "floor of 2 SMSS");
+    }
+
+    /// A receive-window-limited flow without cwnd validation keeps growing cwnd on every ACK. It must
+    /// saturate at [`MAX_CWND`] in slow start and in congestion avoidance, in bytes and in packets, and
+    /// never wrap (issue 11: cwnd 4,294,846,228 wrapped to 272,224 in congestion avoidance).
+    #[test]
+    fn cwnd_saturates_at_the_cap() {
+        let t = Instant::ZERO;
+        let smss = 1448;
+        let ack = |acked| AckInfo { acked, smss, flight_size: 1 << 20, after_rto: false, srtt: None, rtt_sample: None };
+        for packets in [false, true] {
+            for abc_ca in [false, true] {
+                let reno = Reno::new(10 * smss, Abc::Unlimited, abc_ca);
+                let mut cc = if packets { reno.in_packets() } else { reno };
+                // Slow start: 1 MiB per ACK reaches the cap within 1024 ACKs and stays there.
+                for _ in 0..2_000 {
+                    cc.on_ack(t, &ack(1 << 20));
+                    assert!(cc.window() <= MAX_CWND);
+                }
+                assert!(cc.window() > MAX_CWND - smss, "packets {packets}: {}", cc.window());
+                // Congestion avoidance just below the cap.
+                cc.on_congestion_event(t, CongestionEvent::FastRetransmit, MAX_CWND, smss);
+                cc.set_window((MAX_CWND / smss - 1) * smss);
+                let mut last = cc.window();
+                for i in 0..1_000_000u32 {
+                    cc.on_ack(t, &ack(1 << 20));
+                    assert!(cc.window() >= last, "cwnd fell from {last} to {} at ACK {i}", cc.window());
+                    assert!(cc.window() <= MAX_CWND);
+                    last = cc.window();
+                }
+                if abc_ca {
+                    assert!(cc.window() > MAX_CWND - smss, "packets {packets}: {}", cc.window());
+                }
+            }
+        }
     }
 }

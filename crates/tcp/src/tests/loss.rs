@@ -18,11 +18,12 @@ fn cfg_newreno() -> TcpConfig {
 ///   each: FlightSize 4344 → 5792 → 7240 ≤ cwnd + 2·SMSS = 7276. The 36 bytes left over are not sent
 ///   (sender SWS avoidance).
 /// * dup ACK 3 (t=32): fast retransmit of 10001 (RFC 5681 §3.2 step 3). ssthresh = max(FlightSize / 2,
-///   2·SMSS) = 7240 / 2 = 3620; cwnd = ssthresh + 3·SMSS = 7964 (RFC 6582 §3.2 step 2-3); FlightSize
-///   7240 leaves 724 bytes, less than a segment: nothing new.
-/// * dup ACK 4 (t=33): cwnd inflates to 9412 (step 4): one new segment, 17241.
+///   2·SMSS), where FlightSize leaves out the two limited-transmit segments (RFC 5681 §3.2 step 2,
+///   RFC 3042 §2: they MUST NOT count): max(4344 / 2, 2896) = 2896; cwnd = ssthresh + 3·SMSS = 7240
+///   (RFC 6582 §3.2 step 2-3); FlightSize 7240 leaves no room: nothing new.
+/// * dup ACK 4 (t=33): cwnd inflates to 8688 (step 4): one new segment, 17241.
 /// * t=40: the full ACK 17241 (> recover = 17240): cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS)
-///   = min(3620, 1448 + 1448) = 2896 (RFC 6582 §3.2 step 3 option 1); FlightSize 1448 → one new segment.
+///   = min(2896, 1448 + 1448) = 2896 (RFC 6582 §3.2 step 3 option 1); FlightSize 1448 → one new segment.
 #[test]
 fn test_established_fast_retransmit_newreno() {
     let mut c = client_established(cfg_newreno());
@@ -38,7 +39,7 @@ fn test_established_fast_retransmit_newreno() {
     assert_eq!(c.estats().FastRetran, 0);
     send!(c, time 32, dup(32));
     recv!(c, time 32, [data(10_001, 32, 32)]);
-    assert_eq!((c.ssthresh(), c.cwnd()), (3620, 3620));
+    assert_eq!((c.ssthresh(), c.cwnd()), (2896, 2896));
     assert_eq!(c.estats().FastRetran, 1);
     send!(c, time 33, dup(33));
     recv!(c, time 33, [data(17_241, 33, 33)]);
@@ -57,8 +58,10 @@ fn test_established_fast_retransmit_newreno() {
 /// ACK SACKs one more segment, so one new segment per dup ACK either way:
 /// dup ACK 1: pipe 4344 − 1448 = 2896, cwnd − pipe = 1484 → one segment (14345); FlightSize 5792.
 /// dup ACK 2: pipe 5792 − 2896 = 2896 → one segment (15793); FlightSize 7240 <= 4380 + 2896.
-/// dup ACK 3: recovery (RFC 6675 §5 step 4): ssthresh = cwnd = 7240 / 2 = 3620, retransmit 10001;
-/// pipe = 1448 (15793, neither SACKed nor lost) + 1448 (retransmitted) = 2896, 724 < SMSS: no more.
+/// dup ACK 3: recovery (RFC 6675 §5 step 4): ssthresh = cwnd = FlightSize / 2, the FlightSize without
+/// the two limited-transmit segments (RFC 6675 §5 step 4.2 note, RFC 5681 §3.2 step 2): max(4344 / 2,
+/// 2·SMSS) = 2896; retransmit 10001; pipe = 1448 (15793, neither SACKed nor lost) + 1448
+/// (retransmitted) = 2896 = cwnd: no more.
 #[test]
 fn test_established_limited_transmit_sack() {
     let mut c = client_established(cfg());
@@ -72,7 +75,7 @@ fn test_established_limited_transmit_sack() {
     recv!(c, time 31, [data(15_793, 31, 31)]);
     send!(c, time 32, peer(50_001, 10_001, ACK, 0, 32, 21).sack(&[(11_449, 15_793)]));
     recv!(c, time 32, [data(10_001, 32, 32)]);
-    assert_eq!((c.ssthresh(), c.cwnd()), (3620, 3620));
+    assert_eq!((c.ssthresh(), c.cwnd()), (2896, 2896));
     assert_eq!(c.estats().FastRetran, 1);
 }
 
@@ -195,7 +198,8 @@ fn dup_acks(r: &DropRun) -> Vec<Arrival> {
 
 /// Common checks for a fast retransmit: exactly one retransmission, of exactly the dropped segment,
 /// and it is the very first segment the client sent after processing the third duplicate ACK
-/// (RFC 5681 §3.2 steps 2-3); ssthresh from the FlightSize at that moment (RFC 5681 (4)); no timeout.
+/// (RFC 5681 §3.2 steps 2-3); ssthresh from the FlightSize at that moment, less the two segments limited
+/// transmit sent on the first two duplicate ACKs (RFC 5681 (4), §3.2 step 2); no timeout.
 fn check_fast_retransmit(r: &DropRun, smss: u32) -> Vec<Arrival> {
     assert_eq!(r.rtx.len(), 1, "one retransmission: {:?}", r.rtx);
     let (idx, rtx) = r.rtx[0];
@@ -207,7 +211,8 @@ fn check_fast_retransmit(r: &DropRun, smss: u32) -> Vec<Arrival> {
     assert_eq!(before[2].at, rtx.at);
     let e = r.p.client.estats();
     assert_eq!((e.FastRetran, e.Timeouts, e.SegsRetrans, e.CongSignals), (1, 0, 1, 1));
-    let flight = r.snd_nxt_at_rtx - r.dropped;
+    // FlightSize without the two limited-transmit segments (RFC 5681 §3.2 step 2).
+    let flight = r.snd_nxt_at_rtx - r.dropped - 2 * smss;
     assert_eq!(r.p.client.ssthresh(), (flight / 2).max(2 * smss), "FlightSize {flight}");
     dups
 }

@@ -58,8 +58,11 @@ mod flow;
 mod fuzz;
 mod handshake;
 mod knobs;
+mod linux;
 mod loss;
 mod pair;
+mod rack;
+mod review;
 mod rto;
 mod wrap;
 

@@ -1,0 +1,186 @@
+//! The lab's probes: per-interval samples of RFC 4898 variables of every connection end (web100's
+//! "logvars"), with the bytes delivered to each end's application per interval.
+
+use serde::Serialize;
+use tcplab_sim::{Endpoints, Probe, CLIENT};
+use tcplab_tcp::{Connection, Estats};
+use tcplab_transport::Transport;
+use tcplab_units::{Duration, Instant};
+
+/// The names `test.series.vars` accepts: every numeric RFC 4898 variable tcplab keeps, as in `estats`.
+pub fn estats_vars() -> Vec<String> {
+    let mut e = Estats::default();
+    // An optional gauge is absent from the JSON until it has a value.
+    e.CurSsthresh = Some(0);
+    match serde_json::to_value(e) {
+        Ok(serde_json::Value::Object(m)) => {
+            m.into_iter().filter(|(_, v)| v.is_number() || v.is_null()).map(|(k, _)| k).collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Samples of every connection end (docs/results.md, `logvars`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct LogVars {
+    pub interval_s: f64,
+    /// `t_s`, the variables asked for, then `delivered_bytes` and `throughput_bps`.
+    pub columns: Vec<String>,
+    /// The connection ends in the order they were created.
+    pub ends: Vec<EndSeries>,
+}
+
+/// The samples of one connection end, from the first tick after it was created.
+#[derive(Debug, Clone, Serialize)]
+pub struct EndSeries {
+    pub id: u32,
+    pub side: &'static str,
+    pub local_port: u16,
+    pub remote_port: u16,
+    pub rows: Vec<Vec<f64>>,
+    /// Bytes delivered to the application up to the last sample (not serialized).
+    #[serde(skip)]
+    delivered: u64,
+}
+
+/// Samples `vars` of every connection end on every tick.
+pub struct LogVarsProbe {
+    interval: Duration,
+    vars: Vec<String>,
+    pub logvars: LogVars,
+}
+
+impl LogVarsProbe {
+    pub fn new(interval: Duration, vars: Vec<String>) -> LogVarsProbe {
+        let mut columns = vec!["t_s".to_string()];
+        columns.extend(vars.iter().cloned());
+        columns.extend(["delivered_bytes".to_string(), "throughput_bps".to_string()]);
+        LogVarsProbe {
+            interval,
+            vars,
+            logvars: LogVars { interval_s: interval.as_secs_f64(), columns, ends: Vec::new() },
+        }
+    }
+}
+
+/// Bytes the end's application has read: what arrived in order, less what still waits to be read.
+pub fn delivered_to_app(conn: &Connection, e: &Estats) -> u64 {
+    e.ThruOctetsReceived.saturating_sub(Transport::readable(conn))
+}
+
+impl Probe<Connection> for LogVarsProbe {
+    fn tick_interval(&self) -> Option<Duration> {
+        Some(self.interval)
+    }
+
+    fn on_tick(&mut self, now: Instant, endpoints: Endpoints<'_, Connection>) {
+        for ep in endpoints.iter() {
+            let i = ep.id as usize;
+            if i >= self.logvars.ends.len() {
+                self.logvars.ends.push(EndSeries {
+                    id: ep.id,
+                    side: if ep.host == CLIENT { "client" } else { "server" },
+                    local_port: ep.local_port,
+                    remote_port: ep.remote_port,
+                    rows: Vec::new(),
+                    delivered: 0,
+                });
+            }
+            let e = ep.conn.estats_at(now);
+            let values = serde_json::to_value(&e).expect("statistics serialize");
+            let end = &mut self.logvars.ends[i];
+            let mut row = Vec::with_capacity(self.vars.len() + 3);
+            row.push(now.as_secs_f64());
+            for v in &self.vars {
+                row.push(values.get(v).and_then(|x| x.as_f64()).unwrap_or(f64::NAN));
+            }
+            let delivered = delivered_to_app(ep.conn, &e);
+            let step = delivered.saturating_sub(end.delivered);
+            end.delivered = delivered;
+            row.push(step as f64);
+            row.push(step as f64 * 8.0 / self.interval.as_secs_f64());
+            end.rows.push(row);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{load, Source};
+    use tcplab_workload::Report;
+
+    const BULK: &str = "name = \"bulk\"\n[path.up]\nrate = \"10mbit\"\ndelay = \"20ms\"\n\
+        loss = { model = \"bernoulli\", p = 0.01 }\n[test]\nkind = \"tcp_stream\"\nduration = \"2s\"\n\
+        parallel = 3\nseries = { interval = \"10ms\", vars = [\"CurCwnd\", \"CurSsthresh\", \"SmoothedRTT\"] }\n";
+
+    /// The lab's probe, and beside it the senders' cwnd read straight from the connections.
+    struct Direct {
+        inner: LogVarsProbe,
+        cwnd: Vec<(u64, u32, u32)>,
+    }
+
+    impl Probe<Connection> for Direct {
+        fn tick_interval(&self) -> Option<Duration> {
+            self.inner.tick_interval()
+        }
+        fn on_tick(&mut self, now: Instant, endpoints: Endpoints<'_, Connection>) {
+            for ep in endpoints.iter() {
+                self.cwnd.push((now.as_nanos(), ep.id, ep.conn.cwnd()));
+            }
+            self.inner.on_tick(now, endpoints);
+        }
+    }
+
+    #[test]
+    fn every_end_is_sampled_and_cwnd_samples_are_the_connections_cwnd() {
+        let s = load(&Source { name: "bulk.toml", text: BULK }, &[]).unwrap();
+        let spec = crate::sim_backend::sim_spec(&s);
+        let mut p = Direct {
+            inner: LogVarsProbe::new(s.test.series.unwrap(), s.test.series_vars.clone().unwrap()),
+            cwnd: vec![],
+        };
+        let r = tcplab_sim::run_with::<Connection, _>(&spec, 1, &mut p).unwrap();
+        let lv = &p.inner.logvars;
+        assert_eq!(lv.ends.len(), 6);
+        assert_eq!(lv.ends.len(), r.endpoints.len());
+        assert_eq!(lv.ends.iter().filter(|e| e.side == "client").count(), 3);
+        let col = lv.columns.iter().position(|c| c == "CurCwnd").unwrap();
+        let mut checked = 0;
+        for (t, id, cwnd) in &p.cwnd {
+            let end = &lv.ends[*id as usize];
+            let row = end.rows.iter().find(|r| (r[0] * 1e9).round() as u64 == *t).unwrap();
+            assert_eq!(row[col], *cwnd as f64, "end {id} at {t} ns");
+            checked += 1;
+        }
+        assert!(checked > 6 * 100);
+    }
+
+    #[test]
+    fn per_interval_delivered_bytes_sum_to_what_the_receiving_application_read() {
+        let s = load(&Source { name: "bulk.toml", text: BULK }, &[]).unwrap();
+        let run = crate::sim_backend::run_with(&s, 1, None).unwrap();
+        let lv = run.logvars.unwrap();
+        let col = lv.columns.iter().position(|c| c == "delivered_bytes").unwrap();
+        let tput = lv.columns.iter().position(|c| c == "throughput_bps").unwrap();
+        let read: u64 = run
+            .apps
+            .iter()
+            .filter_map(|(side, r)| match r {
+                Report::Stream(s) if *side == "server" => Some(s.total_bytes),
+                _ => None,
+            })
+            .sum();
+        assert!(read > 1_000_000);
+        let sampled: f64 =
+            lv.ends.iter().filter(|e| e.side == "server").flat_map(|e| e.rows.iter().map(|r| r[col])).sum();
+        assert_eq!(sampled as u64, read);
+        // The senders read nothing.
+        assert!(lv.ends.iter().filter(|e| e.side == "client").all(|e| e.rows.iter().all(|r| r[col] == 0.0)));
+        for e in &lv.ends {
+            for r in &e.rows {
+                assert_eq!(r[tput], r[col] * 8.0 / 0.01);
+            }
+        }
+    }
+}

@@ -1,0 +1,250 @@
+//! The simulator as a backend: a scenario point becomes a [`SimSpec`] with the test's applications, and
+//! the engine's report becomes a [`BackendRun`].
+
+use tcplab_link::{LinkStats, NicStats};
+use tcplab_sim::{EndpointReport, Endpoints, HostId, HostSpec, Probe, SimError, SimSpec, CLIENT, SERVER};
+use tcplab_tcp::{Connection, Estats, TcpConfig};
+use tcplab_transport::{Stats, Transport};
+use tcplab_units::{Duration, Instant};
+use tcplab_workload::{App, Opening, Role, RrClient, RrClientConfig, RrServer, RrServerConfig, Stream, StreamConfig};
+
+use crate::probes::LogVarsProbe;
+use crate::result::{BackendRun, ConnectionResult, EngineCounters, LinkCounters, Links, NicCounters, Series};
+use crate::scenario::{Scenario, TestKind};
+
+/// The port the test's server listens on (netperf's data connection).
+pub const SERVER_PORT: u16 = 5001;
+
+/// TCP_CRR: how long a transaction that found no free ephemeral port waits before trying again.
+pub const CRR_PORT_RETRY: Duration = Duration::from_millis(1);
+
+/// The simulator's input for a scenario.
+pub fn sim_spec(s: &Scenario) -> SimSpec<TcpConfig> {
+    let host = |h: &crate::scenario::Host| HostSpec {
+        transport: h.tcp.clone(),
+        nic_rate: h.host.nic_rate,
+        txqueuelen: h.host.txqueuelen,
+        ephemeral_ports: (h.host.ephemeral_ports.low, h.host.ephemeral_ports.high),
+        cpu: None,
+    };
+    let n = s.test.parallel.max(1);
+    // One client address has only so many ephemeral ports per server port: spread over more server ports.
+    let ports = n.div_ceil(s.client.host.ephemeral_ports.len()) as u16;
+    // Connection i opens i SYN-frame times after the first (a SYN with all options is 60 bytes of IP).
+    let spacing = s.path.up.rate.tx_time(s.path.up.framing.wire_len(60) as u64);
+    let hosts = [host(&s.client), host(&s.server)];
+    if let (Some(request), Some(response)) = (s.test.request, s.test.response) {
+        let crr = s.test.kind == TestKind::TcpCrr;
+        let client = RrClientConfig {
+            connections: n,
+            port: SERVER_PORT,
+            ports: if crr { 1 } else { ports },
+            at: Instant::ZERO,
+            spacing,
+            request: request.bytes(),
+            response: response.bytes(),
+            burst: s.test.burst.unwrap_or(0),
+            per_transaction: crr,
+            port_retry: CRR_PORT_RETRY,
+        };
+        let server = RrServerConfig {
+            port: SERVER_PORT,
+            ports: if crr { 1 } else { ports },
+            connections: if crr { 0 } else { n },
+            request: request.bytes(),
+            response: response.bytes(),
+        };
+        return SimSpec {
+            up: s.path.up.clone(),
+            down: s.path.down.clone(),
+            hosts,
+            apps: vec![(SERVER, App::RrServer(RrServer::new(server))), (CLIENT, App::RrClient(RrClient::new(client)))],
+            measure: s.test.duration,
+        };
+    }
+    let (client_role, server_role) = match s.test.kind {
+        TestKind::TcpMaerts => (Role::Receive, Role::Send { message: s.test.message.bytes() }),
+        _ => (Role::Send { message: s.test.message.bytes() }, Role::Receive),
+    };
+    let client = StreamConfig {
+        opening: Opening::Connect { connections: n, port: SERVER_PORT, ports, at: Instant::ZERO, spacing },
+        role: client_role,
+        gates_measurement: true,
+    };
+    let server = StreamConfig {
+        opening: Opening::Accept { port: SERVER_PORT, ports, connections: n },
+        role: server_role,
+        gates_measurement: true,
+    };
+    SimSpec {
+        up: s.path.up.clone(),
+        down: s.path.down.clone(),
+        hosts,
+        apps: vec![(SERVER, App::Stream(Stream::new(server))), (CLIENT, App::Stream(Stream::new(client)))],
+        measure: s.test.duration,
+    }
+}
+
+/// The columns of [`Series`]: time, then the sender's gauges in RFC 4898 names and units.
+pub const SERIES_COLUMNS: [&str; 7] =
+    ["t_s", "CurCwnd", "CurSsthresh", "PipeSize", "SmoothedRTT", "ThruOctetsAcked", "SegsRetrans"];
+
+/// Samples the first sending connection end's gauges on every tick.
+struct SeriesProbe {
+    interval: Duration,
+    sender: HostId,
+    series: Series,
+}
+
+impl Probe<Connection> for SeriesProbe {
+    fn tick_interval(&self) -> Option<Duration> {
+        Some(self.interval)
+    }
+
+    fn on_tick(&mut self, now: Instant, endpoints: Endpoints<'_, Connection>) {
+        let Some(ep) = endpoints.iter().find(|ep| ep.host == self.sender) else { return };
+        let e = ep.conn.estats_at(now);
+        self.series.rows.push(vec![
+            now.as_secs_f64(),
+            e.CurCwnd as f64,
+            e.CurSsthresh.map_or(f64::NAN, |s| s as f64),
+            e.PipeSize as f64,
+            e.SmoothedRTT,
+            e.ThruOctetsAcked as f64,
+            e.SegsRetrans as f64,
+        ]);
+    }
+}
+
+fn side(h: HostId) -> &'static str {
+    if h == CLIENT {
+        "client"
+    } else {
+        "server"
+    }
+}
+
+/// Each client end followed by its server end (the peer with the mirrored ports), then any unpaired end.
+fn paired(eps: Vec<EndpointReport<Estats>>) -> Vec<EndpointReport<Estats>> {
+    let mut server_of = std::collections::HashMap::new();
+    for (i, ep) in eps.iter().enumerate() {
+        if ep.host == SERVER {
+            server_of.insert((ep.local_port, ep.remote_port), i);
+        }
+    }
+    let mut taken = vec![false; eps.len()];
+    let mut order = Vec::with_capacity(eps.len());
+    for (i, ep) in eps.iter().enumerate() {
+        if ep.host == CLIENT {
+            order.push(i);
+            taken[i] = true;
+            if let Some(&j) = server_of.get(&(ep.remote_port, ep.local_port)) {
+                if !taken[j] {
+                    order.push(j);
+                    taken[j] = true;
+                }
+            }
+        }
+    }
+    order.extend((0..eps.len()).filter(|&i| !taken[i]));
+    let mut slots: Vec<Option<EndpointReport<Estats>>> = eps.into_iter().map(Some).collect();
+    order.into_iter().filter_map(|i| slots[i].take()).collect()
+}
+
+fn link_counters(l: LinkStats) -> LinkCounters {
+    LinkCounters {
+        frames_in: l.frames_in,
+        frames_delivered: l.frames_delivered,
+        bytes_delivered: l.bytes_delivered,
+        drops_queue_full: l.drops_queue_full,
+        drops_random_loss: l.drops_random_loss,
+        max_queue_frames: l.max_queue_frames,
+    }
+}
+
+fn nic_counters(n: NicStats) -> NicCounters {
+    NicCounters { frames_sent: n.frames_sent, refused_full: n.refused_full, max_queue_frames: n.max_queue_frames }
+}
+
+/// The lab's own probes (the series) and a caller's (a packet trace), one after the other.
+struct Tee<'a> {
+    series: Option<SeriesProbe>,
+    logvars: Option<LogVarsProbe>,
+    extra: Option<&'a mut dyn Probe<Connection>>,
+}
+
+impl Probe<Connection> for Tee<'_> {
+    fn on_packet(&mut self, now: Instant, ev: tcplab_sim::PacketEvent, seg: &tcplab_wire::TcpSegment) {
+        if let Some(x) = self.extra.as_mut() {
+            x.on_packet(now, ev, seg);
+        }
+    }
+    fn tick_interval(&self) -> Option<Duration> {
+        self.series.as_ref().map(|s| s.interval).or_else(|| self.logvars.as_ref().and_then(|l| l.tick_interval()))
+    }
+    fn on_tick(&mut self, now: Instant, endpoints: Endpoints<'_, Connection>) {
+        if let Some(s) = self.series.as_mut() {
+            s.on_tick(now, endpoints);
+        } else if let Some(l) = self.logvars.as_mut() {
+            l.on_tick(now, endpoints);
+        }
+    }
+}
+
+/// Runs the scenario's point on the simulator, telling `extra` (when given) every packet event. The
+/// extra probe's own `tick_interval` is not consulted: ticks are the series'.
+pub fn run_with(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<Connection>>) -> Result<BackendRun, SimError> {
+    let spec = sim_spec(s);
+    let sender = if s.test.kind == TestKind::TcpMaerts { SERVER } else { CLIENT };
+    let (series, logvars) = match (s.test.series, &s.test.series_vars) {
+        (Some(interval), Some(vars)) => (None, Some(LogVarsProbe::new(interval, vars.clone()))),
+        (Some(interval), None) => (
+            Some(SeriesProbe {
+                interval,
+                sender,
+                series: Series {
+                    interval_s: interval.as_secs_f64(),
+                    columns: SERIES_COLUMNS.to_vec(),
+                    rows: Vec::new(),
+                },
+            }),
+            None,
+        ),
+        (None, _) => (None, None),
+    };
+    let (r, series, logvars) = if series.is_none() && logvars.is_none() && extra.is_none() {
+        (tcplab_sim::run::<Connection>(&spec, seed)?, None, None)
+    } else {
+        let mut tee = Tee { series, logvars, extra };
+        let r = tcplab_sim::run_with::<Connection, _>(&spec, seed, &mut tee)?;
+        (r, tee.series.map(|p| p.series), tee.logvars.map(|p| p.logvars))
+    };
+    let retransmissions = r.endpoints.iter().map(|e| e.stats.segs_retrans()).sum();
+    // TCP_CRR creates two ends per transaction: the document keeps the first transaction of each loop
+    // (the first 2 × parallel ends); the metrics count them all.
+    let keep = if s.test.kind == TestKind::TcpCrr { 2 * s.test.parallel as usize } else { usize::MAX };
+    let connections = paired(r.endpoints)
+        .into_iter()
+        .take(keep)
+        .map(|e| ConnectionResult {
+            side: side(e.host),
+            protocol: Connection::PROTOCOL,
+            state: e.state,
+            estats: serde_json::to_value(&e.stats).expect("statistics serialize"),
+        })
+        .collect();
+    Ok(BackendRun {
+        apps: r.apps.iter().zip(&spec.apps).map(|(a, (h, _))| (side(*h), a.report())).collect(),
+        connections,
+        retransmissions,
+        links: Links {
+            up: link_counters(r.links[0]),
+            down: link_counters(r.links[1]),
+            nic_client: nic_counters(r.nics[0]),
+            nic_server: nic_counters(r.nics[1]),
+        },
+        series,
+        logvars,
+        engine: EngineCounters { events: r.events, data_segments: r.data_segments },
+    })
+}

@@ -1,0 +1,239 @@
+//! Packet traces: every packet of a run as seen at one tap, written as a classic pcap file
+//! (nanosecond timestamps, link type Ethernet) that Wireshark and tcpdump read.
+//!
+//! The file format is the plain libpcap format (draft-ietf-opsawg-pcap): a 24-byte file header
+//! with the nanosecond magic `0xa1b23c4d`, then per packet a 16-byte record header (seconds,
+//! nanoseconds, captured length, original length) and the captured bytes. Each packet is an
+//! Ethernet II frame (14 bytes, no FCS, no padding) carrying the IPv4/TCP datagram that
+//! [`tcplab_wire::codec::emit_ipv4_tcp`] encodes, checksums included and computed over the whole
+//! payload (zeros), so that the captured prefix is exactly what a real capture with that snap length
+//! would hold. Timestamps are the simulated time since the start of the run (so the trace starts at
+//! the Unix epoch).
+//!
+//! Addresses: the client is 198.18.0.1 and the server 198.18.0.2 (RFC 2544's benchmarking range,
+//! 198.18.0.0/15), with locally administered MACs 02:00:00:00:00:01 and 02:00:00:00:00:02. The IPv4
+//! identification is a per-sending-host counter, so a packet carries the same id at every tap.
+
+use std::collections::VecDeque;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use tcplab_sim::{PacketEvent, Probe, CLIENT, DOWN, SERVER, UP};
+use tcplab_tcp::Connection;
+use tcplab_units::Instant;
+use tcplab_wire::codec::{emit_ipv4_tcp, PayloadFill};
+use tcplab_wire::TcpSegment;
+
+/// IPv4 addresses of the client and the server.
+pub const ADDRS: [[u8; 4]; 2] = [[198, 18, 0, 1], [198, 18, 0, 2]];
+/// Ethernet addresses of the client and the server (locally administered, unicast).
+pub const MACS: [[u8; 6]; 2] = [[2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]];
+/// The pcap magic number of a file with nanosecond timestamps.
+pub const MAGIC_NS: u32 = 0xa1b2_3c4d;
+/// LINKTYPE_ETHERNET.
+pub const LINKTYPE_ETHERNET: u32 = 1;
+/// The default snap length: tcpdump's (whole packets).
+pub const DEFAULT_SNAPLEN: u32 = 262_144;
+/// Ethernet II header: destination, source, EtherType.
+pub const ETH_HEADER_LEN: usize = 14;
+
+/// Where packets are seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tap {
+    /// The client's NIC: packets the client hands to it (at the hand-off) and packets delivered to the
+    /// client (at delivery). Packets its NIC refuses are not seen, as with a capture on Linux.
+    Client,
+    /// The server's NIC, likewise.
+    Server,
+    /// Packets entering the up direction of the path (client to server), when the client's NIC puts
+    /// them on the wire; packets the path then loses are included.
+    Up,
+    /// Packets entering the down direction (server to client).
+    Down,
+}
+
+impl Tap {
+    /// The names `--pcap-at` accepts.
+    pub const NAMES: [&'static str; 4] = ["client", "server", "up", "down"];
+
+    pub fn parse(s: &str) -> Option<Tap> {
+        match s {
+            "client" => Some(Tap::Client),
+            "server" => Some(Tap::Server),
+            "up" => Some(Tap::Up),
+            "down" => Some(Tap::Down),
+            _ => None,
+        }
+    }
+}
+
+/// The bytes of the pcap file header.
+pub fn file_header(snaplen: u32) -> [u8; 24] {
+    let mut h = [0u8; 24];
+    h[0..4].copy_from_slice(&MAGIC_NS.to_le_bytes());
+    h[4..6].copy_from_slice(&2u16.to_le_bytes());
+    h[6..8].copy_from_slice(&4u16.to_le_bytes());
+    // thiszone 0, sigfigs 0
+    h[16..20].copy_from_slice(&snaplen.to_le_bytes());
+    h[20..24].copy_from_slice(&LINKTYPE_ETHERNET.to_le_bytes());
+    h
+}
+
+/// Appends one Ethernet frame carrying `seg` from host `src` to host `1 - src` to `buf`.
+pub fn encode_frame(seg: &TcpSegment, src: usize, ip_id: u16, buf: &mut Vec<u8>) {
+    let dst = 1 - src;
+    buf.extend_from_slice(&MACS[dst]);
+    buf.extend_from_slice(&MACS[src]);
+    buf.extend_from_slice(&0x0800u16.to_be_bytes());
+    // The simulator's segments always fit the codec's limits (options <= 40 bytes, lengths < 64 KiB).
+    emit_ipv4_tcp(seg, ADDRS[src], ADDRS[dst], ip_id, PayloadFill::Zeros, buf)
+        .expect("a simulated segment encodes as IPv4/TCP");
+}
+
+/// A probe that writes the packets seen at one tap to a pcap file. The file is written beside its
+/// target under a temporary name and renamed into place by [`PcapProbe::finish`], so that a file at
+/// the target path is always complete.
+pub struct PcapProbe {
+    tap: Tap,
+    snaplen: u32,
+    target: PathBuf,
+    out: Option<BufWriter<tempfile::NamedTempFile>>,
+    err: Option<std::io::Error>,
+    /// The next IPv4 identification of each host.
+    next_id: [u16; 2],
+    /// The ids of the packets in flight on each direction, in order (the path is FIFO).
+    in_flight: [VecDeque<u16>; 2],
+    packets: u64,
+    frame: Vec<u8>,
+}
+
+impl PcapProbe {
+    /// Starts a trace for `path` (created at [`PcapProbe::finish`]).
+    pub fn create(path: &Path, tap: Tap, snaplen: u32) -> std::io::Result<PcapProbe> {
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let mut out = BufWriter::new(tempfile::NamedTempFile::new_in(dir)?);
+        out.write_all(&file_header(snaplen))?;
+        Ok(PcapProbe {
+            tap,
+            snaplen,
+            target: path.to_path_buf(),
+            out: Some(out),
+            err: None,
+            next_id: [0; 2],
+            in_flight: [VecDeque::new(), VecDeque::new()],
+            packets: 0,
+            frame: Vec::with_capacity(2048),
+        })
+    }
+
+    /// Packets written so far.
+    pub fn packets(&self) -> u64 {
+        self.packets
+    }
+
+    /// Flushes the trace and renames it into place; returns the number of packets.
+    pub fn finish(mut self) -> std::io::Result<u64> {
+        if let Some(e) = self.err.take() {
+            return Err(e);
+        }
+        let out = self.out.take().expect("finish is called once");
+        let tmp = out.into_inner().map_err(|e| e.into_error())?;
+        tmp.as_file().sync_all()?;
+        tmp.persist(&self.target).map_err(|e| e.error)?;
+        Ok(self.packets)
+    }
+
+    fn write(&mut self, at: Instant, seg: &TcpSegment, src: usize, ip_id: u16) {
+        let Some(out) = self.out.as_mut() else { return };
+        if self.err.is_some() {
+            return;
+        }
+        self.frame.clear();
+        encode_frame(seg, src, ip_id, &mut self.frame);
+        let orig = self.frame.len() as u32;
+        let incl = orig.min(self.snaplen);
+        let ns = at.as_nanos();
+        let mut rec = [0u8; 16];
+        rec[0..4].copy_from_slice(&((ns / 1_000_000_000) as u32).to_le_bytes());
+        rec[4..8].copy_from_slice(&((ns % 1_000_000_000) as u32).to_le_bytes());
+        rec[8..12].copy_from_slice(&incl.to_le_bytes());
+        rec[12..16].copy_from_slice(&orig.to_le_bytes());
+        let r = out.write_all(&rec).and_then(|_| out.write_all(&self.frame[..incl as usize]));
+        match r {
+            Ok(()) => self.packets += 1,
+            Err(e) => self.err = Some(e),
+        }
+    }
+}
+
+impl Probe<Connection> for PcapProbe {
+    fn on_packet(&mut self, now: Instant, ev: PacketEvent, seg: &TcpSegment) {
+        match ev {
+            PacketEvent::Sent { host, departs } => {
+                let id = self.next_id[host];
+                self.next_id[host] = id.wrapping_add(1);
+                // Direction `h` carries host `h`'s packets.
+                self.in_flight[host].push_back(id);
+                match (self.tap, host) {
+                    (Tap::Client, CLIENT) | (Tap::Server, SERVER) => self.write(now, seg, host, id),
+                    (Tap::Up, CLIENT) | (Tap::Down, SERVER) => self.write(departs, seg, host, id),
+                    _ => {}
+                }
+            }
+            PacketEvent::NicDropped { host } => {
+                // Refused before it got an id on the wire; the id is not reused, as on a real host.
+                self.next_id[host] = self.next_id[host].wrapping_add(1);
+            }
+            PacketEvent::LinkDropped { dir, .. } => {
+                // The path decides at once: the packet just sent on `dir` is the last one queued.
+                self.in_flight[dir].pop_back();
+            }
+            PacketEvent::Delivered { dir } => {
+                let id = self.in_flight[dir].pop_front().unwrap_or(0);
+                match (self.tap, dir) {
+                    (Tap::Client, DOWN) | (Tap::Server, UP) => self.write(now, seg, dir, id),
+                    _ => {}
+                }
+            }
+            PacketEvent::NoSocket { .. } => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_header_is_the_nanosecond_little_endian_header() {
+        let h = file_header(128);
+        assert_eq!(&h[0..4], &[0x4d, 0x3c, 0xb2, 0xa1]);
+        assert_eq!(u16::from_le_bytes([h[4], h[5]]), 2);
+        assert_eq!(u16::from_le_bytes([h[6], h[7]]), 4);
+        assert_eq!(u32::from_le_bytes([h[16], h[17], h[18], h[19]]), 128);
+        assert_eq!(u32::from_le_bytes([h[20], h[21], h[22], h[23]]), 1);
+    }
+
+    #[test]
+    fn frames_parse_back_with_valid_checksums() {
+        let seg = TcpSegment {
+            src_port: 40000,
+            dst_port: 5001,
+            seq: tcplab_wire::SeqNumber(7),
+            ack: tcplab_wire::SeqNumber(9),
+            flags: tcplab_wire::TcpFlags::ACK,
+            window: 1000,
+            options: Default::default(),
+            payload_len: 1448,
+        };
+        let mut buf = Vec::new();
+        encode_frame(&seg, CLIENT, 3, &mut buf);
+        assert_eq!(buf.len(), ETH_HEADER_LEN + seg.ip_len() as usize);
+        assert_eq!(&buf[12..14], &[0x08, 0x00]);
+        let (info, back) = tcplab_wire::codec::parse_ipv4_tcp(&buf[ETH_HEADER_LEN..]).unwrap();
+        assert_eq!(back, seg);
+        assert_eq!(info.src, ADDRS[CLIENT]);
+        assert_eq!(info.dst, ADDRS[SERVER]);
+        assert_eq!(info.ident, 3);
+    }
+}

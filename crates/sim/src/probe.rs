@@ -1,0 +1,61 @@
+//! Probes: observers the engine calls where packets are sent, dropped and delivered, and on sampling
+//! ticks. Time series, packet traces and counters are probes, so a new output never edits the engine.
+//!
+//! The engine is generic over its probe; the default `()` observes nothing and compiles away.
+
+use tcplab_link::DropReason;
+use tcplab_transport::Transport;
+use tcplab_units::{Duration, Instant};
+
+use crate::{Dir, Endpoints, HostId};
+
+/// Where a packet was seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PacketEvent {
+    /// A host handed the packet to its NIC, which will have put it on the wire by `departs`.
+    Sent { host: HostId, departs: Instant },
+    /// The host's NIC refused the packet (transmit queue full, under `ifq_full = "drop"`).
+    NicDropped { host: HostId },
+    /// The path direction lost the packet (queue full, or the loss model on the wire).
+    LinkDropped { dir: Dir, reason: DropReason },
+    /// The packet reached the far end of the direction and was handed to the receiving host.
+    Delivered { dir: Dir },
+    /// The receiving host had no connection and no listener for it; it was discarded.
+    NoSocket { host: HostId },
+}
+
+/// One end of a connection as a probe sees it.
+pub struct EndpointView<'a, T> {
+    /// The endpoint's id: endpoints are numbered in the order they were created.
+    pub id: u32,
+    pub host: HostId,
+    pub local_port: u16,
+    pub remote_port: u16,
+    pub conn: &'a T,
+}
+
+/// An observer of a run. Every method has an empty default.
+pub trait Probe<T: Transport> {
+    fn on_packet(&mut self, _now: Instant, _ev: PacketEvent, _seg: &T::Segment) {}
+    /// Ask for [`Probe::on_tick`] at every multiple of this interval from the start of the run.
+    fn tick_interval(&self) -> Option<Duration> {
+        None
+    }
+    fn on_tick(&mut self, _now: Instant, _endpoints: Endpoints<'_, T>) {}
+}
+
+impl<T: Transport> Probe<T> for () {}
+
+/// A probe lent to the engine.
+impl<T: Transport, P: Probe<T>> Probe<T> for &mut P {
+    #[inline]
+    fn on_packet(&mut self, now: Instant, ev: PacketEvent, seg: &T::Segment) {
+        (**self).on_packet(now, ev, seg)
+    }
+    fn tick_interval(&self) -> Option<Duration> {
+        (**self).tick_interval()
+    }
+    fn on_tick(&mut self, now: Instant, endpoints: Endpoints<'_, T>) {
+        (**self).on_tick(now, endpoints)
+    }
+}

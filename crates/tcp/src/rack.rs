@@ -1,0 +1,336 @@
+//! RACK-TLP loss detection (RFC 8985): time-based loss inference from per-segment transmit times and
+//! SACK (RACK, §6), with a reordering window that adapts to D-SACK (§6.2 step 4), and the tail loss
+//! probe (TLP, §7) that makes the receiver ACK the tail of a flight so that RACK can see its losses
+//! without waiting for the retransmission timeout.
+//!
+//! Read RFC 8985 §6.1–§6.3 (RACK: the per-segment state, `RACK_update`, `RACK_detect_reordering`,
+//! `RACK_update_reo_wnd`, `RACK_detect_loss`), §7.2–§7.4 (TLP: when to arm the PTO, what to send, how a
+//! probe's ACK tells a repaired loss), and Linux `net/ipv4/tcp_recovery.c` (`tcp_rack_detect_loss`,
+//! `tcp_rack_reo_wnd`, `tcp_rack_update_reo_wnd`) and `tcp_input.c` (`tcp_process_tlp_ack`).
+//!
+//! This module keeps RACK's state and the transmission record of every segment in [SND.UNA, SND.NXT);
+//! the connection tells it what it sends and what the peer acknowledges, asks it which segments are
+//! lost, and owns the timers. Choices:
+//! - The records are kept in sequence order. Original transmissions are in sequence order in time as
+//!   well, and a retransmission is later than its original, so the scan of §6.2 step 5 (in transmit
+//!   order) can stop at the first never-retransmitted segment sent after RACK.xmit_ts and only has to
+//!   skip retransmitted ones.
+//! - Segments count as SACKed once a SACK block covers them whole (receivers SACK whole segments).
+//! - RACK.min_RTT is the minimum RTT sample of the connection (Linux keeps a 5-minute windowed minimum).
+//! - The DupThresh of §6.2 step 4 is the connection's `dupthresh`; Linux also adapts it to the
+//!   reordering it sees (`tp->reordering`), which is not modelled.
+
+use std::collections::VecDeque;
+
+use tcplab_units::{Duration, Instant};
+use tcplab_wire::SeqNumber;
+
+/// RFC 8985 §6.2 step 4: recoveries without D-SACK after which the reordering window multiplier
+/// returns to 1 (Linux `TCP_RACK_RECOVERY_THRESH`).
+const REO_WND_PERSIST: u32 = 16;
+
+/// What RACK remembers about one transmitted segment (RFC 8985 §6.1, per-segment variables).
+#[derive(Debug, Clone, Copy)]
+struct Seg {
+    start: SeqNumber,
+    /// One past the segment's last sequence number (its FIN included).
+    end: SeqNumber,
+    /// Segment.xmit_ts: its latest transmission.
+    xmit: Instant,
+    /// Retransmitted at least once (Linux `TCPCB_EVER_RETRANS`): its ACK is ambiguous.
+    ever_rtx: bool,
+    /// A retransmission of it is in flight (RFC 8985 Segment.retransmitted; Linux `TCPCB_SACKED_RETRANS`).
+    rtx: bool,
+    /// Marked lost (RFC 8985 Segment.lost; Linux `TCPCB_LOST`).
+    lost: bool,
+    sacked: bool,
+}
+
+/// RACK and TLP state of one connection.
+#[derive(Debug, Clone)]
+pub(crate) struct Rack {
+    segs: VecDeque<Seg>,
+    /// RACK.xmit_ts and RACK.end_seq: the most recently sent segment known delivered.
+    xmit_ts: Option<Instant>,
+    end_seq: SeqNumber,
+    /// RACK.rtt: the RTT of that segment.
+    rtt: Duration,
+    min_rtt: Option<Duration>,
+    /// RACK.fack: the highest sequence number delivered (cumulatively or selectively), and its value
+    /// before the ACK being processed.
+    fack: SeqNumber,
+    prior_fack: SeqNumber,
+    reordering_seen: bool,
+    /// RACK.reo_wnd_mult, RACK.reo_wnd_persist, RACK.dsack_round.
+    reo_wnd_mult: u32,
+    reo_wnd_persist: u32,
+    dsack_round: Option<SeqNumber>,
+    /// SACKed segments (RACK.segs_sacked).
+    segs_sacked: u32,
+    /// TLP.end_seq and TLP.is_retrans: the outstanding probe, if any (RFC 8985 §7.3).
+    tlp_end: Option<SeqNumber>,
+    tlp_is_retrans: bool,
+}
+
+/// What one run of the loss detection found.
+pub(crate) struct Detection {
+    /// Segments newly marked lost.
+    pub newly_lost: u32,
+    /// When to run the detection again (the RACK reordering timer), if some segment is not yet overdue.
+    pub timer: Option<Instant>,
+}
+
+impl Rack {
+    pub fn new(iss: SeqNumber) -> Self {
+        Rack {
+            segs: VecDeque::new(),
+            xmit_ts: None,
+            end_seq: iss,
+            rtt: Duration::ZERO,
+            min_rtt: None,
+            fack: iss,
+            prior_fack: iss,
+            reordering_seen: false,
+            reo_wnd_mult: 1,
+            reo_wnd_persist: REO_WND_PERSIST,
+            dsack_round: None,
+            segs_sacked: 0,
+            tlp_end: None,
+            tlp_is_retrans: false,
+        }
+    }
+
+    /// New data `[start, end)` was sent at `now`.
+    pub fn on_send(&mut self, start: SeqNumber, end: SeqNumber, now: Instant) {
+        self.segs.push_back(Seg { start, end, xmit: now, ever_rtx: false, rtx: false, lost: false, sacked: false });
+    }
+
+    /// `[start, end)` was retransmitted at `now`: every segment it overlaps has a new transmit time.
+    pub fn on_retransmit(&mut self, start: SeqNumber, end: SeqNumber, now: Instant) {
+        let i = self.segs.partition_point(|s| s.end <= start);
+        for s in self.segs.range_mut(i..) {
+            if s.start >= end {
+                break;
+            }
+            s.xmit = now;
+            s.ever_rtx = true;
+            s.rtx = true;
+        }
+    }
+
+    /// An RTT sample of the connection (RACK.min_RTT).
+    pub fn on_rtt_sample(&mut self, r: Duration) {
+        self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+    }
+
+    /// An ACK is about to be processed.
+    pub fn begin_ack(&mut self) {
+        self.prior_fack = self.fack;
+    }
+
+    /// RFC 8985 §6.2 steps 2 and 3 for one newly delivered segment: advance RACK.xmit_ts/end_seq and
+    /// RACK.rtt, and note reordering.
+    fn delivered(&mut self, s: Seg, now: Instant) {
+        if s.end > self.fack {
+            self.fack = s.end;
+        } else if s.end < self.prior_fack && !s.ever_rtx {
+            self.reordering_seen = true; // delivered below data delivered earlier: reordering
+        }
+        let rtt = now.saturating_since(s.xmit);
+        // A retransmitted segment's delivery is ambiguous: it may be the original's. Linux
+        // (`tcp_rack_advance`) trusts it unless the RTT is below the path's minimum. RFC 8985 also
+        // rejects it when the timestamp echo predates the retransmission, but a receiver echoes the
+        // TSval of the segment that last advanced RCV.NXT (RFC 7323 §4.3), so the SACK of a probe
+        // that lands above a hole always echoes an older TSval: that test would keep a probe from
+        // ever uncovering the hole below it.
+        if s.ever_rtx && self.min_rtt.is_some_and(|m| rtt < m) {
+            return;
+        }
+        self.rtt = rtt;
+        let newer = match self.xmit_ts {
+            None => true,
+            Some(t) => s.xmit > t || (s.xmit == t && s.end > self.end_seq),
+        };
+        if newer {
+            self.xmit_ts = Some(s.xmit);
+            self.end_seq = s.end;
+        }
+    }
+
+    /// A SACK block `[left, right)` arrived: the segments it covers whole are delivered.
+    pub fn on_sack(&mut self, left: SeqNumber, right: SeqNumber, now: Instant) {
+        let mut i = self.segs.partition_point(|s| s.end <= left);
+        while i < self.segs.len() && self.segs[i].start < right {
+            let s = self.segs[i];
+            if !s.sacked && s.start >= left && s.end <= right {
+                self.segs[i].sacked = true;
+                self.segs_sacked += 1;
+                self.delivered(s, now);
+            }
+            i += 1;
+        }
+    }
+
+    /// The cumulative ACK moved to `una`: the segments below it are delivered and forgotten.
+    pub fn on_cumulative_ack(&mut self, una: SeqNumber, now: Instant) {
+        while let Some(&s) = self.segs.front() {
+            if s.end > una {
+                if s.start < una {
+                    self.segs[0].start = una;
+                }
+                break;
+            }
+            self.segs.pop_front();
+            if s.sacked {
+                self.segs_sacked -= 1;
+            } else {
+                self.delivered(s, now);
+            }
+        }
+        if self.fack < una {
+            self.fack = una;
+        }
+    }
+
+    /// A D-SACK arrived (RFC 8985 §6.2 step 4): the reordering window grows by one step per round
+    /// trip that sees one. A D-SACK of data below RACK.fack also shows reordering (Linux counts it
+    /// in `tcp_sacktag_one`): the retransmission was needless because the original came late.
+    pub fn on_dsack(&mut self, right: SeqNumber, snd_una: SeqNumber, snd_nxt: SeqNumber) {
+        if self.dsack_round.is_some_and(|r| snd_una >= r) {
+            self.dsack_round = None;
+        }
+        if self.dsack_round.is_none() {
+            self.dsack_round = Some(snd_nxt);
+            self.reo_wnd_mult = self.reo_wnd_mult.saturating_add(1);
+            self.reo_wnd_persist = REO_WND_PERSIST;
+        }
+        if right <= self.fack {
+            self.reordering_seen = true;
+        }
+    }
+
+    /// A fast or RTO recovery ended (RFC 8985 §6.2 step 4): after 16 without D-SACK the reordering
+    /// window multiplier returns to 1.
+    pub fn on_recovery_exit(&mut self) {
+        self.reo_wnd_persist = self.reo_wnd_persist.saturating_sub(1);
+        if self.reo_wnd_persist == 0 {
+            self.reo_wnd_mult = 1;
+        }
+    }
+
+    /// RACK.reo_wnd (RFC 8985 §6.2 step 4, Linux `tcp_rack_reo_wnd`): zero while no reordering was seen
+    /// and the sender is in recovery or DupThresh segments are SACKed; else min_RTT/4 times the
+    /// multiplier, at most SRTT.
+    pub fn reo_wnd(&self, in_recovery: bool, dupthresh: u32, srtt: Option<Duration>) -> Duration {
+        if !self.reordering_seen && (in_recovery || self.segs_sacked >= dupthresh) {
+            return Duration::ZERO;
+        }
+        let quarter = Duration::from_nanos(self.min_rtt.unwrap_or(Duration::ZERO).as_nanos() / 4);
+        let w = quarter.saturating_mul(self.reo_wnd_mult as u64);
+        srtt.map_or(w, |s| w.min(s))
+    }
+
+    /// RFC 8985 §6.2 step 5 (`RACK_detect_loss`): every segment sent before the most recently delivered
+    /// one, and more than RACK.rtt + `reo_wnd` ago, is lost.
+    pub fn detect_loss(&mut self, now: Instant, reo_wnd: Duration) -> Detection {
+        let mut d = Detection { newly_lost: 0, timer: None };
+        let Some(rack_xmit) = self.xmit_ts else { return d };
+        let (rack_end, rtt) = (self.end_seq, self.rtt);
+        for s in self.segs.iter_mut() {
+            let after = s.xmit > rack_xmit || (s.xmit == rack_xmit && s.end > rack_end);
+            if after {
+                if s.ever_rtx {
+                    continue; // a retransmission out of sequence order; later originals may be older
+                }
+                break; // originals go out in sequence order: everything beyond was sent later
+            }
+            if s.sacked || (s.lost && !s.rtx) {
+                continue;
+            }
+            let deadline = s.xmit + rtt + reo_wnd;
+            if deadline <= now {
+                s.lost = true;
+                s.rtx = false;
+                d.newly_lost += 1;
+            } else {
+                d.timer = Some(d.timer.map_or(deadline, |t: Instant| t.max(deadline)));
+            }
+        }
+        d
+    }
+
+    /// After a retransmission timeout every unSACKed segment is lost (Linux `tcp_timeout_mark_lost`);
+    /// an outstanding probe is forgotten.
+    pub fn on_rto(&mut self) {
+        for s in self.segs.iter_mut().filter(|s| !s.sacked) {
+            s.lost = true;
+            s.rtx = false;
+        }
+        self.tlp_end = None;
+    }
+
+    /// The SACK scoreboard was dropped (RFC 6675 §5.1 after a timeout): forget the SACK marks too.
+    pub fn clear_sacked(&mut self) {
+        for s in self.segs.iter_mut() {
+            s.sacked = false;
+        }
+        self.segs_sacked = 0;
+    }
+
+    /// The first segment marked lost and not retransmitted since (RFC 6675 NextSeg rule 1, with
+    /// RACK's verdict as IsLost): its range.
+    pub fn next_lost(&self) -> Option<(SeqNumber, SeqNumber)> {
+        self.segs.iter().find(|s| s.lost && !s.rtx && !s.sacked).map(|s| (s.start, s.end))
+    }
+
+    /// Bytes in flight by RACK's marks (Linux `tcp_packets_in_flight`: outstanding − SACKed − lost +
+    /// retransmitted), the pipe of a RACK recovery.
+    pub fn pipe(&self) -> u32 {
+        self.segs.iter().filter(|s| !s.sacked).map(|s| (s.end - s.start) * (!s.lost as u32 + s.rtx as u32)).sum()
+    }
+
+    /// The last segment sent, for a probe that retransmits (RFC 8985 §7.3).
+    pub fn last_segment(&self) -> Option<(SeqNumber, SeqNumber)> {
+        self.segs.back().map(|s| (s.start, s.end))
+    }
+
+    /// Whether a probe is outstanding (RFC 8985 §7.2: at most one per flight).
+    pub fn tlp_outstanding(&self) -> bool {
+        self.tlp_end.is_some()
+    }
+
+    /// A probe went out; SND.NXT is `snd_nxt` after it.
+    pub fn on_probe_sent(&mut self, snd_nxt: SeqNumber, is_retrans: bool) {
+        self.tlp_end = Some(snd_nxt);
+        self.tlp_is_retrans = is_retrans;
+    }
+
+    /// RFC 8985 §7.4.2 (`TLP_process_ack`, Linux `tcp_process_tlp_ack`): true when the ACK shows the
+    /// probe repaired a loss, which the sender must answer with a congestion response.
+    pub fn tlp_on_ack(&mut self, ack: SeqNumber, dsack_of_probe: bool, pure_dup_ack: bool) -> bool {
+        let Some(end) = self.tlp_end else { return false };
+        if ack < end {
+            return false;
+        }
+        if !self.tlp_is_retrans || dsack_of_probe || pure_dup_ack {
+            // New data delivered, or the original and the probe both arrived: no loss.
+            self.tlp_end = None;
+            false
+        } else if ack > end {
+            self.tlp_end = None;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// The probe's range, to match a D-SACK against it.
+    pub fn tlp_end(&self) -> Option<SeqNumber> {
+        self.tlp_end
+    }
+
+    /// Forgets an outstanding probe (a recovery or timeout takes over).
+    pub fn clear_tlp(&mut self) {
+        self.tlp_end = None;
+    }
+}

@@ -1,0 +1,164 @@
+//! What a current Linux does that the RFCs do not require: SACK compression and no quick-ACK refill on
+//! out-of-order data at the receiver (4.18+); the RTO re-armed by the head's retransmission, SACK marks
+//! kept across a timeout, and RFC 2861 decay with Linux's floors at the sender.
+
+use super::pair::Pair;
+use super::*;
+use crate::config::{AckPolicy, Cwv};
+use crate::InitialWindow;
+
+/// Linux `__tcp_ack_snd_check`: with a hole at 50001, segments #2..#6 arrive at t = 20 ms. The first
+/// three duplicate ACKs go at once (TCP_FASTRETRANS_THRESH), #5 and #6 are merged into one ACK sent
+/// min(comp_sack_delay 1 ms, SRTT/20 = 10 ms / 20) = 0.5 ms later, carrying the whole block.
+#[test]
+fn test_established_sack_compression() {
+    let mut c = client_established(TcpConfig { comp_sack_nr: 44, ..cfg() });
+    let seg = |i: u32| 50_001 + i * 1448;
+    let dup = |k: u32| out(10_001, 50_001, ACK, 32_768, 0).ts(21, pts(10)).sack(&[(seg(1), seg(k))]);
+    for k in 2..=4 {
+        send!(c, time 20, peer(seg(k - 1), 10_001, ACK, 1448, 20, 11));
+        recv!(c, time 20, [dup(k)]);
+    }
+    for k in 5..=6 {
+        send!(c, time 20, peer(seg(k - 1), 10_001, ACK, 1448, 20, 11));
+        recv_nothing!(c, time 20);
+    }
+    let due = at(20) + Duration::from_micros(500);
+    assert_eq!(c.poll_timeout(), Some(due));
+    c.on_timeout(due);
+    assert_segments(&transmit_all(&mut c, due), &[dup(6)]);
+    let e = c.estats();
+    assert_eq!((e.AcksCompressed, e.DupAcksOut), (2, 4));
+    // Without compression every out-of-order segment is ACKed at once (RFC 5681 §4.2).
+    let mut c = client_established(cfg());
+    for k in 2..=6 {
+        send!(c, time 20, peer(seg(k - 1), 10_001, ACK, 1448, 20, 11));
+        recv!(c, time 20, [dup(k)]);
+    }
+}
+
+/// Under the Linux ACK policy the receiver starts with a quick-ACK allowance (16 here) and then delays
+/// ACKs to every second full segment. Before 4.18 out-of-order data refilled the allowance, so the
+/// segments after a repaired hole were ACKed one by one; since then they are not.
+#[test]
+fn test_established_linux_quickack_refill_on_reorder() {
+    let acks_after_hole = |refill: bool| {
+        let mut c =
+            client_established(TcpConfig { ack_policy: AckPolicy::Linux, quickack_on_reorder: refill, ..cfg() });
+        let seg = |i: u32| 50_001 + i * 1448;
+        let mut t = 20;
+        // 40 in-order segments use up the allowance.
+        for i in 0..40 {
+            send!(c, time t, peer(seg(i), 10_001, ACK, 1448, t, 11));
+            transmit_all(&mut c, at(t));
+            c.recv(u64::MAX);
+            t += 1;
+        }
+        // #41 arrives before #40, then #40, then ten more in order.
+        send!(c, time t, peer(seg(41), 10_001, ACK, 1448, t, 11));
+        transmit_all(&mut c, at(t));
+        send!(c, time t, peer(seg(40), 10_001, ACK, 1448, t, 11));
+        transmit_all(&mut c, at(t));
+        let mut acks = 0;
+        for i in 42..52 {
+            t += 1;
+            send!(c, time t, peer(seg(i), 10_001, ACK, 1448, t, 11));
+            acks += transmit_all(&mut c, at(t)).len();
+            c.recv(u64::MAX);
+        }
+        acks
+    };
+    assert_eq!(acks_after_hole(true), 10, "quick ACKs refilled: one ACK per segment");
+    assert_eq!(acks_after_hole(false), 5, "delayed ACKs: one per two segments");
+}
+
+/// Ten segments at t=20, the first lost; three SACKing duplicate ACKs at t=30..32 start recovery and
+/// the head is retransmitted at t=32. RFC 6298 (5.3) leaves the timer where the last ACK of new data
+/// (none here: the send at t=20) put it, 1 s later; Linux restarts it from the retransmission.
+#[test]
+fn test_established_rto_rearmed_by_head_retransmission() {
+    let deadline = |rearm: bool| {
+        let mut c = client_established(TcpConfig {
+            rto_rearm_on_retransmit: rearm,
+            initial_window: InitialWindow::Segments(10),
+            ..cfg()
+        });
+        assert_eq!(c.send(10 * 1448), 10 * 1448);
+        assert_eq!(transmit_all(&mut c, at(20)).len(), 10);
+        for (t, k) in [(30, 2), (31, 3), (32, 4)] {
+            send!(c, time t, peer(50_001, 10_001, ACK, 0, t, 21).sack(&[(11_449, 10_001 + k * 1448)]));
+            transmit_all(&mut c, at(t));
+        }
+        assert_eq!(c.estats().SegsRetrans, 1);
+        c.poll_timeout()
+    };
+    assert_eq!(deadline(false), Some(at(1020)));
+    assert_eq!(deadline(true), Some(at(1032)));
+}
+
+/// Four segments at t=20; #1 is lost and #3, #4 are SACKed (two duplicate ACKs: no recovery). The RTO
+/// fires at 1020 and retransmits #1; its ACK (1031) acknowledges #1 and #2 without repeating the SACK
+/// block (a receiver reports at most 3 or 4 blocks, so with more holes the older ones drop out). Linux
+/// keeps the SACK marks across the timeout, so the go-back-N skips #3 and #4; RFC 6675 §5.1 discards
+/// them and resends #3 first.
+#[test]
+fn test_established_sack_marks_kept_across_rto() {
+    let after_rto = |keep: bool| {
+        let mut c = client_established(TcpConfig {
+            keep_sack_on_rto: keep,
+            initial_window: InitialWindow::Segments(4),
+            ..cfg()
+        });
+        let seg = |i: u32| 10_001 + i * 1448;
+        assert_eq!(c.send(8 * 1448), 8 * 1448);
+        assert_eq!(transmit_all(&mut c, at(20)).len(), 4);
+        send!(c, time 30, peer(50_001, seg(0), ACK, 0, 30, 21).sack(&[(seg(2), seg(3))]));
+        send!(c, time 31, peer(50_001, seg(0), ACK, 0, 31, 21).sack(&[(seg(2), seg(4))]));
+        assert!(transmit_all(&mut c, at(31)).iter().all(|s| s.seq >= SeqNumber(seg(4))), "limited transmit only");
+        fire(&mut c, 1020);
+        let rtx = transmit_all(&mut c, at(1020));
+        assert_eq!(rtx.iter().map(|s| s.seq).collect::<Vec<_>>(), vec![SeqNumber(seg(0))]);
+        send!(c, time 1031, peer(50_001, seg(2), ACK, 0, 1031, 1021));
+        transmit_all(&mut c, at(1031)).iter().map(|s| s.seq).collect::<Vec<_>>()
+    };
+    let keep = after_rto(true);
+    assert!(!keep.contains(&SeqNumber(10_001 + 2 * 1448)), "SACKed #3 not resent: {keep:?}");
+    let discard = after_rto(false);
+    assert_eq!(discard.first(), Some(&SeqNumber(10_001 + 2 * 1448)), "#3 resent: {discard:?}");
+}
+
+/// RFC 2861 decay as Linux's `tcp_cwnd_application_limited` does it: a bulk transfer grows cwnd, then
+/// the application writes one small message per second. Each RTO of idle-ish sending halves the gap
+/// between cwnd and what was used, but never below IW, and ssthresh keeps ¾ of the cwnd decayed.
+/// The RFC 2861 knob alone lets cwnd fall to one segment and leaves ssthresh alone.
+#[test]
+fn test_established_linux_cwnd_validation_floors() {
+    let run = |cwv: Cwv| {
+        let cfg = TcpConfig {
+            cwv,
+            initial_window: InitialWindow::Segments(10),
+            send_buffer: cfg_bytes(1 << 20),
+            recv_buffer: cfg_bytes(1 << 20),
+            ..cfg()
+        };
+        let mut p = Pair::new(cfg.clone(), cfg, dur_ms(10));
+        p.record = false;
+        p.establish();
+        p.to_write[0] = 400 * SMSS_TS as u64;
+        p.run_while(|p| p.read[1] < 400 * SMSS_TS as u64);
+        let grown = p.client.cwnd();
+        for _ in 0..20 {
+            p.to_write[0] = 100;
+            let t = p.now + Duration::from_secs(1);
+            p.run_until(t);
+        }
+        (grown, p.client.cwnd(), p.client.ssthresh())
+    };
+    let (grown, cwnd, ssthresh) = run(Cwv::Linux);
+    assert!(grown > 100 * SMSS_TS, "{grown}");
+    assert_eq!(cwnd, 10 * SMSS_TS, "decayed to IW, not below");
+    assert!(ssthresh >= grown / 2 + grown / 4, "ssthresh {ssthresh} keeps ¾ of {grown}");
+    let (_, cwnd, ssthresh) = run(Cwv::Rfc2861);
+    assert!(cwnd < 2 * SMSS_TS, "RFC 2861 as configured decays toward what was used: {cwnd}");
+    assert_eq!(ssthresh, u32::MAX);
+}

@@ -1,0 +1,92 @@
+//! RACK-TLP (RFC 8985): a tail loss repaired by a probe instead of a timeout, and a reordering window
+//! that stops spurious retransmissions once reordering has been seen.
+
+use super::pair::{Fate, Pair, Side};
+use super::*;
+use crate::InitialWindow;
+
+fn rack_cfg(rack: bool) -> TcpConfig {
+    TcpConfig {
+        rack,
+        tlp: rack,
+        initial_window: InitialWindow::Segments(10),
+        send_buffer: cfg_bytes(1 << 20),
+        recv_buffer: cfg_bytes(256 << 10),
+        ..cfg()
+    }
+}
+
+/// Eleven segments sent at once (t = T, the handshake done) over a 100 ms RTT, the last two dropped.
+/// The ACKs of the first nine arrive at T+100 (the receiver acknowledges at once: every second
+/// segment, and the first on the window update its read causes), SRTT 100 ms exactly. With two
+/// segments in flight the PTO is 2·SRTT = 200 ms (RFC 8985 §7.2), so at T+300 the probe resends the
+/// last segment (no new data to send, §7.3). Its SACK (T+400) shows a segment delivered that was sent
+/// after segment 9, which was sent more than RACK.rtt + reo_wnd (min_RTT/4 = 25 ms: one segment SACKed,
+/// no recovery yet) ago: RACK marks it lost (§6.2 step 5), fast recovery resends it at T+400, and all
+/// is acknowledged at T+500. Without RACK-TLP the RTO fires 1 s (RFC 6298 minimum) after the last ACK.
+#[test]
+fn test_established_tail_drop_repaired_by_loss_probe() {
+    let run = |rack: bool| {
+        let cfg = TcpConfig { initial_window: InitialWindow::Segments(12), ..rack_cfg(rack) };
+        let mut p = Pair::new(cfg.clone(), cfg, dur_ms(50));
+        p.establish();
+        let start = p.now;
+        let first = p.client.snd_nxt();
+        let lost = [first + 9 * SMSS_TS, first + 10 * SMSS_TS];
+        let mut dropped = 0;
+        p.set_filter(move |side, seg| {
+            if side == Side::Client && lost.contains(&seg.seq) && dropped < 2 {
+                dropped += 1;
+                Fate::Drop
+            } else {
+                Fate::Deliver
+            }
+        });
+        p.to_write[0] = 11 * SMSS_TS as u64;
+        p.run_while(|p| p.client.snd_una() != first + 11 * SMSS_TS);
+        let ms = |t: Instant| t.saturating_since(start).as_millis();
+        let rtx: Vec<_> =
+            p.sent_by(Side::Client).filter(|s| s.seg.payload_len > 0).skip(11).map(|s| (ms(s.at), s.seg.seq)).collect();
+        (ms(p.now), rtx, p.client.estats(), lost)
+    };
+    let (done, rtx, e, lost) = run(true);
+    assert_eq!(rtx, vec![(300, lost[1]), (400, lost[0])], "probe of the tail, then RACK's repair");
+    assert_eq!(done, 500);
+    assert_eq!((e.LossProbes, e.RackMarkedLost, e.Timeouts, e.FastRetran, e.SegsRetrans), (1, 1, 0, 1, 2));
+    let (done, rtx, e, _) = run(false);
+    assert_eq!(rtx[0].0, 1100, "RTO 1 s after the last ACK");
+    assert!(done > 1200);
+    assert_eq!((e.LossProbes, e.Timeouts), (0, 1));
+}
+
+/// A bulk transfer over a 50 ms RTT in which every 150th data segment arrives 10 ms late (reordered,
+/// not lost). DupThresh-based recovery retransmits a late segment whenever three SACKs arrive before
+/// it (8 of the 20 times here; later in the run the bursts are shorter). RACK does so the first time only (no reordering seen yet: the window is zero once
+/// DupThresh segments are SACKed, RFC 8985 §6.2 step 4); the D-SACK for that needless retransmission
+/// shows reordering, and from then on the window is min_RTT/4 · 2 = 25 ms, more than the 10 ms delay.
+#[test]
+fn test_established_rack_reordering_window_adapts() {
+    let run = |rack: bool| {
+        let mut p = Pair::new(rack_cfg(rack), rack_cfg(rack), dur_ms(25));
+        p.record = false;
+        p.establish();
+        let mut n = 0u32;
+        let mut delayed = std::collections::HashSet::new();
+        p.set_filter(move |side, seg| {
+            if side == Side::Client && seg.payload_len > 0 {
+                n += 1;
+                if n.is_multiple_of(150) && delayed.insert(seg.seq) {
+                    return Fate::Delay(dur_ms(10));
+                }
+            }
+            Fate::Deliver
+        });
+        p.to_write[0] = 3_000 * SMSS_TS as u64;
+        p.run_while(|p| p.read[1] < 3_000 * SMSS_TS as u64);
+        p.client.estats()
+    };
+    let e = run(false);
+    assert!(e.SegsRetrans >= 5 && e.DSACKDups == e.SegsRetrans, "dupthresh retransmits late segments: {e:?}");
+    let e = run(true);
+    assert_eq!((e.SegsRetrans, e.DSACKDups, e.Timeouts), (1, 1, 0), "only the first, before reordering was seen");
+}

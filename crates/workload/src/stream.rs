@@ -1,0 +1,366 @@
+//! The bulk transfer of TCP_STREAM (client sends) and TCP_MAERTS (server sends). netperf's `-m` is the
+//! send call size (`message`); the socket buffers (`-s`/`-S`) are the transport's.
+
+use tcplab_units::{Duration, Instant};
+
+use crate::{ConnId, Event, Sockets, StreamMeter, StreamReport};
+
+/// How the application gets its connections.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Opening {
+    /// Opens `connections`, the first at `at` and the next ones `spacing` apart (a NIC at line rate puts one
+    /// SYN frame after another), spread round-robin over the peer's ports `port .. port + ports` (one
+    /// client address has only so many ephemeral ports per destination).
+    Connect { connections: u32, port: u16, ports: u16, at: Instant, spacing: Duration },
+    /// Listens on `port .. port + ports` and expects `connections`.
+    Accept { port: u16, ports: u16, connections: u32 },
+}
+
+/// Which way the application moves data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Writes `message`-byte calls back to back, as netperf's send loop with a blocking socket (a call that
+    /// does not fit waits for room), from the start of the measurement until its end; then closes.
+    Send { message: u64 },
+    /// Reads everything as it arrives; closes after the peer's close.
+    Receive,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamConfig {
+    pub opening: Opening,
+    pub role: Role,
+    /// The measurement waits for this application's connections (netperf's). An application that does not
+    /// gate it (background traffic) still counts its window.
+    pub gates_measurement: bool,
+}
+
+/// A bulk-transfer end (see [`Role`]).
+#[derive(Debug, Clone)]
+pub struct Stream {
+    cfg: StreamConfig,
+    conns: Vec<ConnId>,
+    /// Per connection (same index as `conns`): bytes of the current send call not yet taken, and closed.
+    left_in_call: Vec<u64>,
+    closed: Vec<bool>,
+    /// Index into `conns` by connection id (`u32::MAX`: not ours).
+    index: Vec<u32>,
+    opened: u32,
+    established: u32,
+    measuring: bool,
+    stopped: bool,
+    meter: StreamMeter,
+    calls: u64,
+}
+
+impl Stream {
+    pub fn new(cfg: StreamConfig) -> Self {
+        if let Role::Send { message } = cfg.role {
+            assert!(message > 0, "a send call of zero bytes");
+        }
+        Stream {
+            cfg,
+            conns: Vec::new(),
+            left_in_call: Vec::new(),
+            closed: Vec::new(),
+            index: Vec::new(),
+            opened: 0,
+            established: 0,
+            measuring: false,
+            stopped: false,
+            meter: StreamMeter::default(),
+            calls: 0,
+        }
+    }
+
+    fn expected(&self) -> u32 {
+        match self.cfg.opening {
+            Opening::Connect { connections, .. } | Opening::Accept { connections, .. } => connections,
+        }
+    }
+
+    fn slot(&self, c: ConnId) -> Option<usize> {
+        self.index.get(c.0 as usize).copied().filter(|&i| i != u32::MAX).map(|i| i as usize)
+    }
+
+    fn adopt(&mut self, c: ConnId) -> usize {
+        if let Some(i) = self.slot(c) {
+            return i;
+        }
+        let i = self.conns.len();
+        if self.index.len() <= c.0 as usize {
+            self.index.resize(c.0 as usize + 1, u32::MAX);
+        }
+        self.index[c.0 as usize] = i as u32;
+        self.conns.push(c);
+        self.left_in_call.push(0);
+        self.closed.push(false);
+        i
+    }
+
+    /// Opens every connection due by now; asks for a timer for the next one.
+    fn open_due<S: Sockets>(&mut self, s: &mut S) {
+        let Opening::Connect { connections, port, ports, at, spacing } = self.cfg.opening else { return };
+        while self.opened < connections {
+            let due = at + spacing.saturating_mul(self.opened as u64);
+            if due > s.now() {
+                s.set_timer(due);
+                return;
+            }
+            let remote = port + (self.opened % ports.max(1) as u32) as u16;
+            match s.connect(remote) {
+                Ok(c) => {
+                    self.adopt(c);
+                    self.opened += 1;
+                }
+                // A bulk test opens few connections; more than the ports allow is refused by validation.
+                Err(_) => return,
+            }
+        }
+    }
+
+    fn write<S: Sockets>(&mut self, i: usize, s: &mut S) {
+        let Role::Send { message } = self.cfg.role else { return };
+        if !self.measuring || self.stopped || self.closed[i] {
+            return;
+        }
+        let c = self.conns[i];
+        loop {
+            if self.left_in_call[i] == 0 {
+                self.left_in_call[i] = message;
+            }
+            let n = s.send(c, self.left_in_call[i]);
+            self.left_in_call[i] -= n;
+            self.meter.add(n);
+            if self.left_in_call[i] == 0 {
+                self.calls += 1;
+            }
+            if n == 0 {
+                break;
+            }
+        }
+    }
+
+    fn read<S: Sockets>(&mut self, i: usize, s: &mut S) {
+        let c = self.conns[i];
+        self.meter.add(s.recv(c, u64::MAX));
+        if !self.closed[i] && s.is_eof(c) {
+            self.closed[i] = true;
+            s.close(c);
+        }
+    }
+
+    #[inline]
+    pub fn wants_readable(&self) -> bool {
+        self.cfg.role == Role::Receive
+    }
+
+    #[inline]
+    pub fn wants_writable(&self) -> bool {
+        matches!(self.cfg.role, Role::Send { .. }) && self.measuring && !self.stopped
+    }
+
+    #[inline]
+    pub fn on_event<S: Sockets>(&mut self, ev: Event, s: &mut S) {
+        match ev {
+            Event::Start => {
+                if let Opening::Accept { port, ports, .. } = self.cfg.opening {
+                    for p in 0..ports.max(1) {
+                        s.listen(port + p);
+                    }
+                }
+                if !self.cfg.gates_measurement {
+                    s.ready();
+                }
+                self.open_due(s);
+            }
+            Event::Timer => self.open_due(s),
+            Event::Established(c) => {
+                self.adopt(c);
+                self.established += 1;
+                if self.cfg.gates_measurement && self.established == self.expected() {
+                    s.ready();
+                }
+                if self.measuring {
+                    let i = self.slot(c).expect("adopted");
+                    self.write(i, s);
+                }
+            }
+            Event::Writable(c) => {
+                if let Some(i) = self.slot(c) {
+                    self.write(i, s);
+                }
+            }
+            Event::Readable(c) => {
+                if let Some(i) = self.slot(c) {
+                    self.read(i, s);
+                }
+            }
+            Event::MeasureStart => {
+                self.measuring = true;
+                self.meter.start(s.now());
+                for i in 0..self.conns.len() {
+                    self.write(i, s);
+                }
+            }
+            Event::MeasureStop => {
+                self.meter.stop(s.now());
+                if let Role::Send { .. } = self.cfg.role {
+                    if !self.stopped {
+                        self.stopped = true;
+                        for i in 0..self.conns.len() {
+                            if !self.closed[i] {
+                                self.closed[i] = true;
+                                s.close(self.conns[i]);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    pub fn report(&self) -> StreamReport {
+        let (window_bytes, elapsed) = self.meter.window();
+        StreamReport {
+            role: self.cfg.role,
+            window_bytes,
+            elapsed,
+            total_bytes: self.meter.bytes,
+            calls: self.calls,
+            connections: self.conns.len() as u32,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A host with sockets of a fixed-size buffer that a test fills and drains by hand.
+    #[derive(Default)]
+    struct Fake {
+        now: Instant,
+        room: u64,
+        readable: u64,
+        eof: bool,
+        closed: Vec<ConnId>,
+        connected: Vec<u16>,
+        listening: Vec<u16>,
+        timer: Option<Instant>,
+        ready: u32,
+    }
+    impl Sockets for Fake {
+        fn now(&self) -> Instant {
+            self.now
+        }
+        fn connect(&mut self, remote_port: u16) -> Result<ConnId, crate::ConnectError> {
+            self.connected.push(remote_port);
+            Ok(ConnId(self.connected.len() as u32 - 1))
+        }
+        fn listen(&mut self, port: u16) {
+            self.listening.push(port);
+        }
+        fn send(&mut self, _: ConnId, b: u64) -> u64 {
+            let n = b.min(self.room);
+            self.room -= n;
+            n
+        }
+        fn recv(&mut self, _: ConnId, max: u64) -> u64 {
+            let n = self.readable.min(max);
+            self.readable -= n;
+            n
+        }
+        fn close(&mut self, c: ConnId) {
+            self.closed.push(c);
+        }
+        fn is_eof(&self, _: ConnId) -> bool {
+            self.eof
+        }
+        fn set_timer(&mut self, at: Instant) {
+            self.timer = Some(at);
+        }
+        fn ready(&mut self) {
+            self.ready += 1;
+        }
+    }
+
+    fn sender(connections: u32, message: u64) -> Stream {
+        Stream::new(StreamConfig {
+            opening: Opening::Connect {
+                connections,
+                port: 5001,
+                ports: 2,
+                at: Instant::ZERO,
+                spacing: Duration::from_micros(10),
+            },
+            role: Role::Send { message },
+            gates_measurement: true,
+        })
+    }
+
+    #[test]
+    fn connections_open_spaced_and_spread_over_ports() {
+        let mut s = sender(3, 1000);
+        let mut h = Fake::default();
+        s.on_event(Event::Start, &mut h);
+        assert_eq!(h.connected, vec![5001]);
+        assert_eq!(h.timer, Some(Instant::ZERO + Duration::from_micros(10)));
+        h.now = Instant::ZERO + Duration::from_micros(25);
+        s.on_event(Event::Timer, &mut h);
+        assert_eq!(h.connected, vec![5001, 5002, 5001], "two were due by 25 us, round-robin over two ports");
+        for c in 0..3 {
+            assert_eq!(h.ready, 0);
+            s.on_event(Event::Established(ConnId(c)), &mut h);
+        }
+        assert_eq!(h.ready, 1, "ready once every connection is up");
+    }
+
+    #[test]
+    fn sender_writes_only_while_measuring_in_message_calls_and_resumes_mid_call() {
+        let mut s = sender(1, 1000);
+        let mut h = Fake { room: 2500, ..Fake::default() };
+        s.on_event(Event::Start, &mut h);
+        s.on_event(Event::Established(ConnId(0)), &mut h);
+        s.on_event(Event::Writable(ConnId(0)), &mut h);
+        assert_eq!(h.room, 2500, "no writes before the measurement");
+        s.on_event(Event::MeasureStart, &mut h);
+        assert_eq!((s.meter.bytes, s.calls), (2500, 2));
+        h.room = 700;
+        s.on_event(Event::Writable(ConnId(0)), &mut h);
+        assert_eq!((s.meter.bytes, s.calls), (3200, 3)); // the half call completes, then 200 of the next
+        h.now = Instant::ZERO + Duration::from_secs(2);
+        s.on_event(Event::MeasureStop, &mut h);
+        assert_eq!(h.closed, vec![ConnId(0)]);
+        h.room = 10_000;
+        s.on_event(Event::Writable(ConnId(0)), &mut h);
+        assert_eq!(s.meter.bytes, 3200, "no writes after the end");
+        let r = s.report();
+        assert_eq!((r.window_bytes, r.elapsed), (3200, Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn receiver_listens_reads_all_closes_on_eof_and_counts_only_the_window() {
+        let mut r = Stream::new(StreamConfig {
+            opening: Opening::Accept { port: 5001, ports: 1, connections: 1 },
+            role: Role::Receive,
+            gates_measurement: true,
+        });
+        let mut h = Fake { readable: 5000, ..Fake::default() };
+        r.on_event(Event::Start, &mut h);
+        assert_eq!(h.listening, vec![5001]);
+        r.on_event(Event::Established(ConnId(7)), &mut h);
+        assert_eq!(h.ready, 1);
+        r.on_event(Event::Readable(ConnId(7)), &mut h);
+        r.on_event(Event::MeasureStart, &mut h);
+        h.readable = 3000;
+        r.on_event(Event::Readable(ConnId(7)), &mut h);
+        r.on_event(Event::MeasureStop, &mut h);
+        h.readable = 100;
+        h.eof = true;
+        r.on_event(Event::Readable(ConnId(7)), &mut h);
+        assert_eq!(h.closed, vec![ConnId(7)]);
+        let rep = r.report();
+        assert_eq!((rep.window_bytes, rep.total_bytes), (3000, 8100));
+    }
+}
