@@ -53,6 +53,10 @@ const TRANSLATED: &[&str] = &[
     "rto_min",
     "rto_max",
     "ack_policy",
+    "rack",
+    "tlp",
+    "comp_sack_nr",
+    "comp_sack_delay",
 ];
 
 /// The MTU of the TUN devices.
@@ -96,7 +100,16 @@ pub fn linux_tcp(cfg: &TcpConfig, side: &'static str) -> Result<LinuxTcp, EmuErr
         ("net.ipv4.tcp_slow_start_after_idle", bit(cfg.slow_start_after_idle)),
         ("net.ipv4.tcp_reordering", cfg.dupthresh.to_string()),
         ("net.ipv4.tcp_rto_min_us", cfg.rto_min.as_micros().to_string()),
+        // RACK is bit 0 of tcp_recovery (RFC 8985 loss detection; without it Linux counts DupThresh).
+        ("net.ipv4.tcp_recovery", bit(cfg.rack)),
+        // tcp_early_retrans: 3 = tail loss probes (RFC 8985 §7) on, 0 = off.
+        ("net.ipv4.tcp_early_retrans", if cfg.tlp { "3" } else { "0" }.to_string()),
+        ("net.ipv4.tcp_comp_sack_nr", cfg.comp_sack_nr.to_string()),
+        ("net.ipv4.tcp_comp_sack_delay_ns", cfg.comp_sack_delay.as_nanos().to_string()),
     ];
+    if cfg.comp_sack_nr > 255 {
+        return Err(refuse("comp_sack_nr", cfg.comp_sack_nr.to_string(), "Linux accepts 0 to 255".into()));
+    }
     // tcp_rto_max_ms accepts 1 s to 120 s (Linux 6.15+).
     let rto_max_ms = cfg.rto_max.as_millis();
     if !cfg.rto_max.as_nanos().is_multiple_of(1_000_000) || !(1000..=120_000).contains(&rto_max_ms) {
@@ -218,6 +231,10 @@ mod tests {
         assert!(l.sysctls.contains(&("net.ipv4.tcp_rto_min_us", "200000".into())));
         assert!(l.sysctls.contains(&("net.ipv4.tcp_rto_max_ms", "120000".into())));
         assert_eq!(l.sockopts.maxseg, None);
+        assert!(l.sysctls.contains(&("net.ipv4.tcp_recovery", "1".into())));
+        assert!(l.sysctls.contains(&("net.ipv4.tcp_early_retrans", "3".into())));
+        assert!(l.sysctls.contains(&("net.ipv4.tcp_comp_sack_nr", "44".into())));
+        assert!(l.sysctls.contains(&("net.ipv4.tcp_comp_sack_delay_ns", "1000000".into())));
     }
 
     #[test]
