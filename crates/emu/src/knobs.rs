@@ -1,0 +1,267 @@
+//! From a `TcpConfig` to what Linux offers: per-namespace sysctls, options on the route to the peer, and
+//! socket options. A knob Linux has a setting for is translated; a knob it has no setting for is accepted
+//! only at the value the `linux` personality gives it (the project's statement of what the kernel does),
+//! and refused with an error naming it otherwise. Knobs added to `TcpConfig` later are therefore refused
+//! away from the `linux` value until someone maps them here.
+
+use serde_json::Value;
+use tcplab_tcp::config::AckPolicy;
+use tcplab_tcp::{CongestionControlKind, InitialWindow, TcpConfig};
+use tcplab_units::Duration;
+
+use crate::error::EmuError;
+
+/// The Linux settings of one endpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinuxTcp {
+    /// Written inside the endpoint's namespace.
+    pub sysctls: Vec<(&'static str, String)>,
+    /// Appended to `ip route add PEER/24 dev tcplab0` (`initcwnd 10`, `congctl cubic`, ...).
+    pub route: Vec<(&'static str, String)>,
+    /// Socket options on every socket of the endpoint.
+    pub sockopts: SockOpts,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SockOpts {
+    /// TCP_CONGESTION (set with CAP_NET_ADMIN, so the global allowed list does not apply).
+    pub congestion: &'static str,
+    pub nodelay: bool,
+    pub cork: bool,
+    /// SO_SNDBUFFORCE / SO_RCVBUFFORCE values (the kernel doubles them for bookkeeping).
+    pub sndbuf: u64,
+    pub rcvbuf: u64,
+    /// TCP_MAXSEG, when the MSS is below what the 1500-byte MTU gives.
+    pub maxseg: Option<u32>,
+}
+
+/// Knobs translated here; every other knob must equal the `linux` personality's value.
+const TRANSLATED: &[&str] = &[
+    "mss",
+    "send_buffer",
+    "recv_buffer",
+    "window_scaling",
+    "timestamps",
+    "sack",
+    "nodelay",
+    "cork",
+    "initial_window",
+    "congestion_control",
+    "cubic",
+    "dupthresh",
+    "slow_start_after_idle",
+    "rto_min",
+    "rto_max",
+    "ack_policy",
+    "rack",
+    "tlp",
+    "comp_sack_nr",
+    "comp_sack_delay",
+];
+
+/// The MTU of the TUN devices.
+pub const MTU: u32 = 1500;
+
+/// Translates one endpoint's knobs; `side` names it in errors.
+pub fn linux_tcp(cfg: &TcpConfig, side: &'static str) -> Result<LinuxTcp, EmuError> {
+    let refuse = |knob: &str, value: String, reason: String| EmuError::Knob { side, knob: knob.into(), value, reason };
+    cfg.validate().map_err(|e| refuse("", String::new(), e))?;
+    let linux = TcpConfig::personality("linux").expect("the linux personality exists");
+
+    // Knobs without a Linux setting: the kernel behaves as the linux personality says.
+    let mine = serde_json::to_value(cfg).expect("TcpConfig serializes");
+    let theirs = serde_json::to_value(&linux).expect("TcpConfig serializes");
+    if let (Value::Object(mine), Value::Object(theirs)) = (&mine, &theirs) {
+        for (knob, v) in mine {
+            if TRANSLATED.contains(&knob.as_str()) {
+                continue;
+            }
+            if knob == "ack_every" && cfg.ack_policy == AckPolicy::Every {
+                continue; // quickack: every segment is acknowledged, whatever ack_every says
+            }
+            if Some(v) != theirs.get(knob) {
+                return Err(refuse(
+                    knob,
+                    v.to_string(),
+                    format!(
+                        "Linux has no setting for it; the kernel always behaves as {} (the linux personality's value)",
+                        theirs.get(knob).map(|t| t.to_string()).unwrap_or_default()
+                    ),
+                ));
+            }
+        }
+    }
+
+    let mut sysctls = vec![
+        ("net.ipv4.tcp_ecn", "0".to_string()),
+        ("net.ipv4.tcp_window_scaling", bit(cfg.window_scaling)),
+        ("net.ipv4.tcp_timestamps", bit(cfg.timestamps)),
+        ("net.ipv4.tcp_sack", bit(cfg.sack)),
+        ("net.ipv4.tcp_slow_start_after_idle", bit(cfg.slow_start_after_idle)),
+        ("net.ipv4.tcp_reordering", cfg.dupthresh.to_string()),
+        ("net.ipv4.tcp_rto_min_us", cfg.rto_min.as_micros().to_string()),
+        // RACK is bit 0 of tcp_recovery (RFC 8985 loss detection; without it Linux counts DupThresh).
+        ("net.ipv4.tcp_recovery", bit(cfg.rack)),
+        // tcp_early_retrans: 3 = tail loss probes (RFC 8985 §7) on, 0 = off.
+        ("net.ipv4.tcp_early_retrans", if cfg.tlp { "3" } else { "0" }.to_string()),
+        ("net.ipv4.tcp_comp_sack_nr", cfg.comp_sack_nr.to_string()),
+        ("net.ipv4.tcp_comp_sack_delay_ns", cfg.comp_sack_delay.as_nanos().to_string()),
+    ];
+    if cfg.comp_sack_nr > 255 {
+        return Err(refuse("comp_sack_nr", cfg.comp_sack_nr.to_string(), "Linux accepts 0 to 255".into()));
+    }
+    // tcp_rto_max_ms accepts 1 s to 120 s (Linux 6.15+).
+    let rto_max_ms = cfg.rto_max.as_millis();
+    if !cfg.rto_max.as_nanos().is_multiple_of(1_000_000) || !(1000..=120_000).contains(&rto_max_ms) {
+        return Err(refuse(
+            "rto_max",
+            cfg.rto_max.to_string(),
+            "Linux's tcp_rto_max_ms takes whole milliseconds from 1s to 120s".into(),
+        ));
+    }
+    sysctls.push(("net.ipv4.tcp_rto_max_ms", rto_max_ms.to_string()));
+    if cfg.rto_min < Duration::from_micros(1) || cfg.rto_min > Duration::from_secs(120) {
+        return Err(refuse("rto_min", cfg.rto_min.to_string(), "Linux accepts 1us to 120s".into()));
+    }
+
+    let mut route = Vec::new();
+    let congestion = match cfg.congestion_control {
+        CongestionControlKind::Cubic => {
+            if cfg.cubic != linux.cubic {
+                return Err(refuse(
+                    "cubic",
+                    format!("{:?}", cfg.cubic),
+                    format!(
+                        "Linux's CUBIC parameters are module-wide (/sys/module/tcp_cubic/parameters), not per \
+                         namespace; accepted: {:?}",
+                        linux.cubic
+                    ),
+                ));
+            }
+            "cubic"
+        }
+        // Linux "reno" is the AIMD window; its loss recovery (NewReno partial ACKs, or SACK) is the stack's.
+        CongestionControlKind::NewReno => "reno",
+        CongestionControlKind::Reno => return Err(refuse(
+            "congestion_control",
+            "\"reno\"".into(),
+            "Linux recovery always handles partial ACKs as NewReno does (RFC 6582); accepted: \"newreno\", \"cubic\""
+                .into(),
+        )),
+    };
+    route.push(("congctl", congestion.to_string()));
+
+    let max_mss = MTU - 40;
+    let mss = cfg.mss.bytes() as u32;
+    if mss > max_mss {
+        return Err(refuse("mss", cfg.mss.to_string(), format!("the TUN devices' MTU is {MTU}: at most {max_mss}B")));
+    }
+    let maxseg = (mss < max_mss).then_some(mss);
+    if let Some(m) = maxseg {
+        route.push(("advmss", m.to_string()));
+    }
+    // The sender's SMSS: the MSS minus the timestamp option when timestamps are on (both ends must agree).
+    let smss = mss - if cfg.timestamps { 12 } else { 0 };
+    let iw_bytes = cfg.initial_window.bytes(smss);
+    let iw_segments = match cfg.initial_window {
+        InitialWindow::Segments(n) => n,
+        // RFC 3390/6928 are written for segment-counting stacks: the window is the whole segments they allow.
+        InitialWindow::Rfc3390 | InitialWindow::Rfc6928 => (iw_bytes / smss).max(1),
+        InitialWindow::Bytes(b) if b % smss == 0 => b / smss,
+        InitialWindow::Bytes(b) => {
+            return Err(refuse(
+                "initial_window",
+                format!("{b}B"),
+                format!(
+                    "Linux counts the initial window in segments; use a multiple of the SMSS ({smss}B) or \"Nseg\""
+                ),
+            ))
+        }
+    };
+    route.push(("initcwnd", iw_segments.to_string()));
+    match cfg.ack_policy {
+        AckPolicy::Linux => {}
+        AckPolicy::Every => route.push(("quickack", "1".into())),
+        other => {
+            return Err(refuse(
+                "ack_policy",
+                format!("{other:?}").to_lowercase(),
+                "Linux's receiver is \"linux\" (quickack/pingpong, ATO 40–200 ms) or, with the quickack route \
+                 option, \"every\""
+                    .into(),
+            ))
+        }
+    }
+
+    Ok(LinuxTcp {
+        sysctls,
+        route,
+        sockopts: SockOpts {
+            congestion,
+            nodelay: cfg.nodelay,
+            cork: cfg.cork,
+            sndbuf: cfg.send_buffer.bytes(),
+            rcvbuf: cfg.recv_buffer.bytes(),
+            maxseg,
+        },
+    })
+}
+
+fn bit(b: bool) -> String {
+    if b { "1" } else { "0" }.to_string()
+}
+
+/// Knob names the Linux backend honours (translated, or fixed at the linux personality's value), for
+/// `tcplab explain`.
+pub fn honoured_knobs() -> &'static [&'static str] {
+    TRANSLATED
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tcplab_units::ByteSize;
+
+    #[test]
+    fn the_linux_personality_translates() {
+        let cfg = TcpConfig::personality("linux").unwrap();
+        let l = linux_tcp(&cfg, "client").unwrap();
+        assert_eq!(l.sockopts.congestion, "cubic");
+        assert!(l.route.contains(&("initcwnd", "10".into())));
+        assert!(l.sysctls.contains(&("net.ipv4.tcp_rto_min_us", "200000".into())));
+        assert!(l.sysctls.contains(&("net.ipv4.tcp_rto_max_ms", "120000".into())));
+        assert_eq!(l.sockopts.maxseg, None);
+        assert!(l.sysctls.contains(&("net.ipv4.tcp_recovery", "1".into())));
+        assert!(l.sysctls.contains(&("net.ipv4.tcp_early_retrans", "3".into())));
+        assert!(l.sysctls.contains(&("net.ipv4.tcp_comp_sack_nr", "44".into())));
+        assert!(l.sysctls.contains(&("net.ipv4.tcp_comp_sack_delay_ns", "1000000".into())));
+    }
+
+    #[test]
+    fn a_knob_linux_lacks_is_refused_by_name() {
+        let cfg = TcpConfig { rto_initial: Duration::from_secs(3), ..TcpConfig::personality("linux").unwrap() };
+        let e = linux_tcp(&cfg, "server").unwrap_err().to_string();
+        assert!(e.contains("server.tcp.rto_initial") && e.contains("no setting"), "{e}");
+        let cfg = TcpConfig::personality("bsd-4.4").unwrap();
+        let e = linux_tcp(&cfg, "client").unwrap_err().to_string();
+        assert!(e.contains("client.tcp."), "{e}");
+    }
+
+    #[test]
+    fn translated_knobs() {
+        let cfg = TcpConfig {
+            mss: ByteSize::new(1000),
+            initial_window: InitialWindow::Rfc3390,
+            ack_policy: AckPolicy::Every,
+            ..TcpConfig::personality("linux").unwrap()
+        };
+        let l = linux_tcp(&cfg, "client").unwrap();
+        assert_eq!(l.sockopts.maxseg, Some(1000));
+        assert!(l.route.contains(&("advmss", "1000".into())));
+        // RFC 3390 with SMSS 988: min(4·988, max(2·988, 4380)) = 3952 bytes = 4 segments.
+        assert!(l.route.contains(&("initcwnd", "4".into())));
+        assert!(l.route.contains(&("quickack", "1".into())));
+        let odd = TcpConfig { initial_window: InitialWindow::Bytes(5000), ..cfg };
+        assert!(linux_tcp(&odd, "client").unwrap_err().to_string().contains("initial_window"));
+    }
+}

@@ -1,0 +1,35 @@
+//! 1 Gbit/s, 10 ms each way: only possible with GSO batching on this kind of machine.
+
+mod common;
+
+use tcplab_emu::{run_stream_until_valid, EmuSpec};
+use tcplab_units::{ByteSize, Duration};
+
+#[test]
+fn bulk_1gbit_20ms_rtt_within_5_percent_of_the_bound() {
+    if !common::ready() {
+        return;
+    }
+    // BDP 1 Gbit/s × 20 ms = 2.5 MB ≈ 1625 frames; a 1-BDP queue.
+    let mut spec = EmuSpec::new(common::link("1gbit", "10ms", "1625pkt"), Duration::from_secs(5));
+    spec.client.send_buffer = ByteSize::new(32 << 20);
+    spec.server.recv_buffer = ByteSize::new(32 << 20);
+    // A run whose health is bad (CPU contention on a shared machine) is repeated, not judged.
+    let run = run_stream_until_valid(&spec, 3).unwrap();
+    let (s, h) = (&run.stream, &run.health);
+    let bound = common::bound_bps(1e9);
+    let steady = s.goodput_between(1.0, 5.0).unwrap();
+    eprintln!(
+        "1 Gbit/s (attempt {}): {:.1} Mbit/s whole run, {:.1} after 1 s, bound {:.1}; retrans {:?}; health {h:?}; netstat {:?}",
+        run.attempts,
+        s.throughput_bps / 1e6,
+        steady / 1e6,
+        bound / 1e6,
+        s.client_estats.get("SegsRetrans"),
+        s.client_netstat
+    );
+    // The series is read by the application, whose read times jitter by a few ms: allow 0.5% over.
+    assert!(steady <= bound * 1.005, "faster than the wire allows: {steady}");
+    assert!(steady >= bound * 0.95, "steady goodput {steady} more than 5% below {bound}");
+    assert_eq!(h.hidden_drops, 0);
+}

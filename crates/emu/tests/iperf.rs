@@ -1,0 +1,73 @@
+//! A client nobody here wrote: Debian's iperf3 through the same emulator agrees with tcplab's own
+//! TCP_STREAM driver on real sockets.
+
+// Uses `Testbed`, which exists on Linux only (elsewhere the other tests print why they skip).
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use std::process::Stdio;
+
+use tcplab_emu::{run_stream, EmuSpec, Side, Testbed, TestbedSpec};
+use tcplab_units::{ByteSize, Duration};
+
+fn link() -> tcplab_link::LinkConfig {
+    common::link("100mbit", "20ms", "325pkt")
+}
+
+#[test]
+fn iperf3_agrees_with_the_stream_driver_within_2_percent() {
+    if !common::ready() {
+        return;
+    }
+    if !common::program_exists("iperf3") {
+        common::skip("iperf3 is not installed (apt-get install iperf3)");
+        return;
+    }
+    let seconds = 5;
+    let mut tb = Testbed::start(&TestbedSpec::symmetric(link())).unwrap();
+    let mut server = tb
+        .command(Side::Server, "iperf3")
+        .args(["-s", "-1", "-B", "198.18.1.1"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = None;
+    for _ in 0..50 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let o = tb
+            .command(Side::Client, "iperf3")
+            .args(["-c", "198.18.1.1", "-t", &seconds.to_string(), "-J"])
+            .output()
+            .unwrap();
+        if o.status.success() {
+            out = Some(o);
+            break;
+        }
+    }
+    let _ = server.wait();
+    let health = tb.finish().unwrap();
+    drop(tb);
+    let json: serde_json::Value = serde_json::from_slice(&out.expect("iperf3 client never connected").stdout).unwrap();
+    let iperf_bps = json["end"]["sum_received"]["bits_per_second"].as_f64().unwrap();
+    let iperf_cc = json["end"]["sender_tcp_congestion"].as_str().unwrap_or("").to_string();
+
+    // The same path, with buffers like iperf3's (kernel defaults scale past the 500 kB BDP).
+    let mut spec = EmuSpec::new(link(), Duration::from_secs(seconds));
+    spec.client.send_buffer = ByteSize::new(4 << 20);
+    spec.server.recv_buffer = ByteSize::new(4 << 20);
+    spec.message = ByteSize::new(128 * 1024); // iperf3's default TCP block
+    let ours = run_stream(&spec).unwrap();
+    let ours_bps = ours.stream.throughput_bps;
+    eprintln!(
+        "iperf3 {:.2} Mbit/s ({iperf_cc}, hidden drops {}), tcplab {:.2} Mbit/s",
+        iperf_bps / 1e6,
+        health.hidden_drops,
+        ours_bps / 1e6
+    );
+    assert_eq!(iperf_cc, "cubic", "the route's congctl applies to programs we did not write");
+    assert_eq!(health.hidden_drops, 0);
+    assert!((iperf_bps - ours_bps).abs() / ours_bps < 0.02, "iperf3 {iperf_bps} vs ours {ours_bps}");
+    assert!(iperf_bps < common::bound_bps(100e6));
+}

@@ -1,0 +1,59 @@
+//! Kernel TCP through the emulator at 100 Mbit/s, 20 ms each way: physics, not just "it runs".
+
+mod common;
+
+use tcplab_emu::{run_stream, EmuSpec};
+use tcplab_units::{ByteSize, Duration};
+
+#[test]
+fn bulk_100mbit_40ms_rtt_reaches_the_analytic_bound() {
+    if !common::ready() {
+        return;
+    }
+    // Queue 1 BDP (100 Mbit/s × 40 ms = 500 kB ≈ 325 frames); buffers well above the BDP.
+    let mut spec = EmuSpec::new(common::link("100mbit", "20ms", "325pkt"), Duration::from_secs(5));
+    spec.client.send_buffer = ByteSize::new(4 << 20);
+    spec.server.recv_buffer = ByteSize::new(4 << 20);
+    let run = run_stream(&spec).unwrap();
+    let s = &run.stream;
+    let bound = common::bound_bps(100e6);
+    let steady = s.goodput_between(1.0, 5.0).unwrap();
+    eprintln!(
+        "goodput {:.2} Mbit/s whole run, {:.2} Mbit/s after 1 s, bound {:.2}; health {:?}",
+        s.throughput_bps / 1e6,
+        steady / 1e6,
+        bound / 1e6,
+        run.health
+    );
+    eprintln!("client estats {:?}", s.client_estats);
+    assert_eq!(s.client_congestion, "cubic");
+    assert_eq!(s.server_congestion, "cubic");
+    // The series is read by the application, whose read times jitter by a few ms: allow 0.5% over.
+    assert!(steady <= bound * 1.005, "faster than the wire allows: {steady}");
+    assert!(steady >= bound * 0.97, "steady goodput {steady} more than 3% below {bound}");
+    assert_eq!(run.health.hidden_drops, 0);
+    // Everything the model dropped, the kernel retransmitted; nothing else was lost.
+    let drops = run.health.up.link.drops_queue_full + run.health.down.link.drops_queue_full;
+    assert_eq!(s.client_estats["SegsRetrans"] as u64, drops, "{:?}", s.client_netstat);
+    assert!(s.client_estats["MinRTT"] >= 40.0 && s.client_estats["MinRTT"] < 40.5);
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn idle_ping_rtt_is_twice_the_delay() {
+    use tcplab_emu::{Testbed, TestbedSpec};
+    if !common::ready() {
+        return;
+    }
+    if !common::program_exists("ping") {
+        common::skip("ping is not installed (apt-get install iputils-ping)");
+        return;
+    }
+    let mut tb = Testbed::start(&TestbedSpec::symmetric(common::link("100mbit", "20ms", "1000pkt"))).unwrap();
+    let rtt = tb.ping(10, "0.1").unwrap();
+    let health = tb.finish().unwrap();
+    eprintln!("ping {rtt:?}; health {health:?}");
+    // 84-byte echo datagrams: (84 + 38) × 8 bits at 100 Mbit/s = 9.76 µs each way on top of 40 ms.
+    assert!(rtt.min_ms >= 40.0, "{rtt:?}");
+    assert!(rtt.avg_ms <= 40.5, "{rtt:?}");
+}
