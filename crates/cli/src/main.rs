@@ -29,7 +29,8 @@ enum Command {
         /// Seed of the run (default: the scenario's `seed`).
         #[arg(long)]
         seed: Option<u64>,
-        /// Backend: only `sim` (the simulator) so far.
+        /// Backend: `sim` (the simulator) or `linux` (kernel TCP in network namespaces through tcplab's link
+        /// emulator; root and Linux required; TCP_STREAM so far).
         #[arg(long, default_value = "sim")]
         backend: String,
         /// Write the result document (schema tcplab.result/1) to FILE, or "-" for stdout.
@@ -48,6 +49,18 @@ enum Command {
         /// Bytes of each frame kept in the trace (lengths in the record headers stay real).
         #[arg(long, value_name = "BYTES", default_value_t = tcplab_report::pcap::DEFAULT_SNAPLEN)]
         pcap_snaplen: u32,
+    },
+    /// Run a scenario on the simulator (both hosts with the `linux` personality) and on the Linux backend,
+    /// and print the figures side by side with their relative differences.
+    Compare {
+        scenario: String,
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        set: Vec<String>,
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Write both result documents as {"sim": ..., "linux": ...} to FILE, or "-" for stdout.
+        #[arg(long, value_name = "FILE|-")]
+        json: Option<String>,
     },
     /// Validate a scenario without running it.
     Check {
@@ -96,6 +109,7 @@ fn main() -> ExitCode {
             run(&scenario, &set, seed, &backend, &outputs, quiet)
         }
         Command::Check { scenario, set } => check(&scenario, &set),
+        Command::Compare { scenario, set, seed, json } => compare(&scenario, &set, seed, json.as_deref()),
         Command::List => {
             for s in SHIPPED {
                 println!("{:<16} {}", s.name, shipped_description(s));
@@ -155,8 +169,8 @@ struct Outputs {
 
 fn run(arg: &str, set: &[String], seed: Option<u64>, backend: &str, out: &Outputs, quiet: bool) -> Result<(), Failure> {
     use tcplab_report::pcap::{PcapProbe, Tap};
-    if backend != "sim" {
-        return Err(Failure::BadInput(format!("--backend {backend}: accepted: sim")));
+    if backend != "sim" && backend != "linux" {
+        return Err(Failure::BadInput(format!("--backend {backend}: accepted: sim, linux")));
     }
     let tap = Tap::parse(&out.pcap_at)
         .ok_or_else(|| Failure::BadInput(format!("--pcap-at {}: accepted: {}", out.pcap_at, Tap::NAMES.join(", "))))?;
@@ -167,6 +181,19 @@ fn run(arg: &str, set: &[String], seed: Option<u64>, backend: &str, out: &Output
     let json = out.json.as_deref();
     let s = read_scenario(arg, set)?;
     let seed = seed.unwrap_or(s.seed);
+    if backend == "linux" {
+        if out.pcap.is_some() {
+            return Err(Failure::BadInput("--pcap: accepted with --backend sim only, so far".into()));
+        }
+        let doc = tcplab_lab::run_scenario_linux(&s, seed).map_err(|e| {
+            if e.is_usage() {
+                Failure::BadInput(format!("{arg}: --backend linux: {e}"))
+            } else {
+                Failure::Run(format!("{arg}: --backend linux: {e}"))
+            }
+        })?;
+        return emit(&doc, json, quiet);
+    }
     let mut pcap = match &out.pcap {
         Some(path) => Some(
             PcapProbe::create(Path::new(path), tap, out.pcap_snaplen)
@@ -179,11 +206,44 @@ fn run(arg: &str, set: &[String], seed: Option<u64>, backend: &str, out: &Output
     if let (Some(p), Some(path)) = (pcap, &out.pcap) {
         p.finish().map_err(|e| Failure::Run(format!("{path}: cannot write: {e}")))?;
     }
-    if !quiet && json != Some("-") {
-        print!("{}", tcplab_report::table(&doc));
+    emit(&doc, json, quiet)
+}
+
+/// The scenario on both backends: the simulator's `linux` personality against the kernel.
+fn compare(arg: &str, set: &[String], seed: Option<u64>, json: Option<&str>) -> Result<(), Failure> {
+    // The personality first, so that the user's own knobs still apply on top of it.
+    let mut with_linux = vec!["client.stack=\"linux\"".to_string(), "server.stack=\"linux\"".to_string()];
+    with_linux.extend(set.iter().cloned());
+    let s = read_scenario(arg, &with_linux)?;
+    let seed = seed.unwrap_or(s.seed);
+    let sim = tcplab_lab::run_scenario(&s, seed).map_err(|e| Failure::Run(format!("{arg}: {e}")))?;
+    let linux = tcplab_lab::run_scenario_linux(&s, seed).map_err(|e| {
+        let m = format!("{arg}: --backend linux: {e}");
+        if e.is_usage() {
+            Failure::BadInput(m)
+        } else {
+            Failure::Run(m)
+        }
+    })?;
+    if json != Some("-") {
+        print!("{}", tcplab_report::compare_table(&sim, &linux));
     }
     if let Some(path) = json {
-        tcplab_report::write_json(&doc, path).map_err(|e| Failure::Run(format!("{path}: cannot write: {e}")))?;
+        let both = serde_json::json!({ "sim": sim, "linux": linux });
+        let mut text = serde_json::to_string_pretty(&both).map_err(|e| Failure::Run(e.to_string()))?;
+        text.push('\n');
+        tcplab_report::write_atomic(path, &text).map_err(|e| Failure::Run(format!("{path}: cannot write: {e}")))?;
+    }
+    Ok(())
+}
+
+/// Prints the table (unless quiet or the JSON goes to stdout) and writes the JSON.
+fn emit(doc: &tcplab_lab::ResultDoc, json: Option<&str>, quiet: bool) -> Result<(), Failure> {
+    if !quiet && json != Some("-") {
+        print!("{}", tcplab_report::table(doc));
+    }
+    if let Some(path) = json {
+        tcplab_report::write_json(doc, path).map_err(|e| Failure::Run(format!("{path}: cannot write: {e}")))?;
     }
     Ok(())
 }

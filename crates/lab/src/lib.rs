@@ -2,11 +2,14 @@
 //! (`schema: "tcplab.result/1"`, docs/results.md).
 
 pub mod error;
+pub mod linux_backend;
 pub mod probes;
 pub mod result;
 pub mod scenario;
 mod sim_backend;
 
 pub use error::{Origin, ScenarioError};
-pub use result::{run_point, run_point_with, run_scenario, run_scenario_with, PointRun, ResultDoc, RunError};
+pub use result::{
+    run_point, run_point_with, run_scenario, run_scenario_linux, run_scenario_with, PointRun, ResultDoc, RunError,
+};
 pub use scenario::{load, Scenario, Source, TestKind, SHIPPED};

@@ -33,6 +33,9 @@ pub struct Point {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub logvars: Option<crate::probes::LogVars>,
     pub links: Links,
+    /// Linux backend: the run's health (emulator lateness, hidden drops, whether the run is valid).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub health: Option<serde_json::Value>,
 }
 
 /// Figures of merit, one type per kind of test; a metric that does not apply is absent, not zero.
@@ -336,6 +339,7 @@ pub fn run_point_with(
         series: run.series,
         logvars: run.logvars,
         links: run.links,
+        health: None,
     };
     Ok(PointRun { point, engine: run.engine })
 }
@@ -359,5 +363,30 @@ pub fn run_scenario_with(
         seed,
         scenario: s.clone(),
         points: vec![p.point],
+    })
+}
+
+/// Runs the scenario on the Linux backend (root and Linux required): the kernel's TCP through tcplab's link
+/// emulator. The point carries the run's `health`; a run whose health stayed bad after a few attempts is
+/// reported with `health.valid = false`.
+pub fn run_scenario_linux(s: &Scenario, seed: u64) -> Result<ResultDoc, crate::linux_backend::LinuxError> {
+    let (run, health) = crate::linux_backend::run(s, seed)?;
+    let point = Point {
+        params: serde_json::Map::new(),
+        iterations: 1,
+        metrics: metrics(&s.test, &run),
+        connections: run.connections,
+        series: None,
+        logvars: None,
+        links: run.links,
+        health: Some(health),
+    };
+    Ok(ResultDoc {
+        schema: "tcplab.result/1",
+        tcplab: env!("CARGO_PKG_VERSION"),
+        backend: "linux",
+        seed,
+        scenario: s.clone(),
+        points: vec![point],
     })
 }

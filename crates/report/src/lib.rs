@@ -13,6 +13,34 @@ use tcplab_lab::{ResultDoc, TestKind};
 pub fn table(doc: &ResultDoc) -> String {
     let mut out = main_table(doc);
     out += &cpu_table(doc);
+    out += &health_lines(doc);
+    out
+}
+
+fn backend_name(doc: &ResultDoc) -> &'static str {
+    match doc.backend {
+        "linux" => "Linux kernel TCP through tcplab's emulator",
+        _ => "simulated",
+    }
+}
+
+/// Linux backend: a point whose run health was bad is marked, with the reasons.
+fn health_lines(doc: &ResultDoc) -> String {
+    let mut out = String::new();
+    for (i, p) in doc.points.iter().enumerate() {
+        let Some(h) = &p.health else { continue };
+        if h.get("valid").and_then(|v| v.as_bool()) == Some(false) {
+            let reasons: Vec<&str> = h
+                .get("invalid_reasons")
+                .and_then(|r| r.as_array())
+                .map(|a| a.iter().filter_map(|r| r.as_str()).collect())
+                .unwrap_or_default();
+            out += &format!("!! point {i}: INVALID run (emulator health): {}\n", reasons.join("; "));
+        } else {
+            let hidden = h.get("hidden_drops").and_then(|v| v.as_u64()).unwrap_or(0);
+            out += &format!("run health: valid (hidden drops {hidden})\n");
+        }
+    }
     out
 }
 
@@ -31,13 +59,14 @@ fn rr_table(doc: &ResultDoc) -> String {
     let mut out = String::new();
     let burst = s.test.burst.filter(|&b| b > 0).map(|b| format!(", first burst {b}")).unwrap_or_default();
     out += &format!(
-        "{} TEST from client to server: {} (up {} {}, down {} {}; simulated, seed {}{burst})\n",
+        "{} TEST from client to server: {} (up {} {}, down {} {}; {}, seed {}{burst})\n",
         s.test.kind.netperf_name(),
         s.name,
         s.path.up.rate,
         s.path.up.delay,
         s.path.down.rate,
         s.path.down.delay,
+        backend_name(doc),
         doc.seed
     );
     out += "Local /Remote\n";
@@ -78,13 +107,14 @@ fn stream_table(doc: &ResultDoc) -> String {
     let dir = if s.test.kind == TestKind::TcpMaerts { "server to client" } else { "client to server" };
     let mut out = String::new();
     out += &format!(
-        "{} TEST from {dir}: {} (up {} {}, down {} {}; simulated, seed {})\n",
+        "{} TEST from {dir}: {} (up {} {}, down {} {}; {}, seed {})\n",
         s.test.kind.netperf_name(),
         s.name,
         s.path.up.rate,
         s.path.up.delay,
         s.path.down.rate,
         s.path.down.delay,
+        backend_name(doc),
         doc.seed
     );
     out += "Recv     Send     Send\n";
@@ -159,5 +189,50 @@ fn cpu_table(doc: &ResultDoc) -> String {
         }
         out = out.trim_end().to_string() + "\n";
     }
+    out
+}
+
+/// `tcplab compare`: the simulator's and the kernel's figures side by side, with the relative difference
+/// (linux − sim) / linux, for the metrics and the RFC 4898 counters both backends report.
+pub fn compare_table(sim: &ResultDoc, linux: &ResultDoc) -> String {
+    let s = &sim.scenario;
+    let mut out = format!(
+        "{} on both backends: {} (up {} {}, down {} {}; seed {})\n\n",
+        s.test.kind.netperf_name(),
+        s.name,
+        s.path.up.rate,
+        s.path.up.delay,
+        s.path.down.rate,
+        s.path.down.delay,
+        sim.seed
+    );
+    out += &format!("{:<32} {:>16} {:>16} {:>10}\n", "figure", "simulator", "linux", "diff");
+    let mut row = |name: &str, a: Option<f64>, b: Option<f64>| {
+        if a.is_none() && b.is_none() {
+            return;
+        }
+        let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
+        let d = match (a, b) {
+            (Some(a), Some(b)) if b != 0.0 => format!("{:+.1}%", (a - b) / b * 100.0),
+            _ => "-".into(),
+        };
+        out += &format!("{name:<32} {:>16} {:>16} {:>10}\n", f(a), f(b), d);
+    };
+    let metric = |d: &ResultDoc, k: &str| serde_json::to_value(&d.points.first()?.metrics).ok()?.get(k)?.as_f64();
+    let stat = |d: &ResultDoc, side: usize, k: &str| d.points.first()?.connections.get(side)?.estats.get(k)?.as_f64();
+    row(
+        "throughput, Mbit/s",
+        metric(sim, "throughput_bps").map(|v| v / 1e6),
+        metric(linux, "throughput_bps").map(|v| v / 1e6),
+    );
+    row("transactions/s", metric(sim, "transactions_per_s"), metric(linux, "transactions_per_s"));
+    row("retransmitted segments", metric(sim, "retransmissions"), metric(linux, "retransmissions"));
+    for k in ["SegsOut", "DataSegsOut", "SegsRetrans", "FastRetran", "Timeouts", "CongSignals", "SmoothedRTT"] {
+        row(&format!("client {k}"), stat(sim, 0, k), stat(linux, 0, k));
+    }
+    for k in ["SegsOut", "DataSegsIn"] {
+        row(&format!("server {k}"), stat(sim, 1, k), stat(linux, 1, k));
+    }
+    out += &health_lines(linux);
     out
 }
