@@ -112,6 +112,12 @@ pub struct TcpConfig {
     pub lost_retransmit_detection: bool,
     /// Limited transmit (RFC 3042): send new data on the first two duplicate ACKs. Default on.
     pub limited_transmit: bool,
+    /// Set ssthresh on a congestion event from cwnd, as Linux's congestion modules do (`tcp_reno_ssthresh`,
+    /// CUBIC's `bictcp_recalc_ssthresh`: cwnd·β), instead of from FlightSize (RFC 5681 (4), RFC 9438 §4.6).
+    /// They differ after a recovery: data sent while lost segments were still counted outstanding can
+    /// leave FlightSize above cwnd, and a FlightSize-based ssthresh then ratchets cwnd up from one
+    /// recovery to the next. Default off.
+    pub ssthresh_from_cwnd: bool,
     /// Restart the retransmission timer whenever the first unacknowledged segment is retransmitted in
     /// fast recovery (Linux `tcp_xmit_retransmit_queue`), so that the RTO runs from the retransmission;
     /// RFC 6298 (5.3) restarts it only on ACKs of new data. Default off.
@@ -224,6 +230,7 @@ impl Default for TcpConfig {
             prr: false,
             lost_retransmit_detection: false,
             limited_transmit: true,
+            ssthresh_from_cwnd: false,
             rto_rearm_on_retransmit: false,
             keep_sack_on_rto: false,
             rack: false,

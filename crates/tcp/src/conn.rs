@@ -691,6 +691,7 @@ impl Connection {
         // recovery that kept sending new data it can be most of the window.
         let sacked = self.scoreboard.bytes_within(self.snd_una, self.snd_nxt);
         let flight = self.snd_nxt - self.snd_una - sacked;
+        let flight = self.reduction_base(flight);
         self.cc.on_congestion_event(now, CongestionEvent::Timeout { first }, flight, self.smss);
         self.recovery = Recovery::Loss { high: self.snd_nxt };
         self.undo_episode = None; // timeouts are not undone (no F-RTO/Eifel here)
@@ -717,6 +718,16 @@ impl Connection {
         self.after_rto = true;
         self.backoff += 1;
         self.restart_rto(now);
+    }
+
+    /// What a multiplicative decrease starts from: FlightSize (RFC 5681 (4), RFC 9438 §4.6), or cwnd as
+    /// Linux's `ssthresh` hooks do (`ssthresh_from_cwnd`).
+    fn reduction_base(&self, flight: u32) -> u32 {
+        if self.cfg.ssthresh_from_cwnd {
+            self.cc.window()
+        } else {
+            flight
+        }
     }
 
     fn count_congestion_signal(&mut self) {
@@ -1045,7 +1056,7 @@ impl Connection {
                 // completed at once (tcp_init_cwnd_reduction, tcp_end_cwnd_reduction).
                 self.st.LossProbeRecoveries += 1;
                 self.count_congestion_signal();
-                let flight = self.snd_nxt - self.snd_una;
+                let flight = self.reduction_base(self.snd_nxt - self.snd_una);
                 self.cc.on_congestion_event(now, CongestionEvent::FastRetransmit, flight, self.smss);
             }
             self.rack_detect_loss(now);
@@ -1452,6 +1463,7 @@ impl Connection {
         self.count_congestion_signal();
         // RFC 5681 §3.2 step 2 (and RFC 6675 §5 step 4.2): limited-transmit segments MUST NOT count.
         let flight = self.new_cwv_loss_flight((self.snd_nxt - self.snd_una) - self.limited_sent);
+        let flight = self.reduction_base(flight);
         self.limited_sent = 0;
         self.cc.on_congestion_event(now, CongestionEvent::FastRetransmit, flight, self.smss);
         self.nvp_since = None;

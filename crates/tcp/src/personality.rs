@@ -58,6 +58,7 @@ impl TcpConfig {
                 cwv: Cwv::Linux,
                 lost_retransmit_detection: true,
                 rto_rearm_on_retransmit: true,
+                ssthresh_from_cwnd: true,
                 keep_sack_on_rto: true,
                 quickack_on_reorder: false,
                 comp_sack_nr: 44,

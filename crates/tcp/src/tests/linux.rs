@@ -162,3 +162,27 @@ fn test_established_linux_cwnd_validation_floors() {
     assert!(cwnd < 2 * SMSS_TS, "RFC 2861 as configured decays toward what was used: {cwnd}");
     assert_eq!(ssthresh, u32::MAX);
 }
+
+/// Linux's congestion modules set ssthresh from cwnd (`tcp_reno_ssthresh`: cwnd/2), RFC 5681 (4) from
+/// FlightSize. IW 10 segments, the application writes only 5; the first is lost and three SACKing
+/// duplicate ACKs start recovery: FlightSize 7240 gives ssthresh 3620, cwnd 14480 gives 7240.
+#[test]
+fn test_established_ssthresh_from_cwnd() {
+    let ssthresh = |from_cwnd: bool| {
+        let mut c = client_established(TcpConfig {
+            ssthresh_from_cwnd: from_cwnd,
+            initial_window: InitialWindow::Segments(10),
+            ..cfg()
+        });
+        assert_eq!(c.send(5 * 1448), 5 * 1448);
+        assert_eq!(transmit_all(&mut c, at(20)).len(), 5);
+        for (t, k) in [(30, 2), (31, 3), (32, 4)] {
+            send!(c, time t, peer(50_001, 10_001, ACK, 0, t, 21).sack(&[(11_449, 10_001 + k * 1448)]));
+            transmit_all(&mut c, at(t));
+        }
+        assert_eq!(c.estats().FastRetran, 1);
+        c.ssthresh()
+    };
+    assert_eq!(ssthresh(false), 3620);
+    assert_eq!(ssthresh(true), 7240);
+}
