@@ -261,6 +261,8 @@ pub struct Connection {
     linux_pingpong: bool,
     linux_ato: Duration,
     linux_last_rcv: Option<Instant>,
+    /// Linux ICSK_ACK_PUSHED / PUSHED2: short segments received since the last ACK (at most 2).
+    linux_pushed: u8,
     rng: Xoshiro256PlusPlus,
     st: Estats,
 }
@@ -385,6 +387,7 @@ impl Connection {
             linux_pingpong: false,
             linux_ato: cfg.ato_min,
             linux_last_rcv: None,
+            linux_pushed: 0,
             rng: Xoshiro256PlusPlus::seed_from_u64(iss.0 as u64),
             st: Estats::default(),
             cfg,
@@ -492,6 +495,15 @@ impl Connection {
         // it has grown by a full segment and at least doubled, so reads do not each cost an ACK.
         let free = self.recv_free();
         if free >= window_before as u64 + self.rcv_mss as u64 && free >= 2 * window_before as u64 {
+            self.ack_now = true;
+        }
+        // Linux tcp_cleanup_rbuf: a read that empties the receive queue after a short pushed segment is
+        // ACKed at once, unless the connection is interactive (pingpong) and only one such segment came.
+        if self.cfg.ack_policy == AckPolicy::Linux
+            && self.readable() == 0
+            && self.rcv_nxt != self.last_ack_sent
+            && (self.linux_pushed >= 2 || self.linux_pushed == 1 && !self.linux_pingpong)
+        {
             self.ack_now = true;
         }
         n
@@ -1629,6 +1641,8 @@ impl Connection {
         match self.cfg.ack_policy {
             AckPolicy::Every => true,
             AckPolicy::Delayed | AckPolicy::Bsd => self.full_segs_unacked >= self.cfg.ack_every,
+            // Linux 2.2 __tcp_ack_snd_check: two full frames unacknowledged, or quick ACK mode.
+            AckPolicy::Linux22 => self.rcv_nxt - self.last_ack_sent >= 2 * self.rcv_mss || self.linux_quick > 0,
             // Linux __tcp_ack_snd_check: more than one full segment unacknowledged, or quickack mode.
             AckPolicy::Linux => {
                 self.rcv_nxt - self.last_ack_sent > self.rcv_mss || (self.linux_quick > 0 && !self.linux_pingpong)
@@ -1669,7 +1683,52 @@ impl Connection {
                 }
                 now + ato.min(self.cfg.delayed_ack_timeout)
             }
+            // Linux 2.2: `jiffies + ato` (at most HZ/2, here `delayed_ack_timeout`), a whole number of ticks
+            // from the current tick.
+            AckPolicy::Linux22 => {
+                let tick = self.jiffy();
+                Instant::from_nanos(now.as_nanos() / tick.as_nanos() * tick.as_nanos())
+                    + self.linux_ato.min(self.cfg.delayed_ack_timeout)
+            }
             _ => now + self.cfg.delayed_ack_timeout,
+        }
+    }
+
+    /// The Linux 2.2 jiffy: the timer tick (1 ms when `tick` is 0).
+    fn jiffy(&self) -> Duration {
+        if self.cfg.tick.is_zero() {
+            Duration::from_millis(1)
+        } else {
+            self.cfg.tick
+        }
+    }
+
+    /// Linux 2.2 `tcp_delack_estimator` and `tcp_remember_ack`, in jiffies: the first segment enters
+    /// quick ACK mode with an ATO of one tick; after it, the ATO is half the previous one plus the
+    /// interarrival time (at least one tick), or the RTO when the gap exceeds it; a short pushed segment
+    /// (under half an MSS) caps it at `ato_min` (HZ/50).
+    fn linux22_data_received(&mut self, now: Instant, len: u32, psh: bool) {
+        let tick = self.jiffy().as_nanos();
+        let jiffies = |t: Instant| t.as_nanos() / tick;
+        match self.linux_last_rcv {
+            None => {
+                self.linux_ato = self.jiffy();
+                self.linux_quick = 1;
+            }
+            Some(last) => {
+                let m = (jiffies(now) - jiffies(last)).max(1);
+                let m = Duration::from_nanos(m * tick);
+                self.linux_ato = if m > self.rtt.rto() {
+                    self.rtt.rto()
+                } else {
+                    Duration::from_nanos(self.linux_ato.as_nanos() / tick / 2 * tick) + m
+                };
+                self.linux_quick = 0;
+            }
+        }
+        self.linux_last_rcv = Some(now);
+        if psh && len < self.rcv_mss / 2 {
+            self.linux_ato = self.linux_ato.min(self.cfg.ato_min);
         }
     }
 
@@ -1737,8 +1796,15 @@ impl Connection {
                     self.rcv_nxt = e;
                 }
             }
-            if self.cfg.ack_policy == AckPolicy::Linux {
-                self.linux_data_received(now);
+            match self.cfg.ack_policy {
+                AckPolicy::Linux => {
+                    self.linux_data_received(now);
+                    if len < self.rcv_mss {
+                        self.linux_pushed = (self.linux_pushed + 1).min(2); // tcp_measure_rcv_mss
+                    }
+                }
+                AckPolicy::Linux22 => self.linux22_data_received(now, len, seg.flags.contains(TcpFlags::PSH)),
+                _ => {}
             }
             if had_holes {
                 self.ack_now = true; // RFC 5681 §4.2: a segment that fills a hole is ACKed at once
@@ -1756,6 +1822,12 @@ impl Connection {
             let now_by_chance = self.cfg.ack_immediate_p > 0.0 && self.draw() < self.cfg.ack_immediate_p;
             if now_by_policy || now_by_chance {
                 self.ack_now = true;
+            } else if self.cfg.ack_policy == AckPolicy::Linux22 {
+                // Linux 2.2 tcp_send_delayed_ack: a pending timer moves only to an earlier time.
+                let at = self.delayed_ack_deadline(now);
+                if self.timers[Timer::DelayedAck as usize].is_none_or(|t| at < t) {
+                    self.arm(Timer::DelayedAck, at);
+                }
             } else if !self.armed(Timer::DelayedAck) {
                 let at = self.delayed_ack_deadline(now);
                 self.arm(Timer::DelayedAck, at);
@@ -2216,6 +2288,7 @@ impl Connection {
         self.full_segs_unacked = 0;
         self.comp_pending = 0;
         self.disarm(Timer::CompressedAck);
+        self.linux_pushed = 0;
         if self.cfg.ack_policy == AckPolicy::Linux && self.linux_quick > 0 {
             self.linux_quick -= 1; // Linux tcp_dec_quickack_mode
             if self.linux_quick == 0 {

@@ -2,7 +2,7 @@
 //! out-of-order data at the receiver (4.18+); the RTO re-armed by the head's retransmission, SACK marks
 //! kept across a timeout, and RFC 2861 decay with Linux's floors at the sender.
 
-use super::pair::Pair;
+use super::pair::{Pair, Side};
 use super::*;
 use crate::config::{AckPolicy, Cwv};
 use crate::InitialWindow;
@@ -185,4 +185,48 @@ fn test_established_ssthresh_from_cwnd() {
     };
     assert_eq!(ssthresh(false), 3620);
     assert_eq!(ssthresh(true), 7240);
+}
+
+/// Gaps between the arrivals of `n` one-byte messages at the receiver, when the application writes the
+/// next message as soon as the previous one has left (Nagle on), over a LAN-like pair (50 µs one way).
+fn one_byte_message_gaps(personality: &str, n: usize) -> Vec<Duration> {
+    let cfg = TcpConfig::personality(personality).unwrap();
+    let mut p = Pair::new(cfg.clone(), cfg, Duration::from_micros(50));
+    p.establish();
+    let first = p.client.snd_nxt();
+    let mut written = 0u32;
+    let mut guard = 0;
+    while (written as usize) < n || p.client.snd_una() != first + written {
+        if p.client.snd_nxt() == first + written && (written as usize) < n {
+            p.to_write[0] = 1;
+            written += 1;
+            let now = p.now;
+            p.run_until(now); // the application writes now
+        }
+        assert!(p.step(), "stalled for good");
+        guard += 1;
+        assert!(guard < 1_000_000);
+    }
+    let t: Vec<Instant> =
+        p.arrivals.iter().filter(|a| a.to == Side::Server && a.seg.payload_len > 0).map(|a| a.at).collect();
+    t.windows(2).map(|w| w[1].saturating_since(w[0])).collect()
+}
+
+/// Linux 2.2 delays the ACK of a short segment by its ATO and sends no ACK when the application reads
+/// it; with Nagle the sender waits for that ACK before the next message. The ATO (`tcp_delack_estimator`,
+/// in jiffies: half the old one plus the interarrival time) settles at one jiffy once messages arrive one
+/// jiffy apart, and the delayed-ACK timer fires at the next tick: every message after the first waits for
+/// a 10 ms tick, 100 messages a second over a 100 µs round trip. Linux 2.4 ACKs a short pushed segment as
+/// soon as the application drains it (`tcp_cleanup_rbuf`), so each message costs one round trip.
+#[test]
+fn test_established_linux22_one_byte_messages_stall_on_delayed_acks() {
+    let tick = Duration::from_millis(10);
+    let gaps = one_byte_message_gaps("linux-2.2", 100);
+    assert_eq!(gaps.len(), 99, "each message in its own segment");
+    // The first message is ACKed at once (quick ACK mode); the second waits for the tick after it.
+    assert!(gaps[0] < Duration::from_millis(1), "{gaps:?}");
+    assert!(gaps[1..].iter().all(|g| *g >= tick - Duration::from_micros(300) && *g <= tick), "{gaps:?}");
+    let gaps = one_byte_message_gaps("linux-2.4", 100);
+    assert_eq!(gaps.len(), 99);
+    assert!(gaps.iter().all(|g| *g <= Duration::from_micros(200)), "one RTT per message: {gaps:?}");
 }
