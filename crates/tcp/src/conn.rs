@@ -441,6 +441,13 @@ impl Connection {
     pub(crate) fn prr_delivered(&self) -> u64 {
         self.prr_delivered
     }
+    /// Internal state the property test checks: the right edge of the advertised window, one past the
+    /// last byte written (the FIN's number once queued), whether the FIN is queued, and the SACK
+    /// scoreboard.
+    #[cfg(test)]
+    pub(crate) fn invariant_state(&self) -> (SeqNumber, SeqNumber, bool, Vec<(SeqNumber, SeqNumber)>) {
+        (self.rcv_adv, self.write_end, self.fin_queued, self.scoreboard.iter().collect())
+    }
 
     // ----------------------------------------------------------------------------------------------
     // Application interface
