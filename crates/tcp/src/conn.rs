@@ -77,6 +77,8 @@ enum Timer {
     CompressedAck = 7,
 }
 const TIMERS: usize = 8;
+/// A disarmed timer.
+const NO_TIMER: u64 = u64::MAX;
 
 /// Loss recovery phase of the sender.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -206,7 +208,9 @@ pub struct Connection {
     rtt_timed: Option<(SeqNumber, Instant)>,
     backoff: u32,
     persist_backoff: u32,
-    timers: [Option<Instant>; TIMERS],
+    /// Deadlines in ns of virtual time, [`NO_TIMER`] when disarmed: a plain array whose minimum is cheap,
+    /// as the event loop asks for it after every event.
+    timers: [u64; TIMERS],
     probe_pending: bool,
 
     // Receive sequence space.
@@ -351,7 +355,7 @@ impl Connection {
             sent_times: std::collections::VecDeque::new(),
             backoff: 0,
             persist_backoff: 0,
-            timers: [None; TIMERS],
+            timers: [NO_TIMER; TIMERS],
             probe_pending: false,
             irs: SeqNumber(0),
             rcv_nxt: SeqNumber(0),
@@ -543,19 +547,20 @@ impl Connection {
 
     /// The earliest instant at which [`Connection::on_timeout`] has work to do.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.timers.iter().flatten().min().copied()
+        let next = self.timers.iter().fold(NO_TIMER, |m, &t| m.min(t));
+        (next != NO_TIMER).then(|| Instant::from_nanos(next))
     }
 
     fn arm(&mut self, t: Timer, at: Instant) {
         // The BSD delayed ACK runs on its own 200 ms fast timer, already phase-locked.
         let bsd_fast = t == Timer::DelayedAck && self.cfg.ack_policy == AckPolicy::Bsd;
-        self.timers[t as usize] = Some(if bsd_fast { at } else { at.ceil_to(self.cfg.tick) });
+        self.timers[t as usize] = if bsd_fast { at } else { at.ceil_to(self.cfg.tick) }.as_nanos();
     }
     fn disarm(&mut self, t: Timer) {
-        self.timers[t as usize] = None;
+        self.timers[t as usize] = NO_TIMER;
     }
     fn armed(&self, t: Timer) -> bool {
-        self.timers[t as usize].is_some()
+        self.timers[t as usize] != NO_TIMER
     }
     fn restart_rto(&mut self, now: Instant) {
         let rto = self.rtt.rto_backed_off(self.backoff);
@@ -567,7 +572,7 @@ impl Connection {
 
     /// Runs every timer that is due at `now`.
     pub fn on_timeout(&mut self, now: Instant) {
-        let due = |t: Option<Instant>| t.is_some_and(|d| d <= now);
+        let due = |t: u64| t <= now.as_nanos();
         if due(self.timers[Timer::TimeWait as usize]) {
             self.disarm(Timer::TimeWait);
             self.state = State::Closed;
@@ -647,8 +652,8 @@ impl Connection {
             pto += self.cfg.tlp_max_ack_delay;
         }
         let mut at = now + pto;
-        if let Some(rto) = self.timers[Timer::Retransmit as usize] {
-            at = at.min(rto);
+        if self.armed(Timer::Retransmit) {
+            at = at.min(Instant::from_nanos(self.timers[Timer::Retransmit as usize]));
         }
         self.arm(Timer::LossProbe, at);
     }
@@ -930,7 +935,7 @@ impl Connection {
             // RFC 5961 §3.2: reset only on an exact match, challenge otherwise.
             if seg.seq == self.rcv_nxt {
                 self.state = State::Closed;
-                self.timers = [None; TIMERS];
+                self.timers = [NO_TIMER; TIMERS];
             } else {
                 self.ack_now = true;
             }
@@ -1011,7 +1016,7 @@ impl Connection {
 
     fn enter_time_wait(&mut self, now: Instant) {
         self.state = State::TimeWait;
-        self.timers = [None; TIMERS];
+        self.timers = [NO_TIMER; TIMERS];
         self.arm(Timer::TimeWait, now + self.cfg.time_wait);
     }
 
@@ -1094,7 +1099,7 @@ impl Connection {
                 State::Closing => self.enter_time_wait(now),
                 State::LastAck => {
                     self.state = State::Closed;
-                    self.timers = [None; TIMERS];
+                    self.timers = [NO_TIMER; TIMERS];
                 }
                 _ => {}
             }
@@ -1354,11 +1359,16 @@ impl Connection {
     /// IW (so cwnd never decays below it), ssthresh keeps ¾ of the cwnd being decayed (RFC 2861 §3,
     /// `tcp_current_ssthresh`), cwnd stays a whole number of segments when counted in packets, and
     /// nothing decays while the application is blocked on a full send buffer (`SOCK_NOSPACE`).
+    #[inline]
     fn cwnd_validate(&mut self, now: Instant) {
-        let linux = self.cfg.cwv == Cwv::Linux;
-        if !(self.cfg.cwv == Cwv::Rfc2861 || linux) || self.recovery != Recovery::Open {
-            return;
+        if matches!(self.cfg.cwv, Cwv::Rfc2861 | Cwv::Linux) && self.recovery == Recovery::Open {
+            self.cwnd_validate_open(now);
         }
+    }
+
+    #[inline(never)]
+    fn cwnd_validate_open(&mut self, now: Instant) {
+        let linux = self.cfg.cwv == Cwv::Linux;
         let flight = self.snd_nxt - self.snd_una;
         self.cwv_used = self.cwv_used.max(flight);
         if now.saturating_since(self.cwv_stamp) < self.rtt.rto() {
@@ -1585,13 +1595,20 @@ impl Connection {
         unsacked(lost, self.snd_nxt) + unsacked(self.snd_una, self.high_rxt.min(self.snd_nxt))
     }
 
+    /// The pipe of a SACK recovery: RACK's marks when RACK runs, else RFC 6675 SetPipe.
+    #[inline(never)]
+    fn sack_recovery_pipe(&self) -> u32 {
+        match self.rack.as_ref().filter(|_| self.sack_ok) {
+            Some(rack) => rack.pipe(),
+            None => self.sack_pipe(),
+        }
+    }
+
     /// Bytes in flight by the rule of the current recovery phase.
+    #[inline]
     fn pipe(&self) -> u32 {
         match self.recovery {
-            Recovery::Sack { .. } => match self.rack.as_ref().filter(|_| self.sack_ok) {
-                Some(rack) => rack.pipe(),
-                None => self.sack_pipe(),
-            },
+            Recovery::Sack { .. } => self.sack_recovery_pipe(),
             Recovery::Loss { high } => {
                 let rtx = if self.rtx_next > self.snd_una { self.rtx_next - self.snd_una } else { 0 };
                 let sacked = self.scoreboard.bytes_within(self.snd_una, self.rtx_next.max(self.snd_una));
@@ -1832,7 +1849,7 @@ impl Connection {
             } else if self.cfg.ack_policy == AckPolicy::Linux22 {
                 // Linux 2.2 tcp_send_delayed_ack: a pending timer moves only to an earlier time.
                 let at = self.delayed_ack_deadline(now);
-                if self.timers[Timer::DelayedAck as usize].is_none_or(|t| at < t) {
+                if at.as_nanos() < self.timers[Timer::DelayedAck as usize] {
                     self.arm(Timer::DelayedAck, at);
                 }
             } else if !self.armed(Timer::DelayedAck) {
@@ -1884,7 +1901,7 @@ impl Connection {
             // 5% of the RTT, at most comp_sack_delay (Linux uses the receiver's RTT estimate).
             let srtt = self.rtt.srtt().unwrap_or(self.cfg.comp_sack_delay.saturating_mul(20));
             let delay = self.cfg.comp_sack_delay.min(Duration::from_nanos(srtt.as_nanos() / 20));
-            self.timers[Timer::CompressedAck as usize] = Some(now + delay);
+            self.timers[Timer::CompressedAck as usize] = (now + delay).as_nanos();
         }
         true
     }
@@ -2251,16 +2268,18 @@ impl Connection {
         if seg.seq_len() > 0 && !self.armed(Timer::Retransmit) {
             self.restart_rto(now); // RFC 6298 (5.1)
         }
-        if self.tlp_pending && seg.seq_len() > 0 {
-            // This segment is the tail loss probe (RFC 8985 §7.3).
-            self.tlp_pending = false;
-            self.st.LossProbes += 1;
-            let nxt = self.snd_nxt;
-            if let Some(rack) = self.rack.as_mut() {
-                rack.on_probe_sent(nxt, retransmit);
+        if self.rack.is_some() && seg.seq_len() > 0 {
+            if self.tlp_pending {
+                // This segment is the tail loss probe (RFC 8985 §7.3).
+                self.tlp_pending = false;
+                self.st.LossProbes += 1;
+                let nxt = self.snd_nxt;
+                if let Some(rack) = self.rack.as_mut() {
+                    rack.on_probe_sent(nxt, retransmit);
+                }
+            } else if matches!(choice, Choice::NewData { .. }) {
+                self.arm_tlp(now); // RFC 8985 §7.2: after new data is sent
             }
-        } else if matches!(choice, Choice::NewData { .. }) && seg.seq_len() > 0 && self.rack.is_some() {
-            self.arm_tlp(now); // RFC 8985 §7.2: after new data is sent
         }
         if seg.seq_len() > 0 {
             let pipe = self.pipe() as u64;
