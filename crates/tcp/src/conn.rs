@@ -1384,9 +1384,9 @@ impl Connection {
                 if self.cc.ssthresh() < three_quarters {
                     self.cc.set_ssthresh(three_quarters);
                 }
-                if self.cfg.cwnd_unit == CwndUnit::Packets {
-                    target -= target % self.smss;
-                }
+            }
+            if self.cfg.cwnd_unit == CwndUnit::Packets {
+                target -= target % self.smss; // Linux halves a packet count
             }
             self.cc.set_window(target.max(self.smss));
             self.st.OtherReductions += 1;
@@ -1400,7 +1400,12 @@ impl Connection {
         if self.cfg.max_burst == 0 {
             return;
         }
-        let limit = (self.snd_nxt - self.snd_una).saturating_add(self.cfg.max_burst * self.smss);
+        let mut flight = self.snd_nxt - self.snd_una;
+        if self.cfg.cwnd_unit == CwndUnit::Packets {
+            // Linux counts packets in flight: a short segment is one.
+            flight = flight.div_ceil(self.smss).saturating_mul(self.smss);
+        }
+        let limit = flight.saturating_add(self.cfg.max_burst * self.smss);
         if self.cc.window() > limit {
             self.cc.set_window(limit);
             self.st.OtherReductions += 1;

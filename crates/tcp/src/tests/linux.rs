@@ -230,3 +230,30 @@ fn test_established_linux22_one_byte_messages_stall_on_delayed_acks() {
     assert_eq!(gaps.len(), 99);
     assert!(gaps.iter().all(|g| *g <= Duration::from_micros(200)), "one RTT per message: {gaps:?}");
 }
+
+/// With cwnd counted in packets (`linux-2.4`), every reduction the connection makes on its own — RFC 2861
+/// decay while application-limited, moderation to in-flight + 3 — leaves a whole number of segments, as
+/// Linux's packet arithmetic does. A bulk phase, then an odd-sized message every 300 ms.
+#[test]
+fn test_established_packet_cwnd_stays_whole_after_validation_and_moderation() {
+    let cfg = TcpConfig {
+        send_buffer: cfg_bytes(1 << 20),
+        recv_buffer: cfg_bytes(1 << 20),
+        ..TcpConfig::personality("linux-2.4").unwrap()
+    };
+    let mut p = Pair::new(cfg.clone(), cfg, dur_ms(10));
+    p.record = false;
+    p.establish();
+    p.to_write[0] = 300 * SMSS_TS as u64;
+    p.run_while(|p| p.read[1] < 300 * SMSS_TS as u64);
+    let mut seen = Vec::new();
+    for k in 0..30u64 {
+        p.to_write[0] = 700 + 37 * k;
+        let t = p.now + dur_ms(300);
+        p.run_until(t);
+        seen.push(p.client.cwnd());
+    }
+    let e = p.client.estats();
+    assert!(e.OtherReductions >= 3, "decayed and moderated: {}", e.OtherReductions);
+    assert!(seen.iter().all(|w| w % SMSS_TS == 0), "whole segments: {seen:?}");
+}
