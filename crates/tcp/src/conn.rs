@@ -911,6 +911,15 @@ impl Connection {
         if self.ts_ok && !seg.flags.rst() {
             if let Some(ts) = seg.options.timestamps {
                 if (ts.tsval.wrapping_sub(self.ts_recent) as i32) < 0 {
+                    // R1: drop and ACK. Data already received is reported with D-SACK (RFC 2883 §4, as
+                    // Linux's tcp_send_dupack does): a late original overtaken by its retransmission
+                    // carries the older TSval, and without the D-SACK the sender could not tell that the
+                    // retransmission was needless.
+                    if seg.payload_len > 0 && seg.seq < self.rcv_nxt {
+                        let end = (seg.seq + seg.payload_len).min(self.rcv_nxt);
+                        self.dsack = Some(SackBlock { left: seg.seq, right: end });
+                        self.dup_ack_pending = true;
+                    }
                     self.ack_now = true;
                     return;
                 }

@@ -16,6 +16,13 @@ fn test_established_paws_drops_old_timestamps() {
     assert_eq!((c.readable(), c.estats().ThruOctetsReceived), (0, 0));
     send!(c, time 21, inp(50_001, 10_001, PSH_ACK, REMOTE_WINDOW, 100).ts(pts(21), 11));
     assert_eq!(c.readable(), 100);
+    // A late copy of data already received, with an old TSval: still dropped, and reported with a
+    // D-SACK (RFC 2883 §4; Linux tcp_send_dupack), so its sender can tell a retransmission was needless.
+    transmit_all(&mut c, at(21));
+    send!(c, time 22, inp(50_001, 10_001, PSH_ACK, REMOTE_WINDOW, 100).ts(pts(5), 11));
+    let acks = transmit_all(&mut c, at(22));
+    assert_eq!(acks.len(), 1);
+    assert_eq!(acks[0].options.sack.as_slice(), &[SackBlock { left: SeqNumber(50_001), right: SeqNumber(50_101) }]);
 }
 
 /// 4.4BSD flushes delayed ACKs from one global 200 ms fast timer, so the delay is whatever is left of
