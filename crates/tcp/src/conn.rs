@@ -11,9 +11,7 @@ use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::config::{AckPolicy, CongestionControlKind, CwndUnit, Cwv, IfqFull, RttSampling, TcpConfig};
-use crate::congestion::{
-    AckInfo, CongestionControl, CongestionEvent, Cubic, Growth, Reno, SlowStartExit, INFINITE_SSTHRESH,
-};
+use crate::congestion::{AckInfo, CongestionControl, CongestionEvent, Growth, SlowStartExit, INFINITE_SSTHRESH};
 use crate::estats::Estats;
 use crate::rack::Rack;
 use crate::ranges::RangeSet;
@@ -295,16 +293,7 @@ impl Connection {
             cfg.clock_granularity,
         );
         let mss = cfg.mss.bytes() as u32;
-        let cc: Box<dyn CongestionControl + Send> = match cfg.congestion_control {
-            CongestionControlKind::Reno | CongestionControlKind::NewReno => {
-                let mut reno = Reno::new(cfg.initial_window.bytes(mss), cfg.abc, cfg.abc_ca);
-                if cfg.congestion_control == CongestionControlKind::Reno {
-                    reno = reno.rfc5681_exit();
-                }
-                Box::new(if cfg.cwnd_unit == CwndUnit::Packets { reno.in_packets() } else { reno })
-            }
-            CongestionControlKind::Cubic => Box::new(Cubic::new(cfg.initial_window.bytes(mss), cfg.abc, cfg.cubic)),
-        };
+        let cc = crate::congestion::build(&cfg, mss);
         Connection {
             state,
             local_port,
