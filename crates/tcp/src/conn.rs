@@ -10,7 +10,8 @@ use tcplab_wire::{SackBlock, SackBlocks, SeqNumber, TcpFlags, TcpOptions, TcpSeg
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use crate::config::{AckPolicy, CongestionControlKind, CwndUnit, Cwv, IfqFull, RttSampling, TcpConfig};
+use crate::ack::{AckState, RcvView};
+use crate::config::{CongestionControlKind, CwndUnit, Cwv, IfqFull, RttSampling, TcpConfig};
 use crate::congestion::{AckInfo, CongestionControl, CongestionEvent, Growth, SlowStartExit, INFINITE_SSTHRESH};
 use crate::estats::Estats;
 use crate::rack::Rack;
@@ -225,7 +226,6 @@ pub struct Connection {
     sack_recent: [Option<SeqNumber>; 4],
     dsack: Option<SackBlock>,
     ack_now: bool,
-    full_segs_unacked: u32,
     /// The next ACK repeats RCV.NXT because of out-of-order or duplicate data.
     dup_ack_pending: bool,
     /// SACK compression (Linux `compressed_ack_rcv_nxt`, `dup_ack_counter`, `compressed_ack`): the
@@ -256,15 +256,8 @@ pub struct Connection {
     /// RFC 2861: the largest flight used since `cwv_stamp`.
     cwv_used: u32,
     cwv_stamp: Instant,
-    /// HP-UX-style ACK avoidance: the current deferral, full-sized segments per ACK.
-    defer_k: u32,
-    /// Linux receiver: quick ACKs left, pingpong (interactive) mode, ATO, last data arrival.
-    linux_quick: u32,
-    linux_pingpong: bool,
-    linux_ato: Duration,
-    linux_last_rcv: Option<Instant>,
-    /// Linux ICSK_ACK_PUSHED / PUSHED2: short segments received since the last ACK (at most 2).
-    linux_pushed: u8,
+    /// The receiver's ACK policy and what it remembers (`ack_policy`).
+    ack: AckState,
     rng: Xoshiro256PlusPlus,
     st: Estats,
 }
@@ -355,7 +348,6 @@ impl Connection {
             sack_recent: [None; 4],
             dsack: None,
             ack_now: false,
-            full_segs_unacked: 0,
             dup_ack_pending: false,
             comp_rcv_nxt: SeqNumber(0),
             comp_dup_acks: 0,
@@ -375,12 +367,7 @@ impl Connection {
             nvp_since: None,
             cwv_used: 0,
             cwv_stamp: Instant::ZERO,
-            defer_k: 2,
-            linux_quick: 0,
-            linux_pingpong: false,
-            linux_ato: cfg.ato_min,
-            linux_last_rcv: None,
-            linux_pushed: 0,
+            ack: AckState::new(&cfg),
             rng: Xoshiro256PlusPlus::seed_from_u64(iss.0 as u64),
             st: Estats::default(),
             cfg,
@@ -499,11 +486,7 @@ impl Connection {
         }
         // Linux tcp_cleanup_rbuf: a read that empties the receive queue after a short pushed segment is
         // ACKed at once, unless the connection is interactive (pingpong) and only one such segment came.
-        if self.cfg.ack_policy == AckPolicy::Linux
-            && self.readable() == 0
-            && self.rcv_nxt != self.last_ack_sent
-            && (self.linux_pushed >= 2 || self.linux_pushed == 1 && !self.linux_pingpong)
-        {
+        if self.ack.ack_on_drain() && self.readable() == 0 && self.rcv_nxt != self.last_ack_sent {
             self.ack_now = true;
         }
         n
@@ -542,7 +525,7 @@ impl Connection {
 
     fn arm(&mut self, t: Timer, at: Instant) {
         // The BSD delayed ACK runs on its own 200 ms fast timer, already phase-locked.
-        let bsd_fast = t == Timer::DelayedAck && self.cfg.ack_policy == AckPolicy::Bsd;
+        let bsd_fast = t == Timer::DelayedAck && self.ack.phase_locked();
         self.timers[t as usize] = if bsd_fast { at } else { at.ceil_to(self.cfg.tick) }.as_nanos();
     }
     fn disarm(&mut self, t: Timer) {
@@ -570,16 +553,8 @@ impl Connection {
         if due(self.timers[Timer::DelayedAck as usize]) {
             self.disarm(Timer::DelayedAck);
             self.ack_now = true;
-            self.defer_k = 2;
-            if self.cfg.ack_policy == AckPolicy::Linux {
-                // Linux tcp_delack_timer_handler: leave pingpong, or back the ATO off.
-                if self.linux_pingpong {
-                    self.linux_pingpong = false;
-                    self.linux_ato = self.cfg.ato_min;
-                } else {
-                    self.linux_ato = (self.linux_ato.saturating_mul(2)).min(self.rtt.rto());
-                }
-            }
+            let v = self.rcv_view();
+            self.ack.on_delayed_ack_timeout(&v, &self.cfg);
         }
         if due(self.timers[Timer::CompressedAck as usize]) {
             self.disarm(Timer::CompressedAck);
@@ -1663,129 +1638,18 @@ impl Connection {
         self.cfg.timestamp_tick.saturating_mul(ticks as u64)
     }
 
-    /// Whether in-order data must be acknowledged now under the configured policy.
-    fn ack_decision(&mut self, full: bool, psh: bool) -> bool {
-        match self.cfg.ack_policy {
-            AckPolicy::Every => true,
-            AckPolicy::Delayed | AckPolicy::Bsd => self.full_segs_unacked >= self.cfg.ack_every,
-            // Linux 2.2 __tcp_ack_snd_check: two full frames unacknowledged, or quick ACK mode.
-            AckPolicy::Linux22 => self.rcv_nxt - self.last_ack_sent >= 2 * self.rcv_mss || self.linux_quick > 0,
-            // Linux __tcp_ack_snd_check: more than one full segment unacknowledged, or quickack mode.
-            AckPolicy::Linux => {
-                self.rcv_nxt - self.last_ack_sent > self.rcv_mss || (self.linux_quick > 0 && !self.linux_pingpong)
-            }
-            AckPolicy::Avoidance => {
-                if !full || psh {
-                    self.defer_k = 2;
-                }
-                let window = self.rcv_adv - self.rcv_nxt;
-                let unacked = self.rcv_nxt - self.last_ack_sent;
-                if self.full_segs_unacked >= self.defer_k {
-                    self.defer_k = (self.defer_k + 1).min(self.cfg.deferred_ack_max);
-                    true
-                } else {
-                    unacked as u64
-                        >= (self.cfg.deferred_ack_max as u64 * self.rcv_mss as u64).min(window as u64 / 2 + 1)
-                }
-            }
+    /// The receive side as the ACK policy sees it.
+    fn rcv_view(&self) -> RcvView {
+        let rcv_mss = self.rcv_mss.max(1);
+        RcvView {
+            unacked: self.rcv_nxt - self.last_ack_sent,
+            rcv_mss,
+            window: if self.rcv_adv > self.rcv_nxt { self.rcv_adv - self.rcv_nxt } else { 0 },
+            rto: self.rtt.rto(),
+            srtt: self.rtt.srtt(),
+            // Linux tcp_incr_quickack: min(rcv_wnd / (2·rcv_mss), 16) quick ACKs, at least 2.
+            quickack_budget: ((self.recv_buffer_limit() as u32) / (2 * rcv_mss)).clamp(2, 16),
         }
-    }
-
-    /// When the delayed ACK is due, armed at the first unacknowledged arrival.
-    fn delayed_ack_deadline(&self, now: Instant) -> Instant {
-        match self.cfg.ack_policy {
-            // 4.4BSD: the fast timer ticks globally; the ACK goes at the next tick, 0 to 200 ms away.
-            AckPolicy::Bsd => (now + Duration::from_nanos(1)).ceil_to(self.cfg.delayed_ack_timeout),
-            // Linux tcp_send_delayed_ack: the ATO, bounded by 500 ms (200 ms in pingpong), by the smoothed
-            // RTT (at least ATO_MIN) and by TCP_DELACK_MAX.
-            AckPolicy::Linux => {
-                let mut ato = self.linux_ato;
-                if ato > self.cfg.ato_min {
-                    let mut max_ato =
-                        if self.linux_pingpong { Duration::from_millis(200) } else { Duration::from_millis(500) };
-                    if let Some(srtt) = self.rtt.srtt() {
-                        max_ato = max_ato.min(srtt.max(self.cfg.ato_min));
-                    }
-                    ato = ato.min(max_ato);
-                }
-                now + ato.min(self.cfg.delayed_ack_timeout)
-            }
-            // Linux 2.2: `jiffies + ato` (at most HZ/2, here `delayed_ack_timeout`), a whole number of ticks
-            // from the current tick.
-            AckPolicy::Linux22 => {
-                let tick = self.jiffy();
-                Instant::from_nanos(now.as_nanos() / tick.as_nanos() * tick.as_nanos())
-                    + self.linux_ato.min(self.cfg.delayed_ack_timeout)
-            }
-            _ => now + self.cfg.delayed_ack_timeout,
-        }
-    }
-
-    /// The Linux 2.2 jiffy: the timer tick (1 ms when `tick` is 0).
-    fn jiffy(&self) -> Duration {
-        if self.cfg.tick.is_zero() {
-            Duration::from_millis(1)
-        } else {
-            self.cfg.tick
-        }
-    }
-
-    /// Linux 2.2 `tcp_delack_estimator` and `tcp_remember_ack`, in jiffies: the first segment enters
-    /// quick ACK mode with an ATO of one tick; after it, the ATO is half the previous one plus the
-    /// interarrival time (at least one tick), or the RTO when the gap exceeds it; a short pushed segment
-    /// (under half an MSS) caps it at `ato_min` (HZ/50).
-    fn linux22_data_received(&mut self, now: Instant, len: u32, psh: bool) {
-        let tick = self.jiffy().as_nanos();
-        let jiffies = |t: Instant| t.as_nanos() / tick;
-        match self.linux_last_rcv {
-            None => {
-                self.linux_ato = self.jiffy();
-                self.linux_quick = 1;
-            }
-            Some(last) => {
-                let m = (jiffies(now) - jiffies(last)).max(1);
-                let m = Duration::from_nanos(m * tick);
-                self.linux_ato = if m > self.rtt.rto() {
-                    self.rtt.rto()
-                } else {
-                    Duration::from_nanos(self.linux_ato.as_nanos() / tick / 2 * tick) + m
-                };
-                self.linux_quick = 0;
-            }
-        }
-        self.linux_last_rcv = Some(now);
-        if psh && len < self.rcv_mss / 2 {
-            self.linux_ato = self.linux_ato.min(self.cfg.ato_min);
-        }
-    }
-
-    /// Linux tcp_event_data_recv: the ATO follows the spacing of arriving data.
-    fn linux_data_received(&mut self, now: Instant) {
-        let half_min = Duration::from_nanos(self.cfg.ato_min.as_nanos() / 2);
-        match self.linux_last_rcv {
-            None => {
-                self.linux_quick = self.linux_quickack_budget();
-                self.linux_ato = self.cfg.ato_min;
-            }
-            Some(last) => {
-                let m = now.saturating_since(last);
-                let half_ato = Duration::from_nanos(self.linux_ato.as_nanos() / 2);
-                if m <= half_min {
-                    self.linux_ato = half_ato + half_min;
-                } else if m < self.linux_ato {
-                    self.linux_ato = (half_ato + m).min(self.rtt.rto());
-                } else if m > self.rtt.rto() {
-                    self.linux_quick = self.linux_quickack_budget();
-                }
-            }
-        }
-        self.linux_last_rcv = Some(now);
-    }
-
-    /// Linux tcp_incr_quickack: min(rcv_wnd / (2·rcv_mss), 16) quick ACKs, at least 2.
-    fn linux_quickack_budget(&self) -> u32 {
-        let wnd = self.recv_buffer_limit() as u32;
-        (wnd / (2 * self.rcv_mss.max(1))).clamp(2, 16)
     }
 
     /// A uniform draw in [0, 1) from the connection's own random stream.
@@ -1823,48 +1687,35 @@ impl Connection {
                     self.rcv_nxt = e;
                 }
             }
-            match self.cfg.ack_policy {
-                AckPolicy::Linux => {
-                    self.linux_data_received(now);
-                    if len < self.rcv_mss {
-                        self.linux_pushed = (self.linux_pushed + 1).min(2); // tcp_measure_rcv_mss
-                    }
-                }
-                AckPolicy::Linux22 => self.linux22_data_received(now, len, seg.flags.contains(TcpFlags::PSH)),
-                _ => {}
-            }
+            let psh = seg.flags.contains(TcpFlags::PSH);
+            let v = self.rcv_view();
+            self.ack.on_data_arrival(now, len, psh, &v, &self.cfg);
             if had_holes {
                 self.ack_now = true; // RFC 5681 §4.2: a segment that fills a hole is ACKed at once
-                self.defer_k = 2;
+                self.ack.on_hole_filled();
                 if !self.ooo.is_empty() {
                     self.dup_ack_pending = false;
                 }
                 return;
             }
             let full = len >= self.rcv_mss;
-            if full {
-                self.full_segs_unacked += 1;
-            }
-            let now_by_policy = self.ack_decision(full, seg.flags.contains(TcpFlags::PSH));
+            let now_by_policy = self.ack.ack_now(full, psh, &v, &self.cfg);
             let now_by_chance = self.cfg.ack_immediate_p > 0.0 && self.draw() < self.cfg.ack_immediate_p;
             if now_by_policy || now_by_chance {
                 self.ack_now = true;
-            } else if self.cfg.ack_policy == AckPolicy::Linux22 {
-                // Linux 2.2 tcp_send_delayed_ack: a pending timer moves only to an earlier time.
-                let at = self.delayed_ack_deadline(now);
+            } else if self.ack.moves_timer_earlier() {
+                let at = self.ack.deadline(now, &v, &self.cfg);
                 if at.as_nanos() < self.timers[Timer::DelayedAck as usize] {
                     self.arm(Timer::DelayedAck, at);
                 }
             } else if !self.armed(Timer::DelayedAck) {
-                let at = self.delayed_ack_deadline(now);
+                let at = self.ack.deadline(now, &v, &self.cfg);
                 self.arm(Timer::DelayedAck, at);
             }
         } else {
             // Out of order: queue it and send a duplicate ACK at once (RFC 5681 §4.2).
-            self.defer_k = 2;
-            if self.cfg.ack_policy == AckPolicy::Linux && self.cfg.quickack_on_reorder {
-                self.linux_quick = self.linux_quickack_budget(); // Linux tcp_enter_quickack_mode
-            }
+            let v = self.rcv_view();
+            self.ack.on_out_of_order(&v, &self.cfg);
             // RFC 2883 §4.2: data we already hold out of order is reported in a D-SACK block, followed
             // by the SACK block that contains it.
             if let Some((_, r)) = self.ooo.containing(start) {
@@ -2201,12 +2052,8 @@ impl Connection {
                 }
                 self.cork_released = false;
                 self.disarm(Timer::Cork);
-                // Linux tcp_event_data_sent: data sent soon after data arrived is interactive (pingpong).
-                if self.cfg.ack_policy == AckPolicy::Linux
-                    && len > 0
-                    && self.linux_last_rcv.is_some_and(|t| now.saturating_since(t) < self.linux_ato)
-                {
-                    self.linux_pingpong = true;
+                if len > 0 {
+                    self.ack.on_data_sent(now);
                 }
                 let timed_by_ts = self.ts_ok && self.cfg.rtt_sampling == RttSampling::Auto;
                 if self.rtt_timed.is_none() && !timed_by_ts && len > 0 {
@@ -2314,16 +2161,9 @@ impl Connection {
         }
         self.dup_ack_pending = false;
         self.ack_now = false;
-        self.full_segs_unacked = 0;
         self.comp_pending = 0;
         self.disarm(Timer::CompressedAck);
-        self.linux_pushed = 0;
-        if self.cfg.ack_policy == AckPolicy::Linux && self.linux_quick > 0 {
-            self.linux_quick -= 1; // Linux tcp_dec_quickack_mode
-            if self.linux_quick == 0 {
-                self.linux_ato = self.cfg.ato_min;
-            }
-        }
+        self.ack.on_ack_sent(&self.cfg);
         self.dsack = None;
         self.disarm(Timer::DelayedAck);
         self.last_ack_sent = self.rcv_nxt;
