@@ -23,8 +23,15 @@ pub(crate) struct RcvView {
     pub window: u32,
     pub rto: Duration,
     pub srtt: Option<Duration>,
+    /// The largest window the receive buffer can offer, bytes.
+    pub recv_limit: u64,
+}
+
+impl RcvView {
     /// Linux `tcp_incr_quickack`: min(rcv_wnd / (2·rcv_mss), 16) quick ACKs, at least 2.
-    pub quickack_budget: u32,
+    fn quickack_budget(&self) -> u32 {
+        (self.recv_limit / (2 * self.rcv_mss.max(1) as u64)).clamp(2, 16) as u32
+    }
 }
 
 /// The ACK policy's state.
@@ -119,7 +126,7 @@ impl AckState {
         match self {
             AckState::Avoidance { defer_k, .. } => *defer_k = 2,
             // Linux before 4.18: tcp_enter_quickack_mode in tcp_data_queue.
-            AckState::Linux(l) if cfg.quickack_on_reorder => l.quick = v.quickack_budget,
+            AckState::Linux(l) if cfg.quickack_on_reorder => l.quick = v.quickack_budget(),
             _ => {}
         }
     }
@@ -249,7 +256,7 @@ impl LinuxAck {
         let half_min = Duration::from_nanos(cfg.ato_min.as_nanos() / 2);
         match self.last_rcv {
             None => {
-                self.quick = v.quickack_budget;
+                self.quick = v.quickack_budget();
                 self.ato = cfg.ato_min;
             }
             Some(last) => {
@@ -260,7 +267,7 @@ impl LinuxAck {
                 } else if m < self.ato {
                     self.ato = (half_ato + m).min(v.rto);
                 } else if m > v.rto {
-                    self.quick = v.quickack_budget;
+                    self.quick = v.quickack_budget();
                 }
             }
         }

@@ -526,10 +526,16 @@ impl Connection {
     fn arm(&mut self, t: Timer, at: Instant) {
         // The BSD delayed ACK runs on its own 200 ms fast timer, already phase-locked.
         let bsd_fast = t == Timer::DelayedAck && self.ack.phase_locked();
-        self.timers[t as usize] = if bsd_fast { at } else { at.ceil_to(self.cfg.tick) }.as_nanos();
+        self.set_timer(t, if bsd_fast { at } else { at.ceil_to(self.cfg.tick) }.as_nanos());
     }
     fn disarm(&mut self, t: Timer) {
-        self.timers[t as usize] = NO_TIMER;
+        self.set_timer(t, NO_TIMER);
+    }
+    fn set_timer(&mut self, t: Timer, at: u64) {
+        self.timers[t as usize] = at;
+    }
+    fn disarm_all(&mut self) {
+        self.timers = [NO_TIMER; TIMERS];
     }
     fn armed(&self, t: Timer) -> bool {
         self.timers[t as usize] != NO_TIMER
@@ -908,7 +914,7 @@ impl Connection {
             // RFC 5961 §3.2: reset only on an exact match, challenge otherwise.
             if seg.seq == self.rcv_nxt {
                 self.state = State::Closed;
-                self.timers = [NO_TIMER; TIMERS];
+                self.disarm_all();
             } else {
                 self.ack_now = true;
             }
@@ -989,7 +995,7 @@ impl Connection {
 
     fn enter_time_wait(&mut self, now: Instant) {
         self.state = State::TimeWait;
-        self.timers = [NO_TIMER; TIMERS];
+        self.disarm_all();
         self.arm(Timer::TimeWait, now + self.cfg.time_wait);
     }
 
@@ -1072,7 +1078,7 @@ impl Connection {
                 State::Closing => self.enter_time_wait(now),
                 State::LastAck => {
                     self.state = State::Closed;
-                    self.timers = [NO_TIMER; TIMERS];
+                    self.disarm_all();
                 }
                 _ => {}
             }
@@ -1639,16 +1645,15 @@ impl Connection {
     }
 
     /// The receive side as the ACK policy sees it.
+    #[inline]
     fn rcv_view(&self) -> RcvView {
-        let rcv_mss = self.rcv_mss.max(1);
         RcvView {
             unacked: self.rcv_nxt - self.last_ack_sent,
-            rcv_mss,
+            rcv_mss: self.rcv_mss,
             window: if self.rcv_adv > self.rcv_nxt { self.rcv_adv - self.rcv_nxt } else { 0 },
             rto: self.rtt.rto(),
             srtt: self.rtt.srtt(),
-            // Linux tcp_incr_quickack: min(rcv_wnd / (2·rcv_mss), 16) quick ACKs, at least 2.
-            quickack_budget: ((self.recv_buffer_limit() as u32) / (2 * rcv_mss)).clamp(2, 16),
+            recv_limit: self.recv_buffer_limit(),
         }
     }
 
@@ -1755,7 +1760,7 @@ impl Connection {
             // 5% of the RTT, at most comp_sack_delay (Linux uses the receiver's RTT estimate).
             let srtt = self.rtt.srtt().unwrap_or(self.cfg.comp_sack_delay.saturating_mul(20));
             let delay = self.cfg.comp_sack_delay.min(Duration::from_nanos(srtt.as_nanos() / 20));
-            self.timers[Timer::CompressedAck as usize] = (now + delay).as_nanos();
+            self.set_timer(Timer::CompressedAck, (now + delay).as_nanos());
         }
         true
     }
