@@ -1111,12 +1111,10 @@ impl Connection {
             if dsack {
                 self.st.DSACKDups += 1;
                 self.on_dsack(*b);
-                if self.sack_ok {
-                    let (una, nxt) = (self.snd_una, self.snd_nxt);
-                    if let Some(rack) = self.rack.as_mut() {
-                        dsack_of_probe |= rack.tlp_end() == Some(b.right);
-                        rack.on_dsack(b.right, una, nxt);
-                    }
+                let (una, nxt) = (self.snd_una, self.snd_nxt);
+                if let Some(rack) = self.rack.as_mut() {
+                    dsack_of_probe |= rack.tlp_end() == Some(b.right);
+                    rack.on_dsack(b.right, una, nxt);
                 }
                 continue;
             }
