@@ -11,12 +11,13 @@ use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::ack::{AckState, RcvView};
-use crate::config::{CongestionControlKind, CwndUnit, Cwv, IfqFull, RttSampling, TcpConfig};
+use crate::config::{CongestionControlKind, CwndUnit, Cwv, IfqFull, TcpConfig};
 use crate::congestion::{AckInfo, CongestionControl, CongestionEvent, Growth, SlowStartExit, INFINITE_SSTHRESH};
 use crate::estats::Estats;
 use crate::rack::Rack;
 use crate::ranges::RangeSet;
 use crate::rtt::RttEstimator;
+use crate::sampler::RttSampler;
 
 /// Connection states, named and printed as in RFC 9293 §3.3.2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -201,10 +202,8 @@ pub struct Connection {
 
     // RTT and timers.
     rtt: RttEstimator,
-    /// Under `rtt_sampling = "every_ack"`: (one past each new segment, when it was first sent).
-    sent_times: std::collections::VecDeque<(SeqNumber, Instant)>,
-    /// Non-timestamp RTT timing: (one past the timed segment, when it was sent). Karn: cleared by any retransmission.
-    rtt_timed: Option<(SeqNumber, Instant)>,
+    /// Which ACKs give RTT samples (`rtt_sampling`).
+    sampler: RttSampler,
     backoff: u32,
     persist_backoff: u32,
     /// Deadlines in ns of virtual time, [`NO_TIMER`] when disarmed: a plain array whose minimum is cheap,
@@ -333,8 +332,7 @@ impl Connection {
             tlp_pending: false,
             last_data_sent: None,
             rtt,
-            rtt_timed: None,
-            sent_times: std::collections::VecDeque::new(),
+            sampler: RttSampler::new(cfg.rtt_sampling),
             backoff: 0,
             persist_backoff: 0,
             timers: [NO_TIMER; TIMERS],
@@ -662,7 +660,7 @@ impl Connection {
             self.st.SubsequentTimeouts += 1;
         }
         self.st.CurTimeoutCount += 1;
-        self.rtt_timed = None;
+        self.sampler.forget_timed();
         if matches!(self.state, State::SynSent | State::SynReceived) {
             self.syn_retransmitted = true;
             self.syn_resend = true;
@@ -846,17 +844,16 @@ impl Connection {
 
     fn rtt_sample_from_handshake(&mut self, now: Instant, seg: &TcpSegment) {
         // Karn: no sample if the SYN was retransmitted, unless the timestamp echo identifies it.
-        if let (true, Some(ts)) = (self.ts_ok, seg.options.timestamps) {
-            if ts.tsecr != 0 {
-                self.rtt_sample(now, self.ts_elapsed(now, ts.tsecr));
-                return;
-            }
+        let ts_rtt = self.ts_rtt(now, seg);
+        if let Some(r) = self.sampler.on_handshake_ack(now, ts_rtt, self.syn_retransmitted) {
+            self.rtt_sample(now, r);
         }
-        if let Some((_, sent)) = self.rtt_timed.take() {
-            if !self.syn_retransmitted {
-                self.rtt_sample(now, now - sent);
-            }
-        }
+    }
+
+    /// The RTT a segment's timestamp echo gives, when timestamps were negotiated and it echoes one.
+    fn ts_rtt(&self, now: Instant, seg: &TcpSegment) -> Option<Duration> {
+        let ts = seg.options.timestamps.filter(|t| self.ts_ok && t.tsecr != 0)?;
+        Some(self.ts_elapsed(now, ts.tsecr))
     }
 
     /// RFC 6298 (5.7): a handshake that needed a retransmission starts data with a 3 s RTO.
@@ -1158,37 +1155,9 @@ impl Connection {
         }
 
         // RTT sample: every ACK of new data with timestamps (RFC 7323 §4.1), else the timed segment (Karn).
-        let mut sampled = false;
-        if self.cfg.rtt_sampling == RttSampling::EveryAck {
-            // Every ACK, timed from the first transmission of the newest segment it covers, retransmitted or
-            // not: Karn's ambiguity left in on purpose.
-            let mut first_sent = None;
-            while let Some(&(end, t)) = self.sent_times.front() {
-                if end > ack {
-                    break;
-                }
-                first_sent = Some(t);
-                self.sent_times.pop_front();
-            }
-            if let Some(t) = first_sent {
-                self.rtt_sample(now, now - t);
-            }
-            sampled = true;
-        }
-        let use_ts = self.ts_ok && self.cfg.rtt_sampling == RttSampling::Auto;
-        if let (true, Some(ts)) = (use_ts && !sampled, seg.options.timestamps) {
-            if ts.tsecr != 0 {
-                self.rtt_sample(now, self.ts_elapsed(now, ts.tsecr));
-                sampled = true;
-            }
-        }
-        if let Some((end, sent)) = self.rtt_timed {
-            if ack >= end {
-                if !sampled {
-                    self.rtt_sample(now, now - sent);
-                }
-                self.rtt_timed = None;
-            }
+        let ts_rtt = self.ts_rtt(now, seg);
+        if let Some(r) = self.sampler.on_ack(ack, now, ts_rtt, self.ts_ok) {
+            self.rtt_sample(now, r);
         }
 
         let mut restart_timer = true;
@@ -1501,7 +1470,7 @@ impl Connection {
             self.recovery = Recovery::NewReno;
             self.inflation = 3 * self.smss as i64;
         }
-        self.rtt_timed = None;
+        self.sampler.forget_timed();
     }
 
     /// RFC 6937 §3 (PRR-SSRB): how much may be sent in response to an ACK that delivered `delivered` bytes.
@@ -1999,7 +1968,7 @@ impl Connection {
                 seg.flags = if matches!(choice, Choice::Syn) { TcpFlags::SYN } else { TcpFlags::SYN | TcpFlags::ACK };
                 retransmit = self.snd_nxt != self.iss;
                 if !retransmit {
-                    self.rtt_timed = Some((self.iss + 1, now));
+                    self.sampler.on_syn_sent(self.iss + 1, now);
                 }
                 self.snd_nxt = self.iss + 1;
                 self.syn_resend = false;
@@ -2057,13 +2026,7 @@ impl Connection {
                 self.disarm(Timer::Cork);
                 if len > 0 {
                     self.ack.on_data_sent(now);
-                }
-                let timed_by_ts = self.ts_ok && self.cfg.rtt_sampling == RttSampling::Auto;
-                if self.rtt_timed.is_none() && !timed_by_ts && len > 0 {
-                    self.rtt_timed = Some((self.snd_nxt, now));
-                }
-                if self.cfg.rtt_sampling == RttSampling::EveryAck && len > 0 {
-                    self.sent_times.push_back((self.snd_nxt, now));
+                    self.sampler.on_data_sent(self.snd_nxt, now, self.ts_ok);
                 }
             }
             Choice::ZeroWindowProbe => {
@@ -2087,7 +2050,7 @@ impl Connection {
             }
         }
         if retransmit {
-            self.rtt_timed = None; // Karn's rule
+            self.sampler.forget_timed(); // Karn's rule
             if self.undo_episode.is_some() && seg.payload_len > 0 {
                 self.undo_retrans += 1;
             }

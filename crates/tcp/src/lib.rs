@@ -18,6 +18,7 @@ pub mod personality;
 mod rack;
 mod ranges;
 pub mod rtt;
+mod sampler;
 
 pub use config::{CongestionControlKind, InitialWindow, TcpConfig};
 pub use conn::{Connection, State, TxRoom};
