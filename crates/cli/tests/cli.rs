@@ -191,13 +191,13 @@ fn explain_lists_every_knob_per_personality() {
     let out = tcplab().arg("explain").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(out.status.success());
-    for name in ["rfc", "linux", "linux-2.4", "hpux-11", "bsd-4.4"] {
+    for name in ["rfc", "linux", "linux-2.2", "linux-2.4", "hpux-11", "bsd-4.4"] {
         assert!(text.lines().nth(2).unwrap().contains(name), "header names {name}");
     }
     let ack = text.lines().find(|l| l.starts_with("ack_policy ")).unwrap();
     assert_eq!(
         ack.split_whitespace().collect::<Vec<_>>(),
-        ["ack_policy", "delayed", "linux", "linux", "avoidance", "bsd"]
+        ["ack_policy", "delayed", "linux", "linux", "linux-2.2", "avoidance", "bsd"]
     );
     assert!(text.lines().any(|l| l.starts_with("cubic.hystart ")));
     let one = tcplab().args(["explain", "abc"]).output().unwrap();

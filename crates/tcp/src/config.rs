@@ -41,7 +41,13 @@ pub struct TcpConfig {
     /// Receiver ACK policy (RFC 1122 §4.2.3.2, RFC 5681 §4.2, and the stacks in docs/scenario.md):
     /// `every` segment; `delayed` (every `ack_every` full-sized segments or the per-connection
     /// `delayed_ack_timeout`); `bsd` (4.4BSD: a global fast timer of `delayed_ack_timeout`, phase-locked,
-    /// not per connection); `linux` (quickack budget, ATO adaptation 40–200 ms, pingpong mode); `avoidance`
+    /// not per connection); `linux` (quickack budget, ATO adaptation 40–200 ms, pingpong mode, and an ACK
+    /// when the application drains a short pushed segment outside pingpong mode, `tcp_cleanup_rbuf`);
+    /// `linux-2.2` (Linux 2.2's `tcp_delack_estimator`: a quick ACK for the first segment only, then the
+    /// ATO follows the data's interarrival time in `tick`s — half the old ATO plus the latest gap, the
+    /// RTO if the gap exceeds it, at most `ato_min` after a short pushed segment — and the delayed ACK
+    /// fires that many ticks after the current tick; an ACK at once only every two full segments or
+    /// for out-of-order data; no ACK on read); `avoidance`
     /// (HP-UX-style: the deferral ramps from 2 to `deferred_ack_max` segments, reset by loss, hole fill or
     /// timer). Out-of-order data, hole fills and duplicates are acknowledged at once under every policy.
     /// Default `delayed`.
@@ -57,7 +63,8 @@ pub struct TcpConfig {
     /// `tcp_deferred_ack_max`, in segments). Default 22.
     pub deferred_ack_max: u32,
     /// Under `ack_policy = "linux"`: the smallest ATO, and the delayed-ACK timeout outside pingpong mode
-    /// (TCP_ATO_MIN, HZ/25). Default 40ms.
+    /// (TCP_ATO_MIN, HZ/25). Under `ack_policy = "linux-2.2"`: the ATO ceiling after a short pushed
+    /// segment (HZ/50 in `tcp_remember_ack`). Default 40ms.
     pub ato_min: Duration,
     /// Under `ack_policy = "linux"`: out-of-order data refills the quick-ACK allowance (Linux
     /// `tcp_enter_quickack_mode` in `tcp_data_queue`, until 4.18), so the in-order data after a hole is
@@ -112,6 +119,12 @@ pub struct TcpConfig {
     pub lost_retransmit_detection: bool,
     /// Limited transmit (RFC 3042): send new data on the first two duplicate ACKs. Default on.
     pub limited_transmit: bool,
+    /// Set ssthresh on a congestion event from cwnd, as Linux's congestion modules do (`tcp_reno_ssthresh`,
+    /// CUBIC's `bictcp_recalc_ssthresh`: cwnd·β), instead of from FlightSize (RFC 5681 (4), RFC 9438 §4.6).
+    /// They differ after a recovery: data sent while lost segments were still counted outstanding can
+    /// leave FlightSize above cwnd, and a FlightSize-based ssthresh then ratchets cwnd up from one
+    /// recovery to the next. Default off.
+    pub ssthresh_from_cwnd: bool,
     /// Restart the retransmission timer whenever the first unacknowledged segment is retransmitted in
     /// fast recovery (Linux `tcp_xmit_retransmit_queue`), so that the RTO runs from the retransmission;
     /// RFC 6298 (5.3) restarts it only on ACKs of new data. Default off.
@@ -224,6 +237,7 @@ impl Default for TcpConfig {
             prr: false,
             lost_retransmit_detection: false,
             limited_transmit: true,
+            ssthresh_from_cwnd: false,
             rto_rearm_on_retransmit: false,
             keep_sack_on_rto: false,
             rack: false,
@@ -254,6 +268,8 @@ pub enum AckPolicy {
     Delayed,
     Bsd,
     Linux,
+    #[serde(rename = "linux-2.2")]
+    Linux22,
     Avoidance,
 }
 

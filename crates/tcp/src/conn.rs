@@ -10,14 +10,14 @@ use tcplab_wire::{SackBlock, SackBlocks, SeqNumber, TcpFlags, TcpOptions, TcpSeg
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use crate::config::{AckPolicy, CongestionControlKind, CwndUnit, Cwv, IfqFull, RttSampling, TcpConfig};
-use crate::congestion::{
-    AckInfo, CongestionControl, CongestionEvent, Cubic, Growth, Reno, SlowStartExit, INFINITE_SSTHRESH,
-};
+use crate::ack::{AckState, RcvView};
+use crate::config::{CongestionControlKind, CwndUnit, Cwv, IfqFull, TcpConfig};
+use crate::congestion::{AckInfo, CongestionControl, CongestionEvent, Growth, SlowStartExit, INFINITE_SSTHRESH};
 use crate::estats::Estats;
 use crate::rack::Rack;
 use crate::ranges::RangeSet;
 use crate::rtt::RttEstimator;
+use crate::sampler::RttSampler;
 
 /// Connection states, named and printed as in RFC 9293 §3.3.2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,6 +71,8 @@ enum Timer {
     CompressedAck = 7,
 }
 const TIMERS: usize = 8;
+/// A disarmed timer.
+const NO_TIMER: u64 = u64::MAX;
 
 /// Loss recovery phase of the sender.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -194,13 +196,13 @@ pub struct Connection {
 
     // RTT and timers.
     rtt: RttEstimator,
-    /// Under `rtt_sampling = "every_ack"`: (one past each new segment, when it was first sent).
-    sent_times: std::collections::VecDeque<(SeqNumber, Instant)>,
-    /// Non-timestamp RTT timing: (one past the timed segment, when it was sent). Karn: cleared by any retransmission.
-    rtt_timed: Option<(SeqNumber, Instant)>,
+    /// Which ACKs give RTT samples (`rtt_sampling`).
+    sampler: RttSampler,
     backoff: u32,
     persist_backoff: u32,
-    timers: [Option<Instant>; TIMERS],
+    /// Deadlines in ns of virtual time, [`NO_TIMER`] when disarmed: a plain array whose minimum is cheap,
+    /// as the event loop asks for it after every event.
+    timers: [u64; TIMERS],
     probe_pending: bool,
 
     // Receive sequence space.
@@ -217,7 +219,6 @@ pub struct Connection {
     sack_recent: [Option<SeqNumber>; 4],
     dsack: Option<SackBlock>,
     ack_now: bool,
-    full_segs_unacked: u32,
     /// The next ACK repeats RCV.NXT because of out-of-order or duplicate data.
     dup_ack_pending: bool,
     /// SACK compression (Linux `compressed_ack_rcv_nxt`, `dup_ack_counter`, `compressed_ack`): the
@@ -248,13 +249,8 @@ pub struct Connection {
     /// RFC 2861: the largest flight used since `cwv_stamp`.
     cwv_used: u32,
     cwv_stamp: Instant,
-    /// HP-UX-style ACK avoidance: the current deferral, full-sized segments per ACK.
-    defer_k: u32,
-    /// Linux receiver: quick ACKs left, pingpong (interactive) mode, ATO, last data arrival.
-    linux_quick: u32,
-    linux_pingpong: bool,
-    linux_ato: Duration,
-    linux_last_rcv: Option<Instant>,
+    /// The receiver's ACK policy and what it remembers (`ack_policy`).
+    ack: AckState,
     rng: Xoshiro256PlusPlus,
     st: Estats,
 }
@@ -283,16 +279,7 @@ impl Connection {
             cfg.clock_granularity,
         );
         let mss = cfg.mss.bytes() as u32;
-        let cc: Box<dyn CongestionControl + Send> = match cfg.congestion_control {
-            CongestionControlKind::Reno | CongestionControlKind::NewReno => {
-                let mut reno = Reno::new(cfg.initial_window.bytes(mss), cfg.abc, cfg.abc_ca);
-                if cfg.congestion_control == CongestionControlKind::Reno {
-                    reno = reno.rfc5681_exit();
-                }
-                Box::new(if cfg.cwnd_unit == CwndUnit::Packets { reno.in_packets() } else { reno })
-            }
-            CongestionControlKind::Cubic => Box::new(Cubic::new(cfg.initial_window.bytes(mss), cfg.abc, cfg.cubic)),
-        };
+        let cc = crate::congestion::build(&cfg, mss);
         Connection {
             state,
             local_port,
@@ -339,11 +326,10 @@ impl Connection {
             tlp_pending: false,
             last_data_sent: None,
             rtt,
-            rtt_timed: None,
-            sent_times: std::collections::VecDeque::new(),
+            sampler: RttSampler::new(cfg.rtt_sampling),
             backoff: 0,
             persist_backoff: 0,
-            timers: [None; TIMERS],
+            timers: [NO_TIMER; TIMERS],
             probe_pending: false,
             irs: SeqNumber(0),
             rcv_nxt: SeqNumber(0),
@@ -354,7 +340,6 @@ impl Connection {
             sack_recent: [None; 4],
             dsack: None,
             ack_now: false,
-            full_segs_unacked: 0,
             dup_ack_pending: false,
             comp_rcv_nxt: SeqNumber(0),
             comp_dup_acks: 0,
@@ -374,11 +359,7 @@ impl Connection {
             nvp_since: None,
             cwv_used: 0,
             cwv_stamp: Instant::ZERO,
-            defer_k: 2,
-            linux_quick: 0,
-            linux_pingpong: false,
-            linux_ato: cfg.ato_min,
-            linux_last_rcv: None,
+            ack: AckState::new(&cfg),
             rng: Xoshiro256PlusPlus::seed_from_u64(iss.0 as u64),
             st: Estats::default(),
             cfg,
@@ -431,6 +412,13 @@ impl Connection {
     #[cfg(test)]
     pub(crate) fn prr_delivered(&self) -> u64 {
         self.prr_delivered
+    }
+    /// Internal state the property test checks: the right edge of the advertised window, one past the
+    /// last byte written (the FIN's number once queued), whether the FIN is queued, and the SACK
+    /// scoreboard.
+    #[cfg(test)]
+    pub(crate) fn invariant_state(&self) -> (SeqNumber, SeqNumber, bool, Vec<(SeqNumber, SeqNumber)>) {
+        (self.rcv_adv, self.write_end, self.fin_queued, self.scoreboard.iter().collect())
     }
 
     // ----------------------------------------------------------------------------------------------
@@ -488,6 +476,11 @@ impl Connection {
         if free >= window_before as u64 + self.rcv_mss as u64 && free >= 2 * window_before as u64 {
             self.ack_now = true;
         }
+        // Linux tcp_cleanup_rbuf: a read that empties the receive queue after a short pushed segment is
+        // ACKed at once, unless the connection is interactive (pingpong) and only one such segment came.
+        if self.ack.ack_on_drain() && self.readable() == 0 && self.rcv_nxt != self.last_ack_sent {
+            self.ack_now = true;
+        }
         n
     }
 
@@ -518,19 +511,26 @@ impl Connection {
 
     /// The earliest instant at which [`Connection::on_timeout`] has work to do.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.timers.iter().flatten().min().copied()
+        let next = self.timers.iter().fold(NO_TIMER, |m, &t| m.min(t));
+        (next != NO_TIMER).then(|| Instant::from_nanos(next))
     }
 
     fn arm(&mut self, t: Timer, at: Instant) {
         // The BSD delayed ACK runs on its own 200 ms fast timer, already phase-locked.
-        let bsd_fast = t == Timer::DelayedAck && self.cfg.ack_policy == AckPolicy::Bsd;
-        self.timers[t as usize] = Some(if bsd_fast { at } else { at.ceil_to(self.cfg.tick) });
+        let bsd_fast = t == Timer::DelayedAck && self.ack.phase_locked();
+        self.set_timer(t, if bsd_fast { at } else { at.ceil_to(self.cfg.tick) }.as_nanos());
     }
     fn disarm(&mut self, t: Timer) {
-        self.timers[t as usize] = None;
+        self.set_timer(t, NO_TIMER);
+    }
+    fn set_timer(&mut self, t: Timer, at: u64) {
+        self.timers[t as usize] = at;
+    }
+    fn disarm_all(&mut self) {
+        self.timers = [NO_TIMER; TIMERS];
     }
     fn armed(&self, t: Timer) -> bool {
-        self.timers[t as usize].is_some()
+        self.timers[t as usize] != NO_TIMER
     }
     fn restart_rto(&mut self, now: Instant) {
         let rto = self.rtt.rto_backed_off(self.backoff);
@@ -542,7 +542,7 @@ impl Connection {
 
     /// Runs every timer that is due at `now`.
     pub fn on_timeout(&mut self, now: Instant) {
-        let due = |t: Option<Instant>| t.is_some_and(|d| d <= now);
+        let due = |t: u64| t <= now.as_nanos();
         if due(self.timers[Timer::TimeWait as usize]) {
             self.disarm(Timer::TimeWait);
             self.state = State::Closed;
@@ -551,16 +551,8 @@ impl Connection {
         if due(self.timers[Timer::DelayedAck as usize]) {
             self.disarm(Timer::DelayedAck);
             self.ack_now = true;
-            self.defer_k = 2;
-            if self.cfg.ack_policy == AckPolicy::Linux {
-                // Linux tcp_delack_timer_handler: leave pingpong, or back the ATO off.
-                if self.linux_pingpong {
-                    self.linux_pingpong = false;
-                    self.linux_ato = self.cfg.ato_min;
-                } else {
-                    self.linux_ato = (self.linux_ato.saturating_mul(2)).min(self.rtt.rto());
-                }
-            }
+            let v = self.rcv_view();
+            self.ack.on_delayed_ack_timeout(&v, &self.cfg);
         }
         if due(self.timers[Timer::CompressedAck as usize]) {
             self.disarm(Timer::CompressedAck);
@@ -622,8 +614,8 @@ impl Connection {
             pto += self.cfg.tlp_max_ack_delay;
         }
         let mut at = now + pto;
-        if let Some(rto) = self.timers[Timer::Retransmit as usize] {
-            at = at.min(rto);
+        if self.armed(Timer::Retransmit) {
+            at = at.min(Instant::from_nanos(self.timers[Timer::Retransmit as usize]));
         }
         self.arm(Timer::LossProbe, at);
     }
@@ -662,7 +654,7 @@ impl Connection {
             self.st.SubsequentTimeouts += 1;
         }
         self.st.CurTimeoutCount += 1;
-        self.rtt_timed = None;
+        self.sampler.forget_timed();
         if matches!(self.state, State::SynSent | State::SynReceived) {
             self.syn_retransmitted = true;
             self.syn_resend = true;
@@ -685,6 +677,7 @@ impl Connection {
         // recovery that kept sending new data it can be most of the window.
         let sacked = self.scoreboard.bytes_within(self.snd_una, self.snd_nxt);
         let flight = self.snd_nxt - self.snd_una - sacked;
+        let flight = self.reduction_base(flight);
         self.cc.on_congestion_event(now, CongestionEvent::Timeout { first }, flight, self.smss);
         self.recovery = Recovery::Loss { high: self.snd_nxt };
         self.undo_episode = None; // timeouts are not undone (no F-RTO/Eifel here)
@@ -711,6 +704,16 @@ impl Connection {
         self.after_rto = true;
         self.backoff += 1;
         self.restart_rto(now);
+    }
+
+    /// What a multiplicative decrease starts from: FlightSize (RFC 5681 (4), RFC 9438 §4.6), or cwnd as
+    /// Linux's `ssthresh` hooks do (`ssthresh_from_cwnd`).
+    fn reduction_base(&self, flight: u32) -> u32 {
+        if self.cfg.ssthresh_from_cwnd {
+            self.cc.window()
+        } else {
+            flight
+        }
     }
 
     fn count_congestion_signal(&mut self) {
@@ -835,17 +838,16 @@ impl Connection {
 
     fn rtt_sample_from_handshake(&mut self, now: Instant, seg: &TcpSegment) {
         // Karn: no sample if the SYN was retransmitted, unless the timestamp echo identifies it.
-        if let (true, Some(ts)) = (self.ts_ok, seg.options.timestamps) {
-            if ts.tsecr != 0 {
-                self.rtt_sample(now, self.ts_elapsed(now, ts.tsecr));
-                return;
-            }
+        let ts_rtt = self.ts_rtt(now, seg);
+        if let Some(r) = self.sampler.on_handshake_ack(now, ts_rtt, self.syn_retransmitted) {
+            self.rtt_sample(now, r);
         }
-        if let Some((_, sent)) = self.rtt_timed.take() {
-            if !self.syn_retransmitted {
-                self.rtt_sample(now, now - sent);
-            }
-        }
+    }
+
+    /// The RTT a segment's timestamp echo gives, when timestamps were negotiated and it echoes one.
+    fn ts_rtt(&self, now: Instant, seg: &TcpSegment) -> Option<Duration> {
+        let ts = seg.options.timestamps.filter(|t| self.ts_ok && t.tsecr != 0)?;
+        Some(self.ts_elapsed(now, ts.tsecr))
     }
 
     /// RFC 6298 (5.7): a handshake that needed a retransmission starts data with a 3 s RTO.
@@ -870,6 +872,15 @@ impl Connection {
         if self.ts_ok && !seg.flags.rst() {
             if let Some(ts) = seg.options.timestamps {
                 if (ts.tsval.wrapping_sub(self.ts_recent) as i32) < 0 {
+                    // R1: drop and ACK. Data already received is reported with D-SACK (RFC 2883 §4, as
+                    // Linux's tcp_send_dupack does): a late original overtaken by its retransmission
+                    // carries the older TSval, and without the D-SACK the sender could not tell that the
+                    // retransmission was needless.
+                    if seg.payload_len > 0 && seg.seq < self.rcv_nxt {
+                        let end = (seg.seq + seg.payload_len).min(self.rcv_nxt);
+                        self.dsack = Some(SackBlock { left: seg.seq, right: end });
+                        self.dup_ack_pending = true;
+                    }
                     self.ack_now = true;
                     return;
                 }
@@ -894,7 +905,7 @@ impl Connection {
             // RFC 5961 §3.2: reset only on an exact match, challenge otherwise.
             if seg.seq == self.rcv_nxt {
                 self.state = State::Closed;
-                self.timers = [None; TIMERS];
+                self.disarm_all();
             } else {
                 self.ack_now = true;
             }
@@ -975,7 +986,7 @@ impl Connection {
 
     fn enter_time_wait(&mut self, now: Instant) {
         self.state = State::TimeWait;
-        self.timers = [None; TIMERS];
+        self.disarm_all();
         self.arm(Timer::TimeWait, now + self.cfg.time_wait);
     }
 
@@ -1039,7 +1050,7 @@ impl Connection {
                 // completed at once (tcp_init_cwnd_reduction, tcp_end_cwnd_reduction).
                 self.st.LossProbeRecoveries += 1;
                 self.count_congestion_signal();
-                let flight = self.snd_nxt - self.snd_una;
+                let flight = self.reduction_base(self.snd_nxt - self.snd_una);
                 self.cc.on_congestion_event(now, CongestionEvent::FastRetransmit, flight, self.smss);
             }
             self.rack_detect_loss(now);
@@ -1058,7 +1069,7 @@ impl Connection {
                 State::Closing => self.enter_time_wait(now),
                 State::LastAck => {
                     self.state = State::Closed;
-                    self.timers = [None; TIMERS];
+                    self.disarm_all();
                 }
                 _ => {}
             }
@@ -1091,12 +1102,10 @@ impl Connection {
             if dsack {
                 self.st.DSACKDups += 1;
                 self.on_dsack(*b);
-                if self.sack_ok {
-                    let (una, nxt) = (self.snd_una, self.snd_nxt);
-                    if let Some(rack) = self.rack.as_mut() {
-                        dsack_of_probe |= rack.tlp_end() == Some(b.right);
-                        rack.on_dsack(b.right, una, nxt);
-                    }
+                let (una, nxt) = (self.snd_una, self.snd_nxt);
+                if let Some(rack) = self.rack.as_mut() {
+                    dsack_of_probe |= rack.tlp_end() == Some(b.right);
+                    rack.on_dsack(b.right, una, nxt);
                 }
                 continue;
             }
@@ -1140,37 +1149,9 @@ impl Connection {
         }
 
         // RTT sample: every ACK of new data with timestamps (RFC 7323 §4.1), else the timed segment (Karn).
-        let mut sampled = false;
-        if self.cfg.rtt_sampling == RttSampling::EveryAck {
-            // Every ACK, timed from the first transmission of the newest segment it covers, retransmitted or
-            // not: Karn's ambiguity left in on purpose.
-            let mut first_sent = None;
-            while let Some(&(end, t)) = self.sent_times.front() {
-                if end > ack {
-                    break;
-                }
-                first_sent = Some(t);
-                self.sent_times.pop_front();
-            }
-            if let Some(t) = first_sent {
-                self.rtt_sample(now, now - t);
-            }
-            sampled = true;
-        }
-        let use_ts = self.ts_ok && self.cfg.rtt_sampling == RttSampling::Auto;
-        if let (true, Some(ts)) = (use_ts && !sampled, seg.options.timestamps) {
-            if ts.tsecr != 0 {
-                self.rtt_sample(now, self.ts_elapsed(now, ts.tsecr));
-                sampled = true;
-            }
-        }
-        if let Some((end, sent)) = self.rtt_timed {
-            if ack >= end {
-                if !sampled {
-                    self.rtt_sample(now, now - sent);
-                }
-                self.rtt_timed = None;
-            }
+        let ts_rtt = self.ts_rtt(now, seg);
+        if let Some(r) = self.sampler.on_ack(ack, now, ts_rtt, self.ts_ok) {
+            self.rtt_sample(now, r);
         }
 
         let mut restart_timer = true;
@@ -1318,11 +1299,16 @@ impl Connection {
     /// IW (so cwnd never decays below it), ssthresh keeps ¾ of the cwnd being decayed (RFC 2861 §3,
     /// `tcp_current_ssthresh`), cwnd stays a whole number of segments when counted in packets, and
     /// nothing decays while the application is blocked on a full send buffer (`SOCK_NOSPACE`).
+    #[inline]
     fn cwnd_validate(&mut self, now: Instant) {
-        let linux = self.cfg.cwv == Cwv::Linux;
-        if !(self.cfg.cwv == Cwv::Rfc2861 || linux) || self.recovery != Recovery::Open {
-            return;
+        if matches!(self.cfg.cwv, Cwv::Rfc2861 | Cwv::Linux) && self.recovery == Recovery::Open {
+            self.cwnd_validate_open(now);
         }
+    }
+
+    #[inline(never)]
+    fn cwnd_validate_open(&mut self, now: Instant) {
+        let linux = self.cfg.cwv == Cwv::Linux;
         let flight = self.snd_nxt - self.snd_una;
         self.cwv_used = self.cwv_used.max(flight);
         if now.saturating_since(self.cwv_stamp) < self.rtt.rto() {
@@ -1338,9 +1324,9 @@ impl Connection {
                 if self.cc.ssthresh() < three_quarters {
                     self.cc.set_ssthresh(three_quarters);
                 }
-                if self.cfg.cwnd_unit == CwndUnit::Packets {
-                    target -= target % self.smss;
-                }
+            }
+            if self.cfg.cwnd_unit == CwndUnit::Packets {
+                target -= target % self.smss; // Linux halves a packet count
             }
             self.cc.set_window(target.max(self.smss));
             self.st.OtherReductions += 1;
@@ -1354,7 +1340,12 @@ impl Connection {
         if self.cfg.max_burst == 0 {
             return;
         }
-        let limit = (self.snd_nxt - self.snd_una).saturating_add(self.cfg.max_burst * self.smss);
+        let mut flight = self.snd_nxt - self.snd_una;
+        if self.cfg.cwnd_unit == CwndUnit::Packets {
+            // Linux counts packets in flight: a short segment is one.
+            flight = flight.div_ceil(self.smss).saturating_mul(self.smss);
+        }
+        let limit = flight.saturating_add(self.cfg.max_burst * self.smss);
         if self.cc.window() > limit {
             self.cc.set_window(limit);
             self.st.OtherReductions += 1;
@@ -1446,6 +1437,7 @@ impl Connection {
         self.count_congestion_signal();
         // RFC 5681 §3.2 step 2 (and RFC 6675 §5 step 4.2): limited-transmit segments MUST NOT count.
         let flight = self.new_cwv_loss_flight((self.snd_nxt - self.snd_una) - self.limited_sent);
+        let flight = self.reduction_base(flight);
         self.limited_sent = 0;
         self.cc.on_congestion_event(now, CongestionEvent::FastRetransmit, flight, self.smss);
         self.nvp_since = None;
@@ -1472,7 +1464,7 @@ impl Connection {
             self.recovery = Recovery::NewReno;
             self.inflation = 3 * self.smss as i64;
         }
-        self.rtt_timed = None;
+        self.sampler.forget_timed();
     }
 
     /// RFC 6937 §3 (PRR-SSRB): how much may be sent in response to an ACK that delivered `delivered` bytes.
@@ -1548,13 +1540,20 @@ impl Connection {
         unsacked(lost, self.snd_nxt) + unsacked(self.snd_una, self.high_rxt.min(self.snd_nxt))
     }
 
+    /// The pipe of a SACK recovery: RACK's marks when RACK runs, else RFC 6675 SetPipe.
+    #[inline(never)]
+    fn sack_recovery_pipe(&self) -> u32 {
+        match self.rack.as_ref().filter(|_| self.sack_ok) {
+            Some(rack) => rack.pipe(),
+            None => self.sack_pipe(),
+        }
+    }
+
     /// Bytes in flight by the rule of the current recovery phase.
+    #[inline]
     fn pipe(&self) -> u32 {
         match self.recovery {
-            Recovery::Sack { .. } => match self.rack.as_ref().filter(|_| self.sack_ok) {
-                Some(rack) => rack.pipe(),
-                None => self.sack_pipe(),
-            },
+            Recovery::Sack { .. } => self.sack_recovery_pipe(),
             Recovery::Loss { high } => {
                 let rtx = if self.rtx_next > self.snd_una { self.rtx_next - self.snd_una } else { 0 };
                 let sacked = self.scoreboard.bytes_within(self.snd_una, self.rtx_next.max(self.snd_una));
@@ -1606,82 +1605,17 @@ impl Connection {
         self.cfg.timestamp_tick.saturating_mul(ticks as u64)
     }
 
-    /// Whether in-order data must be acknowledged now under the configured policy.
-    fn ack_decision(&mut self, full: bool, psh: bool) -> bool {
-        match self.cfg.ack_policy {
-            AckPolicy::Every => true,
-            AckPolicy::Delayed | AckPolicy::Bsd => self.full_segs_unacked >= self.cfg.ack_every,
-            // Linux __tcp_ack_snd_check: more than one full segment unacknowledged, or quickack mode.
-            AckPolicy::Linux => {
-                self.rcv_nxt - self.last_ack_sent > self.rcv_mss || (self.linux_quick > 0 && !self.linux_pingpong)
-            }
-            AckPolicy::Avoidance => {
-                if !full || psh {
-                    self.defer_k = 2;
-                }
-                let window = self.rcv_adv - self.rcv_nxt;
-                let unacked = self.rcv_nxt - self.last_ack_sent;
-                if self.full_segs_unacked >= self.defer_k {
-                    self.defer_k = (self.defer_k + 1).min(self.cfg.deferred_ack_max);
-                    true
-                } else {
-                    unacked as u64
-                        >= (self.cfg.deferred_ack_max as u64 * self.rcv_mss as u64).min(window as u64 / 2 + 1)
-                }
-            }
+    /// The receive side as the ACK policy sees it.
+    #[inline]
+    fn rcv_view(&self) -> RcvView {
+        RcvView {
+            unacked: self.rcv_nxt - self.last_ack_sent,
+            rcv_mss: self.rcv_mss,
+            window: if self.rcv_adv > self.rcv_nxt { self.rcv_adv - self.rcv_nxt } else { 0 },
+            rto: self.rtt.rto(),
+            srtt: self.rtt.srtt(),
+            recv_limit: self.recv_buffer_limit(),
         }
-    }
-
-    /// When the delayed ACK is due, armed at the first unacknowledged arrival.
-    fn delayed_ack_deadline(&self, now: Instant) -> Instant {
-        match self.cfg.ack_policy {
-            // 4.4BSD: the fast timer ticks globally; the ACK goes at the next tick, 0 to 200 ms away.
-            AckPolicy::Bsd => (now + Duration::from_nanos(1)).ceil_to(self.cfg.delayed_ack_timeout),
-            // Linux tcp_send_delayed_ack: the ATO, bounded by 500 ms (200 ms in pingpong), by the smoothed
-            // RTT (at least ATO_MIN) and by TCP_DELACK_MAX.
-            AckPolicy::Linux => {
-                let mut ato = self.linux_ato;
-                if ato > self.cfg.ato_min {
-                    let mut max_ato =
-                        if self.linux_pingpong { Duration::from_millis(200) } else { Duration::from_millis(500) };
-                    if let Some(srtt) = self.rtt.srtt() {
-                        max_ato = max_ato.min(srtt.max(self.cfg.ato_min));
-                    }
-                    ato = ato.min(max_ato);
-                }
-                now + ato.min(self.cfg.delayed_ack_timeout)
-            }
-            _ => now + self.cfg.delayed_ack_timeout,
-        }
-    }
-
-    /// Linux tcp_event_data_recv: the ATO follows the spacing of arriving data.
-    fn linux_data_received(&mut self, now: Instant) {
-        let half_min = Duration::from_nanos(self.cfg.ato_min.as_nanos() / 2);
-        match self.linux_last_rcv {
-            None => {
-                self.linux_quick = self.linux_quickack_budget();
-                self.linux_ato = self.cfg.ato_min;
-            }
-            Some(last) => {
-                let m = now.saturating_since(last);
-                let half_ato = Duration::from_nanos(self.linux_ato.as_nanos() / 2);
-                if m <= half_min {
-                    self.linux_ato = half_ato + half_min;
-                } else if m < self.linux_ato {
-                    self.linux_ato = (half_ato + m).min(self.rtt.rto());
-                } else if m > self.rtt.rto() {
-                    self.linux_quick = self.linux_quickack_budget();
-                }
-            }
-        }
-        self.linux_last_rcv = Some(now);
-    }
-
-    /// Linux tcp_incr_quickack: min(rcv_wnd / (2·rcv_mss), 16) quick ACKs, at least 2.
-    fn linux_quickack_budget(&self) -> u32 {
-        let wnd = self.recv_buffer_limit() as u32;
-        (wnd / (2 * self.rcv_mss.max(1))).clamp(2, 16)
     }
 
     /// A uniform draw in [0, 1) from the connection's own random stream.
@@ -1719,35 +1653,35 @@ impl Connection {
                     self.rcv_nxt = e;
                 }
             }
-            if self.cfg.ack_policy == AckPolicy::Linux {
-                self.linux_data_received(now);
-            }
+            let psh = seg.flags.contains(TcpFlags::PSH);
+            let v = self.rcv_view();
+            self.ack.on_data_arrival(now, len, psh, &v, &self.cfg);
             if had_holes {
                 self.ack_now = true; // RFC 5681 §4.2: a segment that fills a hole is ACKed at once
-                self.defer_k = 2;
+                self.ack.on_hole_filled();
                 if !self.ooo.is_empty() {
                     self.dup_ack_pending = false;
                 }
                 return;
             }
             let full = len >= self.rcv_mss;
-            if full {
-                self.full_segs_unacked += 1;
-            }
-            let now_by_policy = self.ack_decision(full, seg.flags.contains(TcpFlags::PSH));
+            let now_by_policy = self.ack.ack_now(full, psh, &v, &self.cfg);
             let now_by_chance = self.cfg.ack_immediate_p > 0.0 && self.draw() < self.cfg.ack_immediate_p;
             if now_by_policy || now_by_chance {
                 self.ack_now = true;
+            } else if self.ack.moves_timer_earlier() {
+                let at = self.ack.deadline(now, &v, &self.cfg);
+                if at.as_nanos() < self.timers[Timer::DelayedAck as usize] {
+                    self.arm(Timer::DelayedAck, at);
+                }
             } else if !self.armed(Timer::DelayedAck) {
-                let at = self.delayed_ack_deadline(now);
+                let at = self.ack.deadline(now, &v, &self.cfg);
                 self.arm(Timer::DelayedAck, at);
             }
         } else {
             // Out of order: queue it and send a duplicate ACK at once (RFC 5681 §4.2).
-            self.defer_k = 2;
-            if self.cfg.ack_policy == AckPolicy::Linux && self.cfg.quickack_on_reorder {
-                self.linux_quick = self.linux_quickack_budget(); // Linux tcp_enter_quickack_mode
-            }
+            let v = self.rcv_view();
+            self.ack.on_out_of_order(&v, &self.cfg);
             // RFC 2883 §4.2: data we already hold out of order is reported in a D-SACK block, followed
             // by the SACK block that contains it.
             if let Some((_, r)) = self.ooo.containing(start) {
@@ -1787,7 +1721,7 @@ impl Connection {
             // 5% of the RTT, at most comp_sack_delay (Linux uses the receiver's RTT estimate).
             let srtt = self.rtt.srtt().unwrap_or(self.cfg.comp_sack_delay.saturating_mul(20));
             let delay = self.cfg.comp_sack_delay.min(Duration::from_nanos(srtt.as_nanos() / 20));
-            self.timers[Timer::CompressedAck as usize] = Some(now + delay);
+            self.set_timer(Timer::CompressedAck, (now + delay).as_nanos());
         }
         true
     }
@@ -2028,7 +1962,7 @@ impl Connection {
                 seg.flags = if matches!(choice, Choice::Syn) { TcpFlags::SYN } else { TcpFlags::SYN | TcpFlags::ACK };
                 retransmit = self.snd_nxt != self.iss;
                 if !retransmit {
-                    self.rtt_timed = Some((self.iss + 1, now));
+                    self.sampler.on_syn_sent(self.iss + 1, now);
                 }
                 self.snd_nxt = self.iss + 1;
                 self.syn_resend = false;
@@ -2084,19 +2018,9 @@ impl Connection {
                 }
                 self.cork_released = false;
                 self.disarm(Timer::Cork);
-                // Linux tcp_event_data_sent: data sent soon after data arrived is interactive (pingpong).
-                if self.cfg.ack_policy == AckPolicy::Linux
-                    && len > 0
-                    && self.linux_last_rcv.is_some_and(|t| now.saturating_since(t) < self.linux_ato)
-                {
-                    self.linux_pingpong = true;
-                }
-                let timed_by_ts = self.ts_ok && self.cfg.rtt_sampling == RttSampling::Auto;
-                if self.rtt_timed.is_none() && !timed_by_ts && len > 0 {
-                    self.rtt_timed = Some((self.snd_nxt, now));
-                }
-                if self.cfg.rtt_sampling == RttSampling::EveryAck && len > 0 {
-                    self.sent_times.push_back((self.snd_nxt, now));
+                if len > 0 {
+                    self.ack.on_data_sent(now);
+                    self.sampler.on_data_sent(self.snd_nxt, now, self.ts_ok);
                 }
             }
             Choice::ZeroWindowProbe => {
@@ -2120,7 +2044,7 @@ impl Connection {
             }
         }
         if retransmit {
-            self.rtt_timed = None; // Karn's rule
+            self.sampler.forget_timed(); // Karn's rule
             if self.undo_episode.is_some() && seg.payload_len > 0 {
                 self.undo_retrans += 1;
             }
@@ -2154,16 +2078,18 @@ impl Connection {
         if seg.seq_len() > 0 && !self.armed(Timer::Retransmit) {
             self.restart_rto(now); // RFC 6298 (5.1)
         }
-        if self.tlp_pending && seg.seq_len() > 0 {
-            // This segment is the tail loss probe (RFC 8985 §7.3).
-            self.tlp_pending = false;
-            self.st.LossProbes += 1;
-            let nxt = self.snd_nxt;
-            if let Some(rack) = self.rack.as_mut() {
-                rack.on_probe_sent(nxt, retransmit);
+        if self.rack.is_some() && seg.seq_len() > 0 {
+            if self.tlp_pending {
+                // This segment is the tail loss probe (RFC 8985 §7.3).
+                self.tlp_pending = false;
+                self.st.LossProbes += 1;
+                let nxt = self.snd_nxt;
+                if let Some(rack) = self.rack.as_mut() {
+                    rack.on_probe_sent(nxt, retransmit);
+                }
+            } else if matches!(choice, Choice::NewData { .. }) {
+                self.arm_tlp(now); // RFC 8985 §7.2: after new data is sent
             }
-        } else if matches!(choice, Choice::NewData { .. }) && seg.seq_len() > 0 && self.rack.is_some() {
-            self.arm_tlp(now); // RFC 8985 §7.2: after new data is sent
         }
         if seg.seq_len() > 0 {
             let pipe = self.pipe() as u64;
@@ -2195,15 +2121,9 @@ impl Connection {
         }
         self.dup_ack_pending = false;
         self.ack_now = false;
-        self.full_segs_unacked = 0;
         self.comp_pending = 0;
         self.disarm(Timer::CompressedAck);
-        if self.cfg.ack_policy == AckPolicy::Linux && self.linux_quick > 0 {
-            self.linux_quick -= 1; // Linux tcp_dec_quickack_mode
-            if self.linux_quick == 0 {
-                self.linux_ato = self.cfg.ato_min;
-            }
-        }
+        self.ack.on_ack_sent(&self.cfg);
         self.dsack = None;
         self.disarm(Timer::DelayedAck);
         self.last_ack_sent = self.rcv_nxt;

@@ -9,6 +9,7 @@
 //! RFC 6298 (RTO), RFC 7323 (window scale, timestamps), RFC 3042 (limited transmit), RFC 3465 (ABC),
 //! RFC 4898 (the statistics).
 
+mod ack;
 pub mod config;
 pub mod congestion;
 mod conn;
@@ -17,6 +18,7 @@ pub mod personality;
 mod rack;
 mod ranges;
 pub mod rtt;
+mod sampler;
 mod transport;
 
 pub use config::{CongestionControlKind, InitialWindow, TcpConfig};

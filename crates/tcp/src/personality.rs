@@ -25,6 +25,11 @@ pub const PERSONALITIES: &[(&str, &str)] = &[
          RFC 2861 validation, HZ=100 timers, 200 ms minimum RTO, quickack/pingpong ACKs",
     ),
     (
+        "linux-2.2",
+        "Linux 2.2: packet-counted Reno/NewReno with SACK, IW 1, HZ=100 timers and timestamps, 200 ms minimum \
+         RTO, 2.2's delayed ACK (ATO from data interarrival in 10 ms ticks, no ACK on read)",
+    ),
+    (
         "hpux-11",
         "HP-UX 11 style: byte-counted cwnd, IW 4 segments, ACK avoidance up to 22 segments per ACK, \
          500 ms minimum RTO",
@@ -58,6 +63,7 @@ impl TcpConfig {
                 cwv: Cwv::Linux,
                 lost_retransmit_detection: true,
                 rto_rearm_on_retransmit: true,
+                ssthresh_from_cwnd: true,
                 keep_sack_on_rto: true,
                 quickack_on_reorder: false,
                 comp_sack_nr: 44,
@@ -85,6 +91,25 @@ impl TcpConfig {
                 rto_max: Duration::from_secs(120),
                 rto_model: RtoModel::Linux,
                 ..rfc
+            }),
+            "linux-2.2" => Some(TcpConfig {
+                congestion_control: CongestionControlKind::NewReno,
+                cwnd_unit: CwndUnit::Packets,
+                initial_window: InitialWindow::Segments(1),
+                abc: Abc::Off,
+                abc_ca: false,
+                ack_policy: AckPolicy::Linux22,
+                ato_min: Duration::from_millis(20),
+                delayed_ack_timeout: Duration::from_millis(200),
+                ifq_full: IfqFull::Cwr,
+                limited_transmit: false,
+                tick: Duration::from_millis(10),
+                clock_granularity: Duration::from_millis(10),
+                timestamp_tick: Duration::from_millis(10),
+                rto_min: Duration::from_millis(200),
+                rto_max: Duration::from_secs(120),
+                rto_model: RtoModel::Linux,
+                ..rfc.clone()
             }),
             "hpux-11" => Some(TcpConfig {
                 cwnd_unit: CwndUnit::Bytes,

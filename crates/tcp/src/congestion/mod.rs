@@ -12,6 +12,29 @@ pub use reno::Reno;
 use serde::{Deserialize, Serialize};
 use tcplab_units::{Duration, Instant};
 
+use crate::config::{CongestionControlKind, CwndUnit, TcpConfig};
+
+/// The controller `cfg` asks for, starting at its initial window for a sender MSS of `smss` (the
+/// factory the connection calls, as quinn-proto's `ControllerFactory::build`): `reno` ends fast recovery
+/// at ssthresh (RFC 5681), `newreno` with RFC 6582's FlightSize rule; `cwnd_unit = "packets"` counts
+/// whole segments; `cubic` takes `cfg.cubic`.
+pub fn build(cfg: &TcpConfig, smss: u32) -> Box<dyn CongestionControl + Send> {
+    let iw = cfg.initial_window.bytes(smss);
+    match cfg.congestion_control {
+        CongestionControlKind::Reno | CongestionControlKind::NewReno => {
+            let mut reno = Reno::new(iw, cfg.abc, cfg.abc_ca);
+            if cfg.congestion_control == CongestionControlKind::Reno {
+                reno = reno.rfc5681_exit();
+            }
+            if cfg.cwnd_unit == CwndUnit::Packets {
+                reno = reno.in_packets();
+            }
+            Box::new(reno)
+        }
+        CongestionControlKind::Cubic => Box::new(Cubic::new(iw, cfg.abc, cfg.cubic)),
+    }
+}
+
 /// "Infinite" initial ssthresh (RFC 5681 §3.1: arbitrarily high).
 pub const INFINITE_SSTHRESH: u32 = u32::MAX;
 

@@ -54,17 +54,52 @@ fn step() -> impl Strategy<Value = Step> {
     ]
 }
 
-fn check_invariants(c: &Connection) {
+/// What the previous step left, for the invariants that compare steps.
+#[derive(Default)]
+struct Prev {
+    /// The right edge of the advertised window once the connection has advertised one.
+    rcv_adv: Option<SeqNumber>,
+}
+
+fn check_invariants(c: &Connection, prev: &mut Prev) {
     assert!(c.snd_una() <= c.snd_nxt(), "SND.UNA {} > SND.NXT {}", c.snd_una(), c.snd_nxt());
+    let (rcv_adv, write_end, fin_queued, scoreboard) = c.invariant_state();
+    // RFC 9293 §3.8.6.2.2: the right edge of the offered window never moves left.
+    if c.is_established() {
+        if let Some(p) = prev.rcv_adv {
+            assert!(rcv_adv >= p, "window's right edge moved left: {p} -> {rcv_adv}");
+        }
+        prev.rcv_adv = Some(rcv_adv);
+    }
+    // Nothing is sent beyond what was written, plus the FIN.
+    let limit = write_end + fin_queued as u32;
+    if c.is_established() {
+        assert!(c.snd_nxt() <= limit, "SND.NXT {} beyond the written data {write_end} (FIN {fin_queued})", c.snd_nxt());
+    }
+    // RFC 6675 §3: the scoreboard holds only data above SND.UNA that was sent.
+    for (l, r) in scoreboard {
+        assert!(
+            c.snd_una() <= l && l < r && r <= c.snd_nxt(),
+            "SACKed [{l}, {r}) outside [{}, {})",
+            c.snd_una(),
+            c.snd_nxt()
+        );
+    }
+    // RFC 6675 SetPipe counts an unSACKed octet once, and a second time if it was retransmitted and not
+    // deemed lost (a retransmission of data still in flight): pipe ≤ 2 × outstanding, and outside SACK
+    // recovery (FlightSize) ≤ outstanding. The "pipe ≤ outstanding" cannot hold in recovery.
     let e = c.estats();
-    assert!(e.PipeSize <= (c.snd_nxt() - c.snd_una()) as u64 * 2, "pipe {} beyond twice the flight", e.PipeSize);
+    let outstanding = (c.snd_nxt() - c.snd_una()) as u64;
+    assert!(e.PipeSize <= outstanding * 2, "pipe {} beyond twice the flight {outstanding}", e.PipeSize);
     assert!(c.send_buffer_free() <= c.config().send_buffer.bytes());
     assert!(c.readable() <= c.config().recv_buffer.bytes() + 65_535, "readable {} beyond the buffer", c.readable());
-    assert!(c.cwnd() >= 1);
+    // RFC 5681 §3.1: the loss window is one SMSS, nothing goes below it.
+    assert!(c.cwnd() >= c.smss(), "cwnd {} below one SMSS {}", c.cwnd(), c.smss());
 }
 
 fn drive(mut c: Connection, steps: Vec<Step>) {
     let mut now = Instant::from_nanos(1_000_000_000);
+    let mut prev = Prev::default();
     for s in steps {
         match s {
             Step::Segment { seq_off, ack_off, flags, len, window, sack, ts } => {
@@ -108,7 +143,7 @@ fn drive(mut c: Connection, steps: Vec<Step>) {
             n += 1;
             assert!(n < 10_000, "poll_transmit never stops");
         }
-        check_invariants(&c);
+        check_invariants(&c, &mut prev);
     }
 }
 
@@ -124,6 +159,12 @@ proptest! {
     fn established_server_without_sack_survives_arbitrary_input(steps in proptest::collection::vec(step(), 1..60)) {
         let cfg = TcpConfig { sack: false, ack_policy: AckPolicy::Linux, send_buffer: ByteSize::new(8192), ..TcpConfig::default() };
         drive(server_established(cfg), steps);
+    }
+
+    #[test]
+    fn established_linux_client_survives_arbitrary_input(steps in proptest::collection::vec(step(), 1..60)) {
+        // RACK-TLP, SACK compression, PRR, undo, HyStart, cwv = linux.
+        drive(client_established(TcpConfig::personality("linux").unwrap()), steps);
     }
 
     #[test]

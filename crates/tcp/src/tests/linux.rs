@@ -2,7 +2,7 @@
 //! out-of-order data at the receiver (4.18+); the RTO re-armed by the head's retransmission, SACK marks
 //! kept across a timeout, and RFC 2861 decay with Linux's floors at the sender.
 
-use super::pair::Pair;
+use super::pair::{Pair, Side};
 use super::*;
 use crate::config::{AckPolicy, Cwv};
 use crate::InitialWindow;
@@ -161,4 +161,99 @@ fn test_established_linux_cwnd_validation_floors() {
     let (_, cwnd, ssthresh) = run(Cwv::Rfc2861);
     assert!(cwnd < 2 * SMSS_TS, "RFC 2861 as configured decays toward what was used: {cwnd}");
     assert_eq!(ssthresh, u32::MAX);
+}
+
+/// Linux's congestion modules set ssthresh from cwnd (`tcp_reno_ssthresh`: cwnd/2), RFC 5681 (4) from
+/// FlightSize. IW 10 segments, the application writes only 5; the first is lost and three SACKing
+/// duplicate ACKs start recovery: FlightSize 7240 gives ssthresh 3620, cwnd 14480 gives 7240.
+#[test]
+fn test_established_ssthresh_from_cwnd() {
+    let ssthresh = |from_cwnd: bool| {
+        let mut c = client_established(TcpConfig {
+            ssthresh_from_cwnd: from_cwnd,
+            initial_window: InitialWindow::Segments(10),
+            ..cfg()
+        });
+        assert_eq!(c.send(5 * 1448), 5 * 1448);
+        assert_eq!(transmit_all(&mut c, at(20)).len(), 5);
+        for (t, k) in [(30, 2), (31, 3), (32, 4)] {
+            send!(c, time t, peer(50_001, 10_001, ACK, 0, t, 21).sack(&[(11_449, 10_001 + k * 1448)]));
+            transmit_all(&mut c, at(t));
+        }
+        assert_eq!(c.estats().FastRetran, 1);
+        c.ssthresh()
+    };
+    assert_eq!(ssthresh(false), 3620);
+    assert_eq!(ssthresh(true), 7240);
+}
+
+/// Gaps between the arrivals of `n` one-byte messages at the receiver, when the application writes the
+/// next message as soon as the previous one has left (Nagle on), over a LAN-like pair (50 µs one way).
+fn one_byte_message_gaps(personality: &str, n: usize) -> Vec<Duration> {
+    let cfg = TcpConfig::personality(personality).unwrap();
+    let mut p = Pair::new(cfg.clone(), cfg, Duration::from_micros(50));
+    p.establish();
+    let first = p.client.snd_nxt();
+    let mut written = 0u32;
+    let mut guard = 0;
+    while (written as usize) < n || p.client.snd_una() != first + written {
+        if p.client.snd_nxt() == first + written && (written as usize) < n {
+            p.to_write[0] = 1;
+            written += 1;
+            let now = p.now;
+            p.run_until(now); // the application writes now
+        }
+        assert!(p.step(), "stalled for good");
+        guard += 1;
+        assert!(guard < 1_000_000);
+    }
+    let t: Vec<Instant> =
+        p.arrivals.iter().filter(|a| a.to == Side::Server && a.seg.payload_len > 0).map(|a| a.at).collect();
+    t.windows(2).map(|w| w[1].saturating_since(w[0])).collect()
+}
+
+/// Linux 2.2 delays the ACK of a short segment by its ATO and sends no ACK when the application reads
+/// it; with Nagle the sender waits for that ACK before the next message. The ATO (`tcp_delack_estimator`,
+/// in jiffies: half the old one plus the interarrival time) settles at one jiffy once messages arrive one
+/// jiffy apart, and the delayed-ACK timer fires at the next tick: every message after the first waits for
+/// a 10 ms tick, 100 messages a second over a 100 µs round trip. Linux 2.4 ACKs a short pushed segment as
+/// soon as the application drains it (`tcp_cleanup_rbuf`), so each message costs one round trip.
+#[test]
+fn test_established_linux22_one_byte_messages_stall_on_delayed_acks() {
+    let tick = Duration::from_millis(10);
+    let gaps = one_byte_message_gaps("linux-2.2", 100);
+    assert_eq!(gaps.len(), 99, "each message in its own segment");
+    // The first message is ACKed at once (quick ACK mode); the second waits for the tick after it.
+    assert!(gaps[0] < Duration::from_millis(1), "{gaps:?}");
+    assert!(gaps[1..].iter().all(|g| *g >= tick - Duration::from_micros(300) && *g <= tick), "{gaps:?}");
+    let gaps = one_byte_message_gaps("linux-2.4", 100);
+    assert_eq!(gaps.len(), 99);
+    assert!(gaps.iter().all(|g| *g <= Duration::from_micros(200)), "one RTT per message: {gaps:?}");
+}
+
+/// With cwnd counted in packets (`linux-2.4`), every reduction the connection makes on its own — RFC 2861
+/// decay while application-limited, moderation to in-flight + 3 — leaves a whole number of segments, as
+/// Linux's packet arithmetic does. A bulk phase, then an odd-sized message every 300 ms.
+#[test]
+fn test_established_packet_cwnd_stays_whole_after_validation_and_moderation() {
+    let cfg = TcpConfig {
+        send_buffer: cfg_bytes(1 << 20),
+        recv_buffer: cfg_bytes(1 << 20),
+        ..TcpConfig::personality("linux-2.4").unwrap()
+    };
+    let mut p = Pair::new(cfg.clone(), cfg, dur_ms(10));
+    p.record = false;
+    p.establish();
+    p.to_write[0] = 300 * SMSS_TS as u64;
+    p.run_while(|p| p.read[1] < 300 * SMSS_TS as u64);
+    let mut seen = Vec::new();
+    for k in 0..30u64 {
+        p.to_write[0] = 700 + 37 * k;
+        let t = p.now + dur_ms(300);
+        p.run_until(t);
+        seen.push(p.client.cwnd());
+    }
+    let e = p.client.estats();
+    assert!(e.OtherReductions >= 3, "decayed and moderated: {}", e.OtherReductions);
+    assert!(seen.iter().all(|w| w % SMSS_TS == 0), "whole segments: {seen:?}");
 }

@@ -90,3 +90,42 @@ fn test_established_rack_reordering_window_adapts() {
     let e = run(true);
     assert_eq!((e.SegsRetrans, e.DSACKDups, e.Timeouts), (1, 1, 0), "only the first, before reordering was seen");
 }
+
+/// RFC 8985 §7.4: a probe that repaired a loss is told apart from one that did not. Eleven segments,
+/// the last one's first copy either dropped or held 800 ms. The receiver's delayed ACK for the tenth
+/// segment re-arms the PTO (2·SRTT + 200 ms with one segment in flight), which fires about 740 ms after
+/// the segments left. Dropped: the probe is the only copy of the last segment to arrive, no
+/// D-SACK follows, and once an ACK goes past the probe (the next write's) the sender treats the episode
+/// as a loss and reduces cwnd once (Linux `tcp_process_tlp_ack`). Held: the late original and the
+/// probe both arrive, the probe draws a D-SACK, and cwnd stays.
+#[test]
+fn test_established_loss_probe_recovery_reduces_cwnd_once() {
+    let run = |fate: Fate| {
+        let cfg = TcpConfig { initial_window: InitialWindow::Segments(12), prr: true, ..rack_cfg(true) };
+        let mut p = Pair::new(cfg.clone(), cfg, dur_ms(50));
+        p.establish();
+        let first = p.client.snd_nxt();
+        let last = first + 10 * SMSS_TS;
+        let mut done = false;
+        p.set_filter(move |side, seg| {
+            if side == Side::Client && seg.seq == last && !done {
+                done = true;
+                return fate;
+            }
+            Fate::Deliver
+        });
+        p.to_write[0] = 11 * SMSS_TS as u64;
+        p.run_while(|p| p.client.snd_una() != first + 11 * SMSS_TS);
+        let cwnd = p.client.cwnd();
+        p.to_write[0] = 2 * SMSS_TS as u64;
+        p.run_while(|p| p.client.snd_una() != first + 13 * SMSS_TS);
+        p.run_until(p.now + dur_ms(200));
+        (cwnd, p.client.cwnd(), p.client.estats())
+    };
+    let (before, after, e) = run(Fate::Drop);
+    assert_eq!((e.LossProbes, e.LossProbeRecoveries, e.CongSignals, e.Timeouts), (1, 1, 1, 0));
+    assert!(after < before, "cwnd reduced: {before} -> {after}");
+    let (before, after, e) = run(Fate::Delay(dur_ms(800)));
+    assert_eq!((e.LossProbes, e.DSACKDups, e.LossProbeRecoveries, e.CongSignals), (1, 1, 0, 0));
+    assert!(after >= before, "cwnd kept: {before} -> {after}");
+}

@@ -1,0 +1,312 @@
+//! The receiver's ACK policy and its state, one variant per policy (`ack_policy`): when in-order data is
+//! acknowledged at once, when the delayed ACK is due, and what each policy remembers to decide it.
+//!
+//! Read RFC 1122 §4.2.3.2 and RFC 5681 §4.2 (delayed ACK: at least every second full-sized segment, within
+//! 500 ms; out-of-order data at once). The stacks: 4.4BSD's fast timer (TCP/IP Illustrated vol. 2 §25.4),
+//! HP-UX ACK avoidance (`tcp_deferred_ack_max`), Linux `tcp_input.c` (`tcp_event_data_recv`,
+//! `__tcp_ack_snd_check`, `tcp_send_delayed_ack`, `tcp_cleanup_rbuf`, `tcp_delack_timer_handler`) and Linux
+//! 2.2's `tcp_delack_estimator` / `tcp_remember_ack`. Out-of-order data, hole fills and duplicates are
+//! acknowledged at once under every policy; the connection does that, and tells the state.
+
+use tcplab_units::{Duration, Instant};
+
+use crate::config::{AckPolicy, TcpConfig};
+
+/// What an ACK decision needs to know about the receive side of the connection.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RcvView {
+    /// RCV.NXT − Last.ACK.sent: bytes received in order and not yet acknowledged.
+    pub unacked: u32,
+    /// The peer's full-sized segment as seen so far.
+    pub rcv_mss: u32,
+    /// The window still open, RCV.ADV − RCV.NXT.
+    pub window: u32,
+    pub rto: Duration,
+    pub srtt: Option<Duration>,
+    /// The largest window the receive buffer can offer, bytes.
+    pub recv_limit: u64,
+}
+
+impl RcvView {
+    /// Linux `tcp_incr_quickack`: min(rcv_wnd / (2·rcv_mss), 16) quick ACKs, at least 2.
+    fn quickack_budget(&self) -> u32 {
+        (self.recv_limit / (2 * self.rcv_mss.max(1) as u64)).clamp(2, 16) as u32
+    }
+}
+
+/// The ACK policy's state.
+#[derive(Debug, Clone)]
+pub(crate) enum AckState {
+    /// Every segment at once.
+    Every,
+    /// RFC 1122 delayed ACK: every `ack_every` full-sized segments, or a per-connection timer.
+    Delayed {
+        full_segs: u32,
+    },
+    /// 4.4BSD: as `Delayed`, but the timer is the global fast timer, phase-locked to its period.
+    Bsd {
+        full_segs: u32,
+    },
+    /// HP-UX-style ACK avoidance: the deferral `defer_k` ramps from 2 to `deferred_ack_max` segments.
+    Avoidance {
+        full_segs: u32,
+        defer_k: u32,
+    },
+    Linux(LinuxAck),
+    Linux22(Linux22Ack),
+}
+
+/// Linux's receiver (2.4 and later).
+#[derive(Debug, Clone)]
+pub(crate) struct LinuxAck {
+    /// Quick ACKs left (`icsk_ack.quick`).
+    quick: u32,
+    /// Interactive (pingpong) mode: data is sent soon after data arrives.
+    pingpong: bool,
+    /// The delayed-ACK timeout estimate (`icsk_ack.ato`).
+    ato: Duration,
+    /// When data last arrived (`icsk_ack.lrcvtime`).
+    last_rcv: Option<Instant>,
+    /// ICSK_ACK_PUSHED / PUSHED2: short segments received since the last ACK, at most 2.
+    pushed: u8,
+}
+
+/// Linux 2.2's receiver.
+#[derive(Debug, Clone)]
+pub(crate) struct Linux22Ack {
+    /// Quick ACK mode (the top bit of 2.2's `tp->ato`): set by the first segment only.
+    quick: bool,
+    /// The delayed-ACK timeout, a whole number of ticks.
+    ato: Duration,
+    last_rcv: Option<Instant>,
+}
+
+impl AckState {
+    pub fn new(cfg: &TcpConfig) -> AckState {
+        match cfg.ack_policy {
+            AckPolicy::Every => AckState::Every,
+            AckPolicy::Delayed => AckState::Delayed { full_segs: 0 },
+            AckPolicy::Bsd => AckState::Bsd { full_segs: 0 },
+            AckPolicy::Avoidance => AckState::Avoidance { full_segs: 0, defer_k: 2 },
+            AckPolicy::Linux => {
+                AckState::Linux(LinuxAck { quick: 0, pingpong: false, ato: cfg.ato_min, last_rcv: None, pushed: 0 })
+            }
+            AckPolicy::Linux22 => AckState::Linux22(Linux22Ack { quick: false, ato: cfg.ato_min, last_rcv: None }),
+        }
+    }
+
+    /// The delayed-ACK timer runs on the global 4.4BSD fast timer, already phase-locked (no `tick` rounding).
+    pub fn phase_locked(&self) -> bool {
+        matches!(self, AckState::Bsd { .. })
+    }
+
+    /// In-order data of `len` bytes arrived (a hole fill included): the ATO estimators.
+    pub fn on_data_arrival(&mut self, now: Instant, len: u32, psh: bool, v: &RcvView, cfg: &TcpConfig) {
+        match self {
+            AckState::Linux(l) => {
+                l.on_data(now, v, cfg);
+                if len < v.rcv_mss {
+                    l.pushed = (l.pushed + 1).min(2); // tcp_measure_rcv_mss
+                }
+            }
+            AckState::Linux22(l) => l.on_data(now, len, psh, v, cfg),
+            _ => {}
+        }
+    }
+
+    /// A segment filled a hole (acknowledged at once): ACK avoidance starts its ramp again.
+    pub fn on_hole_filled(&mut self) {
+        if let AckState::Avoidance { defer_k, .. } = self {
+            *defer_k = 2;
+        }
+    }
+
+    /// Out-of-order data arrived (acknowledged at once).
+    pub fn on_out_of_order(&mut self, v: &RcvView, cfg: &TcpConfig) {
+        match self {
+            AckState::Avoidance { defer_k, .. } => *defer_k = 2,
+            // Linux before 4.18: tcp_enter_quickack_mode in tcp_data_queue.
+            AckState::Linux(l) if cfg.quickack_on_reorder => l.quick = v.quickack_budget(),
+            _ => {}
+        }
+    }
+
+    /// Whether in-order data (not a hole fill), `full` when it is a full-sized segment, must be
+    /// acknowledged now.
+    pub fn ack_now(&mut self, full: bool, psh: bool, v: &RcvView, cfg: &TcpConfig) -> bool {
+        match self {
+            AckState::Every => true,
+            AckState::Delayed { full_segs } | AckState::Bsd { full_segs } => {
+                *full_segs += full as u32;
+                *full_segs >= cfg.ack_every
+            }
+            // Linux 2.2 __tcp_ack_snd_check: two full frames unacknowledged, or quick ACK mode.
+            AckState::Linux22(l) => v.unacked >= 2 * v.rcv_mss || l.quick,
+            // Linux __tcp_ack_snd_check: more than one full segment unacknowledged, or quickack mode.
+            AckState::Linux(l) => v.unacked > v.rcv_mss || (l.quick > 0 && !l.pingpong),
+            AckState::Avoidance { full_segs, defer_k } => {
+                *full_segs += full as u32;
+                if !full || psh {
+                    *defer_k = 2;
+                }
+                if *full_segs >= *defer_k {
+                    *defer_k = (*defer_k + 1).min(cfg.deferred_ack_max);
+                    true
+                } else {
+                    v.unacked as u64 >= (cfg.deferred_ack_max as u64 * v.rcv_mss as u64).min(v.window as u64 / 2 + 1)
+                }
+            }
+        }
+    }
+
+    /// When the delayed ACK is due, armed at the first unacknowledged arrival.
+    pub fn deadline(&self, now: Instant, v: &RcvView, cfg: &TcpConfig) -> Instant {
+        match self {
+            // 4.4BSD: the fast timer ticks globally; the ACK goes at the next tick, 0 to 200 ms away.
+            AckState::Bsd { .. } => (now + Duration::from_nanos(1)).ceil_to(cfg.delayed_ack_timeout),
+            // Linux tcp_send_delayed_ack: the ATO, bounded by 500 ms (200 ms in pingpong), by the smoothed
+            // RTT (at least ATO_MIN) and by TCP_DELACK_MAX.
+            AckState::Linux(l) => {
+                let mut ato = l.ato;
+                if ato > cfg.ato_min {
+                    let mut max_ato = if l.pingpong { Duration::from_millis(200) } else { Duration::from_millis(500) };
+                    if let Some(srtt) = v.srtt {
+                        max_ato = max_ato.min(srtt.max(cfg.ato_min));
+                    }
+                    ato = ato.min(max_ato);
+                }
+                now + ato.min(cfg.delayed_ack_timeout)
+            }
+            // Linux 2.2: `jiffies + ato` (at most HZ/2, here `delayed_ack_timeout`), a whole number of ticks
+            // from the current tick.
+            AckState::Linux22(l) => {
+                let tick = jiffy(cfg);
+                Instant::from_nanos(now.as_nanos() / tick.as_nanos() * tick.as_nanos())
+                    + l.ato.min(cfg.delayed_ack_timeout)
+            }
+            _ => now + cfg.delayed_ack_timeout,
+        }
+    }
+
+    /// Linux 2.2 `tcp_send_delayed_ack` moves a pending timer to an earlier deadline; the others keep the
+    /// deadline set at the first unacknowledged arrival.
+    pub fn moves_timer_earlier(&self) -> bool {
+        matches!(self, AckState::Linux22(_))
+    }
+
+    /// The delayed-ACK timer fired.
+    pub fn on_delayed_ack_timeout(&mut self, v: &RcvView, cfg: &TcpConfig) {
+        match self {
+            AckState::Avoidance { defer_k, .. } => *defer_k = 2,
+            // Linux tcp_delack_timer_handler: leave pingpong, or back the ATO off.
+            AckState::Linux(l) => {
+                if l.pingpong {
+                    l.pingpong = false;
+                    l.ato = cfg.ato_min;
+                } else {
+                    l.ato = l.ato.saturating_mul(2).min(v.rto);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// An ACK went out (on its own or on data).
+    pub fn on_ack_sent(&mut self, cfg: &TcpConfig) {
+        match self {
+            AckState::Delayed { full_segs } | AckState::Bsd { full_segs } | AckState::Avoidance { full_segs, .. } => {
+                *full_segs = 0
+            }
+            AckState::Linux(l) => {
+                l.pushed = 0;
+                if l.quick > 0 {
+                    l.quick -= 1; // Linux tcp_dec_quickack_mode
+                    if l.quick == 0 {
+                        l.ato = cfg.ato_min;
+                    }
+                }
+            }
+            AckState::Every | AckState::Linux22(_) => {}
+        }
+    }
+
+    /// Data went out at `now`: Linux `tcp_event_data_sent` takes data sent soon after data arrived for an
+    /// interactive exchange (pingpong).
+    pub fn on_data_sent(&mut self, now: Instant) {
+        if let AckState::Linux(l) = self {
+            if l.last_rcv.is_some_and(|t| now.saturating_since(t) < l.ato) {
+                l.pingpong = true;
+            }
+        }
+    }
+
+    /// Linux `tcp_cleanup_rbuf`: a read that empties the receive queue after a short pushed segment is
+    /// ACKed at once, unless the connection is interactive (pingpong) and only one such segment came.
+    pub fn ack_on_drain(&self) -> bool {
+        match self {
+            AckState::Linux(l) => l.pushed >= 2 || l.pushed == 1 && !l.pingpong,
+            _ => false,
+        }
+    }
+}
+
+impl LinuxAck {
+    /// Linux tcp_event_data_recv: the ATO follows the spacing of arriving data.
+    fn on_data(&mut self, now: Instant, v: &RcvView, cfg: &TcpConfig) {
+        let half_min = Duration::from_nanos(cfg.ato_min.as_nanos() / 2);
+        match self.last_rcv {
+            None => {
+                self.quick = v.quickack_budget();
+                self.ato = cfg.ato_min;
+            }
+            Some(last) => {
+                let m = now.saturating_since(last);
+                let half_ato = Duration::from_nanos(self.ato.as_nanos() / 2);
+                if m <= half_min {
+                    self.ato = half_ato + half_min;
+                } else if m < self.ato {
+                    self.ato = (half_ato + m).min(v.rto);
+                } else if m > v.rto {
+                    self.quick = v.quickack_budget();
+                }
+            }
+        }
+        self.last_rcv = Some(now);
+    }
+}
+
+impl Linux22Ack {
+    /// Linux 2.2 `tcp_delack_estimator` and `tcp_remember_ack`, in jiffies: the first segment enters
+    /// quick ACK mode with an ATO of one tick; after it, the ATO is half the previous one plus the
+    /// interarrival time (at least one tick), or the RTO when the gap exceeds it; a short pushed segment
+    /// (under half an MSS) caps it at `ato_min` (HZ/50).
+    fn on_data(&mut self, now: Instant, len: u32, psh: bool, v: &RcvView, cfg: &TcpConfig) {
+        let tick = jiffy(cfg).as_nanos();
+        let jiffies = |t: Instant| t.as_nanos() / tick;
+        match self.last_rcv {
+            None => {
+                self.ato = jiffy(cfg);
+                self.quick = true;
+            }
+            Some(last) => {
+                let m = Duration::from_nanos((jiffies(now) - jiffies(last)).max(1) * tick);
+                self.ato =
+                    if m > v.rto { v.rto } else { Duration::from_nanos(self.ato.as_nanos() / tick / 2 * tick) + m };
+                self.quick = false;
+            }
+        }
+        self.last_rcv = Some(now);
+        if psh && len < v.rcv_mss / 2 {
+            self.ato = self.ato.min(cfg.ato_min);
+        }
+    }
+}
+
+/// The Linux 2.2 jiffy: the timer tick (1 ms when `tick` is 0).
+fn jiffy(cfg: &TcpConfig) -> Duration {
+    if cfg.tick.is_zero() {
+        Duration::from_millis(1)
+    } else {
+        cfg.tick
+    }
+}
