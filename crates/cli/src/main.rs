@@ -3,12 +3,13 @@
 //! Exit status: 0 success, 2 bad input (scenario or flags), 1 run failure. Errors go to stderr.
 
 mod bench;
+mod suite;
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use tcplab_lab::{load, scenario::shipped_description, Scenario, ScenarioError, Source, SHIPPED};
+use tcplab_lab::{scenario::shipped_description, ScenarioError, Source, SHIPPED};
 
 #[derive(Parser)]
 #[command(name = "tcplab", version, about = "A laboratory for transport-protocol experiments")]
@@ -48,12 +49,25 @@ enum Command {
         /// Bytes of each frame kept in the trace (lengths in the record headers stay real).
         #[arg(long, value_name = "BYTES", default_value_t = tcplab_report::pcap::DEFAULT_SNAPLEN)]
         pcap_snaplen: u32,
+        #[command(flatten)]
+        suite: suite::SuiteArgs,
     },
-    /// Validate a scenario without running it.
+    /// Validate a scenario without running it (with a sweep: every point).
     Check {
         scenario: String,
         #[arg(long = "set", value_name = "PATH=VALUE")]
         set: Vec<String>,
+        #[command(flatten)]
+        suite: suite::SuiteArgs,
+    },
+    /// Join the JSON documents of the shards of a sweep (`run --shard i/n`) into the whole run's.
+    Merge {
+        /// The shards' documents, in any order.
+        #[arg(required = true)]
+        shards: Vec<String>,
+        /// Where to write the merged document ("-" for stdout).
+        #[arg(long, value_name = "FILE|-", default_value = "-")]
+        json: String,
     },
     /// List the shipped scenarios.
     List,
@@ -91,11 +105,12 @@ fn main() -> ExitCode {
         }
     };
     let outcome = match cli.command {
-        Command::Run { scenario, set, seed, backend, json, quiet, pcap, pcap_at, pcap_snaplen } => {
+        Command::Run { scenario, set, seed, backend, json, quiet, pcap, pcap_at, pcap_snaplen, suite } => {
             let outputs = Outputs { json, pcap, pcap_at, pcap_snaplen };
-            run(&scenario, &set, seed, &backend, &outputs, quiet)
+            run(&scenario, &set, seed, &backend, &outputs, quiet, &suite)
         }
-        Command::Check { scenario, set } => check(&scenario, &set),
+        Command::Check { scenario, set, suite } => check(&scenario, &set, &suite),
+        Command::Merge { shards, json } => merge(&shards, &json),
         Command::List => {
             for s in SHIPPED {
                 println!("{:<16} {}", s.name, shipped_description(s));
@@ -122,8 +137,16 @@ fn main() -> ExitCode {
     }
 }
 
-/// Reads a scenario from a file, or from the shipped set by name.
-fn read_scenario(arg: &str, set: &[String]) -> Result<Scenario, Failure> {
+/// Reads a scenario from a file, or from the shipped set by name, with its sweep and repetitions; every
+/// point is validated.
+fn read_plan(arg: &str, set: &[String], suite: &suite::SuiteArgs) -> Result<tcplab_lab::sweep::Plan, Failure> {
+    let (name, text) = scenario_text(arg)?;
+    tcplab_lab::sweep::plan(&Source { name: &name, text: &text }, set, &suite.sweep, &suite.repeat_flags())
+        .map_err(|e: ScenarioError| Failure::BadInput(e.to_string()))
+}
+
+/// The name to report errors against and the text of a scenario file or shipped scenario.
+fn scenario_text(arg: &str) -> Result<(String, String), Failure> {
     let (name, text) = if Path::new(arg).exists() {
         let text = std::fs::read_to_string(arg).map_err(|e| Failure::BadInput(format!("{arg}: cannot read: {e}")))?;
         (arg.to_string(), text)
@@ -136,13 +159,29 @@ fn read_scenario(arg: &str, set: &[String]) -> Result<Scenario, Failure> {
             names.join(", ")
         )));
     };
-    load(&Source { name: &name, text: &text }, set).map_err(|e: ScenarioError| Failure::BadInput(e.to_string()))
+    Ok((name, text))
 }
 
-fn check(arg: &str, set: &[String]) -> Result<(), Failure> {
-    let s = read_scenario(arg, set)?;
-    println!("{arg}: ok ({}: {})", s.name, s.test.kind.netperf_name());
+fn check(arg: &str, set: &[String], suite: &suite::SuiteArgs) -> Result<(), Failure> {
+    let plan = read_plan(arg, set, suite)?;
+    let s = &plan.base;
+    let points = if plan.points.len() > 1 { format!(", {} points", plan.points.len()) } else { String::new() };
+    println!("{arg}: ok ({}: {}{points})", s.name, s.test.kind.netperf_name());
     Ok(())
+}
+
+fn merge(shards: &[String], out: &str) -> Result<(), Failure> {
+    let mut docs = Vec::new();
+    for path in shards {
+        let text = std::fs::read_to_string(path).map_err(|e| Failure::BadInput(format!("{path}: cannot read: {e}")))?;
+        let doc: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| Failure::BadInput(format!("{path}: not JSON: {e}")))?;
+        docs.push((path.clone(), doc));
+    }
+    let merged = tcplab_lab::merge::merge(&docs).map_err(Failure::BadInput)?;
+    let mut text = serde_json::to_string_pretty(&merged).map_err(|e| Failure::Run(e.to_string()))?;
+    text.push('\n');
+    tcplab_report::write_atomic(out, &text).map_err(|e| Failure::Run(format!("{out}: cannot write: {e}")))
 }
 
 /// The files `run` writes besides the table.
@@ -153,7 +192,15 @@ struct Outputs {
     pcap_snaplen: u32,
 }
 
-fn run(arg: &str, set: &[String], seed: Option<u64>, backend: &str, out: &Outputs, quiet: bool) -> Result<(), Failure> {
+fn run(
+    arg: &str,
+    set: &[String],
+    seed: Option<u64>,
+    backend: &str,
+    out: &Outputs,
+    quiet: bool,
+    suite: &suite::SuiteArgs,
+) -> Result<(), Failure> {
     use tcplab_report::pcap::{PcapProbe, Tap};
     if backend != "sim" {
         return Err(Failure::BadInput(format!("--backend {backend}: accepted: sim")));
@@ -165,7 +212,45 @@ fn run(arg: &str, set: &[String], seed: Option<u64>, backend: &str, out: &Output
         return Err(Failure::BadInput(format!("--pcap-snaplen {}: accepted: 68 or more", out.pcap_snaplen)));
     }
     let json = out.json.as_deref();
-    let s = read_scenario(arg, set)?;
+    let shard = suite.shard.as_deref().map(tcplab_lab::sweep::parse_shard).transpose().map_err(Failure::BadInput)?;
+    let plan = read_plan(arg, set, suite)?;
+    if out.pcap.is_none() {
+        let opts = tcplab_lab::sweep::RunOptions { seed, jobs: suite.jobs, shard };
+        let progress = suite::Progress::new(plan.points.len(), quiet);
+        let outcome = tcplab_lab::sweep::run_plan(&plan, opts, &|done, _| progress.set(done));
+        progress.finish();
+        let (doc, unmet) = outcome.map_err(|e| Failure::Run(format!("{arg}: {e}")))?;
+        for u in &unmet {
+            let at = if u.params.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", serde_json::Value::Object(u.params.clone()))
+            };
+            let c = &u.confidence;
+            eprintln!(
+                "tcplab: warning: point {}{at}: {}% confidence interval of {} is {:.2}% of the mean after {} iterations, not within {:.2}%",
+                u.index,
+                c.level * 100.0,
+                c.metric,
+                c.interval * 100.0,
+                doc.points.iter().find(|p| p.params == u.params).map_or(0, |p| p.iterations),
+                c.width * 100.0
+            );
+        }
+        if !quiet && json != Some("-") {
+            print!("{}", tcplab_report::table(&doc));
+        }
+        if let Some(path) = json {
+            tcplab_report::write_json(&doc, path).map_err(|e| Failure::Run(format!("{path}: cannot write: {e}")))?;
+        }
+        return Ok(());
+    }
+    if !suite.is_plain() || plan.points.len() > 1 || plan.repeat.is_some() {
+        return Err(Failure::BadInput(
+            "--pcap: accepted only for a single run (no sweep, --iterations, --confidence or --shard)".into(),
+        ));
+    }
+    let s = plan.base;
     let seed = seed.unwrap_or(s.seed);
     let mut pcap = match &out.pcap {
         Some(path) => Some(

@@ -2,10 +2,13 @@
 //! (`schema: "tcplab.result/1"`, docs/results.md).
 
 pub mod error;
+pub mod merge;
 pub mod probes;
 pub mod result;
 pub mod scenario;
 mod sim_backend;
+pub mod stats;
+pub mod sweep;
 
 pub use error::{Origin, ScenarioError};
 pub use result::{run_point, run_point_with, run_scenario, run_scenario_with, PointRun, ResultDoc, RunError};
