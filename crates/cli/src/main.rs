@@ -3,12 +3,13 @@
 //! Exit status: 0 success, 2 bad input (scenario or flags), 1 run failure. Errors go to stderr.
 
 mod bench;
+mod suite;
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use tcplab_lab::{load, scenario::shipped_description, Scenario, ScenarioError, Source, SHIPPED};
+use tcplab_lab::{scenario::shipped_description, ScenarioError, Source, SHIPPED};
 
 #[derive(Parser)]
 #[command(name = "tcplab", version, about = "A laboratory for transport-protocol experiments")]
@@ -49,6 +50,8 @@ enum Command {
         /// Bytes of each frame kept in the trace (lengths in the record headers stay real).
         #[arg(long, value_name = "BYTES", default_value_t = tcplab_report::pcap::DEFAULT_SNAPLEN)]
         pcap_snaplen: u32,
+        #[command(flatten)]
+        suite: suite::SuiteArgs,
     },
     /// Run a scenario on the simulator (both hosts with the `linux` personality) and on the Linux backend,
     /// and print the figures side by side with their relative differences.
@@ -62,11 +65,22 @@ enum Command {
         #[arg(long, value_name = "FILE|-")]
         json: Option<String>,
     },
-    /// Validate a scenario without running it.
+    /// Validate a scenario without running it (with a sweep: every point).
     Check {
         scenario: String,
         #[arg(long = "set", value_name = "PATH=VALUE")]
         set: Vec<String>,
+        #[command(flatten)]
+        suite: suite::SuiteArgs,
+    },
+    /// Join the JSON documents of the shards of a sweep (`run --shard i/n`) into the whole run's.
+    Merge {
+        /// The shards' documents, in any order.
+        #[arg(required = true)]
+        shards: Vec<String>,
+        /// Where to write the merged document ("-" for stdout).
+        #[arg(long, value_name = "FILE|-", default_value = "-")]
+        json: String,
     },
     /// List the shipped scenarios.
     List,
@@ -104,12 +118,13 @@ fn main() -> ExitCode {
         }
     };
     let outcome = match cli.command {
-        Command::Run { scenario, set, seed, backend, json, quiet, pcap, pcap_at, pcap_snaplen } => {
+        Command::Run { scenario, set, seed, backend, json, quiet, pcap, pcap_at, pcap_snaplen, suite } => {
             let outputs = Outputs { json, pcap, pcap_at, pcap_snaplen };
-            run(&scenario, &set, seed, &backend, &outputs, quiet)
+            run(&scenario, &set, seed, &backend, &outputs, quiet, &suite)
         }
-        Command::Check { scenario, set } => check(&scenario, &set),
+        Command::Check { scenario, set, suite } => check(&scenario, &set, &suite),
         Command::Compare { scenario, set, seed, json } => compare(&scenario, &set, seed, json.as_deref()),
+        Command::Merge { shards, json } => merge(&shards, &json),
         Command::List => {
             for s in SHIPPED {
                 println!("{:<16} {}", s.name, shipped_description(s));
@@ -136,8 +151,16 @@ fn main() -> ExitCode {
     }
 }
 
-/// Reads a scenario from a file, or from the shipped set by name.
-fn read_scenario(arg: &str, set: &[String]) -> Result<Scenario, Failure> {
+/// Reads a scenario from a file, or from the shipped set by name, with its sweep and repetitions; every
+/// point is validated.
+fn read_plan(arg: &str, set: &[String], suite: &suite::SuiteArgs) -> Result<tcplab_lab::sweep::Plan, Failure> {
+    let (name, text) = scenario_text(arg)?;
+    tcplab_lab::sweep::plan(&Source { name: &name, text: &text }, set, &suite.sweep, &suite.repeat_flags())
+        .map_err(|e: ScenarioError| Failure::BadInput(e.to_string()))
+}
+
+/// The name to report errors against and the text of a scenario file or shipped scenario.
+fn scenario_text(arg: &str) -> Result<(String, String), Failure> {
     let (name, text) = if Path::new(arg).exists() {
         let text = std::fs::read_to_string(arg).map_err(|e| Failure::BadInput(format!("{arg}: cannot read: {e}")))?;
         (arg.to_string(), text)
@@ -150,13 +173,29 @@ fn read_scenario(arg: &str, set: &[String]) -> Result<Scenario, Failure> {
             names.join(", ")
         )));
     };
-    load(&Source { name: &name, text: &text }, set).map_err(|e: ScenarioError| Failure::BadInput(e.to_string()))
+    Ok((name, text))
 }
 
-fn check(arg: &str, set: &[String]) -> Result<(), Failure> {
-    let s = read_scenario(arg, set)?;
-    println!("{arg}: ok ({}: {})", s.name, s.test.kind.netperf_name());
+fn check(arg: &str, set: &[String], suite: &suite::SuiteArgs) -> Result<(), Failure> {
+    let plan = read_plan(arg, set, suite)?;
+    let s = &plan.base;
+    let points = if plan.points.len() > 1 { format!(", {} points", plan.points.len()) } else { String::new() };
+    println!("{arg}: ok ({}: {}{points})", s.name, s.test.kind.netperf_name());
     Ok(())
+}
+
+fn merge(shards: &[String], out: &str) -> Result<(), Failure> {
+    let mut docs = Vec::new();
+    for path in shards {
+        let text = std::fs::read_to_string(path).map_err(|e| Failure::BadInput(format!("{path}: cannot read: {e}")))?;
+        let doc: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| Failure::BadInput(format!("{path}: not JSON: {e}")))?;
+        docs.push((path.clone(), doc));
+    }
+    let merged = tcplab_lab::merge::merge(&docs).map_err(Failure::BadInput)?;
+    let mut text = serde_json::to_string_pretty(&merged).map_err(|e| Failure::Run(e.to_string()))?;
+    text.push('\n');
+    tcplab_report::write_atomic(out, &text).map_err(|e| Failure::Run(format!("{out}: cannot write: {e}")))
 }
 
 /// The files `run` writes besides the table.
@@ -167,7 +206,15 @@ struct Outputs {
     pcap_snaplen: u32,
 }
 
-fn run(arg: &str, set: &[String], seed: Option<u64>, backend: &str, out: &Outputs, quiet: bool) -> Result<(), Failure> {
+fn run(
+    arg: &str,
+    set: &[String],
+    seed: Option<u64>,
+    backend: &str,
+    out: &Outputs,
+    quiet: bool,
+    suite: &suite::SuiteArgs,
+) -> Result<(), Failure> {
     use tcplab_report::pcap::{PcapProbe, Tap};
     if backend != "sim" && backend != "linux" {
         return Err(Failure::BadInput(format!("--backend {backend}: accepted: sim, linux")));
@@ -179,13 +226,17 @@ fn run(arg: &str, set: &[String], seed: Option<u64>, backend: &str, out: &Output
         return Err(Failure::BadInput(format!("--pcap-snaplen {}: accepted: 68 or more", out.pcap_snaplen)));
     }
     let json = out.json.as_deref();
-    let s = read_scenario(arg, set)?;
-    let seed = seed.unwrap_or(s.seed);
+    let shard = suite.shard.as_deref().map(tcplab_lab::sweep::parse_shard).transpose().map_err(Failure::BadInput)?;
+    let plan = read_plan(arg, set, suite)?;
     if backend == "linux" {
-        if out.pcap.is_some() {
-            return Err(Failure::BadInput("--pcap: accepted with --backend sim only, so far".into()));
+        if out.pcap.is_some() || !suite.is_plain() || plan.points.len() > 1 || plan.repeat.is_some() {
+            return Err(Failure::BadInput(
+                "--backend linux: accepted for a single run so far (no --pcap, sweep, --iterations, --confidence or --shard)"
+                    .into(),
+            ));
         }
-        let doc = tcplab_lab::run_scenario_linux(&s, seed).map_err(|e| {
+        let s = plan.base;
+        let doc = tcplab_lab::run_scenario_linux(&s, seed.unwrap_or(s.seed)).map_err(|e| {
             if e.is_usage() {
                 Failure::BadInput(format!("{arg}: --backend linux: {e}"))
             } else {
@@ -194,6 +245,38 @@ fn run(arg: &str, set: &[String], seed: Option<u64>, backend: &str, out: &Output
         })?;
         return emit(&doc, json, quiet);
     }
+    if out.pcap.is_none() {
+        let opts = tcplab_lab::sweep::RunOptions { seed, jobs: suite.jobs, shard };
+        let progress = suite::Progress::new(plan.points.len(), quiet);
+        let outcome = tcplab_lab::sweep::run_plan(&plan, opts, &|done, _| progress.set(done));
+        progress.finish();
+        let (doc, unmet) = outcome.map_err(|e| Failure::Run(format!("{arg}: {e}")))?;
+        for u in &unmet {
+            let at = if u.params.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", serde_json::Value::Object(u.params.clone()))
+            };
+            let c = &u.confidence;
+            eprintln!(
+                "tcplab: warning: point {}{at}: {}% confidence interval of {} is {:.2}% of the mean after {} iterations, not within {:.2}%",
+                u.index,
+                c.level * 100.0,
+                c.metric,
+                c.interval * 100.0,
+                doc.points.iter().find(|p| p.params == u.params).map_or(0, |p| p.iterations),
+                c.width * 100.0
+            );
+        }
+        return emit(&doc, json, quiet);
+    }
+    if !suite.is_plain() || plan.points.len() > 1 || plan.repeat.is_some() {
+        return Err(Failure::BadInput(
+            "--pcap: accepted only for a single run (no sweep, --iterations, --confidence or --shard)".into(),
+        ));
+    }
+    let s = plan.base;
+    let seed = seed.unwrap_or(s.seed);
     let mut pcap = match &out.pcap {
         Some(path) => Some(
             PcapProbe::create(Path::new(path), tap, out.pcap_snaplen)
@@ -214,7 +297,9 @@ fn compare(arg: &str, set: &[String], seed: Option<u64>, json: Option<&str>) -> 
     // The personality first, so that the user's own knobs still apply on top of it.
     let mut with_linux = vec!["client.stack=\"linux\"".to_string(), "server.stack=\"linux\"".to_string()];
     with_linux.extend(set.iter().cloned());
-    let s = read_scenario(arg, &with_linux)?;
+    let (name, text) = scenario_text(arg)?;
+    let s = tcplab_lab::load(&Source { name: &name, text: &text }, &with_linux)
+        .map_err(|e: ScenarioError| Failure::BadInput(e.to_string()))?;
     let seed = seed.unwrap_or(s.seed);
     let sim = tcplab_lab::run_scenario(&s, seed).map_err(|e| Failure::Run(format!("{arg}: {e}")))?;
     let linux = tcplab_lab::run_scenario_linux(&s, seed).map_err(|e| {

@@ -10,6 +10,10 @@ pub enum Origin {
     File { file: String, line: Option<usize> },
     /// A `--set PATH=VALUE` flag.
     Flag { flag: String },
+    /// A `--sweep PATH=VALUES` flag.
+    Sweep { flag: String },
+    /// Another command-line option, shown as given (`--iterations 3,x`).
+    Cli { flag: String },
 }
 
 /// A problem with a scenario or its overrides; the CLI prints it and exits with status 2.
@@ -27,6 +31,8 @@ impl fmt::Display for ScenarioError {
             Origin::File { file, line: Some(l) } => write!(f, "{file}:{l}: ")?,
             Origin::File { file, line: None } => write!(f, "{file}: ")?,
             Origin::Flag { flag } => write!(f, "--set {flag}: ")?,
+            Origin::Sweep { flag } => write!(f, "--sweep {flag}: ")?,
+            Origin::Cli { flag } => write!(f, "{flag}: ")?,
         }
         if !self.key.is_empty() {
             write!(f, "{}: ", self.key)?;

@@ -3,10 +3,13 @@
 
 pub mod error;
 pub mod linux_backend;
+pub mod merge;
 pub mod probes;
 pub mod result;
 pub mod scenario;
 mod sim_backend;
+pub mod stats;
+pub mod sweep;
 
 pub use error::{Origin, ScenarioError};
 pub use result::{

@@ -2,7 +2,7 @@
 //! docs/results.md): a backend reports what its applications measured and what its stack counted
 //! ([`BackendRun`]), and the lab maps that to the metrics of the test kind.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tcplab_workload::{Report, Role};
 
 use crate::scenario::{Scenario, TestKind};
@@ -15,7 +15,38 @@ pub struct ResultDoc {
     pub backend: &'static str,
     pub seed: u64,
     pub scenario: Scenario,
+    /// The sweep's axes, in order (absent without a sweep).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<Vec<crate::sweep::Axis>>,
+    /// The repetition rule (absent with one run per point).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<crate::sweep::Repeat>,
     pub points: Vec<Point>,
+    /// A shard of a sweep (`--shard i/n`); `tcplab merge` joins shards into the whole document.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
+}
+
+/// Which points a shard holds: those whose index is `index` modulo `count`, of `points` in all.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+    pub points: usize,
+}
+
+/// The confidence interval of a point's main metric over its iterations.
+#[derive(Debug, Clone, Serialize)]
+pub struct Confidence {
+    /// The metric the interval is about (`throughput_bps`, `transactions_per_s`).
+    pub metric: &'static str,
+    pub level: f64,
+    /// The width asked for, a fraction of the mean.
+    pub width: f64,
+    /// The interval's whole width as a fraction of the mean (0 with no spread).
+    pub interval: f64,
+    /// Whether `interval < width`.
+    pub met: bool,
 }
 
 /// One point of the scenario (one set of parameters); a sweep has several.
@@ -25,6 +56,9 @@ pub struct Point {
     pub params: serde_json::Map<String, serde_json::Value>,
     pub iterations: u32,
     pub metrics: Metrics,
+    /// With repetitions: the interval of the main metric.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<Confidence>,
     pub connections: Vec<ConnectionResult>,
     /// The first sender's gauges over time, when `test.series` asked for them.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -39,7 +73,7 @@ pub struct Point {
 }
 
 /// Figures of merit, one type per kind of test; a metric that does not apply is absent, not zero.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Metrics {
     Stream(StreamMetrics),
@@ -47,7 +81,7 @@ pub enum Metrics {
 }
 
 /// The figures of a request/response test (TCP_RR, TCP_CRR).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RrMetrics {
     /// Transactions completed during the measurement, per second.
     pub transactions_per_s: f64,
@@ -72,7 +106,7 @@ pub struct RrMetrics {
 
 /// Statistics of a set of latencies, microseconds: mean, population standard deviation, minimum and
 /// maximum exact; percentiles from an HDR histogram with 3 significant digits.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct LatencyMetrics {
     pub mean: f64,
     pub stddev: f64,
@@ -100,7 +134,7 @@ impl From<tcplab_workload::LatencySummary> for LatencyMetrics {
 }
 
 /// The figures of a bulk transfer (TCP_STREAM, TCP_MAERTS).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StreamMetrics {
     /// Payload bits per second delivered to the receiving application during the measurement.
     pub throughput_bps: f64,
@@ -117,10 +151,10 @@ pub struct StreamMetrics {
 
 /// CPU figures from the cost model (netperf's `-c`/`-C`), `local` = the client, `remote` = the server; a
 /// side without a model is absent.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CpuMetrics {
     /// Where the CPU figures come from: `"modeled"` (the simulator's cost model).
-    pub cpu_source: &'static str,
+    pub cpu_source: String,
     /// Busy core time over the window's length times the cores, percent.
     pub cpu_util_percent: Sides,
     /// Busy core time per KB (1024 bytes) moved during the window, microseconds (netperf's service demand).
@@ -131,7 +165,7 @@ pub struct CpuMetrics {
 }
 
 /// A figure for each end of the test.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct Sides {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub local: Option<f64>,
@@ -156,7 +190,7 @@ fn cpu_metrics(
     let busy_us = |c: &tcplab_sim::CpuReport| c.busy_window.as_nanos() as f64 / 1e3;
     let per = |n: f64| move |c: &tcplab_sim::CpuReport| if n > 0.0 { busy_us(c) / n } else { f64::NAN };
     Some(CpuMetrics {
-        cpu_source: "modeled",
+        cpu_source: "modeled".into(),
         cpu_util_percent: side(&|c| {
             100.0 * c.busy_window.as_nanos() as f64 / (elapsed.as_nanos() as f64 * c.cores as f64).max(1.0)
         }),
@@ -335,6 +369,7 @@ pub fn run_point_with(
         params: serde_json::Map::new(),
         iterations: 1,
         metrics: metrics(&s.test, &run),
+        confidence: None,
         connections: run.connections,
         series: run.series,
         logvars: run.logvars,
@@ -362,7 +397,10 @@ pub fn run_scenario_with(
         backend: "sim",
         seed,
         scenario: s.clone(),
+        sweep: None,
+        repeat: None,
         points: vec![p.point],
+        shard: None,
     })
 }
 
@@ -380,6 +418,7 @@ pub fn run_scenario_linux(s: &Scenario, seed: u64) -> Result<ResultDoc, crate::l
         logvars: None,
         links: run.links,
         health: Some(health),
+        confidence: None,
     };
     Ok(ResultDoc {
         schema: "tcplab.result/1",
@@ -388,5 +427,8 @@ pub fn run_scenario_linux(s: &Scenario, seed: u64) -> Result<ResultDoc, crate::l
         seed,
         scenario: s.clone(),
         points: vec![point],
+        sweep: None,
+        repeat: None,
+        shard: None,
     })
 }

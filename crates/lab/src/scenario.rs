@@ -383,7 +383,7 @@ fn unknown_field(msg: &str) -> Option<String> {
 }
 
 /// The 1-based line of the deepest part of `key` present in the document.
-fn line_of(doc: &toml_edit::ImDocument<&str>, text: &str, key: &str) -> Option<usize> {
+pub(crate) fn line_of(doc: &toml_edit::ImDocument<&str>, text: &str, key: &str) -> Option<usize> {
     use toml_edit::{Item, Value};
     enum Node<'a> {
         Table(&'a toml_edit::Table),
@@ -431,6 +431,9 @@ pub fn load(src: &Source, overrides: &[String]) -> Result<Scenario, ScenarioErro
         let line = e.span().map(|s| src.text[..s.start.min(src.text.len())].matches('\n').count() + 1);
         file_error(line, format!("not valid TOML: {}", e.message().trim()))
     })?;
+    // `[sweep]` and `[repeat]` say how the scenario is run, not what it is: crate::sweep reads them.
+    table.remove("sweep");
+    table.remove("repeat");
     let doc = toml_edit::ImDocument::parse(src.text).ok();
     let mut ctx = Ctx { src, doc, flags: Vec::new() };
     for flag in overrides {

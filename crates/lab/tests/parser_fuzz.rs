@@ -18,7 +18,9 @@ fn check(text: &str, set: &[String]) {
             let shown = e.to_string();
             match &e.origin {
                 Origin::File { file, .. } => assert!(shown.starts_with(file.as_str()), "{shown}"),
-                Origin::Flag { flag } => assert!(shown.contains(flag.as_str()), "{shown}"),
+                Origin::Flag { flag } | Origin::Sweep { flag } | Origin::Cli { flag } => {
+                    assert!(shown.contains(flag.as_str()), "{shown}")
+                }
             }
             assert!(!e.message.is_empty());
         }

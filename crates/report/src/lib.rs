@@ -51,6 +51,46 @@ fn main_table(doc: &ResultDoc) -> String {
     }
 }
 
+/// The swept values of each point as leading columns: (header, one cell per point), padded alike.
+fn param_columns(doc: &ResultDoc) -> (String, Vec<String>) {
+    let Some(axes) = &doc.sweep else { return (String::new(), vec![String::new(); doc.points.len()]) };
+    let show = |v: Option<&serde_json::Value>| match v {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+        None => "-".into(),
+    };
+    let mut header = String::new();
+    let mut cells = vec![String::new(); doc.points.len()];
+    for a in axes {
+        let vals: Vec<String> = doc.points.iter().map(|p| show(p.params.get(&a.path))).collect();
+        let w = vals.iter().map(|v| v.chars().count()).chain([a.path.chars().count()]).max().unwrap_or(0);
+        header += &format!("{:<w$} ", a.path);
+        for (c, v) in cells.iter_mut().zip(vals) {
+            *c += &format!("{v:<w$} ");
+        }
+    }
+    (header, cells)
+}
+
+/// A line per point that aggregates iterations: how many, and the confidence interval.
+fn iteration_notes(doc: &ResultDoc) -> String {
+    let mut out = String::new();
+    for (i, p) in doc.points.iter().enumerate() {
+        if let Some(c) = &p.confidence {
+            out += &format!(
+                "point {i}: mean of {} iterations; {}% confidence interval of {} {:.2}% of the mean ({} {:.2}%)\n",
+                p.iterations,
+                c.level * 100.0,
+                c.metric,
+                c.interval * 100.0,
+                if c.met { "met:" } else { "NOT met:" },
+                c.width * 100.0
+            );
+        }
+    }
+    out
+}
+
 /// netperf's TCP_RR / TCP_CRR table (local send/recv socket sizes, request and response sizes, elapsed,
 /// transaction rate), then the latency statistics of each point, and a second line with the remote
 /// socket sizes as netperf prints it.
@@ -69,12 +109,15 @@ fn rr_table(doc: &ResultDoc) -> String {
         backend_name(doc),
         doc.seed
     );
-    out += "Local /Remote\n";
-    out += "Socket Size   Request  Resp.   Elapsed  Trans.     Latency usec/Tran\n";
-    out += "Send   Recv   Size     Size    Time     Rate       mean     p50      p99      max\n";
-    out += "bytes  Bytes  bytes    bytes   secs.    per sec\n\n";
-    for p in &doc.points {
+    let (ph, cells) = param_columns(doc);
+    let pad = " ".repeat(ph.chars().count());
+    out += &format!("{pad}Local /Remote\n");
+    out += &format!("{pad}Socket Size   Request  Resp.   Elapsed  Trans.     Latency usec/Tran\n");
+    out += &format!("{pad}Send   Recv   Size     Size    Time     Rate       mean     p50      p99      max\n");
+    out += &format!("{ph}bytes  Bytes  bytes    bytes   secs.    per sec\n\n");
+    for (p, cell) in doc.points.iter().zip(&cells) {
         let Metrics::Rr(m) = &p.metrics else { continue };
+        out += cell;
         let l = &m.latency_us;
         out += &format!(
             "{:<6} {:<6} {:<8} {:<7} {:<8.2} {:<10.2} {:<8.1} {:<8.1} {:<8.1} {:.1}\n",
@@ -89,12 +132,12 @@ fn rr_table(doc: &ResultDoc) -> String {
             l.p99,
             l.max
         );
-        out += &format!("{:<6} {}\n", s.server.tcp.send_buffer.bytes(), s.server.tcp.recv_buffer.bytes());
+        out += &format!("{pad}{:<6} {}\n", s.server.tcp.send_buffer.bytes(), s.server.tcp.recv_buffer.bytes());
         if let (Some(opened), Some(waits)) = (m.connections_opened, m.port_waits) {
-            out += &format!("connections opened {opened}, waits for a free port {waits}\n");
+            out += &format!("{pad}connections opened {opened}, waits for a free port {waits}\n");
         }
     }
-    out
+    out + &iteration_notes(doc)
 }
 
 /// netperf's classic TCP_STREAM table.
@@ -117,12 +160,15 @@ fn stream_table(doc: &ResultDoc) -> String {
         backend_name(doc),
         doc.seed
     );
-    out += "Recv     Send     Send\n";
-    out += "Socket   Socket   Message  Elapsed\n";
-    out += "Size     Size     Size     Time     Throughput    Retrans\n";
-    out += "bytes    bytes    bytes    secs.    10^6bits/sec  segments\n\n";
-    for p in &doc.points {
+    let (ph, cells) = param_columns(doc);
+    let pad = " ".repeat(ph.chars().count());
+    out += &format!("{pad}Recv     Send     Send\n");
+    out += &format!("{pad}Socket   Socket   Message  Elapsed\n");
+    out += &format!("{pad}Size     Size     Size     Time     Throughput    Retrans\n");
+    out += &format!("{ph}bytes    bytes    bytes    secs.    10^6bits/sec  segments\n\n");
+    for (p, cell) in doc.points.iter().zip(&cells) {
         let Metrics::Stream(m) = &p.metrics else { continue };
+        out += cell;
         out += &format!(
             "{:<8} {:<8} {:<8} {:<8.2} {:<13.2} {}\n",
             receiver.tcp.recv_buffer.bytes(),
@@ -133,7 +179,7 @@ fn stream_table(doc: &ResultDoc) -> String {
             m.retransmissions
         );
     }
-    out
+    out + &iteration_notes(doc)
 }
 
 /// Writes `doc` as pretty JSON to `path` ("-" for stdout). The file appears complete or not at all:

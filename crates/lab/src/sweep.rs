@@ -1,0 +1,631 @@
+//! Sweeps and repetitions: the `[sweep]` axes and `[repeat]` table of a scenario file, their flags
+//! (`--sweep`, `--iterations`, `--confidence`), every point validated before anything runs, and the
+//! run of a plan on a work-stealing pool (docs/sweeps.md).
+
+use serde::Serialize;
+
+use crate::error::{Origin, ScenarioError};
+use crate::result::{Confidence, Metrics, Point, ResultDoc, RunError};
+use crate::scenario::{load, Scenario, Source};
+use crate::stats::Interval;
+
+/// One axis of a sweep: a scenario key path and the values it takes, in order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Axis {
+    pub path: String,
+    #[serde(serialize_with = "values_as_json")]
+    pub values: Vec<toml::Value>,
+    #[serde(skip)]
+    origin: AxisOrigin,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum AxisOrigin {
+    File { file: String, line: Option<usize> },
+    Flag(String),
+}
+
+fn values_as_json<S: serde::Serializer>(v: &[toml::Value], s: S) -> Result<S::Ok, S::Error> {
+    let json: Vec<serde_json::Value> = v.iter().map(toml_to_json).collect();
+    json.serialize(s)
+}
+
+fn toml_to_json(v: &toml::Value) -> serde_json::Value {
+    serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
+}
+
+/// Repetitions of every point (netperf `-i max,min`, `-I level,width`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Repeat {
+    pub min: u32,
+    pub max: u32,
+    /// Confidence level of the interval, e.g. 0.99.
+    pub level: f64,
+    /// The interval's whole width must be narrower than this fraction of the mean, e.g. 0.05.
+    pub width: f64,
+}
+
+impl Repeat {
+    /// netperf's defaults when `-I` or `-i` is given: `-i 10,3`, `-I 99,5`.
+    pub const DEFAULT: Repeat = Repeat { min: 3, max: 10, level: 0.99, width: 0.05 };
+}
+
+/// Repetition flags, as given on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct RepeatFlags {
+    /// `--iterations MAX[,MIN]`.
+    pub iterations: Option<String>,
+    /// `--confidence LEVEL,WIDTH`.
+    pub confidence: Option<String>,
+}
+
+/// A scenario with its sweep expanded and every point validated.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The scenario as the file and `--set` give it, before any sweep value.
+    pub base: Scenario,
+    pub axes: Vec<Axis>,
+    pub points: Vec<PlanPoint>,
+    /// `None`: one run per point, no interval.
+    pub repeat: Option<Repeat>,
+}
+
+/// One point of a plan.
+#[derive(Debug, Clone)]
+pub struct PlanPoint {
+    /// The coordinates: axis path → value, in axis order.
+    pub params: serde_json::Map<String, serde_json::Value>,
+    pub scenario: Scenario,
+}
+
+const RANGE_HELP: &str =
+    "accepted: an array of values ([false, true], [\"10mbit\", \"100mbit\"]) or an integer range \"A..=B\" or \"A..B\"";
+
+/// An integer range `A..=B` or `A..B`; `None` if `t` is not written as one.
+fn parse_range(t: &str) -> Option<Result<Vec<toml::Value>, String>> {
+    let t = t.trim();
+    let (a, b, inclusive) = if let Some((a, b)) = t.split_once("..=") {
+        (a, b, true)
+    } else {
+        let (a, b) = t.split_once("..")?;
+        (a, b, false)
+    };
+    let (a, b) = (a.trim().parse::<i64>().ok()?, b.trim().parse::<i64>().ok()?);
+    let end = if inclusive { b } else { b - 1 };
+    if end < a {
+        return Some(Err(format!("{t:?} is an empty range")));
+    }
+    if end - a >= 100_000 {
+        return Some(Err(format!("{t:?} has more than 100000 values")));
+    }
+    Some(Ok((a..=end).map(toml::Value::Integer).collect()))
+}
+
+/// The values of a `[sweep]` entry.
+fn file_values(v: &toml::Value) -> Result<Vec<toml::Value>, String> {
+    match v {
+        toml::Value::Array(a) if a.is_empty() => Err(format!("an empty array; {RANGE_HELP}")),
+        toml::Value::Array(a) => Ok(a.clone()),
+        toml::Value::String(s) => match parse_range(s) {
+            Some(r) => r,
+            None => Err(format!("{s:?} is neither an array nor a range; {RANGE_HELP}")),
+        },
+        other => Err(format!("{other}: {RANGE_HELP}")),
+    }
+}
+
+/// The values of `--sweep PATH=VALUES`: a range, a TOML array, or comma-separated values (each a TOML
+/// value, or taken as a string).
+fn flag_values(t: &str) -> Result<Vec<toml::Value>, String> {
+    let t = t.trim();
+    if let Some(r) = parse_range(t) {
+        return r;
+    }
+    if t.starts_with('[') {
+        return match toml::from_str::<toml::Table>(&format!("v = {t}")).ok().and_then(|mut x| x.remove("v")) {
+            Some(v) => file_values(&v),
+            None => Err(format!("{t} is not a TOML array; {RANGE_HELP}, or values separated by commas")),
+        };
+    }
+    let vals: Vec<toml::Value> = t
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            toml::from_str::<toml::Table>(&format!("v = {s}"))
+                .ok()
+                .and_then(|mut x| x.remove("v"))
+                .unwrap_or_else(|| toml::Value::String(s.to_string()))
+        })
+        .collect();
+    if vals.is_empty() {
+        return Err(format!("no values; {RANGE_HELP}, or values separated by commas (false,true)"));
+    }
+    Ok(vals)
+}
+
+/// Flattens `[sweep]` into (key parts, span of the key), in file order; `"test.burst" = ...` and
+/// `test.burst = ...` (a dotted key, i.e. a nested table) both name `test.burst`.
+type Entry = (Vec<String>, Option<std::ops::Range<usize>>);
+
+fn flatten(prefix: &[String], item: &toml_edit::Item, out: &mut Vec<Entry>) {
+    if let Some(t) = item.as_table_like() {
+        for (k, child) in t.iter() {
+            let span = t.key(k).and_then(|key| key.span());
+            let mut path = prefix.to_vec();
+            path.push(k.to_string());
+            if child.is_table_like() {
+                flatten(&path, child, out);
+            } else {
+                out.push((path, span));
+            }
+        }
+    }
+}
+
+fn lookup<'a>(table: &'a toml::Table, parts: &[String]) -> Option<&'a toml::Value> {
+    let mut v = table.get(parts.first()?)?;
+    for p in &parts[1..] {
+        v = v.as_table()?.get(p)?;
+    }
+    Some(v)
+}
+
+fn value_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Reads `[repeat]` from the file and applies the flags over it.
+fn repeat_of(
+    src: &Source,
+    table: &toml::Table,
+    doc: Option<&toml_edit::ImDocument<&str>>,
+    flags: &RepeatFlags,
+) -> Result<Option<Repeat>, ScenarioError> {
+    let file_err = |key: &str, message: String| ScenarioError {
+        origin: Origin::File {
+            file: src.name.into(),
+            line: doc.and_then(|d| crate::scenario::line_of(d, src.text, key)),
+        },
+        key: key.into(),
+        message,
+    };
+    let mut r = None;
+    if let Some(v) = table.get("repeat") {
+        let t =
+            v.as_table().ok_or_else(|| file_err("repeat", "accepted: a table { min, max, level, width }".into()))?;
+        let mut rep = Repeat::DEFAULT;
+        for (k, v) in t {
+            let key = format!("repeat.{k}");
+            match k.as_str() {
+                "min" | "max" => {
+                    let n = v
+                        .as_integer()
+                        .filter(|n| (1..=1000).contains(n))
+                        .ok_or_else(|| file_err(&key, format!("{v}: accepted an integer from 1 to 1000")))?
+                        as u32;
+                    if k == "min" {
+                        rep.min = n
+                    } else {
+                        rep.max = n
+                    }
+                }
+                "level" => {
+                    rep.level = v.as_float().filter(|l| *l > 0.0 && *l < 1.0).ok_or_else(|| {
+                        file_err(&key, format!("{v}: accepted a fraction 0 < level < 1, e.g. 0.95 or 0.99"))
+                    })?
+                }
+                "width" => {
+                    rep.width = v
+                        .as_float()
+                        .filter(|w| *w > 0.0 && *w <= 1.0)
+                        .ok_or_else(|| file_err(&key, format!("{v}: accepted a fraction 0 < width <= 1, e.g. 0.05")))?
+                }
+                _ => return Err(file_err(&key, "unknown key; accepted: `min`, `max`, `level`, `width`".into())),
+            }
+        }
+        if rep.min > rep.max {
+            return Err(file_err("repeat.min", format!("{} > max = {}: accepted min <= max", rep.min, rep.max)));
+        }
+        r = Some(rep);
+    }
+    let flag_err = |flag: &str, v: &str, message: &str| ScenarioError {
+        origin: Origin::Cli { flag: format!("{flag} {v}") },
+        key: String::new(),
+        message: message.into(),
+    };
+    if let Some(it) = &flags.iterations {
+        let bad = || flag_err("--iterations", it, "accepted MAX or MAX,MIN with 1 <= MIN <= MAX <= 1000 (netperf -i)");
+        let mut parts = it.split(',').map(|p| p.trim().parse::<u32>());
+        let max = parts.next().and_then(|p| p.ok()).ok_or_else(bad)?;
+        let min = match parts.next() {
+            Some(p) => p.map_err(|_| bad())?,
+            None => max.min(r.unwrap_or(Repeat::DEFAULT).min),
+        };
+        if parts.next().is_some() || min < 1 || min > max || max > 1000 {
+            return Err(bad());
+        }
+        let mut rep = r.unwrap_or(Repeat::DEFAULT);
+        rep.max = max;
+        rep.min = min;
+        r = Some(rep);
+    }
+    if let Some(c) = &flags.confidence {
+        let bad = || {
+            flag_err(
+                "--confidence",
+                c,
+                "accepted LEVEL,WIDTH: LEVEL 0.95 or 0.99 (or 95, 99; any 0 < LEVEL < 1), WIDTH a fraction of the mean (0.05) or a percentage (5%)",
+            )
+        };
+        let (l, w) = c.split_once(',').ok_or_else(bad)?;
+        let mut level: f64 = l.trim().parse().map_err(|_| bad())?;
+        if (1.0..100.0).contains(&level) {
+            level /= 100.0;
+        }
+        let w = w.trim();
+        let width: f64 = match w.strip_suffix('%') {
+            Some(p) => p.trim().parse::<f64>().map_err(|_| bad())? / 100.0,
+            None => w.parse().map_err(|_| bad())?,
+        };
+        if !(level > 0.0 && level < 1.0 && width > 0.0 && width <= 1.0) {
+            return Err(bad());
+        }
+        let mut rep = r.unwrap_or(Repeat::DEFAULT);
+        rep.level = level;
+        rep.width = width;
+        r = Some(rep);
+    }
+    Ok(r)
+}
+
+/// Loads a scenario with its sweep and repetitions: the file's `[sweep]` axes, then `--sweep` flags (one
+/// for a path the file sweeps replaces it in place), their cartesian product (the first axis varies
+/// slowest), each point loaded through [`load`] with `overrides` and the point's values, so every point is
+/// validated before anything runs.
+pub fn plan(
+    src: &Source,
+    overrides: &[String],
+    sweeps: &[String],
+    repeat_flags: &RepeatFlags,
+) -> Result<Plan, ScenarioError> {
+    let base = load(src, overrides)?;
+    // `load` accepted the text, so it is valid TOML.
+    let table: toml::Table = toml::from_str(src.text).unwrap_or_default();
+    let doc = toml_edit::ImDocument::parse(src.text).ok();
+    let mut axes: Vec<Axis> = Vec::new();
+    if let Some(d) = &doc {
+        if let Some(item) = d.as_table().get("sweep") {
+            let line = |span: Option<std::ops::Range<usize>>| {
+                span.map(|s| src.text[..s.start.min(src.text.len())].matches('\n').count() + 1)
+            };
+            if !item.is_table_like() {
+                return Err(ScenarioError {
+                    origin: Origin::File { file: src.name.into(), line: line(item.span()) },
+                    key: "sweep".into(),
+                    message: "accepted: a table of \"key.path\" = values".into(),
+                });
+            }
+            let mut entries = Vec::new();
+            flatten(&[], item, &mut entries);
+            let sweep = table.get("sweep").and_then(|s| s.as_table()).cloned().unwrap_or_default();
+            for (parts, span) in entries {
+                let path = parts.join(".");
+                let at = line(span);
+                let origin = AxisOrigin::File { file: src.name.into(), line: at };
+                let v = lookup(&sweep, &parts).cloned().unwrap_or(toml::Value::Boolean(false));
+                let values = file_values(&v).map_err(|message| ScenarioError {
+                    origin: Origin::File { file: src.name.into(), line: at },
+                    key: format!("sweep.{path}"),
+                    message,
+                })?;
+                axes.push(Axis { path, values, origin });
+            }
+        }
+    }
+    for flag in sweeps {
+        let bad = |message: String| ScenarioError {
+            origin: Origin::Sweep { flag: flag.clone() },
+            key: String::new(),
+            message,
+        };
+        let (path, values) =
+            flag.split_once('=').ok_or_else(|| bad("expected PATH=VALUES, e.g. test.burst=0..=14".into()))?;
+        let path = path.trim().to_string();
+        if path.is_empty() || path.split('.').any(str::is_empty) {
+            return Err(bad("expected a dotted key path before '=', e.g. client.tcp.nodelay=false,true".into()));
+        }
+        let values = flag_values(values).map_err(bad)?;
+        let axis = Axis { path: path.clone(), values, origin: AxisOrigin::Flag(flag.clone()) };
+        match axes.iter_mut().find(|a| a.path == path) {
+            Some(a) => *a = axis,
+            None => axes.push(axis),
+        }
+    }
+    if let Some(a) = axes.iter().find(|a| matches!(a.path.split('.').next(), Some("sweep" | "repeat"))) {
+        return Err(axis_error(a, None, format!("{}: accepted: a key of the scenario (not sweep or repeat)", a.path)));
+    }
+    let total = axes.iter().try_fold(1usize, |n, a| n.checked_mul(a.values.len())).filter(|&n| n <= 1_000_000);
+    let Some(total) = total else {
+        return Err(axis_error(&axes[0], None, "the sweep has more than 1000000 points".into()));
+    };
+    let mut points = Vec::with_capacity(total);
+    for i in 0..total {
+        // Row-major: the last axis varies fastest.
+        let mut idx = vec![0; axes.len()];
+        let mut rest = i;
+        for (k, a) in axes.iter().enumerate().rev() {
+            idx[k] = rest % a.values.len();
+            rest /= a.values.len();
+        }
+        let mut ov = overrides.to_vec();
+        let mut params = serde_json::Map::new();
+        let mut coords = Vec::new();
+        for (a, &j) in axes.iter().zip(&idx) {
+            let v = &a.values[j];
+            ov.push(format!("{}={v}", a.path));
+            params.insert(a.path.clone(), toml_to_json(v));
+            coords.push(format!("{}={}", a.path, value_text(v)));
+        }
+        let scenario = if axes.is_empty() {
+            base.clone()
+        } else {
+            load(src, &ov).map_err(|e| {
+                let at = coords.join(", ");
+                // An error in a swept value is reported at the axis, with the value.
+                let culprit = axes.iter().zip(&idx).find(|(a, &j)| {
+                    matches!(&e.origin, Origin::Flag { flag } if *flag == format!("{}={}", a.path, a.values[j]))
+                });
+                match culprit {
+                    Some((a, &j)) => axis_error(
+                        a,
+                        Some(&a.values[j]),
+                        if e.key == a.path { e.message.clone() } else { format!("{}: {}", e.key, e.message) },
+                    ),
+                    None => ScenarioError { message: format!("at sweep point {at}: {}", e.message), ..e },
+                }
+            })?
+        };
+        points.push(PlanPoint { params, scenario });
+    }
+    let repeat = repeat_of(src, &table, doc.as_ref(), repeat_flags)?.filter(|r| r.max > 1);
+    Ok(Plan { base, axes, points, repeat })
+}
+
+fn axis_error(a: &Axis, value: Option<&toml::Value>, message: String) -> ScenarioError {
+    let message = match value {
+        Some(v) => format!("value {}: {message}; the axis takes {}", value_text(v), values_list(&a.values)),
+        None => message,
+    };
+    match &a.origin {
+        AxisOrigin::File { file, line } => ScenarioError {
+            origin: Origin::File { file: file.clone(), line: *line },
+            key: format!("sweep.{}", a.path),
+            message,
+        },
+        AxisOrigin::Flag(flag) => {
+            ScenarioError { origin: Origin::Sweep { flag: flag.clone() }, key: a.path.clone(), message }
+        }
+    }
+}
+
+fn values_list(v: &[toml::Value]) -> String {
+    let shown: Vec<String> = v.iter().take(8).map(value_text).collect();
+    let more = if v.len() > 8 { format!(", … ({} values)", v.len()) } else { String::new() };
+    format!("[{}{more}]", shown.join(", "))
+}
+
+/// How to run a plan.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunOptions {
+    /// `--seed`: replaces every point's scenario seed.
+    pub seed: Option<u64>,
+    /// Worker threads; 0: one per core.
+    pub jobs: usize,
+    /// `--shard i/n`: run only the points whose index is i modulo n.
+    pub shard: Option<(u32, u32)>,
+}
+
+/// The seed of iteration `k` of a run seeded `seed`: the seed itself for the first, so that a point's first
+/// iteration is the run `tcplab run --set PATH=VALUE` gives; then `stream_seed(seed, 2⁴⁰ + k)`.
+pub fn iteration_seed(seed: u64, k: u32) -> u64 {
+    if k == 0 {
+        seed
+    } else {
+        tcplab_sim::stream_seed(seed, (1 << 40) + k as u64)
+    }
+}
+
+/// A point whose interval was not met after `max` iterations.
+#[derive(Debug, Clone)]
+pub struct Unmet {
+    pub index: usize,
+    pub params: serde_json::Map<String, serde_json::Value>,
+    pub confidence: Confidence,
+}
+
+/// The main metric of a point's metrics: throughput for bulk tests, the transaction rate for RR/CRR.
+pub fn main_metric(m: &Metrics) -> (&'static str, f64) {
+    let v = serde_json::to_value(m).unwrap_or_default();
+    for name in ["throughput_bps", "transactions_per_s"] {
+        if let Some(x) = v.get(name).and_then(|x| x.as_f64()) {
+            return (name, x);
+        }
+    }
+    ("", 0.0)
+}
+
+/// The mean of each numeric leaf of the iterations' metrics. A leaf that is an integer in every
+/// iteration (a count) stays an integer: the mean rounded to the nearest.
+fn mean_json(vals: &[serde_json::Value]) -> serde_json::Value {
+    use serde_json::Value;
+    match &vals[0] {
+        Value::Object(first) => {
+            let mut out = serde_json::Map::new();
+            for k in first.keys() {
+                let sub: Vec<Value> = vals.iter().map(|v| v.get(k).cloned().unwrap_or(Value::Null)).collect();
+                out.insert(k.clone(), mean_json(&sub));
+            }
+            Value::Object(out)
+        }
+        Value::Number(_) => {
+            let n = vals.len() as f64;
+            if vals.iter().all(|v| v.is_u64()) {
+                let sum: u128 = vals.iter().map(|v| v.as_u64().unwrap_or(0) as u128).sum();
+                let mean = (sum as f64 / n).round() as u64;
+                Value::from(mean)
+            } else {
+                let mean = vals.iter().map(|v| v.as_f64().unwrap_or(0.0)).sum::<f64>() / n;
+                serde_json::Number::from_f64(mean).map(Value::Number).unwrap_or(Value::Null)
+            }
+        }
+        other => other.clone(),
+    }
+}
+
+/// Runs one point: its first `min` iterations in parallel, then one at a time until the interval of the
+/// main metric is met or `max` is reached. Connections, links and series are the first iteration's.
+fn run_plan_point(p: &PlanPoint, seed: u64, repeat: Option<Repeat>) -> Result<Point, RunError> {
+    use rayon::prelude::*;
+    let Some(rep) = repeat else {
+        let mut point = crate::result::run_point(&p.scenario, seed)?.point;
+        point.params = p.params.clone();
+        return Ok(point);
+    };
+    let first: Vec<Result<Point, RunError>> = (0..rep.min)
+        .into_par_iter()
+        .map(|k| crate::result::run_point(&p.scenario, iteration_seed(seed, k)).map(|r| r.point))
+        .collect();
+    let mut runs = first.into_iter().collect::<Result<Vec<Point>, RunError>>()?;
+    let level = rep.level;
+    let interval = |runs: &[Point]| {
+        let xs: Vec<f64> = runs.iter().map(|r| main_metric(&r.metrics).1).collect();
+        (xs.len() >= 2).then(|| Interval::of(&xs, level))
+    };
+    loop {
+        let n = runs.len() as u32;
+        let met = interval(&runs).is_some_and(|i| i.met(rep.width));
+        if met || n >= rep.max {
+            break;
+        }
+        runs.push(crate::result::run_point(&p.scenario, iteration_seed(seed, n))?.point);
+    }
+    let ci = interval(&runs);
+    let metric = main_metric(&runs[0].metrics).0;
+    let metrics_json: Vec<serde_json::Value> =
+        runs.iter().map(|r| serde_json::to_value(&r.metrics).unwrap_or_default()).collect();
+    let mean: Metrics = serde_json::from_value(mean_json(&metrics_json)).expect("the mean of metrics is metrics");
+    let iterations = runs.len() as u32;
+    let mut point = runs.swap_remove(0);
+    point.params = p.params.clone();
+    point.iterations = iterations;
+    point.metrics = mean;
+    point.confidence = Some(Confidence {
+        metric,
+        level: rep.level,
+        width: rep.width,
+        interval: ci.map_or(0.0, |i| i.relative_width()),
+        met: ci.is_some_and(|i| i.met(rep.width)),
+    });
+    Ok(point)
+}
+
+/// Runs a plan into a result document, points in parallel on a work-stealing pool of `opts.jobs` threads
+/// (byte-identical to a serial run). `progress(done, total)` is called as points finish. Also returns the
+/// points whose interval was not met.
+pub fn run_plan(
+    plan: &Plan,
+    opts: RunOptions,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<(ResultDoc, Vec<Unmet>), RunError> {
+    use rayon::prelude::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let indices: Vec<usize> = match opts.shard {
+        Some((i, n)) => (0..plan.points.len()).filter(|p| p % n as usize == i as usize).collect(),
+        None => (0..plan.points.len()).collect(),
+    };
+    let total = indices.len();
+    let done = AtomicUsize::new(0);
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(opts.jobs).build().expect("a thread pool can be built");
+    let results: Vec<Result<Point, RunError>> = pool.install(|| {
+        indices
+            .par_iter()
+            .map(|&i| {
+                let p = &plan.points[i];
+                let seed = opts.seed.unwrap_or(p.scenario.seed);
+                let r = run_plan_point(p, seed, plan.repeat);
+                progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
+                r
+            })
+            .collect()
+    });
+    let points = results.into_iter().collect::<Result<Vec<Point>, RunError>>()?;
+    let unmet = indices
+        .iter()
+        .zip(&points)
+        .filter_map(|(&index, p)| {
+            p.confidence.as_ref().filter(|c| !c.met).map(|c| Unmet {
+                index,
+                params: p.params.clone(),
+                confidence: c.clone(),
+            })
+        })
+        .collect();
+    let doc = ResultDoc {
+        schema: "tcplab.result/1",
+        tcplab: env!("CARGO_PKG_VERSION"),
+        backend: "sim",
+        seed: opts.seed.unwrap_or(plan.base.seed),
+        scenario: plan.base.clone(),
+        sweep: (!plan.axes.is_empty()).then(|| plan.axes.clone()),
+        repeat: plan.repeat,
+        points,
+        shard: opts.shard.map(|(index, count)| crate::result::Shard { index, count, points: plan.points.len() }),
+    };
+    Ok((doc, unmet))
+}
+
+/// Parses `--shard i/n` (0 <= i < n).
+pub fn parse_shard(t: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("--shard {t}: accepted i/n with 0 <= i < n, e.g. 0/4 (Slurm: $SLURM_ARRAY_TASK_ID/4)");
+    let (i, n) = t.split_once('/').ok_or_else(bad)?;
+    let (i, n): (u32, u32) = (i.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
+    if n == 0 || i >= n {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_and_lists() {
+        assert_eq!(parse_range("0..=3").unwrap().unwrap().len(), 4);
+        assert_eq!(parse_range("2..4").unwrap().unwrap(), vec![toml::Value::Integer(2), toml::Value::Integer(3)]);
+        assert!(parse_range("10mbit").is_none());
+        assert!(parse_range("3..=1").unwrap().is_err());
+        let v = flag_values("false,true").unwrap();
+        assert_eq!(v, vec![toml::Value::Boolean(false), toml::Value::Boolean(true)]);
+        let v = flag_values("10mbit, 100mbit").unwrap();
+        assert_eq!(v[1], toml::Value::String("100mbit".into()));
+        assert_eq!(flag_values("[1, 2]").unwrap().len(), 2);
+    }
+
+    #[test]
+    fn means_keep_counts_integral() {
+        let a = serde_json::json!({"x": 1.0, "n": 3, "l": {"p": 2.0}});
+        let b = serde_json::json!({"x": 2.0, "n": 4, "l": {"p": 4.0}});
+        assert_eq!(mean_json(&[a, b]), serde_json::json!({"x": 1.5, "n": 4, "l": {"p": 3.0}}));
+    }
+
+    #[test]
+    fn shards() {
+        assert_eq!(parse_shard("1/4"), Ok((1, 4)));
+        assert!(parse_shard("4/4").is_err() && parse_shard("x").is_err() && parse_shard("0/0").is_err());
+    }
+}
