@@ -4,7 +4,7 @@
 //! its key path in the TOML document (file and line); one that came from `--set` names the flag.
 
 use serde::{Deserialize, Serialize};
-use tcplab_link::{LinkConfig, LossModel};
+use tcplab_link::LinkConfig;
 use tcplab_tcp::TcpConfig;
 use tcplab_units::{ByteSize, Duration, Rate};
 
@@ -439,10 +439,9 @@ fn set_path(table: &mut toml::Table, path: &str, value: toml::Value) -> Result<(
 fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
     let down = raw.path.down.clone().unwrap_or_else(|| raw.path.up.clone());
     for (key, link) in [("path.up", &raw.path.up), ("path.down", &down)] {
-        if let LossModel::Bernoulli { p } = link.loss {
-            if !(0.0..1.0).contains(&p) {
-                return Err(ctx.error(&format!("{key}.loss"), format!("p = {p}: accepted 0 <= p < 1")));
-            }
+        if let Err(m) = link.loss.validate() {
+            let param = m.split([' ', ':']).next().unwrap_or("");
+            return Err(ctx.error(&format!("{key}.loss.{param}"), m));
         }
     }
     let mut client = resolve_host(ctx, "client", raw.client)?;

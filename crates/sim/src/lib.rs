@@ -460,7 +460,7 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
         self.probe.on_packet(self.now, PacketEvent::Sent { host: h, departs }, &seg);
         let dir = h;
         let path = &mut self.paths[dir];
-        match path.link.send(departs, ip_len) {
+        match path.link.send(departs, ip_len, seg.payload_len() > 0) {
             Verdict::Deliver(arrival) => {
                 path.in_flight.push_back(InFlight { arrival, seg });
                 if path.in_flight.len() == 1 {
