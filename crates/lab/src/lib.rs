@@ -3,6 +3,7 @@
 
 pub mod error;
 pub mod probes;
+mod rdp_backend;
 pub mod result;
 pub mod scenario;
 mod sim_backend;
