@@ -353,7 +353,49 @@ fn show(v: Option<&toml::Value>) -> String {
     }
 }
 
+/// The RDP knobs (`client.rdp.KNOB`, `server.rdp.KNOB`) with their defaults; one of them in full when
+/// `knob` names it (`rdp.KNOB`, or `KNOB` when no TCP knob has that name). False when `knob` is not one.
+fn explain_rdp(knob: Option<&str>) -> bool {
+    let defaults = toml::Value::try_from(tcplab_rdp::RdpConfig::default()).ok().and_then(|v| v.as_table().cloned());
+    let defaults = defaults.unwrap_or_default();
+    let knobs = tcplab_rdp::config::KNOBS;
+    match knob {
+        None => {
+            println!("\nRDP knobs (test.kind = \"rdp_stream\"), set per host as client.rdp.KNOB or server.rdp.KNOB:\n");
+            println!("{:<26} default", "knob");
+            for (k, _) in knobs {
+                println!("{:<26} {}", format!("rdp.{k}"), show(defaults.get(*k)));
+            }
+            true
+        }
+        Some(k) => {
+            let name = k.strip_prefix("rdp.").unwrap_or(k);
+            let tcp_knob = tcplab_tcp::config::KNOBS.iter().any(|(n, _)| *n == k);
+            let Some((_, doc)) = knobs.iter().find(|(n, _)| *n == name).filter(|_| !tcp_knob || k != name) else {
+                return false;
+            };
+            println!("rdp.{name}\n");
+            let mut line = String::new();
+            for word in doc.split_whitespace() {
+                if line.len() + word.len() > 100 {
+                    println!("  {line}");
+                    line.clear();
+                }
+                if !line.is_empty() {
+                    line.push(' ');
+                }
+                line.push_str(word);
+            }
+            println!("  {line}\n\n  default    {}", show(defaults.get(name)));
+            true
+        }
+    }
+}
+
 fn explain(knob: Option<&str>) -> Result<(), Failure> {
+    if knob.is_some() && explain_rdp(knob) {
+        return Ok(());
+    }
     let personalities = personality_values();
     let knobs = tcplab_tcp::config::KNOBS;
     match knob {
@@ -391,6 +433,7 @@ fn explain(knob: Option<&str>) -> Result<(), Failure> {
             for (name, about, _) in &personalities {
                 println!("  {name:<10} {about}");
             }
+            explain_rdp(None);
             Ok(())
         }
         Some(k) => {

@@ -78,6 +78,29 @@ pub struct Point {
 pub enum Metrics {
     Stream(StreamMetrics),
     Rr(RrMetrics),
+    Rdp(RdpStreamMetrics),
+}
+
+/// The figures of an RDP transfer (`rdp_stream`). Counts are over the whole run, all connection ends.
+#[derive(Debug, Clone, Serialize)]
+pub struct RdpStreamMetrics {
+    /// Payload bits per second delivered to the receiving application during the measurement.
+    pub throughput_bps: f64,
+    /// Payload bytes delivered during the measurement.
+    pub delivered_bytes: u64,
+    /// Messages delivered to the receiving application (`MessagesDelivered`), each exactly once.
+    pub messages_delivered: u64,
+    /// Data segments sent whose sequence number had been sent before (`SegsRetrans`).
+    pub retransmissions: u64,
+    /// Data segments received at or below RCV.CUR or already held out of sequence (`DupSegsIn`).
+    pub duplicates_received: u64,
+    /// Data segments that did not arrive: lost on a link (queue or loss model) or refused by a NIC.
+    pub data_drops: u64,
+    /// Timer events at which at least one data segment was due for retransmission (`Timeouts`).
+    pub timeouts: u64,
+    /// Length of the measurement, seconds: from establishment to the end of the transfer (with
+    /// `test.messages`, the receiver seeing the sender's close) or `test.duration`.
+    pub elapsed_s: f64,
 }
 
 /// The figures of a request/response test (TCP_RR, TCP_CRR).
@@ -279,12 +302,15 @@ pub struct EngineCounters {
 pub enum RunError {
     /// The simulator could not run the point (connections never came up).
     Sim(tcplab_sim::SimError),
+    /// The run asked for something this test kind does not offer yet.
+    Unsupported(String),
 }
 
 impl std::fmt::Display for RunError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             RunError::Sim(e) => e.fmt(f),
+            RunError::Unsupported(m) => f.write_str(m),
         }
     }
 }
@@ -364,6 +390,15 @@ pub fn run_point_with(
     seed: u64,
     probe: Option<&mut dyn tcplab_sim::Probe<tcplab_tcp::Connection>>,
 ) -> Result<PointRun, RunError> {
+    if s.test.kind.is_rdp() {
+        if probe.is_some() {
+            return Err(RunError::Unsupported(format!(
+                "a packet trace (pcap) of test.kind = {:?} is not available yet",
+                s.test.kind.key()
+            )));
+        }
+        return crate::rdp_backend::run_point(s, seed).map_err(RunError::Sim);
+    }
     let run = crate::sim_backend::run_with(s, seed, probe).map_err(RunError::Sim)?;
     let point = Point {
         params: serde_json::Map::new(),

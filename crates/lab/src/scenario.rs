@@ -4,7 +4,8 @@
 //! its key path in the TOML document (file and line); one that came from `--set` names the flag.
 
 use serde::{Deserialize, Serialize};
-use tcplab_link::{LinkConfig, LossModel};
+use tcplab_link::LinkConfig;
+use tcplab_rdp::RdpConfig;
 use tcplab_tcp::TcpConfig;
 use tcplab_units::{ByteSize, Duration, Rate};
 
@@ -37,6 +38,9 @@ pub struct Host {
     /// The personality the TCP knobs start from.
     pub stack: String,
     pub tcp: TcpConfig,
+    /// The RDP knobs (`RdpConfig::default()` with the host's `rdp` table on top), for the RDP tests only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rdp: Option<RdpConfig>,
     pub host: Nic,
 }
 
@@ -177,7 +181,18 @@ pub enum TestKind {
     RdpStream,
 }
 
+/// `rdp_stream` with `messages` and no `duration`: the most simulated time the transfer may take.
+pub const RDP_MESSAGES_LIMIT: Duration = Duration::from_secs(86_400);
+
+/// The message size of the RDP tests when `test.message` is not given (Part C of the RDP note: 512 octets).
+pub const RDP_DEFAULT_MESSAGE: u64 = 512;
+
 impl TestKind {
+    /// The test runs RDP (`rdp_stream`), not TCP.
+    pub fn is_rdp(self) -> bool {
+        matches!(self, TestKind::RdpStream)
+    }
+
     /// The name used in scenario files.
     pub fn key(self) -> &'static str {
         match self {
@@ -221,6 +236,9 @@ pub struct Test {
     pub request: Option<ByteSize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub response: Option<ByteSize>,
+    /// Messages to send (`rdp_stream`): the test ends when the receiver has them all (or at `duration`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub messages: Option<u64>,
     /// Extra transactions in flight at the start (netperf `-b`), TCP_RR only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub burst: Option<u32>,
@@ -265,12 +283,14 @@ struct RawHost {
     #[serde(default)]
     tcp: toml::Table,
     #[serde(default)]
+    rdp: Option<toml::Table>,
+    #[serde(default)]
     host: Nic,
 }
 
 impl Default for RawHost {
     fn default() -> Self {
-        RawHost { stack: default_stack(), tcp: toml::Table::new(), host: Nic::default() }
+        RawHost { stack: default_stack(), tcp: toml::Table::new(), rdp: None, host: Nic::default() }
     }
 }
 
@@ -282,8 +302,9 @@ fn default_stack() -> String {
 #[serde(deny_unknown_fields)]
 struct RawTest {
     kind: TestKind,
-    duration: Duration,
+    duration: Option<Duration>,
     message: Option<ByteSize>,
+    messages: Option<u64>,
     /// SO_SNDBUF of the sending side (netperf `-s`/`-S`); overrides its `tcp.send_buffer`.
     send_buffer: Option<ByteSize>,
     /// SO_RCVBUF of the receiving side; overrides its `tcp.recv_buffer`.
@@ -479,24 +500,61 @@ fn set_path(table: &mut toml::Table, path: &str, value: toml::Value) -> Result<(
 fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
     let down = raw.path.down.clone().unwrap_or_else(|| raw.path.up.clone());
     for (key, link) in [("path.up", &raw.path.up), ("path.down", &down)] {
-        if let LossModel::Bernoulli { p } = link.loss {
-            if !(0.0..1.0).contains(&p) {
-                return Err(ctx.error(&format!("{key}.loss"), format!("p = {p}: accepted 0 <= p < 1")));
-            }
+        if let Err(m) = link.loss.validate() {
+            let param = m.split([' ', ':']).next().unwrap_or("");
+            return Err(ctx.error(&format!("{key}.loss.{param}"), m));
         }
     }
-    let mut client = resolve_host(ctx, "client", raw.client)?;
-    let mut server = resolve_host(ctx, "server", raw.server)?;
     let t = raw.test;
-    if !matches!(t.kind, TestKind::TcpStream | TestKind::TcpMaerts | TestKind::TcpRr | TestKind::TcpCrr) {
+    let rdp = t.kind.is_rdp();
+    let mut client = resolve_host(ctx, "client", raw.client, rdp)?;
+    let mut server = resolve_host(ctx, "server", raw.server, rdp)?;
+    if !matches!(
+        t.kind,
+        TestKind::TcpStream | TestKind::TcpMaerts | TestKind::TcpRr | TestKind::TcpCrr | TestKind::RdpStream
+    ) {
         return Err(ctx.error(
             "test.kind",
             format!(
-                "{:?} is not available yet; accepted now: \"tcp_stream\", \"tcp_maerts\", \"tcp_rr\", \"tcp_crr\"",
+                "{:?} is not available yet; accepted now: \"tcp_stream\", \"tcp_maerts\", \"tcp_rr\", \"tcp_crr\", \
+                 \"rdp_stream\"",
                 t.kind.key()
             ),
         ));
     }
+    if t.messages.is_some() && !rdp {
+        return Err(ctx.error(
+            "test.messages",
+            format!("not used by test.kind = {:?}; accepted with \"rdp_stream\"", t.kind.key()),
+        ));
+    }
+    if rdp {
+        for (key, given) in [
+            ("test.send_buffer", t.send_buffer.is_some()),
+            ("test.recv_buffer", t.recv_buffer.is_some()),
+            ("test.series", t.series.is_some()),
+        ] {
+            if given {
+                return Err(ctx.error(
+                    key,
+                    format!("not used by test.kind = {:?} (RDP has no socket buffers in bytes; its send queue is client.rdp.send_queue, and series are TCP-only for now); accepted with the tcp_* kinds", t.kind.key()),
+                ));
+            }
+        }
+        if let Some(n) = t.messages {
+            if !(1..=100_000_000).contains(&n) {
+                return Err(ctx.error("test.messages", format!("{n}: accepted 1 to 100000000")));
+            }
+        }
+    }
+    let duration = match (t.duration, t.messages) {
+        (Some(d), _) => d,
+        (None, Some(_)) => RDP_MESSAGES_LIMIT,
+        (None, None) => {
+            let also = if rdp { " (or test.messages)" } else { "" };
+            return Err(ctx.error("test.duration", format!("missing key{also}; accepted a duration such as \"10s\"")));
+        }
+    };
     let rr = matches!(t.kind, TestKind::TcpRr | TestKind::TcpCrr);
     for (key, given, kinds) in [
         ("test.request", t.request.is_some(), "\"tcp_rr\", \"tcp_crr\""),
@@ -534,8 +592,8 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
         }
         _ => (None, None, None),
     };
-    if t.duration.is_zero() || t.duration > Duration::from_secs(86_400) {
-        return Err(ctx.error("test.duration", format!("{}: accepted more than 0s, at most 1 day", t.duration)));
+    if duration.is_zero() || duration > Duration::from_secs(86_400) {
+        return Err(ctx.error("test.duration", format!("{duration}: accepted more than 0s, at most 1 day")));
     }
     let (series, series_vars) = match t.series {
         None => (None, None),
@@ -589,7 +647,21 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
     if let Some(b) = t.recv_buffer {
         receiver.tcp.recv_buffer = b;
     }
-    let message = t.message.unwrap_or(sender.tcp.send_buffer);
+    let message = match (&receiver.rdp, t.message) {
+        (Some(_), m) => m.unwrap_or(ByteSize::new(RDP_DEFAULT_MESSAGE)),
+        (None, m) => m.unwrap_or(sender.tcp.send_buffer),
+    };
+    if let Some(r) = &receiver.rdp {
+        // One send call is one message: at most the receiver's max segment size less the IP and RDP headers.
+        let max =
+            u64::from(r.max_segment_size) - u64::from(tcplab_wire::IPV4_HEADER_LEN + tcplab_wire::rdp::RDP_HEADER_LEN);
+        if message.bytes() == 0 || message.bytes() > max {
+            return Err(ctx.error(
+                "test.message",
+                format!("{message}: accepted 1B to {max}B (one RDP message: server.rdp.max_segment_size {} less 38 octets of IP and RDP headers)", r.max_segment_size),
+            ));
+        }
+    }
     if message.bytes() == 0 || message.bytes() > 1 << 30 {
         return Err(ctx.error("test.message", format!("{message}: accepted 1B to 1GiB")));
     }
@@ -598,6 +670,12 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
             let knob = m.split([' ', ',', ':']).next().unwrap_or("");
             ctx.error(&format!("{side}.tcp.{knob}"), m)
         })?;
+        if let Some(r) = &h.rdp {
+            r.validate().map_err(|m| {
+                let knob = m.split([' ', ',', ':']).next().unwrap_or("");
+                ctx.error(&format!("{side}.rdp.{knob}"), m)
+            })?;
+        }
     }
     Ok(Scenario {
         name: raw.name,
@@ -608,9 +686,10 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
         server,
         test: Test {
             kind: t.kind,
-            duration: t.duration,
+            duration,
             message,
             parallel: t.parallel,
+            messages: t.messages,
             series,
             series_vars,
             request,
@@ -620,7 +699,7 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
     })
 }
 
-fn resolve_host(ctx: &Ctx, side: &str, raw: RawHost) -> Result<Host, ScenarioError> {
+fn resolve_host(ctx: &Ctx, side: &str, raw: RawHost, rdp: bool) -> Result<Host, ScenarioError> {
     let base = TcpConfig::personality(&raw.stack).ok_or_else(|| {
         let names: Vec<String> =
             tcplab_tcp::personality::PERSONALITIES.iter().map(|(n, _)| format!("\"{n}\"")).collect();
@@ -644,7 +723,21 @@ fn resolve_host(ctx: &Ctx, side: &str, raw: RawHost) -> Result<Host, ScenarioErr
             return Err(ctx.error(&format!("{side}.host.nic_rate"), "a rate must be positive"));
         }
     }
-    Ok(Host { stack: raw.stack, tcp, host: raw.host })
+    let rdp = match (raw.rdp, rdp) {
+        (Some(_), false) => {
+            return Err(ctx
+                .error(&format!("{side}.rdp"), "RDP knobs with a TCP test; accepted with test.kind = \"rdp_stream\""))
+        }
+        (table, true) => {
+            let mut merged = toml::Value::try_from(RdpConfig::default()).expect("an RdpConfig serializes to TOML");
+            if let (Some(t), Some(over)) = (merged.as_table_mut(), table) {
+                merge(t, over);
+            }
+            Some(ctx.deserialize::<RdpConfig>(&format!("{side}.rdp"), merged)?)
+        }
+        (None, false) => None,
+    };
+    Ok(Host { stack: raw.stack, tcp, rdp, host: raw.host })
 }
 
 /// Lays `over` on `base`; nested tables (`cubic = { c = 0.5 }`) change only the keys they name.
@@ -674,6 +767,7 @@ pub const SHIPPED: &[Shipped] = &[
     Shipped { name: "maerts-dsl", text: include_str!("../../../scenarios/maerts-dsl.toml") },
     Shipped { name: "rr-dsl", text: include_str!("../../../scenarios/rr-dsl.toml") },
     Shipped { name: "crr-ports", text: include_str!("../../../scenarios/crr-ports.toml") },
+    Shipped { name: "rdp-loopback", text: include_str!("../../../scenarios/rdp-loopback.toml") },
 ];
 
 /// The one-line description of a shipped scenario (its `description` key).

@@ -160,7 +160,7 @@ fn paired(eps: Vec<EndpointReport<Estats>>) -> Vec<EndpointReport<Estats>> {
     order.into_iter().filter_map(|i| slots[i].take()).collect()
 }
 
-fn link_counters(l: LinkStats) -> LinkCounters {
+pub(crate) fn link_counters(l: LinkStats) -> LinkCounters {
     LinkCounters {
         frames_in: l.frames_in,
         frames_delivered: l.frames_delivered,
@@ -171,7 +171,7 @@ fn link_counters(l: LinkStats) -> LinkCounters {
     }
 }
 
-fn nic_counters(n: NicStats) -> NicCounters {
+pub(crate) fn nic_counters(n: NicStats) -> NicCounters {
     NicCounters { frames_sent: n.frames_sent, refused_full: n.refused_full, max_queue_frames: n.max_queue_frames }
 }
 

@@ -110,14 +110,117 @@ impl std::str::FromStr for Framing {
     }
 }
 
-/// Random loss on a link direction.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
-#[serde(tag = "model", rename_all = "lowercase", deny_unknown_fields)]
+/// Loss on a link direction: the frame uses its serialization slot but does not arrive.
+///
+/// Every model takes `packets`: `"all"` (default) or `"data"` (only packets that carry transport payload;
+/// ACKs, SYNs, RSTs and other control packets are never lost and do not advance the model).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
 pub enum LossModel {
     #[default]
     None,
-    /// Each frame is lost independently with probability `p` (0 ≤ p < 1).
-    Bernoulli { p: f64 },
+    /// Each selected frame is lost independently with probability `p` (0 ≤ p < 1).
+    Bernoulli {
+        p: f64,
+        #[serde(default, skip_serializing_if = "LossFilter::is_all")]
+        packets: LossFilter,
+    },
+    /// Exactly the selected frames whose index is listed in `drop` are lost. Indices count from 0 over the
+    /// frames of the `packets` class offered to this direction (before the queue: a frame the queue drops
+    /// still takes its index).
+    Scripted {
+        drop: Vec<u64>,
+        #[serde(default, skip_serializing_if = "LossFilter::is_all")]
+        packets: LossFilter,
+    },
+    /// Gilbert-Elliott two-state burst loss (Gilbert 1960, Elliott 1963; parameters as in Hasslinger &
+    /// Hohlfeld, "The Gilbert-Elliott Model for Packet Loss in Real Time Services on the Internet", MMB 2008,
+    /// and Linux netem's `loss gemodel p r 1-h 1-k`). Per selected frame the chain moves Good → Bad with
+    /// probability `p` and Bad → Good with `r`; a frame is delivered with probability `k` in Good and `h` in
+    /// Bad. Defaults h = 0, k = 1 (Gilbert's model: every frame in Bad is lost, none in Good).
+    GilbertElliott {
+        p: f64,
+        r: f64,
+        #[serde(default)]
+        h: f64,
+        #[serde(default = "one")]
+        k: f64,
+        #[serde(default, skip_serializing_if = "LossFilter::is_all")]
+        packets: LossFilter,
+    },
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+impl LossModel {
+    /// Which frames the model sees.
+    pub fn filter(&self) -> LossFilter {
+        match self {
+            LossModel::None => LossFilter::All,
+            LossModel::Bernoulli { packets, .. }
+            | LossModel::Scripted { packets, .. }
+            | LossModel::GilbertElliott { packets, .. } => *packets,
+        }
+    }
+
+    /// Checks the parameter ranges; the error names the parameter and what is accepted.
+    pub fn validate(&self) -> Result<(), String> {
+        let unit = |name: &str, v: f64| {
+            if (0.0..=1.0).contains(&v) {
+                Ok(())
+            } else {
+                Err(format!("{name} = {v}: accepted 0 <= {name} <= 1"))
+            }
+        };
+        match self {
+            LossModel::None => Ok(()),
+            LossModel::Bernoulli { p, .. } => {
+                if (0.0..1.0).contains(p) {
+                    Ok(())
+                } else {
+                    Err(format!("p = {p}: accepted 0 <= p < 1"))
+                }
+            }
+            LossModel::Scripted { drop, .. } => {
+                if drop.len() > 10_000_000 {
+                    Err(format!("drop: {} indices; accepted at most 10000000", drop.len()))
+                } else {
+                    Ok(())
+                }
+            }
+            LossModel::GilbertElliott { p, r, h, k, .. } => {
+                unit("p", *p)?;
+                unit("r", *r)?;
+                unit("h", *h)?;
+                unit("k", *k)?;
+                if *p > 0.0 && *r == 0.0 && *h == 0.0 {
+                    return Err(format!(
+                        "r = 0 with p = {p} and h = 0: the link would lose everything once Bad; accepted r > 0"
+                    ));
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Which frames a loss model applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LossFilter {
+    /// Every frame.
+    #[default]
+    All,
+    /// Frames carrying transport payload only.
+    Data,
+}
+
+impl LossFilter {
+    pub fn is_all(&self) -> bool {
+        *self == LossFilter::All
+    }
 }
 
 macro_rules! text_serde {

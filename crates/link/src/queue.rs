@@ -5,14 +5,14 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
 use tcplab_units::{Duration, Instant, Rate};
 
-use crate::config::{Framing, LinkConfig, LossModel, QueueLimit};
+use crate::config::{Framing, LinkConfig, LossFilter, LossModel, QueueLimit};
 
 /// Why a link did not deliver a frame. Every drop is counted under its reason.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DropReason {
     /// The drop-tail queue was full when the frame arrived.
     QueueFull,
-    /// The loss model removed the frame on the wire.
+    /// The loss model (random, burst or scripted) removed the frame on the wire.
     RandomLoss,
 }
 
@@ -45,8 +45,11 @@ pub struct LinkDirection {
     delay: Duration,
     limit: QueueLimit,
     framing: Framing,
-    /// Loss threshold on a uniform u64 draw: lost iff draw < threshold.
-    loss_threshold: u64,
+    /// Any loss model at all: the no-loss path tests this one flag.
+    lossy: bool,
+    /// The model sees data-carrying frames only.
+    data_only: bool,
+    loss: Loss,
     rng: Xoshiro256PlusPlus,
     /// When the serializer finishes the last accepted frame.
     busy_until: Instant,
@@ -59,16 +62,36 @@ pub struct LinkDirection {
 impl LinkDirection {
     /// `seed` is this direction's own random stream (derived by the engine from the run seed and the link id).
     pub fn new(cfg: &LinkConfig, seed: u64) -> Self {
-        let loss_threshold = match cfg.loss {
-            LossModel::None => 0,
-            LossModel::Bernoulli { p } => probability_threshold(p),
+        let loss = match &cfg.loss {
+            LossModel::None => Loss::None,
+            LossModel::Bernoulli { p, .. } => Loss::Bernoulli { threshold: probability_threshold(*p) },
+            LossModel::Scripted { drop, .. } => {
+                let mut drops = drop.clone();
+                drops.sort_unstable();
+                drops.dedup();
+                Loss::Scripted { drops, next: 0, offered: 0, marked: false }
+            }
+            LossModel::GilbertElliott { p, r, h, k, .. } => Loss::GilbertElliott {
+                to_bad: probability_threshold(*p),
+                to_good: probability_threshold(*r),
+                lose_good: probability_threshold(1.0 - k),
+                lose_bad: probability_threshold(1.0 - h),
+                bad: false,
+            },
+        };
+        let lossy = match loss {
+            Loss::None => false,
+            Loss::Bernoulli { threshold } => threshold != 0,
+            _ => true,
         };
         LinkDirection {
             rate: cfg.rate,
             delay: cfg.delay,
             limit: cfg.queue,
             framing: cfg.framing,
-            loss_threshold,
+            lossy,
+            data_only: cfg.loss.filter() == LossFilter::Data,
+            loss,
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             busy_until: Instant::ZERO,
             waiting: VecDeque::new(),
@@ -77,10 +100,14 @@ impl LinkDirection {
         }
     }
 
-    /// Offers an IP datagram of `ip_len` bytes at `now`.
+    /// Offers an IP datagram of `ip_len` bytes at `now`; `carries_data` says whether it carries transport
+    /// payload (what a `packets = "data"` loss filter selects).
     #[inline(always)]
-    pub fn send(&mut self, now: Instant, ip_len: u32) -> Verdict {
+    pub fn send(&mut self, now: Instant, ip_len: u32, carries_data: bool) -> Verdict {
         self.stats.frames_in += 1;
+        if self.lossy {
+            self.offer(carries_data);
+        }
         while let Some(&(start, bytes)) = self.waiting.front() {
             if start > now {
                 break;
@@ -104,13 +131,48 @@ impl LinkDirection {
             self.stats.max_queue_frames = self.stats.max_queue_frames.max(self.waiting.len() as u32);
         }
         self.busy_until = start + self.rate.tx_time(wire as u64);
-        if self.loss_threshold != 0 && self.rng.next_u64() < self.loss_threshold {
+        if self.lossy && self.lose(carries_data) {
             self.stats.drops_random_loss += 1;
             return Verdict::Drop(DropReason::RandomLoss);
         }
         self.stats.frames_delivered += 1;
         self.stats.bytes_delivered += wire as u64;
         Verdict::Deliver(self.busy_until + self.delay)
+    }
+
+    /// Before the queue: a scripted model numbers the selected frame and marks it if listed.
+    #[inline]
+    fn offer(&mut self, carries_data: bool) {
+        if let Loss::Scripted { drops, next, offered, marked } = &mut self.loss {
+            *marked = false;
+            if !self.data_only || carries_data {
+                if drops.get(*next) == Some(offered) {
+                    *marked = true;
+                    *next += 1;
+                }
+                *offered += 1;
+            }
+        }
+    }
+
+    /// On the wire: whether the model loses this frame. Random models draw only for selected frames.
+    #[inline]
+    fn lose(&mut self, carries_data: bool) -> bool {
+        if self.data_only && !carries_data {
+            return false;
+        }
+        match &mut self.loss {
+            Loss::None => false,
+            Loss::Bernoulli { threshold } => self.rng.next_u64() < *threshold,
+            Loss::Scripted { marked, .. } => std::mem::take(marked),
+            Loss::GilbertElliott { to_bad, to_good, lose_good, lose_bad, bad } => {
+                // The frame's fate is decided in the current state, then the chain moves.
+                let lost = self.rng.next_u64() < if *bad { *lose_bad } else { *lose_good };
+                let draw = self.rng.next_u64();
+                *bad = if *bad { draw >= *to_good } else { draw < *to_bad };
+                lost
+            }
+        }
     }
 
     /// Frames waiting (not counting the one on the wire) as of the last `send`.
@@ -121,6 +183,31 @@ impl LinkDirection {
     pub fn stats(&self) -> LinkStats {
         self.stats
     }
+}
+
+/// A loss model's state.
+#[derive(Debug)]
+enum Loss {
+    None,
+    Bernoulli {
+        threshold: u64,
+    },
+    /// `drops` sorted; `next` the first not yet reached; `offered` selected frames numbered so far; `marked`
+    /// whether the frame being offered is listed.
+    Scripted {
+        drops: Vec<u64>,
+        next: usize,
+        offered: u64,
+        marked: bool,
+    },
+    /// Thresholds on uniform 64-bit draws; `bad` the current state.
+    GilbertElliott {
+        to_bad: u64,
+        to_good: u64,
+        lose_good: u64,
+        lose_bad: u64,
+        bad: bool,
+    },
 }
 
 /// `p` as a threshold on a uniform 64-bit draw; exact for p = 0 and saturating near 1.
@@ -239,12 +326,12 @@ mod tests {
         let mut l = LinkDirection::new(&link("10mbit", "20ms", "10pkt"), 1);
         let t0 = Instant::from_nanos(1_000);
         // 1500-byte datagram + 38 bytes of Ethernet framing = 12304 bits = 1,230,400 ns at 10 Mbit/s.
-        assert_eq!(l.send(t0, 1500), Verdict::Deliver(Instant::from_nanos(1_000 + 1_230_400 + 20_000_000)));
+        assert_eq!(l.send(t0, 1500, true), Verdict::Deliver(Instant::from_nanos(1_000 + 1_230_400 + 20_000_000)));
         // A second frame at the same instant waits for the first.
-        assert_eq!(l.send(t0, 1500), Verdict::Deliver(Instant::from_nanos(1_000 + 2 * 1_230_400 + 20_000_000)));
+        assert_eq!(l.send(t0, 1500, true), Verdict::Deliver(Instant::from_nanos(1_000 + 2 * 1_230_400 + 20_000_000)));
         // A bare 40-byte ACK is padded to 46 bytes: (46 + 38) * 8 bits = 67,200 ns.
         let later = Instant::from_nanos(10_000_000);
-        assert_eq!(l.send(later, 40), Verdict::Deliver(Instant::from_nanos(10_000_000 + 67_200 + 20_000_000)));
+        assert_eq!(l.send(later, 40, true), Verdict::Deliver(Instant::from_nanos(10_000_000 + 67_200 + 20_000_000)));
     }
 
     #[test]
@@ -253,35 +340,35 @@ mod tests {
         let t = Instant::from_nanos(0);
         // One frame on the wire plus three waiting fit; the fifth is dropped.
         for _ in 0..4 {
-            assert!(matches!(l.send(t, 1000), Verdict::Deliver(_)));
+            assert!(matches!(l.send(t, 1000, true), Verdict::Deliver(_)));
         }
-        assert_eq!(l.send(t, 1000), Verdict::Drop(DropReason::QueueFull));
+        assert_eq!(l.send(t, 1000, true), Verdict::Drop(DropReason::QueueFull));
         assert_eq!(l.stats().drops_queue_full, 1);
         assert_eq!(l.stats().max_queue_frames, 3);
         // Once the first frame has left the wire there is room again.
         let after_first = Rate::from_bps(1_000_000).tx_time(1038);
-        assert!(matches!(l.send(Instant::ZERO + after_first, 1000), Verdict::Deliver(_)));
+        assert!(matches!(l.send(Instant::ZERO + after_first, 1000, true), Verdict::Deliver(_)));
     }
 
     #[test]
     fn byte_limited_queue_counts_wire_bytes() {
         let mut l = LinkDirection::new(&link("1mbit", "0s", "3000B"), 1);
         let t = Instant::ZERO;
-        assert!(matches!(l.send(t, 1000), Verdict::Deliver(_))); // on the wire
-        assert!(matches!(l.send(t, 1000), Verdict::Deliver(_))); // 1038 waiting
-        assert!(matches!(l.send(t, 1000), Verdict::Deliver(_))); // 2076 waiting
-        assert_eq!(l.send(t, 1000), Verdict::Drop(DropReason::QueueFull)); // 3114 > 3000
-        assert!(matches!(l.send(t, 500), Verdict::Deliver(_))); // 2614 fits
+        assert!(matches!(l.send(t, 1000, true), Verdict::Deliver(_))); // on the wire
+        assert!(matches!(l.send(t, 1000, true), Verdict::Deliver(_))); // 1038 waiting
+        assert!(matches!(l.send(t, 1000, true), Verdict::Deliver(_))); // 2076 waiting
+        assert_eq!(l.send(t, 1000, true), Verdict::Drop(DropReason::QueueFull)); // 3114 > 3000
+        assert!(matches!(l.send(t, 500, true), Verdict::Deliver(_))); // 2614 fits
     }
 
     #[test]
     fn bernoulli_loss_rate_matches_p() {
         let mut cfg = link("1gbit", "0s", "100000pkt");
-        cfg.loss = LossModel::Bernoulli { p: 0.04 };
+        cfg.loss = LossModel::Bernoulli { p: 0.04, packets: LossFilter::All };
         let mut l = LinkDirection::new(&cfg, 7);
         let n = 200_000;
         for i in 0..n {
-            l.send(Instant::from_nanos(i * 100_000), 1500);
+            l.send(Instant::from_nanos(i * 100_000), 1500, true);
         }
         let lost = l.stats().drops_random_loss as f64;
         // Binomial(200000, 0.04): sd = 87.6; 5 sd either side.
@@ -310,5 +397,114 @@ mod tests {
         for _ in 0..10 {
             assert_eq!(nic.send(t, 1500), Some(t));
         }
+    }
+
+    fn lossy(loss: LossModel) -> LinkDirection {
+        let mut cfg = link("1gbit", "0s", "100000pkt");
+        cfg.loss = loss;
+        LinkDirection::new(&cfg, 11)
+    }
+
+    #[test]
+    fn data_only_loss_never_drops_a_control_packet_and_draws_only_for_data() {
+        let mut l = lossy(LossModel::Bernoulli { p: 0.5, packets: LossFilter::Data });
+        let (mut data_lost, mut data) = (0, 0);
+        for i in 0..20_000u64 {
+            let t = Instant::from_nanos(i * 100_000);
+            assert!(matches!(l.send(t, 40, false), Verdict::Deliver(_)), "control packet {i} dropped");
+            data += 1;
+            if l.send(t, 1500, true) == Verdict::Drop(DropReason::RandomLoss) {
+                data_lost += 1;
+            }
+        }
+        // Binomial(20000, 0.5): sd 70.7; 5 sd.
+        assert!((data_lost as f64 - data as f64 / 2.0).abs() < 354.0, "{data_lost} of {data}");
+        assert_eq!(l.stats().drops_random_loss, data_lost);
+        // The same seed with only data frames draws the same stream: control frames take no draw.
+        let mut m = lossy(LossModel::Bernoulli { p: 0.5, packets: LossFilter::Data });
+        let mut l2 = lossy(LossModel::Bernoulli { p: 0.5, packets: LossFilter::All });
+        for i in 0..1000u64 {
+            let t = Instant::from_nanos(i * 100_000);
+            m.send(t, 40, false);
+            let drop = |v: Verdict| matches!(v, Verdict::Drop(_));
+            assert_eq!(drop(m.send(t, 1500, true)), drop(l2.send(t, 1500, true)), "frame {i}");
+        }
+    }
+
+    #[test]
+    fn scripted_loss_drops_exactly_the_listed_indices() {
+        // All packets: indices over every frame offered.
+        let mut l = lossy(LossModel::Scripted { drop: vec![5, 0, 3, 3], packets: LossFilter::All });
+        let lost: Vec<u64> = (0..10u64)
+            .filter(|&i| {
+                l.send(Instant::from_nanos(i * 100_000), 100, i % 2 == 0)
+                    != Verdict::Deliver(Instant::from_nanos(i * 100_000 + 1_104))
+            })
+            .collect();
+        assert_eq!(lost, vec![0, 3, 5]);
+        // Data only: indices over data frames; control frames in between neither count nor drop.
+        let mut l = lossy(LossModel::Scripted { drop: vec![1, 2], packets: LossFilter::Data });
+        let mut lost = Vec::new();
+        let mut data_index = 0;
+        for i in 0..12u64 {
+            let data = i % 3 != 0;
+            let v = l.send(Instant::from_nanos(i * 100_000), 100, data);
+            if data {
+                if matches!(v, Verdict::Drop(_)) {
+                    lost.push(data_index);
+                }
+                data_index += 1;
+            } else {
+                assert!(matches!(v, Verdict::Deliver(_)));
+            }
+        }
+        assert_eq!(lost, vec![1, 2]);
+        assert_eq!(l.stats().drops_random_loss, 2);
+    }
+
+    /// Gilbert-Elliott: stationary P(Bad) = p/(p+r); loss rate = (r(1−k) + p(1−h))/(p+r). With h = 0 and
+    /// k = 1 (Gilbert), a loss burst is a stay in Bad, geometric with mean 1/r.
+    #[test]
+    fn gilbert_elliott_loss_rate_and_burst_length_match_the_model() {
+        let n = 400_000u64;
+        // Gilbert: p = 0.01, r = 0.25: rate 0.01/0.26 = 0.03846, mean burst 4.
+        let (p, r) = (0.01, 0.25);
+        let mut l = lossy(LossModel::GilbertElliott { p, r, h: 0.0, k: 1.0, packets: LossFilter::All });
+        let (mut lost, mut bursts, mut prev) = (0u64, 0u64, false);
+        for i in 0..n {
+            let dropped = matches!(l.send(Instant::from_nanos(i * 100_000), 1500, true), Verdict::Drop(_));
+            lost += dropped as u64;
+            bursts += (dropped && !prev) as u64;
+            prev = dropped;
+        }
+        let rate = lost as f64 / n as f64;
+        let want = p / (p + r);
+        // Losses come in ~bursts of 4, so the count's variance is inflated: Var ≈ n·π(1−π)·(1+ρ)/(1−ρ) with
+        // ρ = 1 − p − r = 0.74 → factor 6.7; sd of the rate ≈ 0.00079. Allow 5 sd.
+        assert!((rate - want).abs() < 0.004, "rate {rate}, model {want}");
+        let mean_burst = lost as f64 / bursts as f64;
+        // About 1,540 bursts, geometric with sd √(1−r)/r = 3.46 each: sd of the mean ≈ 0.088. 5 sd.
+        assert!((mean_burst - 1.0 / r).abs() < 0.45, "mean burst {mean_burst}, model {}", 1.0 / r);
+
+        // The full model: h = 0.3 (70 % lost in Bad), k = 0.98 (2 % lost in Good).
+        let (p, r, h, k) = (0.02, 0.2, 0.3, 0.98);
+        let mut l = lossy(LossModel::GilbertElliott { p, r, h, k, packets: LossFilter::All });
+        let lost = (0..n)
+            .filter(|&i| matches!(l.send(Instant::from_nanos(i * 100_000), 1500, true), Verdict::Drop(_)))
+            .count() as f64;
+        let want = (r * (1.0 - k) + p * (1.0 - h)) / (p + r);
+        assert!((lost / n as f64 - want).abs() < 0.004, "rate {}, model {want}", lost / n as f64);
+    }
+
+    #[test]
+    fn loss_parameters_are_validated() {
+        assert!(LossModel::Bernoulli { p: 1.0, packets: LossFilter::All }
+            .validate()
+            .unwrap_err()
+            .contains("0 <= p < 1"));
+        let ge = LossModel::GilbertElliott { p: 0.1, r: 1.5, h: 0.0, k: 1.0, packets: LossFilter::All };
+        assert!(ge.validate().unwrap_err().starts_with("r = 1.5"));
+        let stuck = LossModel::GilbertElliott { p: 0.1, r: 0.0, h: 0.0, k: 1.0, packets: LossFilter::All };
+        assert!(stuck.validate().is_err());
     }
 }

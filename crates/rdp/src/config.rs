@@ -9,6 +9,9 @@ use tcplab_units::Duration;
 use tcplab_wire::codec::rdp::RdpCodec;
 use tcplab_wire::RdpVersion;
 
+// `KNOBS`: every scenario knob's doc comment, extracted by build.rs (for `tcplab explain`).
+include!(concat!(env!("OUT_DIR"), "/knobs.rs"));
+
 /// How "max outstanding" limits the sender (RFC 908 reads two ways; A.7.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -195,6 +198,25 @@ mod version_serde {
             1 => Ok(RdpVersion::V1),
             2 => Ok(RdpVersion::V2),
             v => Err(serde::de::Error::custom(format!("RDP version {v}: need 1 or 2"))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod knob_tests {
+    use super::*;
+
+    /// Every knob a scenario can set (what `RdpConfig` serializes) has its documentation in `KNOBS`.
+    #[test]
+    fn every_knob_is_documented() {
+        let v = toml::Value::try_from(RdpConfig::default()).unwrap();
+        let fields: Vec<&String> = v.as_table().unwrap().keys().collect();
+        let listed: Vec<&str> = KNOBS.iter().map(|(n, _)| *n).collect();
+        for f in &fields {
+            assert!(listed.contains(&f.as_str()), "{f} has no entry in KNOBS");
+        }
+        for (name, doc) in KNOBS {
+            assert!(!doc.is_empty(), "{name} has no doc comment");
         }
     }
 }

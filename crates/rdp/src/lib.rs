@@ -9,7 +9,7 @@
 //! Messages: one application send becomes one or more RDP segments (see [`RdpConnection::send`]); each
 //! segment is one message, delivered whole.
 
-mod config;
+pub mod config;
 mod conn;
 mod stats;
 mod transport;

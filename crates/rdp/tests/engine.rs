@@ -14,7 +14,11 @@ fn link(loss: f64) -> LinkConfig {
         delay: "1ms".parse().unwrap(),
         queue: QueueLimit::Packets(1000),
         framing: Framing::Ethernet,
-        loss: if loss > 0.0 { LossModel::Bernoulli { p: loss } } else { LossModel::None },
+        loss: if loss > 0.0 {
+            LossModel::Bernoulli { p: loss, packets: tcplab_link::LossFilter::All }
+        } else {
+            LossModel::None
+        },
     }
 }
 

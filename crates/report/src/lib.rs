@@ -47,6 +47,7 @@ fn health_lines(doc: &ResultDoc) -> String {
 fn main_table(doc: &ResultDoc) -> String {
     match doc.scenario.test.kind {
         TestKind::TcpRr | TestKind::TcpCrr => rr_table(doc),
+        TestKind::RdpStream => rdp_table(doc),
         _ => stream_table(doc),
     }
 }
@@ -180,6 +181,44 @@ fn stream_table(doc: &ResultDoc) -> String {
         );
     }
     out + &iteration_notes(doc)
+}
+
+/// The RDP transfer: message size, the sender's window, elapsed, throughput, and Part C's counts
+/// (docs/rdp.md).
+fn rdp_table(doc: &ResultDoc) -> String {
+    let s = &doc.scenario;
+    let mut out = format!(
+        "{} TEST from client to server: {} (up {} {}, down {} {}; simulated, seed {})\n",
+        s.test.kind.netperf_name(),
+        s.name,
+        s.path.up.rate,
+        s.path.up.delay,
+        s.path.down.rate,
+        s.path.down.delay,
+        doc.seed
+    );
+    out += "Message  Max   EACK  Elapsed    Throughput    Messages   Retrans  Dup.     Data   Timeouts\n";
+    out += "Size     Out.        Time                     delivered  segs     recvd    drops\n";
+    out += "bytes    segs        secs.      10^6bits/sec\n\n";
+    let rdp = s.server.rdp.clone().unwrap_or_default();
+    let eack = if rdp.eack { "on" } else { "off" };
+    for p in &doc.points {
+        let Metrics::Rdp(m) = &p.metrics else { continue };
+        out += &format!(
+            "{:<8} {:<5} {:<5} {:<10.2} {:<13.4} {:<10} {:<8} {:<8} {:<6} {}\n",
+            s.test.message.bytes(),
+            rdp.max_outstanding,
+            eack,
+            m.elapsed_s,
+            m.throughput_bps / 1e6,
+            m.messages_delivered,
+            m.retransmissions,
+            m.duplicates_received,
+            m.data_drops,
+            m.timeouts
+        );
+    }
+    out
 }
 
 /// Writes `doc` as pretty JSON to `path` ("-" for stdout). The file appears complete or not at all:

@@ -12,7 +12,8 @@
 //! order (FIFO with constant delay), and only its head sits in the event queue.
 //!
 //! The measurement window is the applications': once every application said it is ready, all of them get
-//! `MeasureStart`, and `MeasureStop` follows after the spec's `measure` duration. After that the run lasts
+//! `MeasureStart`, and `MeasureStop` follows after the spec's `measure` duration, or as soon as an
+//! application calls `Sockets::end_measurement` (a transfer of a fixed number of messages). After that the run lasts
 //! until every connection end is finished (closed or in TIME-WAIT), or [`DRAIN_LIMIT`].
 //!
 //! Random streams: every random component draws from its own stream, seeded by [`stream_seed`] from the
@@ -249,6 +250,8 @@ struct Net<T: Transport, P> {
     established_count: usize,
     finished_count: usize,
     data_segments: u64,
+    /// An application asked to end the measurement now (handled after the event).
+    end_requested: bool,
     probe: P,
 }
 
@@ -321,6 +324,10 @@ impl<T: Transport, P: Probe<T>> Sockets for Ctx<'_, T, P> {
             self.net.apps_ready[a] = true;
             self.net.ready_count += 1;
         }
+    }
+
+    fn end_measurement(&mut self) {
+        self.net.end_requested = true;
     }
 }
 
@@ -487,7 +494,7 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
         self.probe.on_packet(self.now, PacketEvent::Sent { host: h, departs }, &seg);
         let dir = h;
         let path = &mut self.paths[dir];
-        match path.link.send(departs, ip_len) {
+        match path.link.send(departs, ip_len, seg.payload_len() > 0) {
             Verdict::Deliver(arrival) => {
                 path.in_flight.push_back(InFlight { arrival, seg });
                 if path.in_flight.len() == 1 {
@@ -585,6 +592,15 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         self.control_seq += 1;
         self.net.queue.push(self.net.now + self.measure, Class::Control, 0, self.control_seq);
         self.broadcast(Event::MeasureStart);
+    }
+
+    /// The measurement is over (its length has passed, or an application ended it); once only.
+    fn end_measurement(&mut self) {
+        if self.measure_end.is_none() {
+            self.measure_end = Some(self.net.now);
+            self.snapshot_cpu(1);
+            self.broadcast(Event::MeasureStop);
+        }
     }
 
     fn snapshot_cpu(&mut self, end: usize) {
@@ -759,6 +775,7 @@ where
             established_count: 0,
             finished_count: 0,
             data_segments: 0,
+            end_requested: false,
             probe,
         },
         apps: spec.apps.iter().map(|(_, a)| a.clone()).collect(),
@@ -793,12 +810,14 @@ where
                     w.net.queue.push(w.net.now + d, Class::Control, 1, w.control_seq);
                 }
             }
-            Class::Control => {
-                w.measure_end = Some(w.net.now);
-                w.snapshot_cpu(1);
-                w.broadcast(Event::MeasureStop);
-            }
+            Class::Control => w.end_measurement(),
             Class::Cpu => w.on_cpu(ev.source as usize),
+        }
+        if w.net.end_requested {
+            w.net.end_requested = false;
+            if w.measure_start.is_some() {
+                w.end_measurement();
+            }
         }
         if let Some(end) = w.measure_end {
             if w.all_finished() || w.net.now.saturating_since(end) > DRAIN_LIMIT {
@@ -812,12 +831,8 @@ where
     if w.measure_start.is_none() {
         return Err(SimError::NotEstablished { established: w.net.established_count, created: w.net.eps.len() });
     }
-    if w.measure_end.is_none() {
-        // Everything went quiet before the end of the measurement (the senders' data was all delivered).
-        w.measure_end = Some(w.net.now);
-        w.snapshot_cpu(1);
-        w.broadcast(Event::MeasureStop);
-    }
+    // Everything went quiet before the end of the measurement (the senders' data was all delivered).
+    w.end_measurement();
     let now = w.net.now;
     let endpoints = w
         .net

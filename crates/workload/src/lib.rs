@@ -70,6 +70,9 @@ pub trait Sockets {
     fn set_timer(&mut self, at: Instant);
     /// The application is ready for the measurement (e.g. all its connections are established).
     fn ready(&mut self);
+    /// The application's work is done: the measurement ends now rather than at its set length (a transfer
+    /// of a fixed size). A backend that cannot end it early ignores this.
+    fn end_measurement(&mut self) {}
 }
 
 /// Every kind of application, so that a backend dispatches without a virtual call per event.

@@ -24,6 +24,20 @@ pub enum Role {
     Send { message: u64 },
     /// Reads everything as it arrives; closes after the peer's close.
     Receive,
+    /// Writes `calls` calls of `message` bytes from the start of the measurement, then closes (each
+    /// connection). A message transport (RDP) makes each call one message.
+    SendCalls { message: u64, calls: u64 },
+    /// As `Receive`, and once every connection it expects has reached the end of its data (the peer closed
+    /// and everything was read), ends the measurement ([`Sockets::end_measurement`]): the partner of
+    /// `SendCalls`, whose test lasts as long as the transfer.
+    ReceiveToEof,
+}
+
+impl Role {
+    /// The application reads (`Receive`, `ReceiveToEof`).
+    pub fn receives(self) -> bool {
+        matches!(self, Role::Receive | Role::ReceiveToEof)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -42,6 +56,8 @@ pub struct Stream {
     conns: Vec<ConnId>,
     /// Per connection (same index as `conns`): bytes of the current send call not yet taken, and closed.
     left_in_call: Vec<u64>,
+    /// Per connection, complete calls (`SendCalls`).
+    calls_done: Vec<u64>,
     closed: Vec<bool>,
     /// Index into `conns` by connection id (`u32::MAX`: not ours).
     index: Vec<u32>,
@@ -55,13 +71,14 @@ pub struct Stream {
 
 impl Stream {
     pub fn new(cfg: StreamConfig) -> Self {
-        if let Role::Send { message } = cfg.role {
+        if let Role::Send { message } | Role::SendCalls { message, .. } = cfg.role {
             assert!(message > 0, "a send call of zero bytes");
         }
         Stream {
             cfg,
             conns: Vec::new(),
             left_in_call: Vec::new(),
+            calls_done: Vec::new(),
             closed: Vec::new(),
             index: Vec::new(),
             opened: 0,
@@ -94,6 +111,7 @@ impl Stream {
         self.index[c.0 as usize] = i as u32;
         self.conns.push(c);
         self.left_in_call.push(0);
+        self.calls_done.push(0);
         self.closed.push(false);
         i
     }
@@ -120,13 +138,27 @@ impl Stream {
     }
 
     fn write<S: Sockets>(&mut self, i: usize, s: &mut S) {
-        let Role::Send { message } = self.cfg.role else { return };
+        let (message, limit) = match self.cfg.role {
+            Role::Send { message } => (message, None),
+            Role::SendCalls { message, calls } => (message, Some(calls)),
+            Role::Receive | Role::ReceiveToEof => return,
+        };
         if !self.measuring || self.stopped || self.closed[i] {
             return;
         }
         let c = self.conns[i];
         loop {
             if self.left_in_call[i] == 0 {
+                if let Some(calls) = limit {
+                    // Calls are counted per application; with several connections each gets its share.
+                    let share =
+                        calls / self.conns.len() as u64 + u64::from((i as u64) < calls % self.conns.len() as u64);
+                    if self.sent_calls(i) >= share {
+                        self.closed[i] = true;
+                        s.close(c);
+                        return;
+                    }
+                }
                 self.left_in_call[i] = message;
             }
             let n = s.send(c, self.left_in_call[i]);
@@ -134,11 +166,18 @@ impl Stream {
             self.meter.add(n);
             if self.left_in_call[i] == 0 {
                 self.calls += 1;
+                if limit.is_some() {
+                    self.calls_done[i] += 1;
+                }
             }
             if n == 0 {
                 break;
             }
         }
+    }
+
+    fn sent_calls(&self, i: usize) -> u64 {
+        self.calls_done[i]
     }
 
     fn read<S: Sockets>(&mut self, i: usize, s: &mut S) {
@@ -147,17 +186,24 @@ impl Stream {
         if !self.closed[i] && s.is_eof(c) {
             self.closed[i] = true;
             s.close(c);
+            if self.cfg.role == Role::ReceiveToEof
+                && self.measuring
+                && self.conns.len() as u32 == self.expected()
+                && self.closed.iter().all(|&x| x)
+            {
+                s.end_measurement();
+            }
         }
     }
 
     #[inline]
     pub fn wants_readable(&self) -> bool {
-        self.cfg.role == Role::Receive
+        self.cfg.role.receives()
     }
 
     #[inline]
     pub fn wants_writable(&self) -> bool {
-        matches!(self.cfg.role, Role::Send { .. }) && self.measuring && !self.stopped
+        matches!(self.cfg.role, Role::Send { .. } | Role::SendCalls { .. }) && self.measuring && !self.stopped
     }
 
     #[inline]
@@ -205,7 +251,7 @@ impl Stream {
             }
             Event::MeasureStop => {
                 self.meter.stop(s.now());
-                if let Role::Send { .. } = self.cfg.role {
+                if let Role::Send { .. } | Role::SendCalls { .. } = self.cfg.role {
                     if !self.stopped {
                         self.stopped = true;
                         for i in 0..self.conns.len() {

@@ -7,6 +7,7 @@ pub fn scenario(text: &str, set: &[&str]) -> Scenario {
     load(&Source { name: "test.toml", text }, &set).unwrap_or_else(|e| panic!("{e}"))
 }
 
+#[allow(dead_code)]
 pub fn run_scenario(s: &Scenario, seed: u64) -> ResultDoc {
     tcplab_lab::run_scenario(s, seed).expect("the connections come up")
 }

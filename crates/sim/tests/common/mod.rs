@@ -12,7 +12,11 @@ pub fn link(rate: &str, delay: &str, queue: u32, loss: f64) -> LinkConfig {
         delay: delay.parse().unwrap(),
         queue: QueueLimit::Packets(queue),
         framing: Framing::Ethernet,
-        loss: if loss > 0.0 { LossModel::Bernoulli { p: loss } } else { LossModel::None },
+        loss: if loss > 0.0 {
+            LossModel::Bernoulli { p: loss, packets: tcplab_link::LossFilter::All }
+        } else {
+            LossModel::None
+        },
     }
 }
 
