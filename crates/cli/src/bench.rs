@@ -19,6 +19,7 @@ pub const WORKLOADS: &[(&str, &str)] = &[
     ("flows-1000", include_str!("../../../bench/workloads/flows-1000.toml")),
     ("flows-100k", include_str!("../../../bench/workloads/flows-100k.toml")),
     ("rr-1000", include_str!("../../../bench/workloads/rr-1000.toml")),
+    ("rdp-loopback", include_str!("../../../scenarios/rdp-loopback.toml")),
 ];
 
 /// The workloads `tcplab bench` runs when none is named.
@@ -26,7 +27,7 @@ const DEFAULT_WORKLOADS: &[&str] = &["bulk-1g", "bulk-100m-loss", "flows-1000", 
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// Workload to run (repeatable): bulk-1g, bulk-100m-loss, flows-1000, flows-100k, rr-1000.
+    /// Workload to run (repeatable): bulk-1g, bulk-100m-loss, flows-1000, flows-100k, rr-1000, rdp-loopback.
     /// Default: bulk-1g, bulk-100m-loss, flows-1000, rr-1000.
     #[arg(long = "workload", value_name = "NAME")]
     workloads: Vec<String>,
@@ -228,6 +229,7 @@ fn run_all(scenario: &tcplab_lab::Scenario, repeat: u64, jobs: u64) -> Result<(f
                 let (delivered, throughput_bps, transactions_per_s) = match &r.point.metrics {
                     tcplab_lab::result::Metrics::Stream(m) => (m.delivered_bytes, m.throughput_bps, None),
                     tcplab_lab::result::Metrics::Rr(m) => (m.transactions, 0.0, Some(m.transactions_per_s)),
+                    tcplab_lab::result::Metrics::Rdp(m) => (m.delivered_bytes, m.throughput_bps, None),
                 };
                 let d = RunDigest {
                     seed,

@@ -506,13 +506,19 @@ mod os {
             p.hdrs = hdrs;
             p.gso_size = gso_size;
             p.nseg = nseg;
+            // Whether the datagram carries TCP payload (for data-only loss filters): a super-packet always
+            // does; otherwise IPv4 total length beyond the IP and TCP headers.
+            let carries_data = nseg > 1 || {
+                let tcp = ip.len() > ihl + 12 && ip[9] == 6;
+                tcp && ip_len > ihl + (ip[ihl + 12] >> 4) as usize * 4
+            };
             let t = Instant::from_nanos(now.saturating_sub(self.t0_ns));
             let mut pending = 0;
             for seg in 0..nseg {
                 let frame_len =
                     if nseg == 1 { ip_len } else { hdrs + gso_size.min(ip_len - hdrs - seg as usize * gso_size) };
                 let index = self.link.stats().frames_in;
-                let verdict = self.link.send(t, frame_len as u32);
+                let verdict = self.link.send(t, frame_len as u32, carries_data);
                 let scripted = self.drop_frames.get(self.next_drop) == Some(&index);
                 if scripted {
                     self.next_drop += 1;

@@ -116,6 +116,8 @@ pub fn run_point(s: &Scenario, seed: u64) -> Result<PointRun, SimError> {
             nic_client: nic_counters(r.nics[0]),
             nic_server: nic_counters(r.nics[1]),
         },
+        health: None,
+        confidence: None,
     };
     Ok(PointRun { point, engine: EngineCounters { events: r.events, data_segments: r.data_segments } })
 }

@@ -76,13 +76,15 @@ pub struct Point {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Metrics {
+    // Untagged reading tries the variants in order: RDP's fields are a superset of a bulk transfer's, so
+    // it comes first.
+    Rdp(RdpStreamMetrics),
     Stream(StreamMetrics),
     Rr(RrMetrics),
-    Rdp(RdpStreamMetrics),
 }
 
 /// The figures of an RDP transfer (`rdp_stream`). Counts are over the whole run, all connection ends.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RdpStreamMetrics {
     /// Payload bits per second delivered to the receiving application during the measurement.
     pub throughput_bps: f64,

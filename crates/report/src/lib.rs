@@ -253,6 +253,7 @@ fn cpu_table(doc: &ResultDoc) -> String {
         .filter_map(|p| match &p.metrics {
             Metrics::Stream(m) => m.cpu.as_ref(),
             Metrics::Rr(m) => m.cpu.as_ref(),
+            Metrics::Rdp(_) => None,
         })
         .collect();
     if cpus.is_empty() {
