@@ -48,6 +48,15 @@ enum Command {
         /// Bytes of each frame kept in the trace (lengths in the record headers stay real).
         #[arg(long, value_name = "BYTES", default_value_t = tcplab_report::pcap::DEFAULT_SNAPLEN)]
         pcap_snaplen: u32,
+        #[command(flatten)]
+        render: RenderArgs,
+    },
+    /// Render the files of `run` (--csv, ...) from a saved result (`run --json FILE`), without rerunning.
+    Report {
+        /// A result document (schema tcplab.result/1).
+        result: String,
+        #[command(flatten)]
+        render: RenderArgs,
     },
     /// Validate a scenario without running it.
     Check {
@@ -68,6 +77,41 @@ enum Command {
     /// Internal: one benchmark workload in a fresh process, so that its peak memory is its own.
     #[command(hide = true)]
     BenchOne(bench::BenchOneArgs),
+}
+
+/// The files rendered from a result, by `run` and by `report` (docs/outputs.md).
+#[derive(clap::Args)]
+struct RenderArgs {
+    /// Write points.csv and one CSV per time series into DIR.
+    #[arg(long, value_name = "DIR")]
+    csv: Option<std::path::PathBuf>,
+    /// Write SVG plots (time series, sweeps) into DIR.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<std::path::PathBuf>,
+}
+
+impl RenderArgs {
+    fn renders(&self) -> tcplab_report::render::Renders {
+        tcplab_report::render::Renders { csv: self.csv.clone(), plot: self.plot.clone() }
+    }
+}
+
+/// `tcplab report RESULT.json`: the files of `run` from a saved result.
+fn report(path: &str, r: &RenderArgs) -> Result<(), Failure> {
+    let text = std::fs::read_to_string(path).map_err(|e| Failure::BadInput(format!("{path}: cannot read: {e}")))?;
+    let doc: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| Failure::BadInput(format!("{path}: not JSON: {e}")))?;
+    if doc["schema"] != "tcplab.result/1" {
+        return Err(Failure::BadInput(format!("{path}: schema {}: accepted: \"tcplab.result/1\"", doc["schema"])));
+    }
+    let renders = r.renders();
+    if !renders.any() {
+        return Err(Failure::BadInput("report: nothing to write; accepted: --csv DIR, --plot DIR".into()));
+    }
+    for note in tcplab_report::render::render(&doc, &renders).map_err(Failure::Run)? {
+        eprintln!("tcplab: {note}");
+    }
+    Ok(())
 }
 
 enum Failure {
@@ -91,10 +135,11 @@ fn main() -> ExitCode {
         }
     };
     let outcome = match cli.command {
-        Command::Run { scenario, set, seed, backend, json, quiet, pcap, pcap_at, pcap_snaplen } => {
-            let outputs = Outputs { json, pcap, pcap_at, pcap_snaplen };
+        Command::Run { scenario, set, seed, backend, json, quiet, pcap, pcap_at, pcap_snaplen, render } => {
+            let outputs = Outputs { json, pcap, pcap_at, pcap_snaplen, render: render.renders() };
             run(&scenario, &set, seed, &backend, &outputs, quiet)
         }
+        Command::Report { result, render } => report(&result, &render),
         Command::Check { scenario, set } => check(&scenario, &set),
         Command::List => {
             for s in SHIPPED {
@@ -151,6 +196,7 @@ struct Outputs {
     pcap: Option<String>,
     pcap_at: String,
     pcap_snaplen: u32,
+    render: tcplab_report::render::Renders,
 }
 
 fn run(arg: &str, set: &[String], seed: Option<u64>, backend: &str, out: &Outputs, quiet: bool) -> Result<(), Failure> {
@@ -184,6 +230,14 @@ fn run(arg: &str, set: &[String], seed: Option<u64>, backend: &str, out: &Output
     }
     if let Some(path) = json {
         tcplab_report::write_json(&doc, path).map_err(|e| Failure::Run(format!("{path}: cannot write: {e}")))?;
+    }
+    if out.render.any() {
+        let v = serde_json::to_value(&doc).map_err(|e| Failure::Run(e.to_string()))?;
+        for note in tcplab_report::render::render(&v, &out.render).map_err(Failure::Run)? {
+            if !quiet {
+                eprintln!("tcplab: {note}");
+            }
+        }
     }
     Ok(())
 }

@@ -1,0 +1,38 @@
+//! Every file rendered from a result (`--csv`, `--plot`, `--report`, `--flent`), for `tcplab run` and
+//! `tcplab report RESULT.json` alike: both hand over the result's JSON form, so a saved result renders
+//! byte for byte as the run that wrote it did.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+/// Which files to write; `None` writes none of that kind.
+#[derive(Debug, Clone, Default)]
+pub struct Renders {
+    pub csv: Option<PathBuf>,
+    pub plot: Option<PathBuf>,
+}
+
+impl Renders {
+    pub fn any(&self) -> bool {
+        self.csv.is_some() || self.plot.is_some()
+    }
+}
+
+/// Writes every file `r` asks for; returns notes on what was left out and why (a plot without data).
+/// The error names the file that could not be written.
+pub fn render(doc: &Value, r: &Renders) -> Result<Vec<String>, String> {
+    let mut notes = Vec::new();
+    if doc["schema"] != "tcplab.result/1" {
+        return Err(format!("not a tcplab.result/1 document (schema {})", doc["schema"]));
+    }
+    if let Some(dir) = &r.csv {
+        crate::csv::write_dir(doc, dir).map_err(|e| format!("{}: cannot write: {e}", dir.display()))?;
+    }
+    if let Some(dir) = &r.plot {
+        let (_, n) = crate::plot::write_dir(doc, dir).map_err(|e| format!("{}: cannot write: {e}", dir.display()))?;
+        notes.extend(n);
+    }
+    notes.dedup();
+    Ok(notes)
+}
