@@ -88,11 +88,23 @@ struct RenderArgs {
     /// Write SVG plots (time series, sweeps) into DIR.
     #[arg(long, value_name = "DIR")]
     plot: Option<std::path::PathBuf>,
+    /// Write a self-contained HTML page (table, plots, RFC 4898 counters, scenario, provenance) to FILE.
+    #[arg(long, value_name = "FILE.html")]
+    report: Option<std::path::PathBuf>,
 }
 
 impl RenderArgs {
-    fn renders(&self) -> tcplab_report::render::Renders {
-        tcplab_report::render::Renders { csv: self.csv.clone(), plot: self.plot.clone() }
+    fn renders(&self, result_file: Option<&str>) -> tcplab_report::render::Renders {
+        let provenance = tcplab_report::html::Provenance {
+            command_line: std::env::args().collect(),
+            result_file: result_file.map(String::from),
+        };
+        tcplab_report::render::Renders {
+            csv: self.csv.clone(),
+            plot: self.plot.clone(),
+            report: self.report.clone(),
+            provenance,
+        }
     }
 }
 
@@ -104,9 +116,11 @@ fn report(path: &str, r: &RenderArgs) -> Result<(), Failure> {
     if doc["schema"] != "tcplab.result/1" {
         return Err(Failure::BadInput(format!("{path}: schema {}: accepted: \"tcplab.result/1\"", doc["schema"])));
     }
-    let renders = r.renders();
+    let renders = r.renders(Some(path));
     if !renders.any() {
-        return Err(Failure::BadInput("report: nothing to write; accepted: --csv DIR, --plot DIR".into()));
+        return Err(Failure::BadInput(
+            "report: nothing to write; accepted: --csv DIR, --plot DIR, --report FILE.html".into(),
+        ));
     }
     for note in tcplab_report::render::render(&doc, &renders).map_err(Failure::Run)? {
         eprintln!("tcplab: {note}");
@@ -136,7 +150,7 @@ fn main() -> ExitCode {
     };
     let outcome = match cli.command {
         Command::Run { scenario, set, seed, backend, json, quiet, pcap, pcap_at, pcap_snaplen, render } => {
-            let outputs = Outputs { json, pcap, pcap_at, pcap_snaplen, render: render.renders() };
+            let outputs = Outputs { json, pcap, pcap_at, pcap_snaplen, render: render.renders(None) };
             run(&scenario, &set, seed, &backend, &outputs, quiet)
         }
         Command::Report { result, render } => report(&result, &render),

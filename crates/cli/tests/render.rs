@@ -68,3 +68,20 @@ fn report_refuses_what_is_not_a_result_with_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(!dir.path().join("c").exists());
 }
+
+#[test]
+fn the_html_report_of_a_saved_result_is_the_runs_but_for_the_provenance() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("s.toml");
+    std::fs::write(&s, SCENARIO).unwrap();
+    let json = dir.path().join("r.json");
+    let (a, b) = (dir.path().join("a.html"), dir.path().join("b.html"));
+    tcplab().args(["run", "--quiet", "--json"]).arg(&json).arg(&s).arg("--report").arg(&a).assert().success();
+    tcplab().arg("report").arg(&json).arg("--report").arg(&b).assert().success();
+    let (a, b) = (std::fs::read_to_string(a).unwrap(), std::fs::read_to_string(b).unwrap());
+    let cut = |h: &str| h.split("<h2>Provenance</h2>").next().unwrap().to_string();
+    assert_eq!(cut(&a), cut(&b));
+    assert!(a.contains("<dt>command line</dt>") && a.contains("--report"));
+    assert!(b.contains("<dt>rendered from</dt>") && b.contains("r.json"));
+    assert_eq!(a.matches("<svg").count(), 3);
+}

@@ -11,11 +11,14 @@ use serde_json::Value;
 pub struct Renders {
     pub csv: Option<PathBuf>,
     pub plot: Option<PathBuf>,
+    pub report: Option<PathBuf>,
+    /// For the report's provenance.
+    pub provenance: crate::html::Provenance,
 }
 
 impl Renders {
     pub fn any(&self) -> bool {
-        self.csv.is_some() || self.plot.is_some()
+        self.csv.is_some() || self.plot.is_some() || self.report.is_some()
     }
 }
 
@@ -32,6 +35,14 @@ pub fn render(doc: &Value, r: &Renders) -> Result<Vec<String>, String> {
     if let Some(dir) = &r.plot {
         let (_, n) = crate::plot::write_dir(doc, dir).map_err(|e| format!("{}: cannot write: {e}", dir.display()))?;
         notes.extend(n);
+    }
+    if let Some(path) = &r.report {
+        let page = crate::html::page(doc, &crate::table_json(doc), &r.provenance);
+        crate::write_atomic(&path.to_string_lossy(), &page)
+            .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+        if r.plot.is_none() {
+            notes.extend(crate::plot::plots(doc).1);
+        }
     }
     notes.dedup();
     Ok(notes)
