@@ -91,6 +91,9 @@ struct RenderArgs {
     /// Write a self-contained HTML page (table, plots, RFC 4898 counters, scenario, provenance) to FILE.
     #[arg(long, value_name = "FILE.html")]
     report: Option<std::path::PathBuf>,
+    /// Write the time series in flent's data format (version 4, gzipped JSON) to FILE.flent.gz.
+    #[arg(long, value_name = "FILE.flent.gz")]
+    flent: Option<std::path::PathBuf>,
 }
 
 impl RenderArgs {
@@ -103,6 +106,7 @@ impl RenderArgs {
             csv: self.csv.clone(),
             plot: self.plot.clone(),
             report: self.report.clone(),
+            flent: self.flent.clone(),
             provenance,
         }
     }
@@ -119,7 +123,8 @@ fn report(path: &str, r: &RenderArgs) -> Result<(), Failure> {
     let renders = r.renders(Some(path));
     if !renders.any() {
         return Err(Failure::BadInput(
-            "report: nothing to write; accepted: --csv DIR, --plot DIR, --report FILE.html".into(),
+            "report: nothing to write; accepted: --csv DIR, --plot DIR, --report FILE.html, --flent FILE.flent.gz"
+                .into(),
         ));
     }
     for note in tcplab_report::render::render(&doc, &renders).map_err(Failure::Run)? {

@@ -2,6 +2,7 @@
 //! never sees a partial one.
 
 pub mod csv;
+pub mod flent;
 pub mod html;
 pub mod pcap;
 pub mod plot;

@@ -12,13 +12,14 @@ pub struct Renders {
     pub csv: Option<PathBuf>,
     pub plot: Option<PathBuf>,
     pub report: Option<PathBuf>,
+    pub flent: Option<PathBuf>,
     /// For the report's provenance.
     pub provenance: crate::html::Provenance,
 }
 
 impl Renders {
     pub fn any(&self) -> bool {
-        self.csv.is_some() || self.plot.is_some() || self.report.is_some()
+        self.csv.is_some() || self.plot.is_some() || self.report.is_some() || self.flent.is_some()
     }
 }
 
@@ -43,6 +44,9 @@ pub fn render(doc: &Value, r: &Renders) -> Result<Vec<String>, String> {
         if r.plot.is_none() {
             notes.extend(crate::plot::plots(doc).1);
         }
+    }
+    if let Some(path) = &r.flent {
+        crate::flent::write(doc, path).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     notes.dedup();
     Ok(notes)
