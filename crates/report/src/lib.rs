@@ -7,6 +7,7 @@ pub mod html;
 pub mod pcap;
 pub mod plot;
 pub mod render;
+pub mod schema;
 
 use std::io::Write;
 use std::path::Path;
