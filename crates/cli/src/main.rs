@@ -19,6 +19,8 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+// Parsed once per process: the size of its largest variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 enum Command {
     /// Run a scenario (a file, or the name of a shipped scenario) and print a netperf-style table.
     Run {
@@ -52,6 +54,15 @@ enum Command {
         pcap_snaplen: u32,
         #[command(flatten)]
         suite: suite::SuiteArgs,
+        #[command(flatten)]
+        render: RenderArgs,
+    },
+    /// Render the files of `run` (--csv, ...) from a saved result (`run --json FILE`), without rerunning.
+    Report {
+        /// A result document (schema tcplab.result/1).
+        result: String,
+        #[command(flatten)]
+        render: RenderArgs,
     },
     /// Run a scenario on the simulator (both hosts with the `linux` personality) and on the Linux backend,
     /// and print the figures side by side with their relative differences.
@@ -97,6 +108,60 @@ enum Command {
     BenchOne(bench::BenchOneArgs),
 }
 
+/// The files rendered from a result, by `run` and by `report` (docs/outputs.md).
+#[derive(clap::Args)]
+struct RenderArgs {
+    /// Write points.csv and one CSV per time series into DIR.
+    #[arg(long, value_name = "DIR")]
+    csv: Option<std::path::PathBuf>,
+    /// Write SVG plots (time series, sweeps) into DIR.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<std::path::PathBuf>,
+    /// Write a self-contained HTML page (table, plots, RFC 4898 counters, scenario, provenance) to FILE.
+    #[arg(long, value_name = "FILE.html")]
+    report: Option<std::path::PathBuf>,
+    /// Write the time series in flent's data format (version 4, gzipped JSON) to FILE.flent.gz.
+    #[arg(long, value_name = "FILE.flent.gz")]
+    flent: Option<std::path::PathBuf>,
+}
+
+impl RenderArgs {
+    fn renders(&self, result_file: Option<&str>) -> tcplab_report::render::Renders {
+        let provenance = tcplab_report::html::Provenance {
+            command_line: std::env::args().collect(),
+            result_file: result_file.map(String::from),
+        };
+        tcplab_report::render::Renders {
+            csv: self.csv.clone(),
+            plot: self.plot.clone(),
+            report: self.report.clone(),
+            flent: self.flent.clone(),
+            provenance,
+        }
+    }
+}
+
+/// `tcplab report RESULT.json`: the files of `run` from a saved result.
+fn report(path: &str, r: &RenderArgs) -> Result<(), Failure> {
+    let text = std::fs::read_to_string(path).map_err(|e| Failure::BadInput(format!("{path}: cannot read: {e}")))?;
+    let doc: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| Failure::BadInput(format!("{path}: not JSON: {e}")))?;
+    if doc["schema"] != "tcplab.result/1" {
+        return Err(Failure::BadInput(format!("{path}: schema {}: accepted: \"tcplab.result/1\"", doc["schema"])));
+    }
+    let renders = r.renders(Some(path));
+    if !renders.any() {
+        return Err(Failure::BadInput(
+            "report: nothing to write; accepted: --csv DIR, --plot DIR, --report FILE.html, --flent FILE.flent.gz"
+                .into(),
+        ));
+    }
+    for note in tcplab_report::render::render(&doc, &renders).map_err(Failure::Run)? {
+        eprintln!("tcplab: {note}");
+    }
+    Ok(())
+}
+
 enum Failure {
     BadInput(String),
     Run(String),
@@ -118,10 +183,11 @@ fn main() -> ExitCode {
         }
     };
     let outcome = match cli.command {
-        Command::Run { scenario, set, seed, backend, json, quiet, pcap, pcap_at, pcap_snaplen, suite } => {
-            let outputs = Outputs { json, pcap, pcap_at, pcap_snaplen };
+        Command::Run { scenario, set, seed, backend, json, quiet, pcap, pcap_at, pcap_snaplen, suite, render } => {
+            let outputs = Outputs { json, pcap, pcap_at, pcap_snaplen, render: render.renders(None) };
             run(&scenario, &set, seed, &backend, &outputs, quiet, &suite)
         }
+        Command::Report { result, render } => report(&result, &render),
         Command::Check { scenario, set, suite } => check(&scenario, &set, &suite),
         Command::Compare { scenario, set, seed, json } => compare(&scenario, &set, seed, json.as_deref()),
         Command::Merge { shards, json } => merge(&shards, &json),
@@ -204,6 +270,7 @@ struct Outputs {
     pcap: Option<String>,
     pcap_at: String,
     pcap_snaplen: u32,
+    render: tcplab_report::render::Renders,
 }
 
 fn run(
@@ -225,7 +292,6 @@ fn run(
     if out.pcap_snaplen < 68 {
         return Err(Failure::BadInput(format!("--pcap-snaplen {}: accepted: 68 or more", out.pcap_snaplen)));
     }
-    let json = out.json.as_deref();
     let shard = suite.shard.as_deref().map(tcplab_lab::sweep::parse_shard).transpose().map_err(Failure::BadInput)?;
     let plan = read_plan(arg, set, suite)?;
     if backend == "linux" {
@@ -243,7 +309,7 @@ fn run(
                 Failure::Run(format!("{arg}: --backend linux: {e}"))
             }
         })?;
-        return emit(&doc, json, quiet);
+        return emit(&doc, out, quiet);
     }
     if out.pcap.is_none() {
         let opts = tcplab_lab::sweep::RunOptions { seed, jobs: suite.jobs, shard };
@@ -268,7 +334,7 @@ fn run(
                 c.width * 100.0
             );
         }
-        return emit(&doc, json, quiet);
+        return emit(&doc, out, quiet);
     }
     if !suite.is_plain() || plan.points.len() > 1 || plan.repeat.is_some() {
         return Err(Failure::BadInput(
@@ -289,7 +355,7 @@ fn run(
     if let (Some(p), Some(path)) = (pcap, &out.pcap) {
         p.finish().map_err(|e| Failure::Run(format!("{path}: cannot write: {e}")))?;
     }
-    emit(&doc, json, quiet)
+    emit(&doc, out, quiet)
 }
 
 /// The scenario on both backends: the simulator's `linux` personality against the kernel.
@@ -322,13 +388,22 @@ fn compare(arg: &str, set: &[String], seed: Option<u64>, json: Option<&str>) -> 
     Ok(())
 }
 
-/// Prints the table (unless quiet or the JSON goes to stdout) and writes the JSON.
-fn emit(doc: &tcplab_lab::ResultDoc, json: Option<&str>, quiet: bool) -> Result<(), Failure> {
+/// Prints the table (unless quiet or the JSON goes to stdout), writes the JSON and the rendered files.
+fn emit(doc: &tcplab_lab::ResultDoc, out: &Outputs, quiet: bool) -> Result<(), Failure> {
+    let json = out.json.as_deref();
     if !quiet && json != Some("-") {
         print!("{}", tcplab_report::table(doc));
     }
     if let Some(path) = json {
         tcplab_report::write_json(doc, path).map_err(|e| Failure::Run(format!("{path}: cannot write: {e}")))?;
+    }
+    if out.render.any() {
+        let v = serde_json::to_value(doc).map_err(|e| Failure::Run(e.to_string()))?;
+        for note in tcplab_report::render::render(&v, &out.render).map_err(Failure::Run)? {
+            if !quiet {
+                eprintln!("tcplab: {note}");
+            }
+        }
     }
     Ok(())
 }

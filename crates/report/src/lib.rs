@@ -1,7 +1,16 @@
 //! Rendering results: the netperf-style table for stdout, and result files written so that a reader
 //! never sees a partial one.
 
+pub mod csv;
+pub mod flent;
+pub mod html;
 pub mod pcap;
+pub mod plot;
+pub mod render;
+mod saved;
+pub mod schema;
+
+pub use saved::table_json;
 
 use std::io::Write;
 use std::path::Path;
@@ -239,6 +248,13 @@ pub fn write_atomic(path: &str, text: &str) -> std::io::Result<()> {
     let dir = target.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     tmp.write_all(text.as_bytes())?;
+    // A temporary file is private (0600); a result is an ordinary file (0644, less the umask's bits
+    // is the shell's business: we cannot read the umask without changing it).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    }
     tmp.as_file().sync_all()?;
     tmp.persist(target).map_err(|e| e.error)?;
     Ok(())

@@ -1,0 +1,190 @@
+//! `--flent FILE.flent.gz`: a time-series run in flent's data format (version 4: `x_values`,
+//! `results`, `raw_values`, `metadata`, gzipped JSON), so that `flent -i FILE` reads and plots it
+//! (docs/outputs.md).
+
+use std::io::Write;
+use std::path::Path;
+
+use serde_json::{json, Map, Value};
+
+/// flent's data-file format version this writes (flent's `resultset.FILEFORMAT_VERSION`).
+pub const VERSION: u64 = 4;
+
+/// The start of the run as flent's `T0` and `TIME`: simulated time has no date, so the Unix epoch, as in
+/// the pcap traces.
+const EPOCH: &str = "1970-01-01T00:00:00.000000Z";
+
+/// One series: its name, unit, and (t_s, value) samples.
+struct Series {
+    name: String,
+    units: &'static str,
+    samples: Vec<(f64, Option<f64>)>,
+}
+
+fn unit_of(var: &str) -> (&'static str, f64) {
+    match var {
+        "throughput_bps" => ("Mbits/s", 1e-6),
+        v if v.ends_with("RTT") || v.ends_with("RTO") || v.starts_with("SndLimTime") => ("ms", 1.0),
+        "delivered_bytes" => ("bytes", 1.0),
+        v if v.contains("Cwnd") || v.contains("Ssthresh") || v.contains("Rwin") || v.contains("Octets") => {
+            ("bytes", 1.0)
+        }
+        v if v.contains("PipeSize") || v == "CurMSS" => ("bytes", 1.0),
+        _ => ("", 1.0),
+    }
+}
+
+/// The series of the first point: every column of every `logvars` end (`CurCwnd client 32768->5001`),
+/// or of the old `series` (`CurCwnd`).
+fn series(doc: &Value) -> Vec<Series> {
+    let p = &doc["points"][0];
+    let mut out = Vec::new();
+    let mut add = |label: &str, columns: &Value, rows: &Value| {
+        let cols: Vec<&str> = columns.as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+        let rows = rows.as_array().map(Vec::as_slice).unwrap_or_default();
+        for (i, c) in cols.iter().enumerate().filter(|(_, c)| **c != "t_s") {
+            let (units, scale) = unit_of(c);
+            let name = if label.is_empty() { c.to_string() } else { format!("{c} {label}") };
+            let samples = rows
+                .iter()
+                .filter_map(|r| Some((r.get(0)?.as_f64()?, r.get(i)?.as_f64().map(|v| v * scale))))
+                .collect();
+            out.push(Series { name, units, samples });
+        }
+    };
+    if let Some(lv) = p.get("logvars") {
+        for e in lv["ends"].as_array().map(Vec::as_slice).unwrap_or_default() {
+            let label = format!("{} {}->{}", e["side"].as_str().unwrap_or("?"), e["local_port"], e["remote_port"]);
+            add(&label, &lv["columns"], &e["rows"]);
+        }
+    } else if let Some(s) = p.get("series") {
+        add("", &s["columns"], &s["rows"]);
+    }
+    out
+}
+
+/// The flent document of a time-series run; `None` when the result has no series (nothing to plot),
+/// with the reason.
+pub fn document(doc: &Value) -> Result<Value, String> {
+    let series = series(doc);
+    if series.is_empty() {
+        return Err("no time series in the result (set test.series)".into());
+    }
+    let interval = doc["points"][0]["logvars"]["interval_s"]
+        .as_f64()
+        .or_else(|| doc["points"][0]["series"]["interval_s"].as_f64())
+        .unwrap_or(0.1);
+    // x: every tick any series has, in order (ends created later start later).
+    let key = |t: f64| (t * 1e9).round() as i64;
+    let mut ticks: Vec<i64> = series.iter().flat_map(|s| s.samples.iter().map(|p| key(p.0))).collect();
+    ticks.sort_unstable();
+    ticks.dedup();
+    let x_values: Vec<f64> = ticks.iter().map(|&t| t as f64 / 1e9).collect();
+    let mut results = Map::new();
+    let mut raw = Map::new();
+    let mut meta = Map::new();
+    // flent's own series for its shipped test: the throughput delivered to the receiving applications
+    // (all of the receiving side's ends summed), with the first sender's SRTT as netperf's `tcp_rtt`.
+    let maerts = doc["scenario"]["test"]["kind"] == "tcp_maerts";
+    let (test, main, receiver, sender) = if maerts {
+        ("tcp_1down", "TCP download", "client", "server")
+    } else {
+        ("tcp_1up", "TCP upload", "server", "client")
+    };
+    let mut total: std::collections::BTreeMap<i64, f64> = std::collections::BTreeMap::new();
+    let mut rtt: std::collections::HashMap<i64, f64> = std::collections::HashMap::new();
+    for s in &series {
+        if s.name.starts_with("throughput_bps ") && s.name.contains(&format!(" {receiver} ")) {
+            for &(t, v) in &s.samples {
+                *total.entry(key(t)).or_default() += v.unwrap_or(0.0);
+            }
+        }
+    }
+    if let Some(s) = series.iter().find(|s| {
+        s.name.starts_with("SmoothedRTT") && (s.name == "SmoothedRTT" || s.name.contains(&format!(" {sender} ")))
+    }) {
+        rtt = s.samples.iter().filter_map(|&(t, v)| Some((key(t), v?))).collect();
+    }
+    if total.is_empty() {
+        // The old form: what the first sender got acknowledged per interval.
+        if let Some(s) = series.iter().find(|s| s.name == "ThruOctetsAcked") {
+            for w in s.samples.windows(2) {
+                if let (Some(a), Some(b)) = (w[0].1, w[1].1) {
+                    total.insert(key(w[1].0), (b - a) * 8.0 / interval / 1e6);
+                }
+            }
+        }
+    }
+    if !total.is_empty() {
+        results.insert(main.into(), Value::Array(ticks.iter().map(|t| json!(total.get(t))).collect()));
+        let r = total
+            .iter()
+            .map(|(&t, &v)| {
+                let mut o = json!({"t": t as f64 / 1e9, "val": v});
+                if let Some(r) = rtt.get(&t) {
+                    o["tcp_rtt"] = json!(r);
+                }
+                o
+            })
+            .collect();
+        raw.insert(main.into(), Value::Array(r));
+        meta.insert(main.into(), json!({"UNITS": "Mbits/s"}));
+    }
+    for s in &series {
+        let by_tick: std::collections::HashMap<i64, Option<f64>> = s.samples.iter().map(|p| (key(p.0), p.1)).collect();
+        let ys: Vec<Value> = ticks.iter().map(|t| json!(by_tick.get(t).copied().flatten())).collect();
+        results.insert(s.name.clone(), Value::Array(ys));
+        let r: Vec<Value> = s.samples.iter().filter_map(|&(t, v)| v.map(|v| json!({"t": t, "val": v}))).collect();
+        raw.insert(s.name.clone(), Value::Array(r));
+        meta.insert(s.name.clone(), json!({"UNITS": s.units}));
+    }
+    let s = &doc["scenario"];
+    let length = doc["points"][0]["metrics"]["elapsed_s"].as_f64().unwrap_or(0.0);
+    Ok(json!({
+        "version": VERSION,
+        "x_values": x_values,
+        "results": results,
+        "raw_values": raw,
+        "metadata": {
+            "NAME": test,
+            "TITLE": s["name"],
+            "NOTE": s["description"],
+            "TIME": EPOCH,
+            "T0": EPOCH,
+            "LENGTH": length,
+            "TOTAL_LENGTH": x_values.last().copied().unwrap_or(0.0),
+            "STEP_SIZE": interval,
+            "DELAY": 0,
+            "HOSTS": ["198.18.0.2"],
+            "LOCAL_HOST": "tcplab",
+            "DATA_FILENAME": format!("tcplab-{}.flent.gz", s["name"].as_str().unwrap_or("run")),
+            "FLENT_VERSION": format!("tcplab {}", doc["tcplab"].as_str().unwrap_or("")),
+            "TCPLAB_SEED": doc["seed"],
+            "SERIES_META": meta,
+            "TCPLAB_TEST": s["test"]["kind"],
+        },
+    }))
+}
+
+/// Writes [`document`] gzipped to `path`, atomically. The gzip header has no time or name, so the same
+/// result gives the same bytes.
+pub fn write(doc: &Value, path: &Path) -> Result<(), String> {
+    let flent = document(doc)?;
+    let text = serde_json::to_vec(&flent).map_err(|e| e.to_string())?;
+    let io = |e: std::io::Error| format!("{}: cannot write: {e}", path.display());
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
+    {
+        let mut gz = flate2::GzBuilder::new().mtime(0).write(tmp.as_file_mut(), flate2::Compression::default());
+        gz.write_all(&text).map_err(io)?;
+        gz.finish().map_err(io)?;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644)).map_err(io)?;
+    }
+    tmp.as_file().sync_all().map_err(io)?;
+    tmp.persist(path).map_err(|e| io(e.error))?;
+    Ok(())
+}

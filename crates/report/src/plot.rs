@@ -1,0 +1,539 @@
+//! `--plot DIR`: SVG plots of a result, drawn with `plotters`' SVG backend (docs/outputs.md).
+//!
+//! Rendered from the result's JSON form. Each plot is a [`Chart`] (title, axes with units, lines) built
+//! from the document by one function per kind of plot, then drawn by [`draw`]; a new kind of plot (the
+//! scenario's `[[plot]]` tables, later) only has to build a `Chart`.
+
+use std::path::{Path, PathBuf};
+
+use plotters::prelude::*;
+use serde_json::Value;
+
+/// One plot: its file stem, its title, and the SVG text.
+#[derive(Debug, Clone)]
+pub struct Plot {
+    pub name: String,
+    pub title: String,
+    pub svg: String,
+}
+
+/// What to draw: lines of (x, y) points on axes named with their units.
+#[derive(Debug, Clone, Default)]
+pub struct Chart {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub lines: Vec<Line>,
+    /// Label of each integer x position when x is categorical (sweeps over non-numeric values).
+    pub x_categories: Option<Vec<String>>,
+}
+
+/// One line of a chart.
+#[derive(Debug, Clone, Default)]
+pub struct Line {
+    pub label: String,
+    pub points: Vec<(f64, f64)>,
+    /// Draw dashed, in the colour of the line before it (ssthresh beside its cwnd).
+    pub dashed: bool,
+    /// Mark each point (few points: sweeps).
+    pub markers: bool,
+    /// Error bars `(x, low, high)` around points, e.g. confidence intervals.
+    pub errors: Vec<(f64, f64, f64)>,
+}
+
+/// Tableau's ten colours: distinct, and readable on white.
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+/// Size of every plot, pixels (the SVG's width and height).
+pub const SIZE: (u32, u32) = (960, 540);
+
+/// Most lines of one kind in a time-series plot; more ends than that are left out, with a note.
+const MAX_ENDS: usize = 8;
+
+/// Range of `values` with a margin, from 0 when every value is non-negative.
+fn range(values: impl Iterator<Item = f64>, from_zero: bool) -> (f64, f64) {
+    let (mut lo, mut hi) =
+        values.filter(|v| v.is_finite()).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(v), b.max(v)));
+    if !lo.is_finite() {
+        return (0.0, 1.0);
+    }
+    if from_zero && lo >= 0.0 {
+        lo = 0.0;
+        hi = if hi > 0.0 { hi * 1.08 } else { 1.0 };
+        return (lo, hi);
+    }
+    let pad = if hi > lo { (hi - lo) * 0.05 } else { lo.abs().max(1.0) * 0.5 };
+    lo -= pad;
+    hi += pad;
+    (lo, hi)
+}
+
+/// Draws `c` as SVG text.
+pub fn draw(c: &Chart) -> Result<String, String> {
+    let mut svg = String::new();
+    {
+        let err = |e: DrawingAreaErrorKind<_>| e.to_string();
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let (x0, x1) = match &c.x_categories {
+            Some(cats) => (-0.5, cats.len() as f64 - 0.5),
+            None => {
+                let (a, b) = range(c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)), false);
+                // Time axes start where the data does, without the margin.
+                let xs = c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
+                let (lo, hi) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| (l.min(x), h.max(x)));
+                if lo < hi && c.x_categories.is_none() && !c.lines.iter().any(|l| l.markers) {
+                    (lo, hi)
+                } else {
+                    (a, b)
+                }
+            }
+        };
+        let ys =
+            c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.1).chain(l.errors.iter().flat_map(|e| [e.1, e.2])));
+        let (y0, y1) = range(ys, true);
+        let mut chart = ChartBuilder::on(&root)
+            .caption(&c.title, ("sans-serif", 22))
+            .margin(18)
+            .x_label_area_size(52)
+            .y_label_area_size(86)
+            .build_cartesian_2d(x0..x1, y0..y1)
+            .map_err(err)?;
+        let cats = c.x_categories.clone();
+        let fmt_x = move |x: &f64| match &cats {
+            Some(cats) => {
+                let i = x.round();
+                if (x - i).abs() < 1e-9 && i >= 0.0 {
+                    cats.get(i as usize).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
+            }
+            None => short(*x),
+        };
+        let mut mesh = chart.configure_mesh();
+        mesh.x_desc(c.x_label.as_str())
+            .y_desc(c.y_label.as_str())
+            .label_style(("sans-serif", 15))
+            .axis_desc_style(("sans-serif", 16))
+            .light_line_style(RGBColor(238, 238, 238))
+            .bold_line_style(RGBColor(215, 215, 215))
+            .x_label_formatter(&fmt_x)
+            .y_label_formatter(&|y| short(*y));
+        if let Some(cats) = &c.x_categories {
+            mesh.x_labels(cats.len() * 2 + 1);
+        }
+        mesh.draw().map_err(err)?;
+        let mut colour = 0usize;
+        for (i, l) in c.lines.iter().enumerate() {
+            if !(l.dashed && i > 0) {
+                colour = if i == 0 { 0 } else { colour + 1 };
+            }
+            let col = PALETTE[colour % PALETTE.len()];
+            let style = col.stroke_width(2);
+            let drawn = if l.dashed {
+                chart.draw_series(DashedLineSeries::new(l.points.iter().copied(), 7, 5, style)).map_err(err)?
+            } else {
+                chart.draw_series(LineSeries::new(l.points.iter().copied(), style)).map_err(err)?
+            };
+            let dashed = l.dashed;
+            drawn.label(l.label.as_str()).legend(move |(x, y)| {
+                let pts = if dashed { vec![(x, y), (x + 8, y)] } else { vec![(x, y), (x + 22, y)] };
+                PathElement::new(pts, style)
+            });
+            if l.markers {
+                chart.draw_series(l.points.iter().map(|&p| Circle::new(p, 4, col.filled()))).map_err(err)?;
+            }
+            if !l.errors.is_empty() {
+                let mid = |x: f64| l.points.iter().find(|p| p.0 == x).map_or(f64::NAN, |p| p.1);
+                chart
+                    .draw_series(
+                        l.errors.iter().map(|&(x, lo, hi)| ErrorBar::new_vertical(x, lo, mid(x), hi, style, 12)),
+                    )
+                    .map_err(err)?;
+            }
+        }
+        if c.lines.len() > 1 || c.lines.iter().any(|l| !l.label.is_empty()) {
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::UpperRight)
+                .background_style(WHITE.mix(0.85))
+                .border_style(RGBColor(180, 180, 180))
+                .label_font(("sans-serif", 14))
+                .draw()
+                .map_err(err)?;
+        }
+        root.present().map_err(err)?;
+    }
+    Ok(svg)
+}
+
+/// A tick label: few digits, no trailing zeros.
+fn short(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    let a = v.abs();
+    let s = if a >= 1000.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 0.1 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    };
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// The scenario's name, for titles.
+fn scenario_name(doc: &Value) -> String {
+    doc["scenario"]["name"].as_str().unwrap_or("tcplab").to_string()
+}
+
+fn kind(doc: &Value) -> &str {
+    doc["scenario"]["test"]["kind"].as_str().unwrap_or("")
+}
+
+/// One connection end's table of samples: a label, the columns and the rows.
+struct EndTable<'a> {
+    label: String,
+    side: &'a str,
+    columns: Vec<&'a str>,
+    rows: &'a [Value],
+}
+
+impl EndTable<'_> {
+    /// The points (t_s, column × scale), leaving out nulls (a variable without a value yet).
+    fn line(&self, col: &str, scale: f64) -> Option<Vec<(f64, f64)>> {
+        let t = self.columns.iter().position(|c| *c == "t_s")?;
+        let i = self.columns.iter().position(|c| *c == col)?;
+        Some(self.rows.iter().filter_map(|r| Some((r.get(t)?.as_f64()?, r.get(i)?.as_f64()? * scale))).collect())
+    }
+}
+
+/// The tables of samples of a point: the `logvars` ends, or the `series` of the first sender.
+fn end_tables(p: &Value) -> Vec<EndTable<'_>> {
+    fn strs(v: &Value) -> Vec<&str> {
+        v.as_array().map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default()
+    }
+    if let Some(lv) = p.get("logvars") {
+        let columns = strs(&lv["columns"]);
+        return lv["ends"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .map(|e| EndTable {
+                label: format!("{} {}\u{2192}{}", e["side"].as_str().unwrap_or("?"), e["local_port"], e["remote_port"]),
+                side: e["side"].as_str().unwrap_or(""),
+                columns: columns.clone(),
+                rows: e["rows"].as_array().map(Vec::as_slice).unwrap_or_default(),
+            })
+            .collect();
+    }
+    if let Some(s) = p.get("series") {
+        return vec![EndTable {
+            label: "first sender".into(),
+            side: "sender",
+            columns: strs(&s["columns"]),
+            rows: s["rows"].as_array().map(Vec::as_slice).unwrap_or_default(),
+        }];
+    }
+    Vec::new()
+}
+
+/// The ends whose sending state is worth drawing: the sending side of a bulk test, every end of a
+/// request/response test; at most [`MAX_ENDS`].
+fn senders<'a, 'b>(
+    doc: &Value,
+    tables: &'b [EndTable<'a>],
+    notes: &mut Vec<String>,
+    what: &str,
+) -> Vec<&'b EndTable<'a>> {
+    let side = match kind(doc) {
+        "tcp_stream" => Some("client"),
+        "tcp_maerts" => Some("server"),
+        _ => None,
+    };
+    let all: Vec<&EndTable> =
+        tables.iter().filter(|t| t.side == "sender" || side.is_none_or(|s| t.side == s)).collect();
+    if all.len() > MAX_ENDS {
+        notes.push(format!("{what}: the first {MAX_ENDS} of {} connection ends are drawn", all.len()));
+    }
+    all.into_iter().take(MAX_ENDS).collect()
+}
+
+/// Time-series charts of one point: cwnd and ssthresh, smoothed RTT, throughput per interval.
+pub fn time_series_charts(doc: &Value, p: &Value, notes: &mut Vec<String>) -> Vec<(String, Chart)> {
+    let name = scenario_name(doc);
+    let tables = end_tables(p);
+    if tables.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    // cwnd and ssthresh, KiB.
+    let mut lines = Vec::new();
+    for t in senders(doc, &tables, notes, "cwnd") {
+        if let Some(pts) = t.line("CurCwnd", 1.0 / 1024.0) {
+            lines.push(Line { label: format!("cwnd, {}", t.label), points: pts, ..Line::default() });
+            if let Some(pts) = t.line("CurSsthresh", 1.0 / 1024.0).filter(|p| !p.is_empty()) {
+                lines.push(Line {
+                    label: format!("ssthresh, {}", t.label),
+                    points: pts,
+                    dashed: true,
+                    ..Line::default()
+                });
+            }
+        }
+    }
+    if !lines.is_empty() {
+        let title = format!("{name}: congestion window and slow-start threshold");
+        out.push((
+            "cwnd".into(),
+            Chart {
+                title,
+                x_label: "time (s)".into(),
+                y_label: "cwnd, ssthresh (KiB)".into(),
+                lines,
+                ..Chart::default()
+            },
+        ));
+    }
+    // Smoothed RTT, ms; 0 before the first sample is not an RTT.
+    let mut lines = Vec::new();
+    for t in senders(doc, &tables, notes, "SmoothedRTT") {
+        if let Some(pts) = t.line("SmoothedRTT", 1.0) {
+            let pts: Vec<_> = pts.into_iter().filter(|p| p.1 > 0.0).collect();
+            lines.push(Line { label: format!("SRTT, {}", t.label), points: pts, ..Line::default() });
+        }
+    }
+    if !lines.is_empty() {
+        let title = format!("{name}: smoothed RTT (RFC 6298 SRTT)");
+        out.push((
+            "rtt".into(),
+            Chart { title, x_label: "time (s)".into(), y_label: "SRTT (ms)".into(), lines, ..Chart::default() },
+        ));
+    }
+    // Throughput per interval, Mbit/s: delivered to each receiving application (logvars), or acknowledged
+    // to the first sender (series).
+    let mut lines = Vec::new();
+    let mut total: std::collections::BTreeMap<i64, f64> = std::collections::BTreeMap::new();
+    let receiving: Vec<&EndTable> = tables
+        .iter()
+        .filter(|t| t.line("throughput_bps", 1.0).is_some_and(|pts| pts.iter().any(|p| p.1 > 0.0)))
+        .collect();
+    for t in receiving.iter().take(MAX_ENDS) {
+        let pts = t.line("throughput_bps", 1e-6).unwrap_or_default();
+        lines.push(Line { label: format!("delivered to {}", t.label), points: pts, ..Line::default() });
+    }
+    for t in &receiving {
+        for (x, y) in t.line("throughput_bps", 1e-6).unwrap_or_default() {
+            *total.entry((x * 1e9).round() as i64).or_default() += y;
+        }
+    }
+    if receiving.len() > 1 {
+        let points = total.iter().map(|(&t, &y)| (t as f64 / 1e9, y)).collect();
+        lines.push(Line { label: "total delivered".into(), points, ..Line::default() });
+    }
+    if lines.is_empty() {
+        if let Some(t) = tables.iter().find(|t| t.side == "sender") {
+            let interval = p["series"]["interval_s"].as_f64().unwrap_or(1.0);
+            if let Some(acked) = t.line("ThruOctetsAcked", 1.0) {
+                let points = acked.windows(2).map(|w| (w[1].0, (w[1].1 - w[0].1) * 8.0 / interval / 1e6)).collect();
+                lines.push(Line { label: "acknowledged to the first sender".into(), points, ..Line::default() });
+            }
+        }
+    }
+    if !lines.is_empty() {
+        let title = format!("{name}: throughput per interval");
+        let y_label = "throughput (Mbit/s)".into();
+        out.push((
+            "throughput".into(),
+            Chart { title, x_label: "time (s)".into(), y_label, lines, ..Chart::default() },
+        ));
+    }
+    out
+}
+
+/// The metrics drawn against a sweep's axis: (metric path in `metrics`, axis label, scale).
+fn sweep_metrics(doc: &Value) -> Vec<(&'static str, &'static str, f64)> {
+    match kind(doc) {
+        "tcp_rr" | "tcp_crr" => vec![
+            ("transactions_per_s", "transactions/s", 1.0),
+            ("latency_us.p99", "99th percentile latency (\u{b5}s)", 1.0),
+        ],
+        _ => vec![("throughput_bps", "throughput (Mbit/s)", 1e-6)],
+    }
+}
+
+/// The value at a dotted path (`latency_us.p99`) of an object.
+fn at<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
+    path.split('.').try_fold(v, |v, k| v.get(k))
+}
+
+/// A parameter value as a label (`"10mbit"`, `true`, `4`).
+fn label(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Sweep charts: each main metric against the first swept axis, one line per value of the second axis;
+/// error bars from `points[].confidence.METRIC = { "low", "high" }` when the point has them. `None`
+/// without a sweep (fewer than two points or no `params`).
+pub fn sweep_charts(doc: &Value) -> Vec<(String, Chart)> {
+    let points = doc["points"].as_array().map(Vec::as_slice).unwrap_or_default();
+    if points.len() < 2 {
+        return Vec::new();
+    }
+    let Some(first) = points[0]["params"].as_object() else { return Vec::new() };
+    let mut axes = first.keys().cloned();
+    let Some(x_axis) = axes.next() else { return Vec::new() };
+    let line_axis = axes.next();
+    // x: numbers when every value is one, else categories in order of appearance.
+    let xs: Vec<&Value> = points.iter().map(|p| &p["params"][&x_axis]).collect();
+    let numeric = xs.iter().all(|v| v.is_number());
+    let mut cats: Vec<String> = Vec::new();
+    if !numeric {
+        for v in &xs {
+            let l = label(v);
+            if !cats.contains(&l) {
+                cats.push(l);
+            }
+        }
+    }
+    let x_of = |v: &Value| -> f64 {
+        if numeric {
+            v.as_f64().unwrap_or(f64::NAN)
+        } else {
+            cats.iter().position(|c| *c == label(v)).unwrap_or(0) as f64
+        }
+    };
+    let mut line_keys: Vec<String> = Vec::new();
+    for p in points {
+        let k = line_axis.as_ref().map(|a| label(&p["params"][a])).unwrap_or_default();
+        if !line_keys.contains(&k) {
+            line_keys.push(k);
+        }
+    }
+    let name = scenario_name(doc);
+    let mut out = Vec::new();
+    for (metric, y_label, scale) in sweep_metrics(doc) {
+        let mut lines = Vec::new();
+        for key in &line_keys {
+            let mut pts = Vec::new();
+            let mut errors = Vec::new();
+            for p in points {
+                if line_axis.as_ref().is_some_and(|a| label(&p["params"][a]) != *key) {
+                    continue;
+                }
+                let Some(y) = at(&p["metrics"], metric).and_then(Value::as_f64) else { continue };
+                let x = x_of(&p["params"][&x_axis]);
+                pts.push((x, y * scale));
+                if let Some(ci) = p.get("confidence").and_then(|c| c.get(metric)) {
+                    if let (Some(lo), Some(hi)) = (ci["low"].as_f64(), ci["high"].as_f64()) {
+                        errors.push((x, lo * scale, hi * scale));
+                    }
+                }
+            }
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let label = line_axis.as_ref().map(|a| format!("{a} = {key}")).unwrap_or_default();
+            lines.push(Line { label, points: pts, markers: true, errors, ..Line::default() });
+        }
+        let title = format!("{name}: {y_label} against {x_axis}");
+        let chart = Chart {
+            title,
+            x_label: x_axis.clone(),
+            y_label: y_label.into(),
+            lines,
+            x_categories: (!numeric).then(|| cats.clone()),
+        };
+        out.push((format!("sweep-{}", metric.replace('.', "-")), chart));
+    }
+    out
+}
+
+/// Every plot of the result, and notes on what was not drawn and why.
+pub fn plots(doc: &Value) -> (Vec<Plot>, Vec<String>) {
+    let mut notes = Vec::new();
+    let mut charts = sweep_charts(doc);
+    let points = doc["points"].as_array().map(Vec::as_slice).unwrap_or_default();
+    for (i, p) in points.iter().enumerate() {
+        let prefix = if points.len() > 1 { format!("p{i}-") } else { String::new() };
+        for (n, c) in time_series_charts(doc, p, &mut notes) {
+            charts.push((format!("{prefix}{n}"), c));
+        }
+    }
+    if points.iter().all(|p| p.get("series").is_none() && p.get("logvars").is_none()) {
+        notes.push("time series: not drawn: the run has no test.series".into());
+    }
+    if matches!(kind(doc), "tcp_rr" | "tcp_crr") {
+        notes.push(
+            "latency CDF: not drawn: the result holds the latency percentiles (latency_us), not \
+             per-transaction samples"
+                .into(),
+        );
+    }
+    let mut out = Vec::new();
+    for (name, c) in charts {
+        match draw(&c) {
+            Ok(svg) => out.push(Plot { name, title: c.title, svg }),
+            Err(e) => notes.push(format!("{name}: not drawn: {e}")),
+        }
+    }
+    (out, notes)
+}
+
+/// Writes [`plots`] into `dir` (created if missing) as `NAME.svg`, each atomically; returns the paths
+/// and the notes.
+pub fn write_dir(doc: &Value, dir: &Path) -> std::io::Result<(Vec<PathBuf>, Vec<String>)> {
+    std::fs::create_dir_all(dir)?;
+    let (plots, notes) = plots(doc);
+    let mut written = Vec::new();
+    for p in plots {
+        let path = dir.join(format!("{}.svg", p.name));
+        crate::write_atomic(&path.to_string_lossy(), &p.svg)?;
+        written.push(path);
+    }
+    Ok((written, notes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tick_labels_are_short() {
+        assert_eq!(short(0.0), "0");
+        assert_eq!(short(1500.0), "1500");
+        assert_eq!(short(12.5), "12.5");
+        assert_eq!(short(0.25), "0.25");
+        assert_eq!(short(2.0), "2");
+    }
+
+    #[test]
+    fn ranges_start_at_zero_for_quantities_and_never_collapse() {
+        assert_eq!(range([2.0, 10.0].into_iter(), true), (0.0, 10.8));
+        assert_eq!(range([0.0, 0.0].into_iter(), true), (0.0, 1.0));
+        let (lo, hi) = range([5.0].into_iter(), false);
+        assert!(lo < 5.0 && hi > 5.0);
+        assert_eq!(range(std::iter::empty(), true), (0.0, 1.0));
+    }
+}

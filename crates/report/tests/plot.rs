@@ -1,0 +1,111 @@
+//! `--plot`: which plots a result gives, what they show, and a sweep drawn from a hand-made document.
+
+mod common;
+
+use common::*;
+use serde_json::json;
+use tcplab_report::plot::{plots, sweep_charts};
+
+fn count(hay: &str, needle: &str) -> usize {
+    hay.matches(needle).count()
+}
+
+#[test]
+fn a_run_with_logvars_gives_cwnd_rtt_and_throughput_plots_with_titles_and_units() {
+    let (_, v) = run(&bulk(LOGVARS));
+    let (ps, notes) = plots(&v);
+    assert_eq!(ps.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["cwnd", "rtt", "throughput"]);
+    assert!(notes.is_empty(), "{notes:?}");
+    for p in &ps {
+        assert!(p.svg.starts_with("<svg") && p.svg.trim_end().ends_with("</svg>"), "{}: whole SVG", p.name);
+        assert!(p.svg.contains("bulk-test"), "{}: the title names the scenario", p.name);
+        assert!(p.svg.contains("time (s)"));
+    }
+    // Two senders: a cwnd and an ssthresh line each (the loss gives ssthresh a value), in the legend too.
+    let cwnd = &ps[0].svg;
+    assert!(cwnd.contains("cwnd, ssthresh (KiB)"));
+    assert_eq!(count(cwnd, "cwnd, client"), 2);
+    assert_eq!(count(cwnd, "ssthresh, client"), 2);
+    assert!(ps[1].svg.contains("SRTT (ms)"));
+    // Two receiving ends and their total.
+    let tput = &ps[2].svg;
+    assert!(tput.contains("throughput (Mbit/s)"));
+    assert_eq!(count(tput, "delivered to server"), 2);
+    assert_eq!(count(tput, "total delivered"), 1);
+}
+
+#[test]
+fn a_run_without_series_gives_no_time_series_and_says_so_and_rr_says_why_no_cdf() {
+    let (_, v) = run(RR);
+    let (ps, notes) = plots(&v);
+    assert!(ps.is_empty());
+    assert!(notes.iter().any(|n| n.contains("time series: not drawn")), "{notes:?}");
+    assert!(notes.iter().any(|n| n.contains("latency CDF: not drawn")), "{notes:?}");
+}
+
+/// A sweep as the sweeps issue will produce it: two axes, a confidence interval on some points.
+fn sweep_doc() -> serde_json::Value {
+    let mut points = Vec::new();
+    for nodelay in [false, true] {
+        for burst in [0, 2, 4, 8] {
+            let tps = 100.0 * (burst as f64 + 1.0) * if nodelay { 1.5 } else { 1.0 };
+            points.push(json!({
+                "params": {"test.burst": burst, "client.tcp.nodelay": nodelay},
+                "iterations": 5,
+                "metrics": {"transactions_per_s": tps, "latency_us": {"p99": 1000.0 + burst as f64 * 50.0}},
+                "confidence": {"transactions_per_s": {"low": tps * 0.95, "high": tps * 1.05}},
+            }));
+        }
+    }
+    json!({"schema": "tcplab.result/1", "scenario": {"name": "rr-sweep", "test": {"kind": "tcp_rr"}}, "points": points})
+}
+
+#[test]
+fn a_sweep_draws_each_metric_against_the_first_axis_one_line_per_second_axis_value_with_error_bars() {
+    let doc = sweep_doc();
+    let charts = sweep_charts(&doc);
+    assert_eq!(
+        charts.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+        ["sweep-transactions_per_s", "sweep-latency_us-p99"]
+    );
+    let (_, tps) = &charts[0];
+    assert_eq!(tps.x_label, "test.burst");
+    assert_eq!(tps.lines.len(), 2);
+    assert_eq!(tps.lines[0].label, "client.tcp.nodelay = false");
+    assert_eq!(tps.lines[1].points, vec![(0.0, 150.0), (2.0, 450.0), (4.0, 750.0), (8.0, 1350.0)]);
+    assert_eq!(tps.lines[1].errors[3], (8.0, 1350.0 * 0.95, 1350.0 * 1.05));
+    // The latency has no interval: no error bars.
+    assert!(charts[1].1.lines.iter().all(|l| l.errors.is_empty()));
+    let (ps, _) = plots(&doc);
+    let svg = &ps.iter().find(|p| p.name == "sweep-transactions_per_s").unwrap().svg;
+    assert!(svg.contains("rr-sweep: transactions/s against test.burst"));
+    assert!(svg.contains("client.tcp.nodelay = true"));
+}
+
+#[test]
+fn a_sweep_over_words_uses_categories_in_order() {
+    let points: Vec<_> = ["10mbit", "1mbit", "100mbit"]
+        .iter()
+        .enumerate()
+        .map(|(i, r)| json!({"params": {"path.up.rate": r}, "iterations": 1, "metrics": {"throughput_bps": 1e6 * (i + 1) as f64}}))
+        .collect();
+    let doc = json!({"scenario": {"name": "s", "test": {"kind": "tcp_stream"}}, "points": points});
+    let charts = sweep_charts(&doc);
+    assert_eq!(charts.len(), 1);
+    let c = &charts[0].1;
+    assert_eq!(c.x_categories.as_deref(), Some(&["10mbit".to_string(), "1mbit".into(), "100mbit".into()][..]));
+    assert_eq!(c.lines[0].points, vec![(0.0, 1.0), (1.0, 2.0), (2.0, 3.0)]);
+    let svg = tcplab_report::plot::draw(c).unwrap();
+    let texts: Vec<&str> = svg.split("</text>").filter_map(|t| t.rsplit_once('>').map(|(_, x)| x.trim())).collect();
+    for r in ["10mbit", "1mbit", "100mbit", "throughput (Mbit/s)"] {
+        assert!(texts.contains(&r), "{r} is a label: {texts:?}");
+    }
+}
+
+#[test]
+fn sweep_plot_files_for_a_look() {
+    // Written for a person to look at when TCPLAB_PLOT_DIR is set (docs/outputs.md); nothing otherwise.
+    if let Ok(dir) = std::env::var("TCPLAB_PLOT_DIR") {
+        tcplab_report::plot::write_dir(&sweep_doc(), std::path::Path::new(&dir)).unwrap();
+    }
+}
