@@ -195,7 +195,7 @@ impl RttEstimator {
             model,
             srtt: None,
             rttvar: Duration::ZERO,
-            rto: initial_rto,
+            rto: initial_rto.max(min_rto).min(max_rto),
             min_rto,
             max_rto,
             granularity,
@@ -353,7 +353,7 @@ impl RttEstimator {
     /// an RTT sample has been taken.
     pub fn reinitialize_if_unsampled(&mut self, rto: Duration) {
         if self.srtt.is_none() {
-            self.rto = rto.min(self.max_rto);
+            self.rto = rto.max(self.min_rto).min(self.max_rto);
         }
     }
 
