@@ -26,6 +26,22 @@ pub fn table(doc: &ResultDoc) -> String {
     out
 }
 
+/// The first line: test, direction, scenario, path, backend, seed, and what `extra` adds.
+fn banner(doc: &ResultDoc, dir: &str, extra: &str) -> String {
+    let s = &doc.scenario;
+    format!(
+        "{} TEST from {dir}: {} (up {} {}, down {} {}; {}, seed {}{extra})\n",
+        s.test.kind.netperf_name(),
+        s.name,
+        s.path.up.rate,
+        s.path.up.delay,
+        s.path.down.rate,
+        s.path.down.delay,
+        backend_name(doc),
+        doc.seed
+    )
+}
+
 fn backend_name(doc: &ResultDoc) -> &'static str {
     match doc.backend {
         "linux" => "Linux kernel TCP through tcplab's emulator",
@@ -106,19 +122,8 @@ fn iteration_notes(doc: &ResultDoc) -> String {
 /// socket sizes as netperf prints it.
 fn rr_table(doc: &ResultDoc) -> String {
     let s = &doc.scenario;
-    let mut out = String::new();
     let burst = s.test.burst.filter(|&b| b > 0).map(|b| format!(", first burst {b}")).unwrap_or_default();
-    out += &format!(
-        "{} TEST from client to server: {} (up {} {}, down {} {}; {}, seed {}{burst})\n",
-        s.test.kind.netperf_name(),
-        s.name,
-        s.path.up.rate,
-        s.path.up.delay,
-        s.path.down.rate,
-        s.path.down.delay,
-        backend_name(doc),
-        doc.seed
-    );
+    let mut out = banner(doc, "client to server", &burst);
     let (ph, cells) = param_columns(doc);
     let pad = " ".repeat(ph.chars().count());
     out += &format!("{pad}Local /Remote\n");
@@ -158,18 +163,7 @@ fn stream_table(doc: &ResultDoc) -> String {
         _ => (&s.client, &s.server),
     };
     let dir = if s.test.kind == TestKind::TcpMaerts { "server to client" } else { "client to server" };
-    let mut out = String::new();
-    out += &format!(
-        "{} TEST from {dir}: {} (up {} {}, down {} {}; {}, seed {})\n",
-        s.test.kind.netperf_name(),
-        s.name,
-        s.path.up.rate,
-        s.path.up.delay,
-        s.path.down.rate,
-        s.path.down.delay,
-        backend_name(doc),
-        doc.seed
-    );
+    let mut out = banner(doc, dir, "");
     let (ph, cells) = param_columns(doc);
     let pad = " ".repeat(ph.chars().count());
     out += &format!("{pad}Recv     Send     Send\n");
@@ -196,16 +190,7 @@ fn stream_table(doc: &ResultDoc) -> String {
 /// (docs/rdp.md).
 fn rdp_table(doc: &ResultDoc) -> String {
     let s = &doc.scenario;
-    let mut out = format!(
-        "{} TEST from client to server: {} (up {} {}, down {} {}; simulated, seed {})\n",
-        s.test.kind.netperf_name(),
-        s.name,
-        s.path.up.rate,
-        s.path.up.delay,
-        s.path.down.rate,
-        s.path.down.delay,
-        doc.seed
-    );
+    let mut out = banner(doc, "client to server", "");
     out += "Message  Max   EACK  Elapsed    Throughput    Messages   Retrans  Dup.     Data   Timeouts\n";
     out += "Size     Out.        Time                     delivered  segs     recvd    drops\n";
     out += "bytes    segs        secs.      10^6bits/sec\n\n";
