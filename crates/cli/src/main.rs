@@ -137,6 +137,7 @@ impl RenderArgs {
             report: self.report.clone(),
             flent: self.flent.clone(),
             provenance,
+            table: None,
         }
     }
 }
@@ -399,7 +400,8 @@ fn emit(doc: &tcplab_lab::ResultDoc, out: &Outputs, quiet: bool) -> Result<(), F
     }
     if out.render.any() {
         let v = serde_json::to_value(doc).map_err(|e| Failure::Run(e.to_string()))?;
-        for note in tcplab_report::render::render(&v, &out.render).map_err(Failure::Run)? {
+        let render = tcplab_report::render::Renders { table: Some(tcplab_report::table(doc)), ..out.render.clone() };
+        for note in tcplab_report::render::render(&v, &render).map_err(Failure::Run)? {
             if !quiet {
                 eprintln!("tcplab: {note}");
             }
