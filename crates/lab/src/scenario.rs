@@ -466,6 +466,21 @@ pub fn load(src: &Source, overrides: &[String]) -> Result<Scenario, ScenarioErro
         })?;
         ctx.flags.push((path, flag.clone()));
     }
+    // A NIC without a rate is faster than the path and never queues: a txqueuelen there would do nothing.
+    for side in ["client", "server"] {
+        let host = table.get(side).and_then(|h| h.get("host")).and_then(|h| h.as_table());
+        if let Some(h) = host {
+            if h.contains_key("txqueuelen") && !h.contains_key("nic_rate") {
+                return Err(ctx.error(
+                    &format!("{side}.host.txqueuelen"),
+                    format!(
+                        "has no effect without {side}.host.nic_rate (a NIC without a rate never queues); \
+                         set nic_rate too, e.g. the link's rate for back-to-back hosts"
+                    ),
+                ));
+            }
+        }
+    }
     let raw: RawScenario = ctx.deserialize("", toml::Value::Table(table))?;
     resolve(&ctx, raw)
 }

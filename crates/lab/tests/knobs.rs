@@ -134,3 +134,12 @@ fn congestion_window_validation_stops_growth_the_sender_cannot_use() {
         assert!((t - t_off).abs() / t_off < 0.01, "validation does not change a window-limited transfer's rate");
     }
 }
+
+#[test]
+fn a_txqueuelen_without_a_nic_rate_is_an_error_saying_to_set_one() {
+    let text = "name = \"q\"\n[path.up]\nrate = \"1gbit\"\ndelay = \"1ms\"\n[client]\nhost = { txqueuelen = 100 }\n[test]\nkind = \"tcp_stream\"\nduration = \"1s\"\n";
+    let e = tcplab_lab::load(&tcplab_lab::Source { name: "q.toml", text }, &[]).unwrap_err().to_string();
+    assert!(e.starts_with("q.toml:6: client.host.txqueuelen") && e.contains("nic_rate"), "{e}");
+    let set = vec!["client.host.nic_rate=\"1gbit\"".to_string()];
+    assert!(tcplab_lab::load(&tcplab_lab::Source { name: "q.toml", text }, &set).is_ok());
+}
