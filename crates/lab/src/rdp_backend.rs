@@ -5,7 +5,7 @@
 use tcplab_rdp::{RdpConfig, RdpConnection, RdpStats};
 use tcplab_sim::{HostSpec, PacketEvent, Probe, SimError, SimSpec, CLIENT, SERVER};
 use tcplab_transport::{Segment, Transport};
-use tcplab_units::Instant;
+use tcplab_units::{Duration, Instant};
 use tcplab_wire::RdpSegment;
 use tcplab_workload::{App, Opening, Report, Role, Stream, StreamConfig};
 
@@ -25,7 +25,10 @@ pub fn sim_spec(s: &Scenario) -> SimSpec<RdpConfig> {
     let n = s.test.parallel.max(1);
     let ports = n.div_ceil(s.client.host.ephemeral_ports.len()) as u16;
     // An RDP SYN with its options is 20 + 24 octets of IP.
-    let spacing = s.path.up.rate.tx_time(s.path.up.framing.wire_len(44) as u64);
+    let spacing = match s.test.start_spread {
+        Some(spread) => Duration::from_nanos(spread.as_nanos() / n.max(1) as u64),
+        None => s.path.up.rate.tx_time(s.path.up.framing.wire_len(44) as u64),
+    };
     let message = s.test.message.bytes();
     let (send, receive) = match s.test.messages {
         Some(calls) => (Role::SendCalls { message, calls }, Role::ReceiveToEof),

@@ -227,6 +227,10 @@ pub struct Test {
     pub message: ByteSize,
     /// Concurrent connections.
     pub parallel: u32,
+    /// Open the `parallel` connections evenly over this long (`"10ms"`), instead of one SYN-frame time
+    /// apart, so that many flows do not lose their initial windows together.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_spread: Option<Duration>,
     /// Sample the first sender's cwnd, ssthresh, pipe, SRTT and progress this often (`"10ms"`); absent: no
     /// time series.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -312,6 +316,7 @@ struct RawTest {
     #[serde(default = "default_parallel")]
     parallel: u32,
     series: Option<RawSeries>,
+    start_spread: Option<Duration>,
     request: Option<ByteSize>,
     response: Option<ByteSize>,
     burst: Option<u32>,
@@ -632,6 +637,11 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
     if !(1..=100_000).contains(&t.parallel) {
         return Err(ctx.error("test.parallel", format!("{}: accepted 1 to 100000 connections", t.parallel)));
     }
+    if let Some(d) = t.start_spread {
+        if d >= duration {
+            return Err(ctx.error("test.start_spread", format!("{d}: accepted less than test.duration ({duration})")));
+        }
+    }
     if t.kind == TestKind::TcpCrr && t.parallel > client.host.ephemeral_ports.len() {
         return Err(ctx.error(
             "test.parallel",
@@ -704,6 +714,7 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
             duration,
             message,
             parallel: t.parallel,
+            start_spread: t.start_spread,
             messages: t.messages,
             series,
             series_vars,

@@ -40,7 +40,10 @@ pub fn sim_spec(s: &Scenario) -> SimSpec<TcpConfig> {
     // One client address has only so many ephemeral ports per server port: spread over more server ports.
     let ports = n.div_ceil(s.client.host.ephemeral_ports.len()) as u16;
     // Connection i opens i SYN-frame times after the first (a SYN with all options is 60 bytes of IP).
-    let spacing = s.path.up.rate.tx_time(s.path.up.framing.wire_len(60) as u64);
+    let spacing = match s.test.start_spread {
+        Some(spread) => Duration::from_nanos(spread.as_nanos() / n.max(1) as u64),
+        None => s.path.up.rate.tx_time(s.path.up.framing.wire_len(60) as u64),
+    };
     let hosts = [host(&s.client), host(&s.server)];
     if let (Some(request), Some(response)) = (s.test.request, s.test.response) {
         let crr = s.test.kind == TestKind::TcpCrr;
@@ -75,6 +78,9 @@ pub fn sim_spec(s: &Scenario) -> SimSpec<TcpConfig> {
         TestKind::TcpMaerts => (Role::Receive, Role::Send { message: s.test.message.bytes() }),
         _ => (Role::Send { message: s.test.message.bytes() }, Role::Receive),
     };
+    // With test.start_spread the senders also start writing that far apart (the connections all come up
+    // before the measurement, as netperf's do, so staggered SYNs alone would not stagger the data).
+    let write_spread = if s.test.start_spread.is_some() { spacing } else { Duration::ZERO };
     let client = StreamConfig {
         opening: Opening::Connect { connections: n, port: SERVER_PORT, ports, at: Instant::ZERO, spacing },
         role: client_role,
@@ -89,7 +95,10 @@ pub fn sim_spec(s: &Scenario) -> SimSpec<TcpConfig> {
         up: s.path.up.clone(),
         down: s.path.down.clone(),
         hosts,
-        apps: vec![(SERVER, App::Stream(Stream::new(server))), (CLIENT, App::Stream(Stream::new(client)))],
+        apps: vec![
+            (SERVER, App::Stream(Stream::new(server).with_write_spread(write_spread))),
+            (CLIENT, App::Stream(Stream::new(client).with_write_spread(write_spread))),
+        ],
         measure: s.test.duration,
     }
 }

@@ -143,3 +143,30 @@ fn a_txqueuelen_without_a_nic_rate_is_an_error_saying_to_set_one() {
     let set = vec!["client.host.nic_rate=\"1gbit\"".to_string()];
     assert!(tcplab_lab::load(&tcplab_lab::Source { name: "q.toml", text }, &set).is_ok());
 }
+
+#[test]
+fn a_start_spread_keeps_many_flows_from_losing_their_initial_windows_together() {
+    // 200 flows into a 100-packet queue: started together, their initial windows overflow it at once and
+    // many flows wait for a retransmission timeout; spread over 20 ms (100 us apart), nearly none do.
+    let text = r#"
+name = "spread"
+[path.up]
+rate = "1gbit"
+delay = "5ms"
+queue = "100pkt"
+[test]
+kind = "tcp_stream"
+duration = "2s"
+message = "64KiB"
+send_buffer = "256KiB"
+recv_buffer = "256KiB"
+parallel = 200
+"#;
+    let timeouts = |set: &[&str]| {
+        let doc = run(text, set);
+        doc.points[0].connections.iter().map(|c| common::estats(c).Timeouts).sum::<u64>()
+    };
+    let together = timeouts(&[]);
+    let spread = timeouts(&["test.start_spread=\"20ms\""]);
+    assert!(together >= 20 && spread * 10 <= together, "timeouts: {together} together, {spread} spread");
+}

@@ -64,6 +64,11 @@ pub struct Stream {
     opened: u32,
     established: u32,
     measuring: bool,
+    /// Senders: the connections start writing this far apart after the measurement opens (0: together),
+    /// in the order they were opened; `writing` of them have started.
+    write_spread: Duration,
+    writing: usize,
+    measure_start: Instant,
     stopped: bool,
     meter: StreamMeter,
     calls: u64,
@@ -84,9 +89,32 @@ impl Stream {
             opened: 0,
             established: 0,
             measuring: false,
+            write_spread: Duration::ZERO,
+            writing: 0,
+            measure_start: Instant::ZERO,
             stopped: false,
             meter: StreamMeter::default(),
             calls: 0,
+        }
+    }
+
+    /// A sender whose connections start writing `spread` apart once the measurement opens, so that many
+    /// flows do not send their initial windows at the same instant (`test.start_spread`).
+    pub fn with_write_spread(mut self, spread: Duration) -> Self {
+        self.write_spread = spread;
+        self
+    }
+
+    /// Lets every connection whose turn has come start writing; asks for a timer for the next one.
+    fn start_writers<S: Sockets>(&mut self, s: &mut S) {
+        while self.writing < self.conns.len() {
+            let due = self.measure_start + self.write_spread.saturating_mul(self.writing as u64);
+            if due > s.now() {
+                s.set_timer(due);
+                return;
+            }
+            self.writing += 1;
+            self.write(self.writing - 1, s);
         }
     }
 
@@ -143,7 +171,7 @@ impl Stream {
             Role::SendCalls { message, calls } => (message, Some(calls)),
             Role::Receive | Role::ReceiveToEof => return,
         };
-        if !self.measuring || self.stopped || self.closed[i] {
+        if !self.measuring || self.stopped || self.closed[i] || i >= self.writing {
             return;
         }
         let c = self.conns[i];
@@ -220,16 +248,20 @@ impl Stream {
                 }
                 self.open_due(s);
             }
-            Event::Timer => self.open_due(s),
+            Event::Timer => {
+                self.open_due(s);
+                if self.measuring && !self.stopped {
+                    self.start_writers(s);
+                }
+            }
             Event::Established(c) => {
                 self.adopt(c);
                 self.established += 1;
                 if self.cfg.gates_measurement && self.established == self.expected() {
                     s.ready();
                 }
-                if self.measuring {
-                    let i = self.slot(c).expect("adopted");
-                    self.write(i, s);
+                if self.measuring && !self.stopped {
+                    self.start_writers(s);
                 }
             }
             Event::Writable(c) => {
@@ -244,10 +276,9 @@ impl Stream {
             }
             Event::MeasureStart => {
                 self.measuring = true;
+                self.measure_start = s.now();
                 self.meter.start(s.now());
-                for i in 0..self.conns.len() {
-                    self.write(i, s);
-                }
+                self.start_writers(s);
             }
             Event::MeasureStop => {
                 self.meter.stop(s.now());
