@@ -945,21 +945,16 @@ pub fn parse_ipv4_tcp(bytes: &[u8]) -> Result<(Ipv4Info, TcpSegment), WireError>
     parse_ipv4_tcp_with(bytes, Checksums::Verify)
 }
 
-/// [`parse_ipv4_tcp`], with checksum verification as chosen. Checks, in order: IPv4 lengths and
-/// version, IPv4 checksum, fragmentation, protocol, TCP data offset, TCP checksum, options.
-/// Never panics.
+/// The checks every IPv4 parse starts with (lengths and version, header checksum as chosen, no fragment) and
+/// the header's fields; the caller checks the protocol. Never panics.
 #[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-pub fn parse_ipv4_tcp_with(bytes: &[u8], checksums: Checksums) -> Result<(Ipv4Info, TcpSegment), WireError> {
-    let verify = checksums == Checksums::Verify;
+pub(crate) fn open_ipv4(bytes: &[u8], checksums: Checksums) -> Result<(Ipv4Packet<&[u8]>, Ipv4Info), WireError> {
     let ip = Ipv4Packet::new_checked(bytes)?;
-    if verify && !ip.verify_checksum() {
+    if checksums == Checksums::Verify && !ip.verify_checksum() {
         return Err(WireError::BadIpChecksum);
     }
     if ip.more_fragments() || ip.frag_offset() != 0 {
         return Err(WireError::Fragmented);
-    }
-    if ip.protocol() != IP_PROTO_TCP {
-        return Err(WireError::NotTcp(ip.protocol()));
     }
     let info = Ipv4Info {
         src: ip.src_addr(),
@@ -971,6 +966,19 @@ pub fn parse_ipv4_tcp_with(bytes: &[u8], checksums: Checksums) -> Result<(Ipv4In
         header_len: ip.header_len() as u8,
         total_len: ip.total_len(),
     };
+    Ok((ip, info))
+}
+
+/// [`parse_ipv4_tcp`], with checksum verification as chosen. Checks, in order: IPv4 lengths and
+/// version, IPv4 checksum, fragmentation, protocol, TCP data offset, TCP checksum, options.
+/// Never panics.
+#[deny(clippy::indexing_slicing, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+pub fn parse_ipv4_tcp_with(bytes: &[u8], checksums: Checksums) -> Result<(Ipv4Info, TcpSegment), WireError> {
+    let verify = checksums == Checksums::Verify;
+    let (ip, info) = open_ipv4(bytes, checksums)?;
+    if ip.protocol() != IP_PROTO_TCP {
+        return Err(WireError::NotTcp(ip.protocol()));
+    }
     let tcp = TcpPacket::new_checked(ip.payload())?;
     if verify && !tcp.verify_checksum(info.src, info.dst) {
         return Err(WireError::BadTcpChecksum);

@@ -335,27 +335,10 @@ pub fn parse_ipv4_rdp(
     codec: &RdpCodec,
     checksums: Checksums,
 ) -> Result<(Ipv4Info, RdpSegment), WireError> {
-    let verify = checksums == Checksums::Verify;
-    let ip = Ipv4Packet::new_checked(bytes)?;
-    if verify && !ip.verify_checksum() {
-        return Err(WireError::BadIpChecksum);
-    }
-    if ip.more_fragments() || ip.frag_offset() != 0 {
-        return Err(WireError::Fragmented);
-    }
+    let (ip, info) = super::open_ipv4(bytes, checksums)?;
     if ip.protocol() != IP_PROTO_RDP {
         return Err(WireError::NotRdp(ip.protocol()));
     }
-    let info = Ipv4Info {
-        src: ip.src_addr(),
-        dst: ip.dst_addr(),
-        ident: ip.ident(),
-        ttl: ip.ttl(),
-        dont_fragment: ip.dont_fragment(),
-        tos: ip.tos(),
-        header_len: ip.header_len() as u8,
-        total_len: ip.total_len(),
-    };
     let seg = parse_rdp(ip.payload(), info.src, info.dst, codec, checksums)?;
     Ok((info, seg))
 }
