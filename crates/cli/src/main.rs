@@ -422,6 +422,22 @@ fn personality_values() -> Vec<(&'static str, &'static str, toml::Table)> {
         .collect()
 }
 
+/// A knob's documentation, indented and wrapped at 100 columns.
+fn print_wrapped(doc: &str) {
+    let mut line = String::new();
+    for word in doc.split_whitespace() {
+        if line.len() + word.len() > 100 {
+            println!("  {line}");
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    println!("  {line}");
+}
+
 fn show(v: Option<&toml::Value>) -> String {
     match v {
         Some(toml::Value::String(s)) => s.clone(),
@@ -452,18 +468,8 @@ fn explain_rdp(knob: Option<&str>) -> bool {
                 return false;
             };
             println!("rdp.{name}\n");
-            let mut line = String::new();
-            for word in doc.split_whitespace() {
-                if line.len() + word.len() > 100 {
-                    println!("  {line}");
-                    line.clear();
-                }
-                if !line.is_empty() {
-                    line.push(' ');
-                }
-                line.push_str(word);
-            }
-            println!("  {line}\n\n  default    {}", show(defaults.get(name)));
+            print_wrapped(doc);
+            println!("\n  default    {}", show(defaults.get(name)));
             true
         }
     }
@@ -543,18 +549,8 @@ fn explain(knob: Option<&str>) -> Result<(), Failure> {
                 return Ok(());
             };
             println!("{k}\n");
-            let mut line = String::new();
-            for word in doc.split_whitespace() {
-                if line.len() + word.len() > 100 {
-                    println!("  {line}");
-                    line.clear();
-                }
-                if !line.is_empty() {
-                    line.push(' ');
-                }
-                line.push_str(word);
-            }
-            println!("  {line}\n");
+            print_wrapped(doc);
+            println!();
             for (name, _, t) in &personalities {
                 match t.get(k) {
                     Some(toml::Value::Table(table)) => {
