@@ -210,6 +210,9 @@ struct Host<C> {
     /// (local port << 16 | remote port) → endpoint. An entry lives until the endpoint is CLOSED, so a
     /// port in TIME-WAIT stays taken.
     ports: FxHashMap<u32, u32>,
+    /// The (port key, endpoint) of the last lookup that found one: consecutive segments mostly belong to one
+    /// connection, and this spares the hash. Cleared when an entry leaves `ports`.
+    last_demux: Option<(u32, u32)>,
     /// Listening port → application.
     listeners: FxHashMap<u16, u32>,
     ephemeral: (u16, u16),
@@ -239,6 +242,8 @@ struct Net<T: Transport, P> {
     paths: [Path<T::Segment>; 2],
     /// Per host, with the CPU cost model: its cores and its receive backlog; busy time at the window's ends.
     cpus: [Option<Cpu<T::Segment>>; 2],
+    /// Either host has a CPU model: one test on the per-packet path when neither does.
+    any_cpu: bool,
     cpu_busy_at: [[Duration; 2]; 2],
     /// Endpoints an application acted on, in order; serviced after the application returns. The endpoint
     /// whose event is being handled (`current`) is serviced anyway and not recorded.
@@ -287,7 +292,7 @@ impl<T: Transport, P: Probe<T>> Sockets for Ctx<'_, T, P> {
         self.net.hosts[self.host].listeners.insert(port, self.app);
     }
 
-    #[inline]
+    #[inline(always)]
     fn send(&mut self, c: ConnId, bytes: u64) -> u64 {
         self.net.touch(c.0);
         let n = self.net.eps[c.0 as usize].conn.send(bytes);
@@ -295,7 +300,7 @@ impl<T: Transport, P: Probe<T>> Sockets for Ctx<'_, T, P> {
         n
     }
 
-    #[inline]
+    #[inline(always)]
     fn recv(&mut self, c: ConnId, max: u64) -> u64 {
         self.net.touch(c.0);
         let n = self.net.eps[c.0 as usize].conn.recv(max);
@@ -308,6 +313,7 @@ impl<T: Transport, P: Probe<T>> Sockets for Ctx<'_, T, P> {
         self.net.eps[c.0 as usize].conn.close()
     }
 
+    #[inline(always)]
     fn is_eof(&self, c: ConnId) -> bool {
         self.net.eps[c.0 as usize].conn.is_eof()
     }
@@ -374,7 +380,7 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
     /// A send or receive call that moved `bytes` (a call that moved nothing would have blocked).
     #[inline(always)]
     fn charge_call(&mut self, h: HostId, bytes: u64) {
-        if bytes > 0 && self.cpus[h].is_some() {
+        if self.any_cpu && bytes > 0 && self.cpus[h].is_some() {
             self.charge(h, |spec| spec.call(bytes));
         }
     }
@@ -438,6 +444,7 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
             let host = &mut self.hosts[ep.host];
             if host.ports.get(&key) == Some(&e) {
                 host.ports.remove(&key);
+                host.last_demux = None;
             }
         }
     }
@@ -481,7 +488,7 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
         if seg.payload_len() > 0 {
             self.data_segments += 1;
         }
-        if self.cpus[h].is_some() {
+        if self.any_cpu && self.cpus[h].is_some() {
             let data = seg.payload_len() > 0;
             self.charge(h, |spec| if data { spec.per_segment_out } else { spec.per_ack_out });
         }
@@ -530,7 +537,7 @@ struct World<T: Transport, P> {
 }
 
 impl<T: Transport, P: Probe<T>> World<T, P> {
-    #[inline]
+    #[inline(always)]
     fn app_event(&mut self, a: u32, host: HostId, ev: Event) {
         let mut cx = Ctx { net: &mut self.net, host, app: a };
         self.apps[a as usize].on_event(ev, &mut cx);
@@ -634,7 +641,7 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         let now = self.net.now;
         self.net.probe.on_packet(now, PacketEvent::Delivered { dir }, &p.seg);
         let h: HostId = 1 - dir;
-        let seg = if self.net.cpus[h].is_some() {
+        let seg = if self.net.any_cpu && self.net.cpus[h].is_some() {
             match self.net.cpu_receive(h, p.seg) {
                 Some(seg) => seg,
                 None => return,
@@ -660,8 +667,20 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
     fn deliver(&mut self, h: HostId, seg: T::Segment) {
         let now = self.net.now;
         let (dst, src) = (seg.dst_port(), seg.src_port());
-        let e = match self.net.hosts[h].ports.get(&port_key(dst, src)) {
-            Some(&e) => e,
+        let key = port_key(dst, src);
+        let host = &mut self.net.hosts[h];
+        let found = match host.last_demux {
+            Some((k, e)) if k == key => Some(e),
+            _ => {
+                let e = host.ports.get(&key).copied();
+                if let Some(e) = e {
+                    host.last_demux = Some((key, e));
+                }
+                e
+            }
+        };
+        let e = match found {
+            Some(e) => e,
             None => {
                 let listener = self.net.hosts[h].listeners.get(&seg.dst_port()).copied();
                 match listener {
@@ -690,7 +709,7 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         if ep.conn.poll_timeout().is_some_and(|t| t <= now) {
             ep.conn.on_timeout(now);
             let h = ep.host;
-            if self.net.cpus[h].is_some() {
+            if self.net.any_cpu && self.net.cpus[h].is_some() {
                 self.net.charge(h, |spec| spec.per_timer);
             }
             self.after_io(e);
@@ -745,6 +764,7 @@ where
             nic_room_scheduled: false,
             nic_room_seq: 0,
             ports: FxHashMap::default(),
+            last_demux: None,
             listeners: FxHashMap::default(),
             ephemeral: s.ephemeral_ports,
             next_ephemeral: s.ephemeral_ports.0,
@@ -766,6 +786,7 @@ where
             hosts: [host(CLIENT), host(SERVER)],
             paths: [path(UP), path(DOWN)],
             cpus: [CLIENT, SERVER].map(|h| spec.hosts[h].cpu.clone().map(Cpu::new)),
+            any_cpu: spec.hosts.iter().any(|h| h.cpu.is_some()),
             cpu_busy_at: [[Duration::ZERO; 2]; 2],
             touched: Vec::new(),
             current: u32::MAX,

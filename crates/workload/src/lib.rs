@@ -84,7 +84,9 @@ pub enum App {
 }
 
 impl App {
-    #[inline]
+    // Always inlined: at the engine's call sites the event's variant is known, and the match on it folds away
+    // (per-packet Readable/Writable dispatch is a measurable share of a bulk run).
+    #[inline(always)]
     pub fn on_event<S: Sockets>(&mut self, ev: Event, s: &mut S) {
         match self {
             App::Stream(a) => a.on_event(ev, s),

@@ -165,6 +165,7 @@ impl Stream {
         }
     }
 
+    #[inline(always)]
     fn write<S: Sockets>(&mut self, i: usize, s: &mut S) {
         let (message, limit) = match self.cfg.role {
             Role::Send { message } => (message, None),
@@ -198,7 +199,8 @@ impl Stream {
                     self.calls_done[i] += 1;
                 }
             }
-            if n == 0 {
+            // A call the send buffer took only part of (or none of) would block: the buffer is full.
+            if self.left_in_call[i] > 0 {
                 break;
             }
         }
@@ -208,6 +210,7 @@ impl Stream {
         self.calls_done[i]
     }
 
+    #[inline(always)]
     fn read<S: Sockets>(&mut self, i: usize, s: &mut S) {
         let c = self.conns[i];
         self.meter.add(s.recv(c, u64::MAX));
@@ -234,7 +237,7 @@ impl Stream {
         matches!(self.cfg.role, Role::Send { .. } | Role::SendCalls { .. }) && self.measuring && !self.stopped
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn on_event<S: Sockets>(&mut self, ev: Event, s: &mut S) {
         match ev {
             Event::Start => {
