@@ -232,18 +232,27 @@ struct Path<S> {
     arrival_seq: u64,
 }
 
-/// The network: everything but the applications, which borrow it through [`Ctx`].
-struct Net<T: Transport, P> {
+/// What the per-packet path needs besides the endpoints: the clock, the event queue, the hosts, the path, the
+/// CPU models and the probe. Kept apart from the endpoints so that an endpoint and these borrow side by side.
+struct Io<T: Transport, P> {
     now: Instant,
-    seed: u64,
     queue: EventQueue,
-    eps: Vec<Ep<T>>,
     hosts: [Host<T::Config>; 2],
     paths: [Path<T::Segment>; 2],
-    /// Per host, with the CPU cost model: its cores and its receive backlog; busy time at the window's ends.
+    /// Per host, with the CPU cost model: its cores and its receive backlog.
     cpus: [Option<Cpu<T::Segment>>; 2],
     /// Either host has a CPU model: one test on the per-packet path when neither does.
     any_cpu: bool,
+    data_segments: u64,
+    probe: P,
+}
+
+/// The network: everything but the applications, which borrow it through [`Ctx`].
+struct Net<T: Transport, P> {
+    seed: u64,
+    eps: Vec<Ep<T>>,
+    io: Io<T, P>,
+    /// Per host with a CPU model, its busy time at the window's ends.
     cpu_busy_at: [[Duration; 2]; 2],
     /// Endpoints an application acted on, in order; serviced after the application returns. The endpoint
     /// whose event is being handled (`current`) is serviced anyway and not recorded.
@@ -254,10 +263,8 @@ struct Net<T: Transport, P> {
     app_timer_seq: Vec<u64>,
     established_count: usize,
     finished_count: usize,
-    data_segments: u64,
     /// An application asked to end the measurement now (handled after the event).
     end_requested: bool,
-    probe: P,
 }
 
 /// An application's view of its host.
@@ -269,11 +276,11 @@ struct Ctx<'a, T: Transport, P> {
 
 impl<T: Transport, P: Probe<T>> Sockets for Ctx<'_, T, P> {
     fn now(&self) -> Instant {
-        self.net.now
+        self.net.io.now
     }
 
     fn connect(&mut self, remote_port: u16) -> Result<ConnId, ConnectError> {
-        let h = &mut self.net.hosts[self.host];
+        let h = &mut self.net.io.hosts[self.host];
         let (lo, hi) = h.ephemeral;
         let span = (hi - lo) as u32 + 1;
         for _ in 0..span {
@@ -289,14 +296,14 @@ impl<T: Transport, P: Probe<T>> Sockets for Ctx<'_, T, P> {
     }
 
     fn listen(&mut self, port: u16) {
-        self.net.hosts[self.host].listeners.insert(port, self.app);
+        self.net.io.hosts[self.host].listeners.insert(port, self.app);
     }
 
     #[inline(always)]
     fn send(&mut self, c: ConnId, bytes: u64) -> u64 {
         self.net.touch(c.0);
         let n = self.net.eps[c.0 as usize].conn.send(bytes);
-        self.net.charge_call(self.host, n);
+        self.net.io.charge_call(self.host, n);
         n
     }
 
@@ -304,7 +311,7 @@ impl<T: Transport, P: Probe<T>> Sockets for Ctx<'_, T, P> {
     fn recv(&mut self, c: ConnId, max: u64) -> u64 {
         self.net.touch(c.0);
         let n = self.net.eps[c.0 as usize].conn.recv(max);
-        self.net.charge_call(self.host, n);
+        self.net.io.charge_call(self.host, n);
         n
     }
 
@@ -321,7 +328,7 @@ impl<T: Transport, P: Probe<T>> Sockets for Ctx<'_, T, P> {
     fn set_timer(&mut self, at: Instant) {
         let a = self.app as usize;
         self.net.app_timer_seq[a] += 1;
-        self.net.queue.push(at.max(self.net.now), Class::App, self.app, self.net.app_timer_seq[a]);
+        self.net.io.queue.push(at.max(self.net.io.now), Class::App, self.app, self.net.app_timer_seq[a]);
     }
 
     fn ready(&mut self) {
@@ -351,7 +358,7 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
             iss: stream_seed(self.seed, 1000 + id as u64) as u32,
             random_seed: stream_seed(self.seed, 2_000_000 + id as u64),
         };
-        let cfg = self.hosts[host].cfg.clone();
+        let cfg = self.io.hosts[host].cfg.clone();
         let conn = match syn {
             None => T::connect(cfg, ep),
             Some(seg) => match T::accept(cfg, ep, seg) {
@@ -359,7 +366,7 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
                 Err(_) => return u32::MAX,
             },
         };
-        self.hosts[host].ports.insert(port_key(local_port, remote_port), id);
+        self.io.hosts[host].ports.insert(port_key(local_port, remote_port), id);
         self.eps.push(Ep {
             conn,
             host,
@@ -377,6 +384,46 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
         id
     }
 
+    #[inline]
+    fn touch(&mut self, e: u32) {
+        if e == self.current {
+            return;
+        }
+        let ep = &mut self.eps[e as usize];
+        if !ep.touched {
+            ep.touched = true;
+            self.touched.push(e);
+        }
+    }
+
+    /// Lets endpoint `e` send what it can, keeps its timer in the queue, and notes its state changes.
+    #[inline(always)]
+    fn service(&mut self, e: u32) {
+        // One lookup of the endpoint for the whole service: the per-packet path is short enough that
+        // repeated indexing shows in the instruction count.
+        let ep = &mut self.eps[e as usize];
+        ep.touched = false;
+        if !ep.waiting {
+            self.io.transmit(ep, e);
+        }
+        self.io.sync_timer(ep, e);
+        if !ep.finished && ep.conn.is_finished() {
+            ep.finished = true;
+            self.finished_count += 1;
+        }
+        if !ep.released && ep.conn.is_closed() {
+            ep.released = true;
+            let key = port_key(ep.local_port, ep.remote_port);
+            let host = &mut self.io.hosts[ep.host];
+            if host.ports.get(&key) == Some(&e) {
+                host.ports.remove(&key);
+                host.last_demux = None;
+            }
+        }
+    }
+}
+
+impl<T: Transport, P: Probe<T>> Io<T, P> {
     /// A send or receive call that moved `bytes` (a call that moved nothing would have blocked).
     #[inline(always)]
     fn charge_call(&mut self, h: HostId, bytes: u64) {
@@ -415,54 +462,17 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
         None
     }
 
-    #[inline]
-    fn touch(&mut self, e: u32) {
-        if e == self.current {
-            return;
-        }
-        let ep = &mut self.eps[e as usize];
-        if !ep.touched {
-            ep.touched = true;
-            self.touched.push(e);
-        }
-    }
-
-    /// Lets endpoint `e` send what it can, keeps its timer in the queue, and notes its state changes.
+    /// Sends what endpoint `e` (`ep`, not waiting for NIC room) has to send.
     #[inline(always)]
-    fn service(&mut self, e: u32) {
-        self.eps[e as usize].touched = false;
-        self.transmit(e);
-        self.sync_timer(e);
-        let ep = &mut self.eps[e as usize];
-        if !ep.finished && ep.conn.is_finished() {
-            ep.finished = true;
-            self.finished_count += 1;
-        }
-        if !ep.released && ep.conn.is_closed() {
-            ep.released = true;
-            let key = port_key(ep.local_port, ep.remote_port);
-            let host = &mut self.hosts[ep.host];
-            if host.ports.get(&key) == Some(&e) {
-                host.ports.remove(&key);
-                host.last_demux = None;
-            }
-        }
-    }
-
-    #[inline(always)]
-    fn transmit(&mut self, e: u32) {
-        if self.eps[e as usize].waiting {
-            return; // it will be served, in turn, when the NIC has room
-        }
-        let h = self.eps[e as usize].host;
+    fn transmit(&mut self, ep: &mut Ep<T>, e: u32) {
+        let h = ep.host;
         loop {
             let room = if self.hosts[h].nic.is_full(self.now) { TxRoom::Full } else { TxRoom::Free };
-            let conn = &mut self.eps[e as usize].conn;
-            match conn.poll_transmit(self.now, room) {
+            match ep.conn.poll_transmit(self.now, room) {
                 Some(seg) => self.send_packet(h, seg),
                 None => {
-                    if conn.stalled() {
-                        self.wait_for_nic(h, e);
+                    if ep.conn.stalled() {
+                        self.wait_for_nic(ep, e);
                     }
                     break;
                 }
@@ -470,8 +480,9 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
         }
     }
 
-    fn wait_for_nic(&mut self, h: HostId, e: u32) {
-        self.eps[e as usize].waiting = true;
+    fn wait_for_nic(&mut self, ep: &mut Ep<T>, e: u32) {
+        ep.waiting = true;
+        let h = ep.host;
         let host = &mut self.hosts[h];
         host.nic_waiters.push_back(e);
         if !host.nic_room_scheduled {
@@ -513,9 +524,9 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
         }
     }
 
+    /// Keeps the earliest deadline of endpoint `e` (`ep`) in the queue.
     #[inline(always)]
-    fn sync_timer(&mut self, e: u32) {
-        let ep = &mut self.eps[e as usize];
+    fn sync_timer(&mut self, ep: &mut Ep<T>, e: u32) {
         let Some(want) = ep.conn.poll_timeout() else { return };
         if ep.timer_scheduled.is_none_or(|s| want < s) {
             ep.timer_scheduled = Some(want);
@@ -594,17 +605,17 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
 
     /// Every application is ready: the window opens for all of them at once.
     fn start_measurement(&mut self) {
-        self.measure_start = Some(self.net.now);
+        self.measure_start = Some(self.net.io.now);
         self.snapshot_cpu(0);
         self.control_seq += 1;
-        self.net.queue.push(self.net.now + self.measure, Class::Control, 0, self.control_seq);
+        self.net.io.queue.push(self.net.io.now + self.measure, Class::Control, 0, self.control_seq);
         self.broadcast(Event::MeasureStart);
     }
 
     /// The measurement is over (its length has passed, or an application ended it); once only.
     fn end_measurement(&mut self) {
         if self.measure_end.is_none() {
-            self.measure_end = Some(self.net.now);
+            self.measure_end = Some(self.net.io.now);
             self.snapshot_cpu(1);
             self.broadcast(Event::MeasureStop);
         }
@@ -612,7 +623,7 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
 
     fn snapshot_cpu(&mut self, end: usize) {
         for h in [CLIENT, SERVER] {
-            if let Some(cpu) = &self.net.cpus[h] {
+            if let Some(cpu) = &self.net.io.cpus[h] {
                 self.net.cpu_busy_at[h][end] = cpu.busy;
             }
         }
@@ -631,44 +642,42 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
     }
 
     fn on_arrival(&mut self, dir: Dir) {
-        let path = &mut self.net.paths[dir];
+        let path = &mut self.net.io.paths[dir];
         let p = path.in_flight.pop_front().expect("an arrival event has a packet");
-        debug_assert_eq!(p.arrival, self.net.now);
+        debug_assert_eq!(p.arrival, self.net.io.now);
         if let Some(next) = path.in_flight.front() {
             path.arrival_seq += 1;
-            self.net.queue.push(next.arrival, Class::Arrival, dir as u32, path.arrival_seq);
+            self.net.io.queue.push(next.arrival, Class::Arrival, dir as u32, path.arrival_seq);
         }
-        let now = self.net.now;
-        self.net.probe.on_packet(now, PacketEvent::Delivered { dir }, &p.seg);
+        let now = self.net.io.now;
+        self.net.io.probe.on_packet(now, PacketEvent::Delivered { dir }, &p.seg);
         let h: HostId = 1 - dir;
-        let seg = if self.net.any_cpu && self.net.cpus[h].is_some() {
-            match self.net.cpu_receive(h, p.seg) {
-                Some(seg) => seg,
-                None => return,
+        if self.net.io.any_cpu && self.net.io.cpus[h].is_some() {
+            if let Some(seg) = self.net.io.cpu_receive(h, p.seg) {
+                self.deliver(h, &seg);
             }
         } else {
-            p.seg
-        };
-        self.deliver(h, seg);
+            self.deliver(h, &p.seg);
+        }
     }
 
     /// A host's CPU finished the head of its receive backlog: the segment reaches its transport.
     fn on_cpu(&mut self, h: HostId) {
-        let cpu = self.net.cpus[h].as_mut().expect("a CPU event has a CPU");
+        let cpu = self.net.io.cpus[h].as_mut().expect("a CPU event has a CPU");
         let (_, seg) = cpu.backlog.pop_front().expect("a CPU event has a segment");
         if let Some(&(next, _)) = cpu.backlog.front() {
             cpu.seq += 1;
-            self.net.queue.push(next, Class::Cpu, h as u32, cpu.seq);
+            self.net.io.queue.push(next, Class::Cpu, h as u32, cpu.seq);
         }
-        self.deliver(h, seg);
+        self.deliver(h, &seg);
     }
 
     /// Hands a segment to the connection its ports name, or to a listener; counts it if there is neither.
-    fn deliver(&mut self, h: HostId, seg: T::Segment) {
-        let now = self.net.now;
+    fn deliver(&mut self, h: HostId, seg: &T::Segment) {
+        let now = self.net.io.now;
         let (dst, src) = (seg.dst_port(), seg.src_port());
         let key = port_key(dst, src);
-        let host = &mut self.net.hosts[h];
+        let host = &mut self.net.io.hosts[h];
         let found = match host.last_demux {
             Some((k, e)) if k == key => Some(e),
             _ => {
@@ -682,26 +691,26 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         let e = match found {
             Some(e) => e,
             None => {
-                let listener = self.net.hosts[h].listeners.get(&seg.dst_port()).copied();
+                let listener = self.net.io.hosts[h].listeners.get(&seg.dst_port()).copied();
                 match listener {
                     Some(a) if seg.opens_connection() => {
-                        self.net.create(h, a, seg.dst_port(), seg.src_port(), Some(&seg))
+                        self.net.create(h, a, seg.dst_port(), seg.src_port(), Some(seg))
                     }
                     _ => u32::MAX,
                 }
             }
         };
         if e == u32::MAX {
-            self.net.hosts[h].no_socket += 1;
-            self.net.probe.on_packet(now, PacketEvent::NoSocket { host: h }, &seg);
+            self.net.io.hosts[h].no_socket += 1;
+            self.net.io.probe.on_packet(now, PacketEvent::NoSocket { host: h }, seg);
             return;
         }
-        self.net.eps[e as usize].conn.on_segment(now, &seg);
+        self.net.eps[e as usize].conn.on_segment(now, seg);
         self.after_io(e);
     }
 
     fn on_timer(&mut self, e: u32) {
-        let now = self.net.now;
+        let now = self.net.io.now;
         let ep = &mut self.net.eps[e as usize];
         if ep.timer_scheduled == Some(now) {
             ep.timer_scheduled = None;
@@ -709,27 +718,27 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         if ep.conn.poll_timeout().is_some_and(|t| t <= now) {
             ep.conn.on_timeout(now);
             let h = ep.host;
-            if self.net.any_cpu && self.net.cpus[h].is_some() {
-                self.net.charge(h, |spec| spec.per_timer);
+            if self.net.io.any_cpu && self.net.io.cpus[h].is_some() {
+                self.net.io.charge(h, |spec| spec.per_timer);
             }
             self.after_io(e);
         } else {
-            self.net.sync_timer(e);
+            self.net.io.sync_timer(ep, e);
         }
     }
 
     fn on_nic_room(&mut self, h: HostId) {
-        self.net.hosts[h].nic_room_scheduled = false;
-        let n = self.net.hosts[h].nic_waiters.len();
+        self.net.io.hosts[h].nic_room_scheduled = false;
+        let n = self.net.io.hosts[h].nic_waiters.len();
         for _ in 0..n {
-            let Some(e) = self.net.hosts[h].nic_waiters.pop_front() else { break };
+            let Some(e) = self.net.io.hosts[h].nic_waiters.pop_front() else { break };
             self.net.eps[e as usize].waiting = false;
             self.after_io(e);
         }
     }
 
     fn tick(&mut self) {
-        self.net.probe.on_tick(self.net.now, Endpoints { eps: &self.net.eps });
+        self.net.io.probe.on_tick(self.net.io.now, Endpoints { eps: &self.net.eps });
     }
 
     fn all_finished(&self) -> bool {
@@ -779,14 +788,18 @@ where
     let n_apps = spec.apps.len();
     let mut w: World<T, &mut P> = World {
         net: Net {
-            now: Instant::ZERO,
             seed,
-            queue: EventQueue::new(),
             eps: Vec::new(),
-            hosts: [host(CLIENT), host(SERVER)],
-            paths: [path(UP), path(DOWN)],
-            cpus: [CLIENT, SERVER].map(|h| spec.hosts[h].cpu.clone().map(Cpu::new)),
-            any_cpu: spec.hosts.iter().any(|h| h.cpu.is_some()),
+            io: Io {
+                now: Instant::ZERO,
+                queue: EventQueue::new(),
+                hosts: [host(CLIENT), host(SERVER)],
+                paths: [path(UP), path(DOWN)],
+                cpus: [CLIENT, SERVER].map(|h| spec.hosts[h].cpu.clone().map(Cpu::new)),
+                any_cpu: spec.hosts.iter().any(|h| h.cpu.is_some()),
+                data_segments: 0,
+                probe,
+            },
             cpu_busy_at: [[Duration::ZERO; 2]; 2],
             touched: Vec::new(),
             current: u32::MAX,
@@ -795,9 +808,7 @@ where
             app_timer_seq: vec![0; n_apps],
             established_count: 0,
             finished_count: 0,
-            data_segments: 0,
             end_requested: false,
-            probe,
         },
         apps: spec.apps.iter().map(|(_, a)| a.clone()).collect(),
         app_host: spec.apps.iter().map(|(h, _)| *h).collect(),
@@ -806,14 +817,14 @@ where
         measure_end: None,
         control_seq: 0,
     };
-    let tick = w.net.probe.tick_interval().filter(|d| !d.is_zero());
+    let tick = w.net.io.probe.tick_interval().filter(|d| !d.is_zero());
     if let Some(d) = tick {
         w.control_seq += 1;
-        w.net.queue.push(Instant::ZERO + d, Class::Control, 1, w.control_seq);
+        w.net.io.queue.push(Instant::ZERO + d, Class::Control, 1, w.control_seq);
     }
     w.broadcast(Event::Start);
-    while let Some(ev) = w.net.queue.pop() {
-        w.net.now = ev.time;
+    while let Some(ev) = w.net.io.queue.pop() {
+        w.net.io.now = ev.time;
         match ev.class {
             Class::Arrival => w.on_arrival(ev.source as usize),
             Class::Timer => w.on_timer(ev.source),
@@ -828,7 +839,7 @@ where
                 w.tick();
                 if let Some(d) = tick {
                     w.control_seq += 1;
-                    w.net.queue.push(w.net.now + d, Class::Control, 1, w.control_seq);
+                    w.net.io.queue.push(w.net.io.now + d, Class::Control, 1, w.control_seq);
                 }
             }
             Class::Control => w.end_measurement(),
@@ -841,11 +852,11 @@ where
             }
         }
         if let Some(end) = w.measure_end {
-            if w.all_finished() || w.net.now.saturating_since(end) > DRAIN_LIMIT {
+            if w.all_finished() || w.net.io.now.saturating_since(end) > DRAIN_LIMIT {
                 break;
             }
         }
-        if w.measure_start.is_none() && w.net.now > Instant::ZERO + CONNECT_LIMIT {
+        if w.measure_start.is_none() && w.net.io.now > Instant::ZERO + CONNECT_LIMIT {
             break;
         }
     }
@@ -854,7 +865,7 @@ where
     }
     // Everything went quiet before the end of the measurement (the senders' data was all delivered).
     w.end_measurement();
-    let now = w.net.now;
+    let now = w.net.io.now;
     let endpoints = w
         .net
         .eps
@@ -871,22 +882,22 @@ where
         })
         .collect();
     let cpu = [CLIENT, SERVER].map(|h| {
-        w.net.cpus[h].as_ref().map(|c| CpuReport {
+        w.net.io.cpus[h].as_ref().map(|c| CpuReport {
             cores: c.spec.cores.max(1),
             busy_window: w.net.cpu_busy_at[h][1].saturating_sub(w.net.cpu_busy_at[h][0]),
             busy_total: c.busy,
         })
     });
-    let [c, s] = &mut w.net.hosts;
+    let [c, s] = &mut w.net.io.hosts;
     Ok(SimRun {
         apps: w.apps,
         endpoints,
-        links: [w.net.paths[UP].link.stats(), w.net.paths[DOWN].link.stats()],
+        links: [w.net.io.paths[UP].link.stats(), w.net.io.paths[DOWN].link.stats()],
         nics: [c.nic.stats(), s.nic.stats()],
         no_socket: [c.no_socket, s.no_socket],
         cpu,
         end_time: now,
-        events: w.net.queue.popped(),
-        data_segments: w.net.data_segments,
+        events: w.net.io.queue.popped(),
+        data_segments: w.net.io.data_segments,
     })
 }
