@@ -55,6 +55,13 @@ pub fn run(s: &Scenario, seed: u64) -> Result<(BackendRun, serde_json::Value), L
             s.test.parallel
         )));
     }
+    for (key, link) in [("path.up", &s.path.up), ("path.down", &s.path.down)] {
+        if link.mtu.is_some() {
+            return Err(LinuxError::Unsupported(format!(
+                "{key}.mtu: IP fragmentation is simulated only; --backend linux does not emulate a path MTU yet"
+            )));
+        }
+    }
     let mut spec = EmuSpec::new(s.path.up.clone(), s.test.duration);
     spec.down = s.path.down.clone();
     spec.client = s.client.tcp.clone();
@@ -118,6 +125,8 @@ fn backend_run(r: &EmuRun) -> BackendRun {
             down: link(&r.health.down),
             nic_client: nic(r.health.up.link.frames_in),
             nic_server: nic(r.health.down.link.frames_in),
+            ip_client: None,
+            ip_server: None,
         },
         series: None,
         logvars: None,

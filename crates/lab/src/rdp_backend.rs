@@ -11,7 +11,7 @@ use tcplab_workload::{App, Opening, Report, Role, Stream, StreamConfig};
 
 use crate::result::{ConnectionResult, EngineCounters, Links, Metrics, Point, PointRun, RdpStreamMetrics};
 use crate::scenario::Scenario;
-use crate::sim_backend::{link_counters, nic_counters, SERVER_PORT};
+use crate::sim_backend::{ip_counters, link_counters, nic_counters, SERVER_PORT};
 
 /// The simulator's input for an RDP scenario.
 pub fn sim_spec(s: &Scenario) -> SimSpec<RdpConfig> {
@@ -21,6 +21,7 @@ pub fn sim_spec(s: &Scenario) -> SimSpec<RdpConfig> {
         txqueuelen: h.host.txqueuelen,
         ephemeral_ports: (h.host.ephemeral_ports.low, h.host.ephemeral_ports.high),
         cpu: None,
+        fragment_ttl: h.host.fragment_ttl,
     };
     let n = s.test.parallel.max(1);
     let ports = n.div_ceil(s.client.host.ephemeral_ports.len()) as u16;
@@ -118,6 +119,8 @@ pub fn run_point(s: &Scenario, seed: u64) -> Result<PointRun, SimError> {
             down: link_counters(r.links[1]),
             nic_client: nic_counters(r.nics[0]),
             nic_server: nic_counters(r.nics[1]),
+            ip_client: ip_counters(s, r.ip)[0],
+            ip_server: ip_counters(s, r.ip)[1],
         },
         health: None,
         confidence: None,

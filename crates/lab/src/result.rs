@@ -252,6 +252,27 @@ pub struct Links {
     pub down: LinkCounters,
     pub nic_client: NicCounters,
     pub nic_server: NicCounters,
+    /// IP fragmentation and reassembly per host, present when a path direction has an `mtu`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ip_client: Option<IpCounters>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ip_server: Option<IpCounters>,
+}
+
+/// A host's IP fragmentation and reassembly counters (RFC 4293 `ipSystemStatsOutFragReqds`,
+/// `…OutFragCreates`, `…ReasmReqds`, `…ReasmOKs`, `…ReasmFails`).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct IpCounters {
+    /// Datagrams the host had to fragment.
+    pub out_frag_reqds: u64,
+    /// Fragments it created.
+    pub out_frag_creates: u64,
+    /// Fragments it received that needed reassembly.
+    pub reasm_reqds: u64,
+    /// Datagrams it reassembled.
+    pub reasm_oks: u64,
+    /// Incomplete datagrams it discarded when their reassembly timer (`host.fragment_ttl`) expired.
+    pub reasm_fails: u64,
 }
 
 /// Counters of one direction of the path.

@@ -60,6 +60,18 @@ pub struct Nic {
     /// The CPU cost model (docs/scenario.md § CPU cost model); absent: the host is infinitely fast.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<Cpu>,
+    /// IP reassembly timeout (`"30s"`, Linux `ipfrag_time`; RFC 1122 §3.3.2): an incomplete datagram whose
+    /// first fragment arrived this long ago is discarded (`ReasmFails`). Matters only with a link `mtu`.
+    #[serde(default = "default_fragment_ttl", skip_serializing_if = "is_default_fragment_ttl")]
+    pub fragment_ttl: Duration,
+}
+
+fn default_fragment_ttl() -> Duration {
+    tcplab_sim::FRAGMENT_TTL
+}
+
+fn is_default_fragment_ttl(d: &Duration) -> bool {
+    *d == tcplab_sim::FRAGMENT_TTL
 }
 
 /// `host.cpu`: what each kind of work costs the host, as a time per unit (absent keys cost nothing).
@@ -98,7 +110,13 @@ fn one_core() -> u32 {
 
 impl Default for Nic {
     fn default() -> Self {
-        Nic { txqueuelen: default_txqueuelen(), nic_rate: None, ephemeral_ports: PortRange::default(), cpu: None }
+        Nic {
+            txqueuelen: default_txqueuelen(),
+            nic_rate: None,
+            ephemeral_ports: PortRange::default(),
+            cpu: None,
+            fragment_ttl: default_fragment_ttl(),
+        }
     }
 }
 
@@ -524,6 +542,15 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
             let param = m.split([' ', ':']).next().unwrap_or("");
             return Err(ctx.error(&format!("{key}.loss.{param}"), m));
         }
+        // RFC 791: every internet module must be able to forward a datagram of 68 octets.
+        if let Some(mtu) = link.mtu {
+            if !(68..=65535).contains(&mtu.bytes()) {
+                return Err(ctx.error(
+                    &format!("{key}.mtu"),
+                    format!("{mtu}: accepted 68B to 65535B (RFC 791: IPv4 needs at least 68; its length field ends at 65535)"),
+                ));
+            }
+        }
     }
     let t = raw.test;
     let rdp = t.kind.is_rdp();
@@ -748,6 +775,12 @@ fn resolve_host(ctx: &Ctx, side: &str, raw: RawHost, rdp: bool) -> Result<Host, 
         if r.bps() == 0 {
             return Err(ctx.error(&format!("{side}.host.nic_rate"), "a rate must be positive"));
         }
+    }
+    if raw.host.fragment_ttl.is_zero() {
+        return Err(ctx.error(
+            &format!("{side}.host.fragment_ttl"),
+            "accepted a positive time, e.g. \"30s\" (a zero timeout would discard every fragmented datagram)",
+        ));
     }
     let rdp = match (raw.rdp, rdp) {
         (Some(_), false) => {

@@ -9,7 +9,9 @@ use tcplab_units::{Duration, Instant};
 use tcplab_workload::{App, Opening, Role, RrClient, RrClientConfig, RrServer, RrServerConfig, Stream, StreamConfig};
 
 use crate::probes::LogVarsProbe;
-use crate::result::{BackendRun, ConnectionResult, EngineCounters, LinkCounters, Links, NicCounters, Series};
+use crate::result::{
+    BackendRun, ConnectionResult, EngineCounters, IpCounters, LinkCounters, Links, NicCounters, Series,
+};
 use crate::scenario::{Scenario, TestKind};
 
 /// The port the test's server listens on (netperf's data connection).
@@ -35,6 +37,7 @@ pub fn sim_spec(s: &Scenario) -> SimSpec<TcpConfig> {
             per_call: c.per_call,
             per_timer: c.per_timer,
         }),
+        fragment_ttl: h.host.fragment_ttl,
     };
     let n = s.test.parallel.max(1);
     // One client address has only so many ephemeral ports per server port: spread over more server ports.
@@ -180,6 +183,20 @@ pub(crate) fn link_counters(l: LinkStats) -> LinkCounters {
     }
 }
 
+/// Both hosts' IP counters when the scenario can fragment (a direction has an MTU).
+pub(crate) fn ip_counters(s: &Scenario, ip: [tcplab_sim::IpStats; 2]) -> [Option<IpCounters>; 2] {
+    let fragmenting = s.path.up.mtu.is_some() || s.path.down.mtu.is_some();
+    ip.map(|i| {
+        fragmenting.then_some(IpCounters {
+            out_frag_reqds: i.out_frag_reqds,
+            out_frag_creates: i.out_frag_creates,
+            reasm_reqds: i.reasm_reqds,
+            reasm_oks: i.reasm_oks,
+            reasm_fails: i.reasm_fails,
+        })
+    })
+}
+
 pub(crate) fn nic_counters(n: NicStats) -> NicCounters {
     NicCounters { frames_sent: n.frames_sent, refused_full: n.refused_full, max_queue_frames: n.max_queue_frames }
 }
@@ -260,6 +277,8 @@ pub fn run_with(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<Connection
             down: link_counters(r.links[1]),
             nic_client: nic_counters(r.nics[0]),
             nic_server: nic_counters(r.nics[1]),
+            ip_client: ip_counters(s, r.ip)[0],
+            ip_server: ip_counters(s, r.ip)[1],
         },
         series,
         logvars,

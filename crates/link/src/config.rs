@@ -21,6 +21,11 @@ pub struct LinkConfig {
     /// Random loss on the wire: the frame uses its serialization slot but does not arrive.
     #[serde(default)]
     pub loss: LossModel,
+    /// The direction's MTU: the largest IP datagram it carries (`"576B"`; at least 68 bytes, RFC 791). A
+    /// larger datagram is sent as IPv4 fragments (RFC 791 §3.2), each queued, serialized and lost on its
+    /// own; the receiving host reassembles it. Unset: no limit (no fragmentation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<ByteSize>,
 }
 
 /// How many packets or bytes the drop-tail queue holds.

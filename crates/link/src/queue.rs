@@ -318,6 +318,7 @@ mod tests {
             queue: queue.parse().unwrap(),
             framing: Framing::Ethernet,
             loss: LossModel::None,
+            mtu: None,
         }
     }
 

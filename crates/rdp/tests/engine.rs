@@ -2,7 +2,7 @@
 
 use tcplab_link::{Framing, LinkConfig, LossModel, QueueLimit};
 use tcplab_rdp::{RdpConfig, RdpConnection, RdpStats};
-use tcplab_sim::{run_with, HostSpec, PacketEvent, Probe, SimSpec, CLIENT, EPHEMERAL_PORTS, SERVER};
+use tcplab_sim::{run_with, HostSpec, PacketEvent, Probe, SimSpec, CLIENT, EPHEMERAL_PORTS, FRAGMENT_TTL, SERVER};
 use tcplab_transport::Transport;
 use tcplab_units::{Duration, Instant};
 use tcplab_wire::RdpSegment;
@@ -19,11 +19,19 @@ fn link(loss: f64) -> LinkConfig {
         } else {
             LossModel::None
         },
+        mtu: None,
     }
 }
 
 fn host(cfg: &RdpConfig) -> HostSpec<RdpConfig> {
-    HostSpec { transport: cfg.clone(), nic_rate: None, txqueuelen: 1000, ephemeral_ports: EPHEMERAL_PORTS, cpu: None }
+    HostSpec {
+        transport: cfg.clone(),
+        nic_rate: None,
+        txqueuelen: 1000,
+        ephemeral_ports: EPHEMERAL_PORTS,
+        cpu: None,
+        fragment_ttl: FRAGMENT_TTL,
+    }
 }
 
 fn spec(cfg: &RdpConfig, up_loss: f64, down_loss: f64, secs: u64) -> SimSpec<RdpConfig> {

@@ -36,8 +36,11 @@ use tcplab_workload::{App, ConnId, ConnectError, Event, Sockets};
 
 use cpu::Cpu;
 pub use cpu::CpuSpec;
-pub use probe::{EndpointView, PacketEvent, Probe};
+pub use probe::{EndpointView, Fragment, PacketEvent, Probe};
 use queue::{Class, EventQueue};
+
+/// Bytes of an IPv4 header without options: every fragment has one.
+const IPV4_HEADER: u32 = 20;
 
 /// A host: index 0 is the client, 1 the server.
 pub type HostId = usize;
@@ -62,6 +65,28 @@ pub struct HostSpec<C> {
     pub ephemeral_ports: (u16, u16),
     /// The CPU cost model; `None`: the host is infinitely fast.
     pub cpu: Option<CpuSpec>,
+    /// IP reassembly timeout: an incomplete datagram is discarded this long after its first fragment
+    /// arrived ([`FRAGMENT_TTL`] by default).
+    pub fragment_ttl: Duration,
+}
+
+/// Linux's IP reassembly timeout (`net.ipv4.ipfrag_time`, 30 s); RFC 1122 §3.3.2 recommends 60 to 120 s,
+/// RFC 791 an initial timer of 15 s.
+pub const FRAGMENT_TTL: Duration = Duration::from_secs(30);
+
+/// A host's IP fragmentation and reassembly counters, named as RFC 4293's `ipSystemStats` table names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct IpStats {
+    /// Datagrams that had to be fragmented to fit the MTU of the host's direction.
+    pub out_frag_reqds: u64,
+    /// Fragments created.
+    pub out_frag_creates: u64,
+    /// Fragments received that needed reassembly.
+    pub reasm_reqds: u64,
+    /// Datagrams reassembled and handed to their transport.
+    pub reasm_oks: u64,
+    /// Incomplete datagrams discarded when their reassembly timer expired.
+    pub reasm_fails: u64,
 }
 
 /// What a host's CPU did (with the cost model).
@@ -114,6 +139,8 @@ pub struct SimRun<S> {
     pub nics: [NicStats; 2],
     /// Segments that found no connection and no listener.
     pub no_socket: [u64; 2],
+    /// Per host, IP fragmentation and reassembly.
+    pub ip: [IpStats; 2],
     /// Per host, with the CPU cost model.
     pub cpu: [Option<CpuReport>; 2],
     /// Virtual time at which the simulation stopped.
@@ -218,18 +245,34 @@ struct Host<C> {
     ephemeral: (u16, u16),
     next_ephemeral: u16,
     no_socket: u64,
+    /// IP reassembly: fragments received so far per datagram id, and the datagrams' deadlines in the order
+    /// their first fragments came (one timeout for all, so the order is the deadlines' order).
+    reasm: FxHashMap<u32, u32>,
+    reasm_deadlines: VecDeque<(Instant, u32)>,
+    reasm_seq: u64,
+    fragment_ttl: Duration,
+    ip: IpStats,
 }
 
 struct InFlight<S> {
     arrival: Instant,
     seg: S,
+    /// A fragment of the segment's datagram, not the whole datagram: its description is the head of the
+    /// path's `fragments` (kept apart so that the common, unfragmented packet stays small).
+    fragment: bool,
 }
 
 /// One direction of the path and the packets in flight on it.
 struct Path<S> {
     link: LinkDirection,
     in_flight: VecDeque<InFlight<S>>,
+    /// The fragments among `in_flight`, in the same order.
+    fragments: VecDeque<Fragment>,
     arrival_seq: u64,
+    /// The largest datagram the direction carries (`u32::MAX`: no limit), and the id of the next datagram
+    /// its sender fragments.
+    mtu: u32,
+    next_ip_id: u32,
 }
 
 /// What the per-packet path needs besides the endpoints: the clock, the event queue, the hosts, the path, the
@@ -504,6 +547,10 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
             self.charge(h, |spec| if data { spec.per_segment_out } else { spec.per_ack_out });
         }
         let ip_len = seg.ip_len();
+        if ip_len > self.paths[h].mtu {
+            self.send_fragments(h, seg, ip_len);
+            return;
+        }
         // Only under a drop-on-full reaction does a transport send into a full NIC: the frame is lost there.
         let Some(departs) = self.hosts[h].nic.send(self.now, ip_len) else {
             self.probe.on_packet(self.now, PacketEvent::NicDropped { host: h }, &seg);
@@ -514,13 +561,99 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
         let path = &mut self.paths[dir];
         match path.link.send(departs, ip_len, seg.payload_len() > 0) {
             Verdict::Deliver(arrival) => {
-                path.in_flight.push_back(InFlight { arrival, seg });
+                path.in_flight.push_back(InFlight { arrival, seg, fragment: false });
                 if path.in_flight.len() == 1 {
                     path.arrival_seq += 1;
                     self.queue.push(arrival, Class::Arrival, dir as u32, path.arrival_seq);
                 }
             }
             Verdict::Drop(reason) => self.probe.on_packet(self.now, PacketEvent::LinkDropped { dir, reason }, &seg),
+        }
+    }
+
+    /// Sends a datagram larger than host `h`'s direction's MTU as IPv4 fragments (RFC 791 §3.2): payload cut
+    /// at multiples of 8 bytes, each fragment with its own 20-byte header, queued in the NIC, serialized and
+    /// lost on its own. Out of line: most paths have no MTU.
+    #[cold]
+    #[inline(never)]
+    fn send_fragments(&mut self, h: HostId, seg: T::Segment, ip_len: u32) {
+        let now = self.now;
+        let path = &mut self.paths[h];
+        let payload = ip_len - IPV4_HEADER;
+        let chunk = (path.mtu - IPV4_HEADER) / 8 * 8;
+        let count = payload.div_ceil(chunk);
+        let id = path.next_ip_id;
+        path.next_ip_id = id.wrapping_add(1);
+        let ip = &mut self.hosts[h].ip;
+        ip.out_frag_reqds += 1;
+        ip.out_frag_creates += count as u64;
+        let carries_data = seg.payload_len() > 0;
+        for i in 0..count {
+            let offset = i * chunk;
+            let len = chunk.min(payload - offset);
+            let frag = Fragment { id, offset, len, more: i + 1 < count, count };
+            let Some(departs) = self.hosts[h].nic.send(now, IPV4_HEADER + len) else {
+                self.probe.on_fragment(now, PacketEvent::NicDropped { host: h }, &seg, frag);
+                continue;
+            };
+            self.probe.on_fragment(now, PacketEvent::Sent { host: h, departs }, &seg, frag);
+            let dir = h;
+            let path = &mut self.paths[dir];
+            match path.link.send(departs, IPV4_HEADER + len, carries_data) {
+                Verdict::Deliver(arrival) => {
+                    path.in_flight.push_back(InFlight { arrival, seg: seg.clone(), fragment: true });
+                    path.fragments.push_back(frag);
+                    if path.in_flight.len() == 1 {
+                        path.arrival_seq += 1;
+                        self.queue.push(arrival, Class::Arrival, dir as u32, path.arrival_seq);
+                    }
+                }
+                Verdict::Drop(reason) => {
+                    self.probe.on_fragment(now, PacketEvent::LinkDropped { dir, reason }, &seg, frag)
+                }
+            }
+        }
+    }
+
+    /// A fragment reached host `h`: `true` when it completes its datagram (RFC 791 §3.2 reassembly; a
+    /// path direction is FIFO, so fragments never arrive twice).
+    #[cold]
+    #[inline(never)]
+    fn reassemble(&mut self, h: HostId, frag: Fragment) -> bool {
+        let now = self.now;
+        let host = &mut self.hosts[h];
+        host.ip.reasm_reqds += 1;
+        let got = host.reasm.entry(frag.id).or_insert(0);
+        *got += 1;
+        if *got == 1 && frag.count > 1 {
+            host.reasm_deadlines.push_back((now + host.fragment_ttl, frag.id));
+            if host.reasm_deadlines.len() == 1 {
+                host.reasm_seq += 1;
+                self.queue.push(now + host.fragment_ttl, Class::Reassembly, h as u32, host.reasm_seq);
+            }
+        }
+        if *got < frag.count {
+            return false;
+        }
+        host.reasm.remove(&frag.id);
+        host.ip.reasm_oks += 1;
+        true
+    }
+
+    /// Host `h`'s reassembly timer: discards the datagrams whose time ran out incomplete.
+    fn on_reassembly_timer(&mut self, h: HostId) {
+        let now = self.now;
+        let host = &mut self.hosts[h];
+        while let Some(&(deadline, id)) = host.reasm_deadlines.front() {
+            if deadline > now {
+                host.reasm_seq += 1;
+                self.queue.push(deadline, Class::Reassembly, h as u32, host.reasm_seq);
+                break;
+            }
+            host.reasm_deadlines.pop_front();
+            if host.reasm.remove(&id).is_some() {
+                host.ip.reasm_fails += 1;
+            }
         }
     }
 
@@ -650,8 +783,16 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
             self.net.io.queue.push(next.arrival, Class::Arrival, dir as u32, path.arrival_seq);
         }
         let now = self.net.io.now;
-        self.net.io.probe.on_packet(now, PacketEvent::Delivered { dir }, &p.seg);
         let h: HostId = 1 - dir;
+        if p.fragment {
+            let frag = path.fragments.pop_front().expect("a fragment in flight is described");
+            self.net.io.probe.on_fragment(now, PacketEvent::Delivered { dir }, &p.seg, frag);
+            if !self.net.io.reassemble(h, frag) {
+                return;
+            }
+        } else {
+            self.net.io.probe.on_packet(now, PacketEvent::Delivered { dir }, &p.seg);
+        }
         if self.net.io.any_cpu && self.net.io.cpus[h].is_some() {
             if let Some(seg) = self.net.io.cpu_receive(h, p.seg) {
                 self.deliver(h, &seg);
@@ -778,12 +919,23 @@ where
             ephemeral: s.ephemeral_ports,
             next_ephemeral: s.ephemeral_ports.0,
             no_socket: 0,
+            reasm: FxHashMap::default(),
+            reasm_deadlines: VecDeque::new(),
+            reasm_seq: 0,
+            fragment_ttl: s.fragment_ttl,
+            ip: IpStats::default(),
         }
     };
     let path = |d: Dir| Path {
         link: LinkDirection::new(links[d], stream_seed(seed, 1 + d as u64)),
         in_flight: VecDeque::with_capacity(1024),
+        fragments: VecDeque::new(),
         arrival_seq: 0,
+        mtu: links[d].mtu.map_or(u32::MAX, |m| {
+            assert!(m.bytes() >= 68, "an MTU below RFC 791's 68 bytes (the lab refuses it)");
+            m.bytes().min(u32::MAX as u64) as u32
+        }),
+        next_ip_id: 0,
     };
     let n_apps = spec.apps.len();
     let mut w: World<T, &mut P> = World {
@@ -844,6 +996,7 @@ where
             }
             Class::Control => w.end_measurement(),
             Class::Cpu => w.on_cpu(ev.source as usize),
+            Class::Reassembly => w.net.io.on_reassembly_timer(ev.source as usize),
         }
         if w.net.end_requested {
             w.net.end_requested = false;
@@ -895,6 +1048,7 @@ where
         links: [w.net.io.paths[UP].link.stats(), w.net.io.paths[DOWN].link.stats()],
         nics: [c.nic.stats(), s.nic.stats()],
         no_socket: [c.no_socket, s.no_socket],
+        ip: [c.ip, s.ip],
         cpu,
         end_time: now,
         events: w.net.io.queue.popped(),

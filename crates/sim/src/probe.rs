@@ -24,6 +24,24 @@ pub enum PacketEvent {
     NoSocket { host: HostId },
 }
 
+/// One IPv4 fragment of a datagram larger than its path direction's MTU (RFC 791 §3.2). Every fragment
+/// carries the same segment; these fields say which part of the datagram's payload (the transport header
+/// and data) it holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fragment {
+    /// The datagram's identification, counted per sending host from 0 (the IPv4 header carries its low 16
+    /// bits).
+    pub id: u32,
+    /// Where the fragment's data starts in the datagram's payload, bytes (a multiple of 8).
+    pub offset: u32,
+    /// Bytes of the datagram's payload the fragment carries; the fragment is 20 bytes longer.
+    pub len: u32,
+    /// More fragments follow (the MF flag).
+    pub more: bool,
+    /// How many fragments the datagram was cut into.
+    pub count: u32,
+}
+
 /// One end of a connection as a probe sees it.
 pub struct EndpointView<'a, T> {
     /// The endpoint's id: endpoints are numbered in the order they were created.
@@ -37,6 +55,12 @@ pub struct EndpointView<'a, T> {
 /// An observer of a run. Every method has an empty default.
 pub trait Probe<T: Transport> {
     fn on_packet(&mut self, _now: Instant, _ev: PacketEvent, _seg: &T::Segment) {}
+    /// A fragment of `seg`'s datagram was seen (see [`Fragment`]). By default a fragment is a packet like
+    /// any other: [`Probe::on_packet`] with the whole segment. A whole datagram handed to its transport after
+    /// reassembly is not a packet event.
+    fn on_fragment(&mut self, now: Instant, ev: PacketEvent, seg: &T::Segment, _frag: Fragment) {
+        self.on_packet(now, ev, seg)
+    }
     /// Ask for [`Probe::on_tick`] at every multiple of this interval from the start of the run.
     fn tick_interval(&self) -> Option<Duration> {
         None
@@ -51,6 +75,9 @@ impl<T: Transport, P: Probe<T>> Probe<T> for &mut P {
     #[inline]
     fn on_packet(&mut self, now: Instant, ev: PacketEvent, seg: &T::Segment) {
         (**self).on_packet(now, ev, seg)
+    }
+    fn on_fragment(&mut self, now: Instant, ev: PacketEvent, seg: &T::Segment, frag: Fragment) {
+        (**self).on_fragment(now, ev, seg, frag)
     }
     fn tick_interval(&self) -> Option<Duration> {
         (**self).tick_interval()

@@ -26,6 +26,8 @@ pub enum Class {
     App = 4,
     /// Test control: the end of the measurement (source 0), a probe's sampling tick (source 1).
     Control = 5,
+    /// A host's IP reassembly timer: the oldest incomplete datagram may have expired. Source: the host.
+    Reassembly = 6,
 }
 
 impl Class {
@@ -36,7 +38,8 @@ impl Class {
             2 => Class::Timer,
             3 => Class::NicRoom,
             4 => Class::App,
-            _ => Class::Control,
+            5 => Class::Control,
+            _ => Class::Reassembly,
         }
     }
 }

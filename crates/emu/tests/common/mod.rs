@@ -31,6 +31,7 @@ pub fn link(rate: &str, delay: &str, queue: &str) -> LinkConfig {
         queue: queue.parse::<QueueLimit>().unwrap(),
         framing: Framing::Ethernet,
         loss: LossModel::None,
+        mtu: None,
     }
 }
 

@@ -1,7 +1,7 @@
 //! What the engine's whole-run tests share: a path, hosts, and bulk-transfer applications.
 
 use tcplab_link::{Framing, LinkConfig, LossModel, QueueLimit};
-use tcplab_sim::{HostSpec, EPHEMERAL_PORTS};
+use tcplab_sim::{HostSpec, EPHEMERAL_PORTS, FRAGMENT_TTL};
 use tcplab_tcp::TcpConfig;
 use tcplab_units::{ByteSize, Duration, Instant};
 use tcplab_workload::{App, Opening, Role, Stream, StreamConfig};
@@ -17,13 +17,21 @@ pub fn link(rate: &str, delay: &str, queue: u32, loss: f64) -> LinkConfig {
         } else {
             LossModel::None
         },
+        mtu: None,
     }
 }
 
 pub fn host(buffer: u64) -> HostSpec<TcpConfig> {
     let tcp =
         TcpConfig { send_buffer: ByteSize::new(buffer), recv_buffer: ByteSize::new(buffer), ..TcpConfig::default() };
-    HostSpec { transport: tcp, nic_rate: None, txqueuelen: 1000, ephemeral_ports: EPHEMERAL_PORTS, cpu: None }
+    HostSpec {
+        transport: tcp,
+        nic_rate: None,
+        txqueuelen: 1000,
+        ephemeral_ports: EPHEMERAL_PORTS,
+        cpu: None,
+        fragment_ttl: FRAGMENT_TTL,
+    }
 }
 
 /// An application that opens one connection to `port` at `at` and sends (`Some(message)`) or receives.
