@@ -161,6 +161,18 @@ fn bench_runs_a_short_workload_and_reports_its_figures() {
     assert_eq!(bad.status.code(), Some(2), "an unknown workload is bad input");
 }
 
+/// `sim (s)` is the simulated time a run took, not the scenario's bound: rdp-loopback sends 50,000 messages
+/// with `test.duration` at its 1-day default, and its transfer takes about 1,868 timeouts × 2 s + 30 s
+/// ≈ 3,740 s (Part C of the RDP note, C.5; single runs within ±10 %).
+#[test]
+fn bench_reports_the_simulated_time_an_rdp_transfer_took() {
+    let out = tcplab().args(["bench", "--workload", "rdp-loopback", "--json", "-"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let sim = v["workloads"][0]["simulated_s"].as_f64().unwrap();
+    assert!((3_366.0..=4_114.0).contains(&sim), "simulated {sim} s");
+}
+
 #[test]
 fn series_samples_the_sender_and_a_dead_path_is_a_run_failure() {
     let dir = tempfile::tempdir().unwrap();
