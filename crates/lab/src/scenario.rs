@@ -822,6 +822,7 @@ pub const SHIPPED: &[Shipped] = &[
     Shipped { name: "rr-dsl", text: include_str!("../../../scenarios/rr-dsl.toml") },
     Shipped { name: "crr-ports", text: include_str!("../../../scenarios/crr-ports.toml") },
     Shipped { name: "rdp-loopback", text: include_str!("../../../scenarios/rdp-loopback.toml") },
+    Shipped { name: "rdp-rr-satellite", text: include_str!("../../../scenarios/rdp-rr-satellite.toml") },
 ];
 
 /// The one-line description of a shipped scenario (its `description` key).

@@ -479,3 +479,21 @@ fn rdp_series_shows_smoothed_rtt_beside_every_rtt_sample_taken_and_discarded() {
         }
     }
 }
+
+/// The shipped `rdp-rr-satellite`: at 1 Mbit/s (8 us per octet) a transaction takes τ = 1.2 s + the request
+/// (512 + 38 octets: 4.4 ms) + the three response messages (1462 + 1462 + 1172 data octets, 38 each: 4,210
+/// octets, 33.68 ms) = 1,238.08 ms, the median latency; the client's first timeout is the SYN-seeded
+/// 2 × SynRTT, SynRTT = 1.2 s + two 44-octet SYNs (0.704 ms).
+#[test]
+fn the_shipped_satellite_rr_runs_at_the_analysed_round_trip() {
+    let text = SHIPPED.iter().find(|s| s.name == "rdp-rr-satellite").expect("shipped").text;
+    let d = tcplab_lab::run_scenario(&scenario(text, &["test.duration=\"120s\""]), 1).unwrap();
+    let m = rr_metrics(&d);
+    let tau_us = (1.2 + 550.0 * 8e-6 + 4210.0 * 8e-6) * 1e6;
+    assert!((m.latency_us.min - tau_us).abs() < 0.01, "min {} us, τ {tau_us} us", m.latency_us.min);
+    assert!((m.latency_us.p50 - tau_us).abs() < 0.001 * tau_us, "p50 {} us", m.latency_us.p50);
+    let (client, _) = ends(&d);
+    assert!((client.SynRTT - 1200.704).abs() < 1e-9, "SynRTT {}", client.SynRTT);
+    assert!((client.InitialRTO - 2.0 * client.SynRTT).abs() < 1e-6);
+    assert_eq!(client.SynRetrans, 0);
+}
