@@ -351,8 +351,21 @@ fn run(
         ),
         None => None,
     };
-    let probe = pcap.as_mut().map(|p| p as &mut dyn tcplab_sim::Probe<tcplab_tcp::Connection>);
-    let doc = tcplab_lab::run_scenario_with(&s, seed, probe).map_err(|e| Failure::Run(format!("{arg}: {e}")))?;
+    let doc = if s.test.kind.is_rdp() {
+        // RDP version 1 has 8-bit ports; the simulator's (5001, ephemeral 32768 and up) do not fit its header.
+        if [&s.client, &s.server].iter().any(|h| h.rdp.as_ref().is_some_and(|r| r.version.number() == 1)) {
+            return Err(Failure::BadInput(format!(
+                "{arg}: --pcap: RDP version 1 has 8-bit ports, which the simulated connections' ports (5001, \
+                 32768 and up) do not fit; accepted: rdp.version = 2 on both hosts"
+            )));
+        }
+        let probe = pcap.as_mut().map(|p| p as &mut dyn tcplab_sim::Probe<tcplab_rdp::RdpConnection>);
+        tcplab_lab::run_scenario_with_rdp(&s, seed, probe)
+    } else {
+        let probe = pcap.as_mut().map(|p| p as &mut dyn tcplab_sim::Probe<tcplab_tcp::Connection>);
+        tcplab_lab::run_scenario_with(&s, seed, probe)
+    }
+    .map_err(|e| Failure::Run(format!("{arg}: {e}")))?;
     if let (Some(p), Some(path)) = (pcap, &out.pcap) {
         p.finish().map_err(|e| Failure::Run(format!("{path}: cannot write: {e}")))?;
     }

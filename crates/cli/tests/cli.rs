@@ -161,6 +161,18 @@ fn bench_runs_a_short_workload_and_reports_its_figures() {
     assert_eq!(bad.status.code(), Some(2), "an unknown workload is bad input");
 }
 
+/// `sim (s)` is the simulated time a run took, not the scenario's bound: rdp-loopback sends 50,000 messages
+/// with `test.duration` at its 1-day default, and its transfer takes about 1,868 timeouts × 2 s + 30 s
+/// ≈ 3,740 s (Part C of the RDP note, C.5; single runs within ±10 %).
+#[test]
+fn bench_reports_the_simulated_time_an_rdp_transfer_took() {
+    let out = tcplab().args(["bench", "--workload", "rdp-loopback", "--json", "-"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let sim = v["workloads"][0]["simulated_s"].as_f64().unwrap();
+    assert!((3_366.0..=4_114.0).contains(&sim), "simulated {sim} s");
+}
+
 #[test]
 fn series_samples_the_sender_and_a_dead_path_is_a_run_failure() {
     let dir = tempfile::tempdir().unwrap();
@@ -220,4 +232,44 @@ fn explain_lists_every_knob_per_personality() {
     assert!(!text.contains("  mss "), "only knobs that mention both words: {text}");
     let sack = String::from_utf8_lossy(&tcplab().args(["explain", "SACK"]).output().unwrap().stdout).to_string();
     assert!(sack.contains("prr") || sack.contains("dupthresh") || sack.contains("lost_retransmit_detection"), "{sack}");
+}
+
+/// `--pcap` of an RDP run writes IPv4 protocol-27 packets (crates/report/tests/pcap_tshark.rs reads them back
+/// with tshark): the file holds the pcap header and one record per packet of the tap, as many as the path's
+/// up direction took in. Version 1 RDP (8-bit ports) cannot carry the simulator's ports and is bad input.
+#[test]
+fn pcap_of_an_rdp_run_holds_every_packet_of_the_tap() {
+    let dir = tempfile::tempdir().unwrap();
+    let pcap = dir.path().join("rdp.pcap");
+    let json = dir.path().join("rdp.json");
+    let out = tcplab()
+        .args(["run", "rdp-loopback", "--set", "test.messages=500", "--pcap-at", "up", "--quiet"])
+        .arg("--pcap")
+        .arg(&pcap)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let frames_in = doc["points"][0]["links"]["up"]["frames_in"].as_u64().unwrap();
+    let bytes = std::fs::read(&pcap).unwrap();
+    let (mut at, mut records) = (24, 0u64);
+    while at < bytes.len() {
+        let incl = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+        // Ethernet II, IPv4, protocol 27.
+        assert_eq!(&bytes[at + 16 + 12..at + 16 + 14], &[0x08, 0x00]);
+        assert_eq!(bytes[at + 16 + 14 + 9], 27, "record {records}: IP protocol");
+        at += 16 + incl;
+        records += 1;
+    }
+    assert_eq!(at, bytes.len());
+    assert_eq!(records, frames_in);
+    let v1 = tcplab()
+        .args(["run", "rdp-loopback", "--set", "client.rdp.version=1", "--pcap"])
+        .arg(dir.path().join("v1.pcap"))
+        .output()
+        .unwrap();
+    assert_eq!(v1.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&v1.stderr).contains("8-bit ports"), "{}", String::from_utf8_lossy(&v1.stderr));
 }

@@ -1,22 +1,36 @@
-//! RDP on the simulator: `rdp_stream` becomes a [`SimSpec`] of [`RdpConfig`] hosts with the stream
-//! applications, run by `tcplab_sim::run_with::<RdpConnection>`, and its figures become a point with
-//! [`RdpStreamMetrics`].
+//! RDP on the simulator: `rdp_stream` and `rdp_rr` become a [`SimSpec`] of [`RdpConfig`] hosts with the
+//! workload crate's applications, run by `tcplab_sim::run_with::<RdpConnection>`, and their figures become a
+//! point with [`RdpStreamMetrics`] or [`RrMetrics`].
+//!
+//! The applications count bytes; RDP's socket side cuts a send call into messages of at most the peer's max
+//! segment size less 38 octets (docs/rdp.md § Messages on a byte socket). So an `rdp_rr` request of at most
+//! that size is one message, one segment; a larger one is several messages, and the transaction still runs
+//! from the request's write to the read of the response's last byte.
 
 use tcplab_rdp::{RdpConfig, RdpConnection, RdpStats};
-use tcplab_sim::{HostSpec, PacketEvent, Probe, SimError, SimSpec, CLIENT, SERVER};
+use tcplab_sim::{Endpoints, HostId, HostSpec, PacketEvent, Probe, SimError, SimSpec, CLIENT, SERVER};
 use tcplab_transport::{Segment, Transport};
 use tcplab_units::{Duration, Instant};
 use tcplab_wire::RdpSegment;
-use tcplab_workload::{App, Opening, Report, Role, Stream, StreamConfig};
+use tcplab_workload::{
+    App, Opening, Report, Role, RrClient, RrClientConfig, RrServer, RrServerConfig, Stream, StreamConfig,
+};
 
-use crate::result::{ConnectionResult, EngineCounters, Links, Metrics, Point, PointRun, RdpStreamMetrics};
-use crate::scenario::Scenario;
+use crate::result::{
+    ConnectionResult, EngineCounters, Links, Metrics, Point, PointRun, RdpStreamMetrics, RrMetrics, RttSamples, Series,
+};
+use crate::scenario::{Scenario, TestKind};
 use crate::sim_backend::{ip_counters, link_counters, nic_counters, SERVER_PORT};
 
 /// The simulator's input for an RDP scenario.
 pub fn sim_spec(s: &Scenario) -> SimSpec<RdpConfig> {
+    let series = s.test.series.is_some();
     let host = |h: &crate::scenario::Host| HostSpec {
-        transport: h.rdp.clone().expect("an RDP test resolves every host's RDP knobs"),
+        transport: RdpConfig {
+            // The series reports every RTT measurement of the sender.
+            record_rtt_samples: series,
+            ..h.rdp.clone().expect("an RDP test resolves every host's RDP knobs")
+        },
         nic_rate: h.host.nic_rate,
         txqueuelen: h.host.txqueuelen,
         ephemeral_ports: (h.host.ephemeral_ports.low, h.host.ephemeral_ports.high),
@@ -30,68 +44,201 @@ pub fn sim_spec(s: &Scenario) -> SimSpec<RdpConfig> {
         Some(spread) => Duration::from_nanos(spread.as_nanos() / n.max(1) as u64),
         None => s.path.up.rate.tx_time(s.path.up.framing.wire_len(44) as u64),
     };
-    let message = s.test.message.bytes();
-    let (send, receive) = match s.test.messages {
-        Some(calls) => (Role::SendCalls { message, calls }, Role::ReceiveToEof),
-        None => (Role::Send { message }, Role::Receive),
-    };
-    let client = StreamConfig {
-        opening: Opening::Connect { connections: n, port: SERVER_PORT, ports, at: Instant::ZERO, spacing },
-        role: send,
-        gates_measurement: true,
-    };
-    let server = StreamConfig {
-        opening: Opening::Accept { port: SERVER_PORT, ports, connections: n },
-        role: receive,
-        gates_measurement: true,
+    let apps = if let (TestKind::RdpRr, Some(request), Some(response)) = (s.test.kind, s.test.request, s.test.response)
+    {
+        let client = RrClientConfig {
+            connections: n,
+            port: SERVER_PORT,
+            ports,
+            at: Instant::ZERO,
+            spacing,
+            request: request.bytes(),
+            response: response.bytes(),
+            burst: s.test.burst.unwrap_or(0),
+            per_transaction: false,
+            port_retry: crate::sim_backend::CRR_PORT_RETRY,
+        };
+        let server = RrServerConfig {
+            port: SERVER_PORT,
+            ports,
+            connections: n,
+            request: request.bytes(),
+            response: response.bytes(),
+        };
+        vec![(SERVER, App::RrServer(RrServer::new(server))), (CLIENT, App::RrClient(RrClient::new(client)))]
+    } else {
+        let message = s.test.message.bytes();
+        let (send, receive) = match s.test.messages {
+            Some(calls) => (Role::SendCalls { message, calls }, Role::ReceiveToEof),
+            None => (Role::Send { message }, Role::Receive),
+        };
+        let client = StreamConfig {
+            opening: Opening::Connect { connections: n, port: SERVER_PORT, ports, at: Instant::ZERO, spacing },
+            role: send,
+            gates_measurement: true,
+        };
+        let server = StreamConfig {
+            opening: Opening::Accept { port: SERVER_PORT, ports, connections: n },
+            role: receive,
+            gates_measurement: true,
+        };
+        vec![(SERVER, App::Stream(Stream::new(server))), (CLIENT, App::Stream(Stream::new(client)))]
     };
     SimSpec {
         up: s.path.up.clone(),
         down: s.path.down.clone(),
         hosts: [host(&s.client), host(&s.server)],
-        apps: vec![(SERVER, App::Stream(Stream::new(server))), (CLIENT, App::Stream(Stream::new(client)))],
+        apps,
         measure: s.test.duration,
     }
 }
 
-/// Counts the data segments that did not arrive (dropped by a link or a full NIC): Part C's drops_data.
-#[derive(Default)]
-struct DataDrops(u64);
+/// The columns of an RDP run's `series`: time, then the sender's RFC 4898-style variables (docs/results.md).
+pub const RDP_SERIES_COLUMNS: [&str; 8] =
+    ["t_s", "SmoothedRTT", "CurRTO", "RttSamples", "RttSamplesDiscarded", "SegsRetrans", "DataSegsOut", "Timeouts"];
 
-impl Probe<RdpConnection> for DataDrops {
+/// The columns of `rtt_samples`: every RTT measurement of the sender, taken or discarded.
+pub const RTT_SAMPLE_COLUMNS: [&str; 5] = ["t_s", "rtt_ms", "taken", "SmoothedRTT", "CurRTO"];
+
+/// What the lab watches during an RDP run: the data segments that did not arrive (Part C's drops_data), the
+/// sender's variables on every tick of `test.series`, and a caller's probe (a packet trace).
+struct RdpProbes<'a> {
+    data_drops: u64,
+    series: Option<Series>,
+    interval: Option<Duration>,
+    extra: Option<&'a mut dyn Probe<RdpConnection>>,
+}
+
+impl Probe<RdpConnection> for RdpProbes<'_> {
     #[inline]
-    fn on_packet(&mut self, _now: Instant, ev: PacketEvent, seg: &RdpSegment) {
+    fn on_packet(&mut self, now: Instant, ev: PacketEvent, seg: &RdpSegment) {
         if matches!(ev, PacketEvent::LinkDropped { .. } | PacketEvent::NicDropped { .. }) && seg.payload_len() > 0 {
-            self.0 += 1;
+            self.data_drops += 1;
         }
+        if let Some(x) = self.extra.as_mut() {
+            x.on_packet(now, ev, seg);
+        }
+    }
+
+    fn tick_interval(&self) -> Option<Duration> {
+        self.interval
+    }
+
+    /// Samples the client's first connection end (the sender of `rdp_stream`, the requester of `rdp_rr`).
+    fn on_tick(&mut self, now: Instant, endpoints: Endpoints<'_, RdpConnection>) {
+        let Some(series) = self.series.as_mut() else { return };
+        let Some(ep) = endpoints.iter().find(|ep| ep.host == CLIENT) else { return };
+        let e = ep.conn.stats();
+        series.rows.push(vec![
+            now.as_secs_f64(),
+            e.SmoothedRTT,
+            e.CurRTO,
+            e.RttSamples as f64,
+            e.RttSamplesDiscarded as f64,
+            e.SegsRetrans as f64,
+            e.DataSegsOut as f64,
+            e.Timeouts as f64,
+        ]);
     }
 }
 
-/// Runs an RDP scenario's point on the simulator.
-pub fn run_point(s: &Scenario, seed: u64) -> Result<PointRun, SimError> {
+fn ms(d: Duration) -> f64 {
+    d.as_nanos() as f64 / 1e6
+}
+
+fn side(h: HostId) -> &'static str {
+    if h == CLIENT {
+        "client"
+    } else {
+        "server"
+    }
+}
+
+/// Runs an RDP scenario's point on the simulator, telling `extra` (when given) every packet event.
+pub fn run_point(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<RdpConnection>>) -> Result<PointRun, SimError> {
     let spec = sim_spec(s);
-    let mut drops = DataDrops::default();
-    let r = tcplab_sim::run_with::<RdpConnection, _>(&spec, seed, &mut drops)?;
-    let sum = |f: fn(&RdpStats) -> u64| r.endpoints.iter().map(|e| f(&e.stats)).sum::<u64>();
-    let (delivered, elapsed) = r
-        .apps
-        .iter()
-        .filter_map(|a| match a.report() {
-            Report::Stream(st) if st.role.receives() => Some((st.window_bytes, st.elapsed)),
-            _ => None,
-        })
-        .fold((0, tcplab_units::Duration::ZERO), |(b, d), (wb, we)| (b + wb, d.max(we)));
-    let secs = elapsed.as_secs_f64();
-    let metrics = RdpStreamMetrics {
-        throughput_bps: if elapsed.is_zero() { 0.0 } else { delivered as f64 * 8.0 / secs },
-        delivered_bytes: delivered,
-        messages_delivered: r.endpoints.iter().filter(|e| e.host == SERVER).map(|e| e.stats.MessagesDelivered).sum(),
-        retransmissions: sum(|e| e.SegsRetrans),
-        duplicates_received: sum(|e| e.DupSegsIn),
-        data_drops: drops.0,
-        timeouts: sum(|e| e.Timeouts),
-        elapsed_s: secs,
+    let mut probes = RdpProbes {
+        data_drops: 0,
+        series: s.test.series.map(|d| Series {
+            interval_s: d.as_secs_f64(),
+            columns: RDP_SERIES_COLUMNS.to_vec(),
+            rows: Vec::new(),
+        }),
+        interval: s.test.series,
+        extra,
     };
+    let r = tcplab_sim::run_with::<RdpConnection, _>(&spec, seed, &mut probes)?;
+    let sum = |f: fn(&RdpStats) -> u64| r.endpoints.iter().map(|e| f(&e.stats)).sum::<u64>();
+    let metrics = if s.test.kind == TestKind::RdpRr {
+        let client = r
+            .apps
+            .iter()
+            .find_map(|a| match a.report() {
+                Report::Rr(r) if r.client => Some(r),
+                _ => None,
+            })
+            .expect("a request/response test has a client");
+        let secs = client.elapsed.as_secs_f64();
+        Metrics::Rr(RrMetrics {
+            transactions_per_s: if client.elapsed.is_zero() { 0.0 } else { client.transactions as f64 / secs },
+            transactions: client.transactions,
+            latency_us: client.latency.into(),
+            retransmissions: sum(|e| e.SegsRetrans),
+            elapsed_s: secs,
+            connections_opened: None,
+            port_waits: None,
+            cpu: None,
+        })
+    } else {
+        let (delivered, elapsed) = r
+            .apps
+            .iter()
+            .filter_map(|a| match a.report() {
+                Report::Stream(st) if st.role.receives() => Some((st.window_bytes, st.elapsed)),
+                _ => None,
+            })
+            .fold((0, Duration::ZERO), |(b, d), (wb, we)| (b + wb, d.max(we)));
+        let secs = elapsed.as_secs_f64();
+        Metrics::Rdp(RdpStreamMetrics {
+            throughput_bps: if elapsed.is_zero() { 0.0 } else { delivered as f64 * 8.0 / secs },
+            delivered_bytes: delivered,
+            messages_delivered: r
+                .endpoints
+                .iter()
+                .filter(|e| e.host == SERVER)
+                .map(|e| e.stats.MessagesDelivered)
+                .sum(),
+            retransmissions: sum(|e| e.SegsRetrans),
+            duplicates_received: sum(|e| e.DupSegsIn),
+            data_drops: probes.data_drops,
+            timeouts: sum(|e| e.Timeouts),
+            elapsed_s: secs,
+        })
+    };
+    // Every RTT measurement of the sampled end (the first client end), from its end-of-run statistics.
+    let rtt_samples = probes.series.is_some().then(|| RttSamples {
+        columns: RTT_SAMPLE_COLUMNS.to_vec(),
+        rows: r
+            .endpoints
+            .iter()
+            .find(|e| e.host == CLIENT)
+            .map(|e| {
+                e.stats
+                    .rtt_log
+                    .iter()
+                    .map(|x| {
+                        vec![
+                            x.at.as_secs_f64(),
+                            ms(x.rtt),
+                            if x.taken { 1.0 } else { 0.0 },
+                            x.srtt.map_or(0.0, ms),
+                            ms(x.rto),
+                        ]
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+    });
     // Each client end followed by its server end.
     let mut ends: Vec<_> = r.endpoints.iter().collect();
     ends.sort_by_key(|e| {
@@ -101,7 +248,7 @@ pub fn run_point(s: &Scenario, seed: u64) -> Result<PointRun, SimError> {
     let connections = ends
         .into_iter()
         .map(|e| ConnectionResult {
-            side: if e.host == CLIENT { "client" } else { "server" },
+            side: side(e.host),
             protocol: RdpConnection::PROTOCOL,
             state: e.state.clone(),
             estats: serde_json::to_value(&e.stats).expect("statistics serialize"),
@@ -110,9 +257,10 @@ pub fn run_point(s: &Scenario, seed: u64) -> Result<PointRun, SimError> {
     let point = Point {
         params: serde_json::Map::new(),
         iterations: 1,
-        metrics: Metrics::Rdp(metrics),
+        metrics,
         connections,
-        series: None,
+        series: probes.series,
+        rtt_samples,
         logvars: None,
         links: Links {
             up: link_counters(r.links[0]),
@@ -125,5 +273,10 @@ pub fn run_point(s: &Scenario, seed: u64) -> Result<PointRun, SimError> {
         health: None,
         confidence: None,
     };
-    Ok(PointRun { point, engine: EngineCounters { events: r.events, data_segments: r.data_segments } })
+    let engine = EngineCounters {
+        events: r.events,
+        data_segments: r.data_segments,
+        simulated: r.end_time.saturating_since(Instant::ZERO),
+    };
+    Ok(PointRun { point, engine })
 }

@@ -63,6 +63,10 @@ pub struct Point {
     /// The first sender's gauges over time, when `test.series` asked for them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub series: Option<Series>,
+    /// RDP tests with `test.series`: every RTT measurement of the sampled end, taken or discarded, beside
+    /// `series` (docs/results.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rtt_samples: Option<RttSamples>,
     /// Every connection end's RFC 4898 variables over time, when `test.series` named them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub logvars: Option<crate::probes::LogVars>,
@@ -245,6 +249,14 @@ pub struct Series {
     pub rows: Vec<Vec<f64>>,
 }
 
+/// Every RTT measurement of an RDP end: when, the value, whether the sampling policy took it, and the
+/// estimator after it (columns `t_s`, `rtt_ms`, `taken` (1 or 0), `SmoothedRTT`, `CurRTO`; times in ms).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RttSamples {
+    pub columns: Vec<&'static str>,
+    pub rows: Vec<Vec<f64>>,
+}
+
 /// Link and NIC counters of the point.
 #[derive(Debug, Clone, Serialize)]
 pub struct Links {
@@ -318,6 +330,9 @@ pub struct BackendRun {
 pub struct EngineCounters {
     pub events: u64,
     pub data_segments: u64,
+    /// Virtual time the simulation ran, handshake and close included (a transfer of `test.messages` stops
+    /// when it is done, long before its 1-day bound).
+    pub simulated: tcplab_units::Duration,
 }
 
 /// Why a point produced no result.
@@ -416,11 +431,11 @@ pub fn run_point_with(
     if s.test.kind.is_rdp() {
         if probe.is_some() {
             return Err(RunError::Unsupported(format!(
-                "a packet trace (pcap) of test.kind = {:?} is not available yet",
+                "test.kind = {:?} runs RDP: its packet trace is a probe of RDP segments (run_scenario_with_rdp)",
                 s.test.kind.key()
             )));
         }
-        return crate::rdp_backend::run_point(s, seed).map_err(RunError::Sim);
+        return crate::rdp_backend::run_point(s, seed, None).map_err(RunError::Sim);
     }
     let run = crate::sim_backend::run_with(s, seed, probe).map_err(RunError::Sim)?;
     let point = Point {
@@ -430,6 +445,7 @@ pub fn run_point_with(
         confidence: None,
         connections: run.connections,
         series: run.series,
+        rtt_samples: None,
         logvars: run.logvars,
         links: run.links,
         health: None,
@@ -449,7 +465,29 @@ pub fn run_scenario_with(
     probe: Option<&mut dyn tcplab_sim::Probe<tcplab_tcp::Connection>>,
 ) -> Result<ResultDoc, RunError> {
     let p = run_point_with(s, seed, probe)?;
-    Ok(ResultDoc {
+    Ok(single_point_doc(s, seed, p))
+}
+
+/// [`run_scenario`] of an RDP test (`rdp_stream`, `rdp_rr`), with a probe of the caller's told every packet
+/// event (RDP segments: a pcap trace of protocol 27).
+pub fn run_scenario_with_rdp(
+    s: &Scenario,
+    seed: u64,
+    probe: Option<&mut dyn tcplab_sim::Probe<tcplab_rdp::RdpConnection>>,
+) -> Result<ResultDoc, RunError> {
+    if !s.test.kind.is_rdp() {
+        return Err(RunError::Unsupported(format!(
+            "test.kind = {:?} runs TCP: its packet trace is a probe of TCP segments (run_scenario_with)",
+            s.test.kind.key()
+        )));
+    }
+    let p = crate::rdp_backend::run_point(s, seed, probe).map_err(RunError::Sim)?;
+    Ok(single_point_doc(s, seed, p))
+}
+
+/// The document of one point run on the simulator.
+fn single_point_doc(s: &Scenario, seed: u64, p: PointRun) -> ResultDoc {
+    ResultDoc {
         schema: "tcplab.result/1",
         tcplab: env!("CARGO_PKG_VERSION"),
         backend: "sim",
@@ -459,7 +497,7 @@ pub fn run_scenario_with(
         repeat: None,
         points: vec![p.point],
         shard: None,
-    })
+    }
 }
 
 /// Runs the scenario on the Linux backend (root and Linux required): the kernel's TCP through tcplab's link
@@ -473,6 +511,7 @@ pub fn run_scenario_linux(s: &Scenario, seed: u64) -> Result<ResultDoc, crate::l
         metrics: metrics(&s.test, &run),
         connections: run.connections,
         series: None,
+        rtt_samples: None,
         logvars: None,
         links: run.links,
         health: Some(health),

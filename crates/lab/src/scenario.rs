@@ -196,7 +196,11 @@ pub enum TestKind {
     TcpRr,
     TcpCrr,
     TcpMsg,
+    /// RDP messages client → server (`messages` or `duration`), the 1986 experiment's test.
     RdpStream,
+    /// Request/response over RDP on long-lived connections (like `tcp_rr`): a request of `request` bytes
+    /// (one RDP message, or several when it exceeds the peer's max segment size), then the whole response.
+    RdpRr,
 }
 
 /// `rdp_stream` with `messages` and no `duration`: the most simulated time the transfer may take.
@@ -206,9 +210,14 @@ pub const RDP_MESSAGES_LIMIT: Duration = Duration::from_secs(86_400);
 pub const RDP_DEFAULT_MESSAGE: u64 = 512;
 
 impl TestKind {
-    /// The test runs RDP (`rdp_stream`), not TCP.
+    /// The test runs RDP (`rdp_stream`, `rdp_rr`), not TCP.
     pub fn is_rdp(self) -> bool {
-        matches!(self, TestKind::RdpStream)
+        matches!(self, TestKind::RdpStream | TestKind::RdpRr)
+    }
+
+    /// A request/response test (`tcp_rr`, `tcp_crr`, `rdp_rr`): its metrics are transactions and latency.
+    pub fn is_rr(self) -> bool {
+        matches!(self, TestKind::TcpRr | TestKind::TcpCrr | TestKind::RdpRr)
     }
 
     /// The name used in scenario files.
@@ -220,6 +229,7 @@ impl TestKind {
             TestKind::TcpCrr => "tcp_crr",
             TestKind::TcpMsg => "tcp_msg",
             TestKind::RdpStream => "rdp_stream",
+            TestKind::RdpRr => "rdp_rr",
         }
     }
 
@@ -231,6 +241,7 @@ impl TestKind {
             TestKind::TcpCrr => "TCP Connect/Request/Response",
             TestKind::TcpMsg => "TCP small-message stream",
             TestKind::RdpStream => "RDP STREAM",
+            TestKind::RdpRr => "RDP REQUEST/RESPONSE",
         }
     }
 }
@@ -558,35 +569,49 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
     let mut server = resolve_host(ctx, "server", raw.server, rdp)?;
     if !matches!(
         t.kind,
-        TestKind::TcpStream | TestKind::TcpMaerts | TestKind::TcpRr | TestKind::TcpCrr | TestKind::RdpStream
+        TestKind::TcpStream
+            | TestKind::TcpMaerts
+            | TestKind::TcpRr
+            | TestKind::TcpCrr
+            | TestKind::RdpStream
+            | TestKind::RdpRr
     ) {
         return Err(ctx.error(
             "test.kind",
             format!(
                 "{:?} is not available yet; accepted now: \"tcp_stream\", \"tcp_maerts\", \"tcp_rr\", \"tcp_crr\", \
-                 \"rdp_stream\"",
+                 \"rdp_stream\", \"rdp_rr\"",
                 t.kind.key()
             ),
         ));
     }
-    if t.messages.is_some() && !rdp {
+    if t.messages.is_some() && t.kind != TestKind::RdpStream {
         return Err(ctx.error(
             "test.messages",
             format!("not used by test.kind = {:?}; accepted with \"rdp_stream\"", t.kind.key()),
         ));
     }
     if rdp {
-        for (key, given) in [
-            ("test.send_buffer", t.send_buffer.is_some()),
-            ("test.recv_buffer", t.recv_buffer.is_some()),
-            ("test.series", t.series.is_some()),
-        ] {
+        for (key, given) in
+            [("test.send_buffer", t.send_buffer.is_some()), ("test.recv_buffer", t.recv_buffer.is_some())]
+        {
             if given {
                 return Err(ctx.error(
                     key,
-                    format!("not used by test.kind = {:?} (RDP has no socket buffers in bytes; its send queue is client.rdp.send_queue, and series are TCP-only for now); accepted with the tcp_* kinds", t.kind.key()),
+                    format!("not used by test.kind = {:?} (RDP has no socket buffers in bytes; its send queue is client.rdp.send_queue); accepted with the tcp_* kinds", t.kind.key()),
                 ));
             }
+        }
+        if let Some(RawSeries::Vars(_)) = t.series {
+            return Err(ctx.error(
+                "test.series",
+                format!(
+                    "the {{ interval, vars }} form (TCP's RFC 4898 variables of every end) is not used by test.kind = \
+                     {:?}; accepted: test.series = \"INTERVAL\" (the RDP sender's SmoothedRTT, CurRTO, … and every \
+                     RTT sample, docs/rdp.md)",
+                    t.kind.key()
+                ),
+            ));
         }
         if let Some(n) = t.messages {
             if !(1..=100_000_000).contains(&n) {
@@ -602,19 +627,20 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
             return Err(ctx.error("test.duration", format!("missing key{also}; accepted a duration such as \"10s\"")));
         }
     };
-    let rr = matches!(t.kind, TestKind::TcpRr | TestKind::TcpCrr);
+    let rr = t.kind.is_rr();
     for (key, given, kinds) in [
-        ("test.request", t.request.is_some(), "\"tcp_rr\", \"tcp_crr\""),
-        ("test.response", t.response.is_some(), "\"tcp_rr\", \"tcp_crr\""),
+        ("test.request", t.request.is_some(), "\"tcp_rr\", \"tcp_crr\", \"rdp_rr\""),
+        ("test.response", t.response.is_some(), "\"tcp_rr\", \"tcp_crr\", \"rdp_rr\""),
     ] {
         if given && !rr {
             return Err(ctx.error(key, format!("not used by test.kind = {:?}; accepted with {kinds}", t.kind.key())));
         }
     }
-    if t.burst.is_some() && t.kind != TestKind::TcpRr {
-        return Err(
-            ctx.error("test.burst", format!("not used by test.kind = {:?}; accepted with \"tcp_rr\"", t.kind.key()))
-        );
+    if t.burst.is_some() && !matches!(t.kind, TestKind::TcpRr | TestKind::RdpRr) {
+        return Err(ctx.error(
+            "test.burst",
+            format!("not used by test.kind = {:?}; accepted with \"tcp_rr\", \"rdp_rr\"", t.kind.key()),
+        ));
     }
     for (key, size) in [("test.request", t.request), ("test.response", t.response)] {
         if let Some(b) = size {
@@ -629,7 +655,7 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
         }
     }
     let (request, response, burst) = match t.kind {
-        TestKind::TcpRr => (
+        TestKind::TcpRr | TestKind::RdpRr => (
             Some(t.request.unwrap_or(ByteSize::new(1))),
             Some(t.response.unwrap_or(ByteSize::new(1))),
             Some(t.burst.unwrap_or(0)),
@@ -703,7 +729,7 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
         (Some(_), m) => m.unwrap_or(ByteSize::new(RDP_DEFAULT_MESSAGE)),
         (None, m) => m.unwrap_or(sender.tcp.send_buffer),
     };
-    if let Some(r) = &receiver.rdp {
+    if let (Some(r), TestKind::RdpStream) = (&receiver.rdp, t.kind) {
         // One send call is one message: at most the receiver's max segment size less the IP and RDP headers.
         let max =
             u64::from(r.max_segment_size) - u64::from(tcplab_wire::IPV4_HEADER_LEN + tcplab_wire::rdp::RDP_HEADER_LEN);
@@ -784,8 +810,10 @@ fn resolve_host(ctx: &Ctx, side: &str, raw: RawHost, rdp: bool) -> Result<Host, 
     }
     let rdp = match (raw.rdp, rdp) {
         (Some(_), false) => {
-            return Err(ctx
-                .error(&format!("{side}.rdp"), "RDP knobs with a TCP test; accepted with test.kind = \"rdp_stream\""))
+            return Err(ctx.error(
+                &format!("{side}.rdp"),
+                "RDP knobs with a TCP test; accepted with test.kind = \"rdp_stream\" or \"rdp_rr\"",
+            ))
         }
         (table, true) => {
             let mut merged = toml::Value::try_from(RdpConfig::default()).expect("an RdpConfig serializes to TOML");
@@ -827,6 +855,7 @@ pub const SHIPPED: &[Shipped] = &[
     Shipped { name: "rr-dsl", text: include_str!("../../../scenarios/rr-dsl.toml") },
     Shipped { name: "crr-ports", text: include_str!("../../../scenarios/crr-ports.toml") },
     Shipped { name: "rdp-loopback", text: include_str!("../../../scenarios/rdp-loopback.toml") },
+    Shipped { name: "rdp-rr-satellite", text: include_str!("../../../scenarios/rdp-rr-satellite.toml") },
 ];
 
 /// The one-line description of a shipped scenario (its `description` key).

@@ -282,7 +282,11 @@ pub fn run_with(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<Connection
         },
         series,
         logvars,
-        engine: EngineCounters { events: r.events, data_segments: r.data_segments },
+        engine: EngineCounters {
+            events: r.events,
+            data_segments: r.data_segments,
+            simulated: r.end_time.saturating_since(Instant::ZERO),
+        },
         cpu: r.cpu,
     })
 }

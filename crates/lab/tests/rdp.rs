@@ -235,3 +235,265 @@ fn rdp_knobs_and_test_keys_are_validated_at_their_key() {
     let e = bad(&["test.send_buffer=\"64KiB\""]);
     assert_eq!(e.key, "test.send_buffer");
 }
+
+// ---- rdp_rr ---------------------------------------------------------------------------------------------
+
+/// A 10 Mbit/s, 10 ms path without framing, idle but for one RDP request/response connection.
+const RR: &str = "name = \"rdp-rr\"\n[path.up]\nrate = \"10mbit\"\ndelay = \"10ms\"\nframing = \"none\"\n\
+    [test]\nkind = \"rdp_rr\"\nduration = \"10s\"\nrequest = \"100B\"\nresponse = \"1000B\"\n";
+
+/// Serialization of `ip_bytes` at 10 Mbit/s, seconds (0.8 us per octet).
+fn ser(ip_bytes: u64) -> f64 {
+    ip_bytes as f64 * 8.0 / 10e6
+}
+
+fn rr_metrics(d: &ResultDoc) -> &tcplab_lab::result::RrMetrics {
+    common::rr(&d.points[0])
+}
+
+/// One transaction in flight on an idle path: the request's segments cross, the server answers at once (its
+/// response carries the ACK) and the client's next request carries the ACK of the response, so one transaction
+/// takes τ = 2 × 10 ms + the serializations of the request's and the response's segments (each message plus
+/// 38 octets of IPv4 and RDP headers; no framing), and the rate is 1/τ (the count of whole transactions in
+/// 10 s: within τ/10 s = 0.2 %). A 3000-byte request is cut into messages of at most 1500 − 38 = 1462 octets
+/// (1462, 1462, 76): three segments sent back to back inside the window of 4, whose serializations add up
+/// (docs/rdp.md § Messages on a byte socket).
+#[test]
+fn rdp_rr_with_one_transaction_in_flight_runs_at_one_over_rtt_plus_serializations() {
+    for (request, response, segs_out) in [(100u64, 1000u64, 1u64), (3000, 1, 3)] {
+        let set = [format!("test.request=\"{request}B\""), format!("test.response=\"{response}B\"")];
+        let set: Vec<&str> = set.iter().map(String::as_str).collect();
+        let d = tcplab_lab::run_scenario(&scenario(RR, &set), 1).unwrap();
+        let m = rr_metrics(&d);
+        let tau = 0.020 + ser(request + 38 * segs_out) + ser(response + 38);
+        let want = 1.0 / tau;
+        assert!(
+            (m.transactions_per_s - want).abs() / want < 0.01,
+            "{request}/{response}: {} transactions/s, 1/τ = {want:.3}",
+            m.transactions_per_s
+        );
+        // Every transaction takes exactly τ: mean, min and max are exact figures.
+        for (name, v) in [("mean", m.latency_us.mean), ("min", m.latency_us.min), ("max", m.latency_us.max)] {
+            assert!((v - tau * 1e6).abs() < 0.01, "{request}/{response}: latency {name} {v} us, τ = {} us", tau * 1e6);
+        }
+        assert_eq!(m.retransmissions, 0);
+        let (client, server) = ends(&d);
+        // The client wrote `segs_out` segments per request; the server one per response.
+        assert_eq!(client.DataSegsOut % segs_out, 0);
+        assert!(client.DataSegsOut / segs_out >= m.transactions);
+        assert!(server.DataSegsOut >= m.transactions);
+        assert_eq!(client.DupSegsIn + server.DupSegsIn, 0);
+    }
+}
+
+/// One lost request (scripted: the 11th data packet of the up direction, request 10), the 500 ms tick and
+/// the fixed 2 s RTO. The measurement starts when the server is OPEN: SYN (44 octets, 35.2 us) + 10 ms, the
+/// SYN+ACK back (35.2 us + 10 ms), the client's ACK (38 octets, 30.4 us + 10 ms): T0 = 30.1008 ms. Request k
+/// goes at T0 + k·τ, so request 10 at t = 239.5088 ms; its timer expires at tick ⌊t/G⌋ + 4 = 2.000 s, when it
+/// is resent, and its transaction takes 2.000 s − t + τ = 1,781.432 ms. Response 9, acknowledged only by the
+/// lost request, is resent by the server at the same tick (sent at 228.7 ms, same tick period) and arrives
+/// as a duplicate: R = 2, D = 1. Every other transaction takes τ.
+#[test]
+fn rdp_rr_a_lost_request_waits_for_its_retransmission_tick() {
+    let d = tcplab_lab::run_scenario(
+        &scenario(
+            RR,
+            &[
+                "path.up.loss={model=\"scripted\",drop=[10],packets=\"data\"}",
+                // The down direction would copy the up one, loss included.
+                "path.down={rate=\"10mbit\",delay=\"10ms\",framing=\"none\"}",
+            ],
+        ),
+        1,
+    )
+    .unwrap();
+    let m = rr_metrics(&d);
+    let tau = 0.020 + ser(138) + ser(1038);
+    let t0 = ser(44) + 0.010 + ser(44) + 0.010 + ser(38) + 0.010;
+    let t10 = t0 + 10.0 * tau;
+    let g = 0.5;
+    let late = g * ((t10 / g).floor() + 4.0) - t10 + tau;
+    assert!((late - 1.781432).abs() < 1e-9, "{late}");
+    assert!((m.latency_us.max - late * 1e6).abs() < 0.01, "max {} us, analytic {} us", m.latency_us.max, late * 1e6);
+    assert!((m.latency_us.min - tau * 1e6).abs() < 0.01);
+    let n = m.transactions as f64;
+    let mean = ((n - 1.0) * tau + late) / n;
+    assert!((m.latency_us.mean - mean * 1e6).abs() < 0.01, "mean {} us, analytic {} us", m.latency_us.mean, mean * 1e6);
+    assert_eq!(m.retransmissions, 2, "the lost request and the response it acknowledged");
+    let (client, server) = ends(&d);
+    assert_eq!((client.SegsRetrans, server.SegsRetrans), (1, 1));
+    assert_eq!((client.DupSegsIn, server.DupSegsIn), (1, 0));
+}
+
+/// Bernoulli loss of 2 % of the data packets both ways: a transaction whose request or response is lost
+/// (probability 1 − 0.98² = 3.96 %) waits for the lost segment's tick, D = G·(⌊t/G⌋ + 4) − t ∈ (1.5, 2.0] s
+/// after it was sent, so its latency falls in (1.5 s, 2 s + τ]; a second loss of the copy adds exactly 2 s
+/// (4 ticks from a tick). So p50 and p90 are τ, p99 lies in the first tick band, the maximum in one of the
+/// bands k·2 s − 0.5 s < L ≤ k·2 s + τ, and the mean exceeds τ by about 3.96 % × 1.75 s = 69 ms (sd of the
+/// mean of ~2,200 transactions ≈ 7 ms; bounds at ±4 sd and a little model allowance).
+#[test]
+fn rdp_rr_latency_tail_under_loss_shows_the_retransmission_ticks() {
+    let lossy = [
+        "test.duration=\"200s\"",
+        "path.up.loss={model=\"bernoulli\",p=0.02,packets=\"data\"}",
+        "path.down={rate=\"10mbit\",delay=\"10ms\",framing=\"none\",loss={model=\"bernoulli\",p=0.02,packets=\"data\"}}",
+    ];
+    let tau = 0.020 + ser(138) + ser(1038);
+    for seed in 1..=3 {
+        let d = tcplab_lab::run_scenario(&scenario(RR, &lossy), seed).unwrap();
+        let m = rr_metrics(&d);
+        let l = m.latency_us;
+        let near = |v: f64| (v - tau * 1e6).abs() < 0.001 * tau * 1e6; // the histogram's 3 digits
+        assert!(near(l.p50) && near(l.p90), "seed {seed}: p50 {} p90 {} us, τ {} us", l.p50, l.p90, tau * 1e6);
+        // Percentiles are the histogram's bucket tops, at most 0.1 % above the latency (hence `slack`).
+        let band = |v: f64, slack: f64| {
+            (1..=4).find(|k| v > (*k as f64 * 2.0 - 0.5) * 1e6 && v / slack <= (*k as f64 * 2.0 + tau) * 1e6)
+        };
+        assert_eq!(band(l.p99, 1.001), Some(1), "seed {seed}: p99 {} us outside (1.5 s, 2 s + τ]", l.p99);
+        assert!(band(l.max, 1.0).is_some(), "seed {seed}: max {} us in no tick band", l.max);
+        let extra = l.mean / 1e6 - tau;
+        assert!((0.035..=0.105).contains(&extra), "seed {seed}: mean exceeds τ by {extra:.4} s");
+        assert!(m.retransmissions > 0);
+    }
+}
+
+// ---- SYN-seeded initial timeout (Zhang; Partridge 1986) -------------------------------------------------
+
+/// A satellite path: 600 ms each way (1.2 s RTT), 10 Mbit/s, no framing, no loss; RFC 793's estimator
+/// (α 7/8, β 2) on the sender.
+const SATELLITE: &str = "name = \"satellite\"\n[path.up]\nrate = \"10mbit\"\ndelay = \"600ms\"\nframing = \"none\"\n\
+    [client.rdp]\nrto_model = \"rfc793\"\n[test]\nkind = \"rdp_stream\"\nmessages = 40\nmessage = \"512B\"\n";
+
+fn satellite(set: &[&str]) -> (RdpStats, RdpStats, RdpStreamMetrics) {
+    let d = tcplab_lab::run_scenario(&scenario(SATELLITE, set), 1).unwrap();
+    assert_eq!(metrics(&d).messages_delivered, 40);
+    let (c, s) = ends(&d);
+    (c, s, metrics(&d).clone())
+}
+
+/// The path RTT of the opening exchange is 1.2 s + two 44-octet SYNs (35.2 us each) = 1,200.0704 ms. "Within
+/// 2× of the path RTT" is RTT ≤ first timeout ≤ 2·RTT: above it, or the first segments are resent before
+/// their ACK can come back; at most twice it, or the first loss costs more than an extra round trip.
+///
+/// With a guess of 3 s (RFC 1122 §4.2.3.1's initial RTO), the first data segment's timeout (InitialRTO) is
+/// that guess, 2.5 × RTT, without the seed; the SYN-seeded one is β·SynRTT = 2 × RTT exactly. With a guess
+/// of 1 s (RFC 6298 §2.1's), below the RTT: the SYN is resent at 1 s with its timeout doubled to 2 s, and
+/// without the seed the first data segments time out before their ACK — spurious retransmissions on a path
+/// that loses nothing (R = D). With the seed (Partridge: the SYN timeout in force when the ACK came, 2 s,
+/// within a factor 2 of the RTT) the first timeout is 4 s, above the RTT, and nothing is resent.
+#[test]
+fn syn_seeded_first_timeout_is_within_twice_the_path_rtt_where_the_guess_is_not() {
+    let rtt = 1200.0704;
+    let within = |rto: f64| (rtt..=2.0 * rtt).contains(&rto);
+
+    let (guess, _, m) = satellite(&["client.rdp.initial_rto=\"3s\""]);
+    assert_eq!(guess.SynRetrans, 0);
+    assert!((guess.SynRTT - rtt).abs() < 1e-9, "SynRTT {}", guess.SynRTT);
+    assert_eq!(guess.InitialRTO, 3000.0);
+    assert!(!within(guess.InitialRTO), "the 3 s guess is {:.2} × RTT", guess.InitialRTO / rtt);
+    assert_eq!(m.retransmissions, 0);
+
+    let (seeded, _, m) = satellite(&["client.rdp.initial_rto=\"3s\"", "client.rdp.syn_seed=true"]);
+    assert!((seeded.SynRTT - rtt).abs() < 1e-9);
+    assert!((seeded.InitialRTO - 2.0 * rtt).abs() < 1e-6, "InitialRTO {} = β·SynRTT", seeded.InitialRTO);
+    assert!(within(seeded.InitialRTO));
+    assert_eq!(m.retransmissions, 0);
+
+    let (short, server, m) = satellite(&["client.rdp.initial_rto=\"1s\""]);
+    assert_eq!(short.SynRetrans, 1);
+    assert_eq!(short.InitialRTO, 1000.0);
+    assert!(short.InitialRTO < rtt);
+    assert!(m.retransmissions > 0, "the first data segments time out before their ACK");
+    assert_eq!(m.data_drops, 0);
+    assert_eq!(m.retransmissions, server.DupSegsIn, "every retransmission spurious: R = D");
+
+    let (seeded, _, m) = satellite(&["client.rdp.initial_rto=\"1s\"", "client.rdp.syn_seed=true"]);
+    assert_eq!(seeded.SynRetrans, 1);
+    // The seed: the SYN timeout in force at the ACK, 2 s, within a factor 2 of the RTT; RTO = β × 2 s.
+    assert!((rtt / 2.0..=2.0 * rtt).contains(&2000.0));
+    assert_eq!(seeded.InitialRTO, 4000.0);
+    assert!(seeded.InitialRTO > rtt);
+    assert_eq!(m.retransmissions, 0, "no timer fires before its ACK");
+}
+
+// ---- test.series for RDP ---------------------------------------------------------------------------------
+
+/// The RTT-feedback run of `rtt_feedback_every_sample_inflates_srtt…` with `test.series = "100ms"`: the
+/// sender's SmoothedRTT on every tick, and beside it every RTT measurement, taken or discarded. The two agree
+/// (the SmoothedRTT of a tick is the one after the last measurement taken before it), every measurement is
+/// there (as many rows as RttSamples + RttSamplesDiscarded), and the figure the 1986 experiment is about
+/// shows: with `every`, the samples taken after the timeouts include each repair's timeout and SmoothedRTT
+/// climbs far above the real RTT (1.2 s); with `discard_out_of_order` exactly those measurements (> 1.21 s)
+/// are the discarded ones and every SmoothedRTT stays within the real RTTs taken.
+#[test]
+fn rdp_series_shows_smoothed_rtt_beside_every_rtt_sample_taken_and_discarded() {
+    let base = [
+        "path.up.delay=\"600ms\"",
+        "path.down.delay=\"600ms\"",
+        "path.up.loss={model=\"scripted\",drop=[20,22,24,26,28],packets=\"data\"}",
+        "test.messages=200",
+        "client.rdp.rto_model=\"mills\"",
+        "test.series=\"100ms\"",
+    ];
+    for sampling in ["every", "discard_out_of_order"] {
+        let set = format!("client.rdp.rtt_sampling=\"{sampling}\"");
+        let d = run(&[&base[..], &[set.as_str()]].concat(), 1);
+        let p = &d.points[0];
+        let series = p.series.as_ref().expect("test.series asks for the series");
+        let samples = p.rtt_samples.as_ref().expect("an RDP series comes with its RTT samples");
+        let col = |cols: &[&str], name: &str| cols.iter().position(|c| *c == name).unwrap();
+        let (st, ss) = (col(&series.columns, "t_s"), col(&series.columns, "SmoothedRTT"));
+        let (rt, rv, rk, rs) = (
+            col(&samples.columns, "t_s"),
+            col(&samples.columns, "rtt_ms"),
+            col(&samples.columns, "taken"),
+            col(&samples.columns, "SmoothedRTT"),
+        );
+        let (client, _) = ends(&d);
+        assert_eq!(samples.rows.len() as u64, client.RttSamples + client.RttSamplesDiscarded, "{sampling}");
+        assert_eq!(samples.rows.iter().filter(|r| r[rk] == 1.0).count() as u64, client.RttSamples);
+        // Ticks every 100 ms from 100 ms; the series' SmoothedRTT is the one after the last sample taken.
+        assert!(series.rows.len() > 10);
+        for (i, row) in series.rows.iter().enumerate() {
+            assert!((row[st] - 0.1 * (i + 1) as f64).abs() < 1e-9, "{sampling}: tick {i} at {}", row[st]);
+            let last = samples.rows.iter().rev().find(|r| r[rt] <= row[st] && r[rk] == 1.0);
+            assert_eq!(row[ss], last.map_or(0.0, |r| r[rs]), "{sampling}: SmoothedRTT at {} s", row[st]);
+        }
+        let peak = series.rows.iter().map(|r| r[ss]).fold(0.0, f64::max);
+        let inflated = |r: &&Vec<f64>| r[rv] > 1_210.0;
+        match sampling {
+            "every" => {
+                assert!(samples.rows.iter().filter(inflated).all(|r| r[rk] == 1.0));
+                // One sample per acknowledgement: an ACK that covers several repairs gives one.
+                let n = samples.rows.iter().filter(inflated).count();
+                assert!((1..=5).contains(&n), "{n} samples include a repair's timeout");
+                assert!(peak > 3.0 * 1_210.0, "{sampling}: SmoothedRTT peaks at {peak} ms");
+            }
+            _ => {
+                let discarded: Vec<&Vec<f64>> = samples.rows.iter().filter(|r| r[rk] == 0.0).collect();
+                assert!(!discarded.is_empty());
+                assert!(discarded.iter().all(inflated), "{sampling}: only inflated samples are discarded");
+                assert!(samples.rows.iter().filter(|r| r[rk] == 1.0).all(|r| (1_200.0..=1_210.0).contains(&r[rv])));
+                assert!((1_200.0..=1_210.0).contains(&peak), "{sampling}: SmoothedRTT peaks at {peak} ms");
+            }
+        }
+    }
+}
+
+/// The shipped `rdp-rr-satellite`: at 1 Mbit/s (8 us per octet) a transaction takes τ = 1.2 s + the request
+/// (512 + 38 octets: 4.4 ms) + the three response messages (1462 + 1462 + 1172 data octets, 38 each: 4,210
+/// octets, 33.68 ms) = 1,238.08 ms, the median latency; the client's first timeout is the SYN-seeded
+/// 2 × SynRTT, SynRTT = 1.2 s + two 44-octet SYNs (0.704 ms).
+#[test]
+fn the_shipped_satellite_rr_runs_at_the_analysed_round_trip() {
+    let text = SHIPPED.iter().find(|s| s.name == "rdp-rr-satellite").expect("shipped").text;
+    let d = tcplab_lab::run_scenario(&scenario(text, &["test.duration=\"120s\""]), 1).unwrap();
+    let m = rr_metrics(&d);
+    let tau_us = (1.2 + 550.0 * 8e-6 + 4210.0 * 8e-6) * 1e6;
+    assert!((m.latency_us.min - tau_us).abs() < 0.01, "min {} us, τ {tau_us} us", m.latency_us.min);
+    assert!((m.latency_us.p50 - tau_us).abs() < 0.001 * tau_us, "p50 {} us", m.latency_us.p50);
+    let (client, _) = ends(&d);
+    assert!((client.SynRTT - 1200.704).abs() < 1e-9, "SynRTT {}", client.SynRTT);
+    assert!((client.InitialRTO - 2.0 * client.SynRTT).abs() < 1e-6);
+    assert_eq!(client.SynRetrans, 0);
+}

@@ -136,6 +136,11 @@ pub struct RdpConfig {
     /// only.
     #[serde(skip)]
     pub codec: RdpCodec,
+    /// Keep a record of every RTT measurement, taken or discarded by `rtt_sampling`, with SmoothedRTT and
+    /// CurRTO after it ([`crate::RttRecord`], in the end-of-run statistics). Set by the lab for `test.series`;
+    /// not a scenario knob. Default false (nothing is recorded, nothing allocated).
+    #[serde(skip)]
+    pub record_rtt_samples: bool,
 }
 
 impl Default for RdpConfig {
@@ -162,6 +167,7 @@ impl Default for RdpConfig {
             close_wait: Duration::from_secs(60),
             nul_idle: None,
             codec: RdpCodec::default(),
+            record_rtt_samples: false,
         }
     }
 }

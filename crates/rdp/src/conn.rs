@@ -10,7 +10,7 @@ use tcplab_wire::rdp::RDP_HEADER_LEN;
 use tcplab_wire::{EackList, RdpFlags, RdpSegment, SeqNumber, SynOptions, IPV4_HEADER_LEN};
 
 use crate::config::{RdpConfig, RtoChoice, RttSampling, WindowPolicy};
-use crate::stats::RdpStats;
+use crate::stats::{RdpStats, RttRecord};
 
 /// Connection states (RFC 908 §3.2.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -111,6 +111,8 @@ pub struct RdpConnection {
     /// The highest number acknowledged so far (cumulatively or by EACK), for `discard_out_of_order`.
     highest_acked: Option<SeqNumber>,
     stats: RdpStats,
+    /// Every RTT measurement, with `record_rtt_samples`.
+    rtt_log: Vec<RttRecord>,
     stalled: bool,
 }
 
@@ -166,6 +168,7 @@ impl RdpConnection {
             rtt,
             highest_acked: None,
             stats: RdpStats::default(),
+            rtt_log: Vec::new(),
             stalled: false,
             cfg,
         }
@@ -510,23 +513,38 @@ impl RdpConnection {
     }
 
     /// Our SYN was acknowledged: the handshake's round trip may seed the estimator (Zhang; Partridge 1986).
+    /// Records SynRTT, SynRetrans and the RTO the data phase starts with (InitialRTO).
     fn syn_acked(&mut self, now: Instant) {
         self.syn_deadline = None;
         self.syn_due = false;
-        if !self.cfg.syn_seed {
-            return;
+        let rtt = self.syn_first_sent.map(|t| now.saturating_since(t));
+        self.stats.SynRTT = rtt.map_or(0.0, ms);
+        self.stats.SynRetrans = u64::from(self.syn_tx.saturating_sub(1));
+        if self.cfg.syn_seed {
+            let sample = match (self.syn_tx, rtt) {
+                (1, Some(r)) => r,
+                // Resent: measuring from the first SYN overestimates, from the last underestimates; take the
+                // timeout in force when the ACK arrives (Partridge, "RTT's revisited", Nov 1986). With SYN
+                // timeouts doubling from T0, the one in force when the first SYN's ACK comes back is within a
+                // factor 2 of the round trip either way.
+                _ => self.syn_timeout,
+            };
+            self.rtt_sample(now, sample);
         }
-        let sample = match (self.syn_tx, self.syn_first_sent) {
-            (1, Some(t)) => now.saturating_since(t),
-            // Resent: measuring from the first SYN overestimates, from the last underestimates; take the
-            // timeout in force when the ACK arrives (Partridge, "RTT's revisited", Nov 1986).
-            _ => self.syn_timeout,
-        };
-        self.rtt_sample(sample);
+        self.stats.InitialRTO = ms(self.rto());
     }
 
-    fn rtt_sample(&mut self, r: Duration) {
+    /// Notes a measurement in the log (with `record_rtt_samples`), with the estimator's state after it.
+    fn log_rtt(&mut self, now: Instant, rtt: Duration, taken: bool) {
+        if self.cfg.record_rtt_samples {
+            let (srtt, rto) = (self.rtt.srtt(), self.rto());
+            self.rtt_log.push(RttRecord { at: now, rtt, taken, srtt, rto });
+        }
+    }
+
+    fn rtt_sample(&mut self, now: Instant, r: Duration) {
         self.rtt.on_sample(r);
+        self.log_rtt(now, r, true);
         self.stats.RttSamples += 1;
         let r = ms(r);
         if self.stats.RttSamples == 1 || r < self.stats.MinRTT {
@@ -740,10 +758,12 @@ impl RdpConnection {
             RttSampling::Every => true,
             RttSampling::DiscardOutOfOrder => in_order,
         };
+        let rtt = now.saturating_since(s.first_sent);
         if take {
-            self.rtt_sample(now.saturating_since(s.first_sent));
+            self.rtt_sample(now, rtt);
         } else {
             self.stats.RttSamplesDiscarded += 1;
+            self.log_rtt(now, rtt, false);
         }
     }
 
@@ -798,6 +818,11 @@ impl RdpConnection {
         s.SmoothedRTT = self.rtt.srtt().map_or(0.0, ms);
         s.CurRTO = ms(self.rto());
         s
+    }
+
+    /// Every RTT measurement so far, taken or discarded (empty unless `record_rtt_samples` is set).
+    pub fn rtt_log(&self) -> &[RttRecord] {
+        &self.rtt_log
     }
 
     /// Bytes queued by the application and not yet sent.

@@ -16,7 +16,7 @@ mod transport;
 
 pub use config::{RdpConfig, RtoChoice, RttSampling, WindowPolicy};
 pub use conn::{RdpConnection, State};
-pub use stats::RdpStats;
+pub use stats::{RdpStats, RttRecord};
 
 #[cfg(test)]
 mod tests;

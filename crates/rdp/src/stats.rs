@@ -3,6 +3,25 @@
 #![allow(non_snake_case)]
 
 use serde::{Deserialize, Serialize};
+use tcplab_units::{Duration, Instant};
+
+/// One RTT measurement as the sampling policy (`rtt_sampling`) saw it: the time from the acknowledged
+/// segment's first transmission (or the opening exchange) to the acknowledgement, whether the estimator took
+/// it, and the estimator's state after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RttRecord {
+    /// When the acknowledgement arrived.
+    pub at: Instant,
+    /// The measured round trip (for a resent SYN under `syn_seed`: the SYN timeout in force, which is what
+    /// the estimator is given).
+    pub rtt: Duration,
+    /// Fed to the estimator (false: discarded by the sampling policy).
+    pub taken: bool,
+    /// SmoothedRTT after this measurement (`None` before the first sample taken).
+    pub srtt: Option<Duration>,
+    /// CurRTO after this measurement.
+    pub rto: Duration,
+}
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -48,6 +67,18 @@ pub struct RdpStats {
     pub MinRTT: f64,
     /// The current retransmission timeout, ms (before any per-segment backoff).
     pub CurRTO: f64,
+    /// The opening exchange's round trip, ms: from the first transmission of our SYN (SYN+ACK on the passive
+    /// side) to the segment that acknowledged it; 0 until then. Measured whether or not `syn_seed` uses it.
+    pub SynRTT: f64,
+    /// Retransmissions of our SYN (SYN+ACK on the passive side).
+    pub SynRetrans: u64,
+    /// CurRTO when the connection became OPEN, ms: the timeout the first data segment is given (before tick
+    /// rounding) — the SYN-seeded estimate with `syn_seed`, `initial_rto` without.
+    pub InitialRTO: f64,
+    /// Every RTT measurement of the run, taken or discarded, when `record_rtt_samples` is set (not serialized:
+    /// the lab's `test.series` reports it as `rtt_samples`).
+    #[serde(skip)]
+    pub rtt_log: Vec<RttRecord>,
 }
 
 impl tcplab_transport::Stats for RdpStats {

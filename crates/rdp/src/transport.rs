@@ -60,8 +60,11 @@ impl Transport for RdpConnection {
     fn state_name(&self) -> String {
         self.state().to_string()
     }
+    /// The statistics, with the RTT log when `record_rtt_samples` is set (the engine asks once, at the end).
     fn stats(&self, _now: Instant) -> RdpStats {
-        RdpConnection::stats(self)
+        let mut s = RdpConnection::stats(self);
+        s.rtt_log = self.rtt_log().to_vec();
+        s
     }
     fn send(&mut self, bytes: u64) -> u64 {
         RdpConnection::send(self, bytes)

@@ -73,6 +73,7 @@ fn main_table(doc: &ResultDoc) -> String {
     match doc.scenario.test.kind {
         TestKind::TcpRr | TestKind::TcpCrr => rr_table(doc),
         TestKind::RdpStream => rdp_table(doc),
+        TestKind::RdpRr => rdp_rr_table(doc),
         _ => stream_table(doc),
     }
 }
@@ -213,6 +214,46 @@ fn rdp_table(doc: &ResultDoc) -> String {
         );
     }
     out
+}
+
+/// RDP request/response: request and response sizes, the client's max outstanding, elapsed, the transaction
+/// rate and the latency statistics, and the data segments retransmitted (docs/rdp.md).
+fn rdp_rr_table(doc: &ResultDoc) -> String {
+    let s = &doc.scenario;
+    let burst = s.test.burst.filter(|&b| b > 0).map(|b| format!(", first burst {b}")).unwrap_or_default();
+    let mut out = banner(doc, "client to server", &burst);
+    let (ph, cells) = param_columns(doc);
+    out += &format!(
+        "{:w$}Request  Resp.    Max   Elapsed  Trans.     Latency usec/Tran                   Retrans\n",
+        "",
+        w = ph.chars().count()
+    );
+    out += &format!(
+        "{:w$}Size     Size     Out.  Time     Rate       mean     p50      p99      max      segs\n",
+        "",
+        w = ph.chars().count()
+    );
+    out += &format!("{ph}bytes    bytes    segs  secs.    per sec\n\n");
+    let max_out = s.client.rdp.clone().unwrap_or_default().max_outstanding;
+    for (p, cell) in doc.points.iter().zip(&cells) {
+        let Metrics::Rr(m) = &p.metrics else { continue };
+        let l = &m.latency_us;
+        out += cell;
+        out += &format!(
+            "{:<8} {:<8} {:<5} {:<8.2} {:<10.2} {:<8.1} {:<8.1} {:<8.1} {:<8.1} {}\n",
+            s.test.request.map_or(0, |b| b.bytes()),
+            s.test.response.map_or(0, |b| b.bytes()),
+            max_out,
+            m.elapsed_s,
+            m.transactions_per_s,
+            l.mean,
+            l.p50,
+            l.p99,
+            l.max,
+            m.retransmissions
+        );
+    }
+    out + &iteration_notes(doc)
 }
 
 /// Writes `doc` as pretty JSON to `path` ("-" for stdout). The file appears complete or not at all:

@@ -10,6 +10,12 @@
 //! would hold. Timestamps are the simulated time since the start of the run (so the trace starts at
 //! the Unix epoch).
 //!
+//! RDP runs (`rdp_stream`, `rdp_rr`) are traced the same way: each packet is an IPv4 datagram of protocol 27
+//! carrying the RDP segment as [`tcplab_wire::codec::rdp::emit_ipv4_rdp`] encodes it (version 2: 16-bit ports
+//! and the TCP checksum over the pseudo-header, tcplab's default reading of RFC 1151; header, SYN options and
+//! EACK list as sent). Version 1 has 8-bit ports, which the simulator's ports (5001, 32768 and up) do not fit:
+//! such a trace stops at the first packet with an error.
+//!
 //! Addresses: the client is 198.18.0.1 and the server 198.18.0.2 (RFC 2544's benchmarking range,
 //! 198.18.0.0/15), with locally administered MACs 02:00:00:00:00:01 and 02:00:00:00:00:02. The IPv4
 //! identification is a per-sending-host counter, so a packet carries the same id at every tap.
@@ -18,11 +24,13 @@ use std::collections::VecDeque;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use tcplab_rdp::RdpConnection;
 use tcplab_sim::{PacketEvent, Probe, CLIENT, DOWN, SERVER, UP};
 use tcplab_tcp::Connection;
 use tcplab_units::Instant;
+use tcplab_wire::codec::rdp::{emit_ipv4_rdp, RdpCodec};
 use tcplab_wire::codec::{emit_ipv4_tcp, PayloadFill};
-use tcplab_wire::TcpSegment;
+use tcplab_wire::{RdpSegment, TcpSegment};
 
 /// IPv4 addresses of the client and the server.
 pub const ADDRS: [[u8; 4]; 2] = [[198, 18, 0, 1], [198, 18, 0, 2]];
@@ -90,6 +98,32 @@ pub fn encode_frame(seg: &TcpSegment, src: usize, ip_id: u16, buf: &mut Vec<u8>)
         .expect("a simulated segment encodes as IPv4/TCP");
 }
 
+/// Appends one Ethernet frame carrying the RDP segment `seg` (IPv4 protocol 27) from host `src` to host
+/// `1 - src` to `buf`; leaves `buf` as it was when the segment cannot be encoded (version 1 ports above 255).
+pub fn encode_rdp_frame(
+    seg: &RdpSegment,
+    src: usize,
+    ip_id: u16,
+    codec: &RdpCodec,
+    buf: &mut Vec<u8>,
+) -> Result<(), tcplab_wire::codec::WireError> {
+    let dst = 1 - src;
+    let start = buf.len();
+    buf.extend_from_slice(&MACS[dst]);
+    buf.extend_from_slice(&MACS[src]);
+    buf.extend_from_slice(&0x0800u16.to_be_bytes());
+    emit_ipv4_rdp(seg, ADDRS[src], ADDRS[dst], ip_id, codec, PayloadFill::Zeros, buf).map(|_| ()).inspect_err(|_| {
+        buf.truncate(start);
+    })
+}
+
+/// The segment a frame is built from.
+#[derive(Clone, Copy)]
+enum Frame<'a> {
+    Tcp(&'a TcpSegment),
+    Rdp(&'a RdpSegment),
+}
+
 /// A probe that writes the packets seen at one tap to a pcap file. The file is written beside its
 /// target under a temporary name and renamed into place by [`PcapProbe::finish`], so that a file at
 /// the target path is always complete.
@@ -105,6 +139,8 @@ pub struct PcapProbe {
     in_flight: [VecDeque<u16>; 2],
     packets: u64,
     frame: Vec<u8>,
+    /// How RDP headers are encoded (the RFCs' open choices).
+    rdp_codec: RdpCodec,
 }
 
 impl PcapProbe {
@@ -123,7 +159,14 @@ impl PcapProbe {
             in_flight: [VecDeque::new(), VecDeque::new()],
             packets: 0,
             frame: Vec::with_capacity(2048),
+            rdp_codec: RdpCodec::default(),
         })
+    }
+
+    /// Encodes RDP segments with `codec` (default: the v2 checksum over the pseudo-header, SDM bit 0x8000).
+    pub fn with_rdp_codec(mut self, codec: RdpCodec) -> PcapProbe {
+        self.rdp_codec = codec;
+        self
     }
 
     /// Packets written so far.
@@ -143,13 +186,24 @@ impl PcapProbe {
         Ok(self.packets)
     }
 
-    fn write(&mut self, at: Instant, seg: &TcpSegment, src: usize, ip_id: u16) {
+    fn write(&mut self, at: Instant, seg: Frame, src: usize, ip_id: u16) {
         let Some(out) = self.out.as_mut() else { return };
         if self.err.is_some() {
             return;
         }
         self.frame.clear();
-        encode_frame(seg, src, ip_id, &mut self.frame);
+        match seg {
+            Frame::Tcp(seg) => encode_frame(seg, src, ip_id, &mut self.frame),
+            Frame::Rdp(seg) => {
+                if let Err(e) = encode_rdp_frame(seg, src, ip_id, &self.rdp_codec, &mut self.frame) {
+                    self.err = Some(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!("RDP segment {}→{} cannot be encoded: {e:?}", seg.src_port, seg.dst_port),
+                    ));
+                    return;
+                }
+            }
+        }
         let orig = self.frame.len() as u32;
         let incl = orig.min(self.snaplen);
         let ns = at.as_nanos();
@@ -166,8 +220,9 @@ impl PcapProbe {
     }
 }
 
-impl Probe<Connection> for PcapProbe {
-    fn on_packet(&mut self, now: Instant, ev: PacketEvent, seg: &TcpSegment) {
+impl PcapProbe {
+    /// What every packet event does to the trace, whatever the transport.
+    fn on_event(&mut self, now: Instant, ev: PacketEvent, seg: Frame) {
         match ev {
             PacketEvent::Sent { host, departs } => {
                 let id = self.next_id[host];
@@ -197,6 +252,18 @@ impl Probe<Connection> for PcapProbe {
             }
             PacketEvent::NoSocket { .. } => {}
         }
+    }
+}
+
+impl Probe<Connection> for PcapProbe {
+    fn on_packet(&mut self, now: Instant, ev: PacketEvent, seg: &TcpSegment) {
+        self.on_event(now, ev, Frame::Tcp(seg));
+    }
+}
+
+impl Probe<RdpConnection> for PcapProbe {
+    fn on_packet(&mut self, now: Instant, ev: PacketEvent, seg: &RdpSegment) {
+        self.on_event(now, ev, Frame::Rdp(seg));
     }
 }
 

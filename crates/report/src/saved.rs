@@ -9,7 +9,7 @@ use tcplab_units::ByteSize;
 /// row; `crate::table`, from a run, also has the sweep, CPU and health columns.
 pub fn table_json(doc: &Value) -> String {
     match serde_json::from_value::<TestKind>(doc["scenario"]["test"]["kind"].clone()) {
-        Ok(TestKind::TcpRr | TestKind::TcpCrr) => rr_table(doc),
+        Ok(TestKind::TcpRr | TestKind::TcpCrr | TestKind::RdpRr) => rr_table(doc),
         _ => stream_table(doc),
     }
 }
