@@ -230,6 +230,7 @@ fn run_all(scenario: &tcplab_lab::Scenario, repeat: u64, jobs: u64) -> Result<(f
                     tcplab_lab::result::Metrics::Stream(m) => (m.delivered_bytes, m.throughput_bps, None),
                     tcplab_lab::result::Metrics::Rr(m) => (m.transactions, 0.0, Some(m.transactions_per_s)),
                     tcplab_lab::result::Metrics::Rdp(m) => (m.delivered_bytes, m.throughput_bps, None),
+                    tcplab_lab::result::Metrics::Msg(m) => (m.delivered_bytes, m.throughput_bps, None),
                 };
                 let d = RunDigest {
                     seed,

@@ -447,10 +447,11 @@ pub struct Unmet {
     pub confidence: Confidence,
 }
 
-/// The main metric of a point's metrics: throughput for bulk tests, the transaction rate for RR/CRR.
+/// The main metric of a point's metrics: the message rate for `tcp_msg`, throughput for bulk tests, the
+/// transaction rate for RR/CRR.
 pub fn main_metric(m: &Metrics) -> (&'static str, f64) {
     let v = serde_json::to_value(m).unwrap_or_default();
-    for name in ["throughput_bps", "transactions_per_s"] {
+    for name in ["messages_per_s", "throughput_bps", "transactions_per_s"] {
         if let Some(x) = v.get(name).and_then(|x| x.as_f64()) {
             return (name, x);
         }
