@@ -106,7 +106,7 @@ fn msg_table(doc: &Value) -> String {
         out += &format!(
             "{:<8} {:<10} {:<8.3} {:<12.1} {:<9.3} {:<9.3} {:<9.3} {:<9.3} {:<9.1} {:<9.1} {:<9.1} {:.1}\n",
             bytes(&s["test"]["message"]),
-            m["messages"],
+            m["messages"].as_u64().unwrap_or(0),
             f(&m["elapsed_s"]),
             f(&m["messages_per_s"]),
             f(&g["mean"]),
