@@ -1,7 +1,9 @@
 //! `tcplab bench`: fixed workloads, each run in a fresh child process (so its peak memory is its own),
 //! reporting wall time, simulated data segments and events per wall second, and peak RSS.
 //! With `--jobs N` the repetitions of a workload run on N threads, and the serial run is done too so
-//! that speedup, efficiency and identity of results can be reported.
+//! that speedup, efficiency and identity of results can be reported. A sweep workload (a scenario with a
+//! `[sweep]`) runs its points through the lab's work-stealing pool (`tcplab run`'s path) on all cores, or
+//! `--jobs N` threads, and on one thread, and reports the same figures.
 
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,6 +22,7 @@ pub const WORKLOADS: &[(&str, &str)] = &[
     ("flows-100k", include_str!("../../../bench/workloads/flows-100k.toml")),
     ("rr-1000", include_str!("../../../bench/workloads/rr-1000.toml")),
     ("rdp-loopback", include_str!("../../../scenarios/rdp-loopback.toml")),
+    ("sweep-rr", include_str!("../../../bench/workloads/sweep-rr.toml")),
 ];
 
 /// The workloads `tcplab bench` runs when none is named.
@@ -27,7 +30,8 @@ const DEFAULT_WORKLOADS: &[&str] = &["bulk-1g", "bulk-100m-loss", "flows-1000", 
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// Workload to run (repeatable): bulk-1g, bulk-100m-loss, flows-1000, flows-100k, rr-1000, rdp-loopback.
+    /// Workload to run (repeatable): bulk-1g, bulk-100m-loss, flows-1000, flows-100k, rr-1000, rdp-loopback,
+    /// sweep-rr.
     /// Default: bulk-1g, bulk-100m-loss, flows-1000, rr-1000.
     #[arg(long = "workload", value_name = "NAME")]
     workloads: Vec<String>,
@@ -51,7 +55,8 @@ struct RunOpts {
     /// Runs (seeds 1..=N) per workload.
     #[arg(long, default_value_t = 1)]
     repeat: u64,
-    /// Threads running the repetitions; above 1 the serial run is measured too.
+    /// Threads running the repetitions; above 1 the serial run is measured too. A sweep workload runs its
+    /// points on this many threads, or on every core when it is 1, and always serially too.
     #[arg(long, default_value_t = 1)]
     jobs: u64,
     /// Override the simulated duration (e.g. "5s") for a quick look.
@@ -63,8 +68,12 @@ struct RunOpts {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct WorkloadResult {
     pub name: String,
-    /// Simulated seconds per run (mean over the repetitions), handshake and close included.
+    /// Simulated seconds per run (mean over the repetitions; a sweep: of all its points), handshake and close
+    /// included.
     pub simulated_s: f64,
+    /// A sweep workload: its points.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub points: Option<usize>,
     pub repeat: u64,
     pub jobs: u64,
     /// Wall time of all repetitions.
@@ -233,6 +242,7 @@ fn run_all(scenario: &tcplab_lab::Scenario, repeat: u64, jobs: u64) -> Result<(f
                     tcplab_lab::result::Metrics::Stream(m) => (m.delivered_bytes, m.throughput_bps, None),
                     tcplab_lab::result::Metrics::Rr(m) => (m.transactions, 0.0, Some(m.transactions_per_s)),
                     tcplab_lab::result::Metrics::Rdp(m) => (m.delivered_bytes, m.throughput_bps, None),
+                    tcplab_lab::result::Metrics::Msg(m) => (m.delivered_bytes, m.throughput_bps, None),
                 };
                 let d = RunDigest {
                     seed,
@@ -263,7 +273,12 @@ pub fn bench_one(args: &BenchOneArgs) -> Result<(), String> {
     if let Some(d) = &args.runs.duration {
         set.push(format!("test.duration=\"{d}\""));
     }
-    let scenario = load(&Source { name: &args.name, text }, &set).map_err(|e| e.to_string())?;
+    let src = Source { name: &args.name, text };
+    let plan = tcplab_lab::sweep::plan(&src, &set, &[], &Default::default()).map_err(|e| e.to_string())?;
+    if !plan.axes.is_empty() {
+        return bench_sweep(args, &plan);
+    }
+    let scenario = load(&src, &set).map_err(|e| e.to_string())?;
     let repeat = args.runs.repeat.max(1);
     let (wall, runs) = run_all(&scenario, repeat, args.runs.jobs)?;
     let (serial_wall_s, parallel_efficiency, identical_to_serial) = if args.runs.jobs > 1 {
@@ -279,6 +294,7 @@ pub fn bench_one(args: &BenchOneArgs) -> Result<(), String> {
         // The time actually simulated, mean of the runs (not the scenario's duration, which for a transfer of
         // `test.messages` is only an upper bound).
         simulated_s: runs.iter().map(|r| r.simulated_ns as f64 / 1e9).sum::<f64>() / repeat as f64,
+        points: None,
         repeat,
         jobs: args.runs.jobs,
         wall_s: wall,
@@ -289,6 +305,75 @@ pub fn bench_one(args: &BenchOneArgs) -> Result<(), String> {
         events_per_s: events as f64 / wall,
         goodput_mbps: runs.iter().map(|r| r.throughput_bps).sum::<f64>() / repeat as f64 / 1e6,
         transactions_per_s: runs.iter().map(|r| r.transactions_per_s).sum::<Option<f64>>().map(|t| t / repeat as f64),
+        peak_rss_bytes: peak_rss(),
+        serial_wall_s,
+        parallel_efficiency,
+        identical_to_serial,
+    };
+    println!("{}", serde_json::to_string(&result).map_err(|e| e.to_string())?);
+    Ok(())
+}
+
+/// One pass over a sweep workload: `repeat` whole runs of the plan (seeds 1..=repeat) on `jobs` threads.
+/// Returns the wall time, each run's document as JSON text, and the engine's counters over all of them.
+fn run_sweep(
+    plan: &tcplab_lab::sweep::Plan,
+    repeat: u64,
+    jobs: usize,
+) -> Result<(f64, Vec<String>, tcplab_lab::result::EngineCounters), String> {
+    let mut docs = Vec::new();
+    let mut engine = tcplab_lab::result::EngineCounters::default();
+    let t0 = WallClock::now();
+    for seed in 1..=repeat {
+        let opts = tcplab_lab::sweep::RunOptions { seed: Some(seed), jobs, shard: None };
+        let (doc, _, e) = tcplab_lab::sweep::run_plan_counted(plan, opts, &|_, _| {}).map_err(|e| e.to_string())?;
+        engine.events += e.events;
+        engine.data_segments += e.data_segments;
+        docs.push(serde_json::to_string(&doc).map_err(|e| e.to_string())?);
+    }
+    Ok((t0.elapsed().as_secs_f64(), docs, engine))
+}
+
+/// A sweep workload: its points on the lab's pool (all cores, or `--jobs`), then on one thread; parallel
+/// efficiency = serial wall time / (threads × parallel wall time), and whether the documents are
+/// byte-identical.
+fn bench_sweep(args: &BenchOneArgs, plan: &tcplab_lab::sweep::Plan) -> Result<(), String> {
+    let repeat = args.runs.repeat.max(1);
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let jobs = if args.runs.jobs > 1 { args.runs.jobs as usize } else { cores };
+    let (wall, docs, engine) = run_sweep(plan, repeat, jobs)?;
+    let (serial_wall_s, parallel_efficiency, identical_to_serial) = if jobs > 1 {
+        let (serial, serial_docs, _) = run_sweep(plan, repeat, 1)?;
+        (Some(serial), Some(serial / wall / jobs as f64), Some(serial_docs == docs))
+    } else {
+        (None, None, None)
+    };
+    // The mean over runs and points of the main figure: throughput, or the transaction rate.
+    let mut bps = Vec::new();
+    let mut tps = Vec::new();
+    for d in &docs {
+        let v: serde_json::Value = serde_json::from_str(d).map_err(|e| e.to_string())?;
+        for p in v["points"].as_array().into_iter().flatten() {
+            bps.extend(p["metrics"]["throughput_bps"].as_f64());
+            tps.extend(p["metrics"]["transactions_per_s"].as_f64());
+        }
+    }
+    let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+    let points = plan.points.len();
+    let result = WorkloadResult {
+        name: args.name.clone(),
+        simulated_s: plan.points.iter().map(|p| p.scenario.test.duration.as_secs_f64()).sum(),
+        points: Some(points),
+        repeat,
+        jobs: jobs as u64,
+        wall_s: wall,
+        wall_per_run_s: wall / repeat as f64,
+        data_segments: engine.data_segments,
+        segments_per_s: engine.data_segments as f64 / wall,
+        events: engine.events,
+        events_per_s: engine.events as f64 / wall,
+        goodput_mbps: mean(&bps).unwrap_or(0.0) / 1e6,
+        transactions_per_s: mean(&tps),
         peak_rss_bytes: peak_rss(),
         serial_wall_s,
         parallel_efficiency,

@@ -174,6 +174,30 @@ fn bench_reports_the_simulated_time_an_rdp_transfer_took() {
 }
 
 #[test]
+fn bench_runs_the_sweep_workload_in_parallel_and_serially_with_the_same_documents() {
+    let out = tcplab()
+        .args(["bench", "--workload", "sweep-rr", "--duration", "1s", "--jobs", "2", "--json", "-"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let w = &v["workloads"][0];
+    assert_eq!(w["name"], "sweep-rr");
+    // 16 bursts × Nagle/NODELAY, 1 s each.
+    assert_eq!(w["points"], 32);
+    assert_eq!(w["simulated_s"], 32.0);
+    assert_eq!(w["jobs"], 2);
+    assert_eq!(w["identical_to_serial"], true, "the pool gives the serial documents byte for byte");
+    let e = w["parallel_efficiency"].as_f64().unwrap();
+    let (serial, wall) = (w["serial_wall_s"].as_f64().unwrap(), w["wall_s"].as_f64().unwrap());
+    assert!((e - serial / wall / 2.0).abs() < 1e-9, "efficiency = serial / (jobs × parallel)");
+    // Every point runs transactions: the mean rate over the points is at least one transaction per
+    // round trip (30 ms + serializations), the rate without a burst.
+    assert!(w["transactions_per_s"].as_f64().unwrap() > 25.0);
+    assert!(w["data_segments"].as_u64().unwrap() > 32 * 25);
+}
+
+#[test]
 fn series_samples_the_sender_and_a_dead_path_is_a_run_failure() {
     let dir = tempfile::tempdir().unwrap();
     let path = write(&dir, "good.toml", GOOD);
@@ -272,4 +296,28 @@ fn pcap_of_an_rdp_run_holds_every_packet_of_the_tap() {
         .unwrap();
     assert_eq!(v1.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&v1.stderr).contains("8-bit ports"), "{}", String::from_utf8_lossy(&v1.stderr));
+}
+
+#[test]
+fn the_msg_table_shows_the_time_per_message_from_a_run_and_from_its_saved_result() {
+    // msg-100m with NODELAY: one 84-byte frame per message, 6.72 us at 100 Mbit/s.
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("msg.json");
+    let out = tcplab()
+        .args(["run", "msg-100m", "--set", "client.tcp.nodelay=true", "--json", json.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let table = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(table.starts_with("TCP small-message stream TEST from client to server: msg-100m"), "{table}");
+    assert!(table.contains("NODELAY, messages back to back") && table.contains("Time per message usec"), "{table}");
+    let row = table.lines().find(|l| l.starts_with("1 ")).expect("a row for the point");
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!((cells[0], cells[1], cells[4]), ("1", "100000", "6.720"), "{row}");
+    // The HTML page of the saved document (`tcplab report`) renders the same row from the JSON.
+    let html = dir.path().join("msg.html");
+    let saved = tcplab().args(["report", json.to_str().unwrap(), "--report", html.to_str().unwrap()]).output().unwrap();
+    assert!(saved.status.success(), "{}", String::from_utf8_lossy(&saved.stderr));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains(row), "the saved result's table has the row {row:?}");
 }

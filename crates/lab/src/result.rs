@@ -83,8 +83,38 @@ pub enum Metrics {
     // Untagged reading tries the variants in order: RDP's fields are a superset of a bulk transfer's, so
     // it comes first.
     Rdp(RdpStreamMetrics),
+    // A small-message stream has every field of a bulk transfer's and more: before `Stream` too.
+    Msg(MsgMetrics),
     Stream(StreamMetrics),
     Rr(RrMetrics),
+}
+
+/// The figures of a small-message stream (`tcp_msg`), from the receiving application, over the messages
+/// whose last byte it read during the measurement.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MsgMetrics {
+    /// `messages / elapsed_s`.
+    pub messages_per_s: f64,
+    /// Whole messages read by the receiving application during the measurement.
+    pub messages: u64,
+    /// Payload bits read during the measurement per second (goodput): `delivered_bytes × 8 / elapsed_s`.
+    pub throughput_bps: f64,
+    /// Payload bytes read during the measurement.
+    pub delivered_bytes: u64,
+    /// The gaps between successive deliveries of whole messages to the receiving application, µs (a read
+    /// that completes k messages: one gap and k − 1 of zero; the first from the start of the measurement).
+    /// The mean is the time to the last delivery over `messages`.
+    pub time_per_message_us: LatencyMetrics,
+    /// One-way latency per message, µs: from the send call that starts it to the read of its last byte.
+    pub latency_us: LatencyMetrics,
+    /// Segments retransmitted by all endpoints during the whole run.
+    pub retransmissions: u64,
+    /// Length of the measurement, seconds: `test.duration`, or with `test.messages` until the last one was
+    /// read.
+    pub elapsed_s: f64,
+    /// With the CPU cost model.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<CpuMetrics>,
 }
 
 /// The figures of an RDP transfer (`rdp_stream`). Counts are over the whole run, all connection ends.
@@ -413,7 +443,30 @@ fn metrics(test: &crate::scenario::Test, run: &BackendRun) -> Metrics {
                 ),
             })
         }
-        other => unreachable!("validation refuses test kind {other:?} until it is implemented"),
+        TestKind::TcpMsg => {
+            let r = run
+                .apps
+                .iter()
+                .find_map(|(_, r)| match r {
+                    Report::Msg(r) if r.receiver => Some(r),
+                    _ => None,
+                })
+                .expect("a message test has a receiver");
+            let secs = r.elapsed.as_secs_f64();
+            let per_s = |x: f64| if r.elapsed.is_zero() { 0.0 } else { x / secs };
+            Metrics::Msg(MsgMetrics {
+                messages_per_s: per_s(r.messages as f64),
+                messages: r.messages,
+                throughput_bps: per_s(r.window_bytes as f64 * 8.0),
+                delivered_bytes: r.window_bytes,
+                time_per_message_us: r.time_per_message.into(),
+                latency_us: r.latency.into(),
+                retransmissions: run.retransmissions,
+                elapsed_s: secs,
+                cpu: cpu_metrics(&run.cpu, r.elapsed, r.window_bytes, None),
+            })
+        }
+        TestKind::RdpStream | TestKind::RdpRr => unreachable!("RDP runs through crate::rdp_backend"),
     }
 }
 

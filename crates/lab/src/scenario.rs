@@ -193,8 +193,11 @@ pub enum TestKind {
     TcpStream,
     /// Bulk transfer server → client (netperf TCP_MAERTS).
     TcpMaerts,
+    /// Request/response on long-lived connections (netperf TCP_RR).
     TcpRr,
+    /// A new connection per transaction (netperf TCP_CRR).
     TcpCrr,
+    /// A one-way stream of small messages, back to back or paced, timed per message.
     TcpMsg,
     /// RDP messages client → server (`messages` or `duration`), the 1986 experiment's test.
     RdpStream,
@@ -203,11 +206,16 @@ pub enum TestKind {
     RdpRr,
 }
 
-/// `rdp_stream` with `messages` and no `duration`: the most simulated time the transfer may take.
+/// `rdp_stream` or `tcp_msg` with `messages` and no `duration`: the most simulated time the transfer may
+/// take.
 pub const RDP_MESSAGES_LIMIT: Duration = Duration::from_secs(86_400);
 
 /// The message size of the RDP tests when `test.message` is not given (Part C of the RDP note: 512 octets).
 pub const RDP_DEFAULT_MESSAGE: u64 = 512;
+
+/// The message size of `tcp_msg` when `test.message` is not given: one byte, the small message of the
+/// classic experiments (and netperf's default request size).
+pub const MSG_DEFAULT_MESSAGE: u64 = 1;
 
 impl TestKind {
     /// The test runs RDP (`rdp_stream`, `rdp_rr`), not TCP.
@@ -269,9 +277,13 @@ pub struct Test {
     pub request: Option<ByteSize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub response: Option<ByteSize>,
-    /// Messages to send (`rdp_stream`): the test ends when the receiver has them all (or at `duration`).
+    /// Messages to send (`rdp_stream`, `tcp_msg`): the test ends when the receiver has them all (or at
+    /// `duration`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub messages: Option<u64>,
+    /// `tcp_msg`: each connection writes one message this often (`"1ms"`); absent: back to back.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Duration>,
     /// Extra transactions in flight at the start (netperf `-b`), TCP_RR only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub burst: Option<u32>,
@@ -349,6 +361,7 @@ struct RawTest {
     request: Option<ByteSize>,
     response: Option<ByteSize>,
     burst: Option<u32>,
+    interval: Option<Duration>,
 }
 
 /// `test.series`: `"100ms"` (the first sender's default columns) or `{ interval = "100ms", vars = [...] }`.
@@ -567,29 +580,24 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
     let rdp = t.kind.is_rdp();
     let mut client = resolve_host(ctx, "client", raw.client, rdp)?;
     let mut server = resolve_host(ctx, "server", raw.server, rdp)?;
-    if !matches!(
-        t.kind,
-        TestKind::TcpStream
-            | TestKind::TcpMaerts
-            | TestKind::TcpRr
-            | TestKind::TcpCrr
-            | TestKind::RdpStream
-            | TestKind::RdpRr
-    ) {
-        return Err(ctx.error(
-            "test.kind",
-            format!(
-                "{:?} is not available yet; accepted now: \"tcp_stream\", \"tcp_maerts\", \"tcp_rr\", \"tcp_crr\", \
-                 \"rdp_stream\", \"rdp_rr\"",
-                t.kind.key()
-            ),
-        ));
-    }
-    if t.messages.is_some() && t.kind != TestKind::RdpStream {
+    let msg = t.kind == TestKind::TcpMsg;
+    if t.messages.is_some() && t.kind != TestKind::RdpStream && !msg {
         return Err(ctx.error(
             "test.messages",
-            format!("not used by test.kind = {:?}; accepted with \"rdp_stream\"", t.kind.key()),
+            format!("not used by test.kind = {:?}; accepted with \"rdp_stream\", \"tcp_msg\"", t.kind.key()),
         ));
+    }
+    if t.interval.is_some() && !msg {
+        return Err(ctx
+            .error("test.interval", format!("not used by test.kind = {:?}; accepted with \"tcp_msg\"", t.kind.key())));
+    }
+    if let Some(d) = t.interval {
+        if d.is_zero() || d > Duration::from_secs(3600) {
+            return Err(ctx.error(
+                "test.interval",
+                format!("{d}: accepted more than 0s, at most 1h (absent: messages back to back)"),
+            ));
+        }
     }
     if rdp {
         for (key, given) in
@@ -619,11 +627,16 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
             }
         }
     }
+    if let (true, Some(n)) = (msg, t.messages) {
+        if !(1..=100_000_000).contains(&n) {
+            return Err(ctx.error("test.messages", format!("{n}: accepted 1 to 100000000")));
+        }
+    }
     let duration = match (t.duration, t.messages) {
         (Some(d), _) => d,
         (None, Some(_)) => RDP_MESSAGES_LIMIT,
         (None, None) => {
-            let also = if rdp { " (or test.messages)" } else { "" };
+            let also = if rdp || msg { " (or test.messages)" } else { "" };
             return Err(ctx.error("test.duration", format!("missing key{also}; accepted a duration such as \"10s\"")));
         }
     };
@@ -727,6 +740,7 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
     }
     let message = match (&receiver.rdp, t.message) {
         (Some(_), m) => m.unwrap_or(ByteSize::new(RDP_DEFAULT_MESSAGE)),
+        (None, m) if msg => m.unwrap_or(ByteSize::new(MSG_DEFAULT_MESSAGE)),
         (None, m) => m.unwrap_or(sender.tcp.send_buffer),
     };
     if let (Some(r), TestKind::RdpStream) = (&receiver.rdp, t.kind) {
@@ -769,6 +783,7 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
             parallel: t.parallel,
             start_spread: t.start_spread,
             messages: t.messages,
+            interval: t.interval,
             series,
             series_vars,
             request,
@@ -855,6 +870,7 @@ pub const SHIPPED: &[Shipped] = &[
     Shipped { name: "rr-dsl", text: include_str!("../../../scenarios/rr-dsl.toml") },
     Shipped { name: "crr-ports", text: include_str!("../../../scenarios/crr-ports.toml") },
     Shipped { name: "rdp-loopback", text: include_str!("../../../scenarios/rdp-loopback.toml") },
+    Shipped { name: "msg-100m", text: include_str!("../../../scenarios/msg-100m.toml") },
     Shipped { name: "rdp-rr-satellite", text: include_str!("../../../scenarios/rdp-rr-satellite.toml") },
 ];
 

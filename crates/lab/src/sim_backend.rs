@@ -6,7 +6,10 @@ use tcplab_sim::{EndpointReport, Endpoints, HostId, HostSpec, Probe, SimError, S
 use tcplab_tcp::{Connection, Estats, TcpConfig};
 use tcplab_transport::{Stats, Transport};
 use tcplab_units::{Duration, Instant};
-use tcplab_workload::{App, Opening, Role, RrClient, RrClientConfig, RrServer, RrServerConfig, Stream, StreamConfig};
+use tcplab_workload::{
+    App, MsgBook, MsgReceiver, MsgReceiverConfig, MsgSender, MsgSenderConfig, Opening, Role, RrClient, RrClientConfig,
+    RrServer, RrServerConfig, Stream, StreamConfig,
+};
 
 use crate::probes::LogVarsProbe;
 use crate::result::{
@@ -48,6 +51,34 @@ pub fn sim_spec(s: &Scenario) -> SimSpec<TcpConfig> {
         None => s.path.up.rate.tx_time(s.path.up.framing.wire_len(60) as u64),
     };
     let hosts = [host(&s.client), host(&s.server)];
+    if s.test.kind == TestKind::TcpMsg {
+        // A book per spec: the writer's stamps reach the reader of this run only.
+        let book = MsgBook::default();
+        let message = s.test.message.bytes();
+        let client = MsgSenderConfig {
+            connections: n,
+            port: SERVER_PORT,
+            ports,
+            at: Instant::ZERO,
+            spacing,
+            message,
+            count: s.test.messages,
+            interval: s.test.interval,
+            book: book.clone(),
+        };
+        let server =
+            MsgReceiverConfig { port: SERVER_PORT, ports, connections: n, message, count: s.test.messages, book };
+        return SimSpec {
+            up: s.path.up.clone(),
+            down: s.path.down.clone(),
+            hosts,
+            apps: vec![
+                (SERVER, App::MsgReceiver(MsgReceiver::new(server))),
+                (CLIENT, App::MsgSender(MsgSender::new(client))),
+            ],
+            measure: s.test.duration,
+        };
+    }
     if let (Some(request), Some(response)) = (s.test.request, s.test.response) {
         let crr = s.test.kind == TestKind::TcpCrr;
         let client = RrClientConfig {

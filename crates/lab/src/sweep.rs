@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use crate::error::{Origin, ScenarioError};
-use crate::result::{Confidence, Metrics, Point, ResultDoc, RunError};
+use crate::result::{Confidence, EngineCounters, Metrics, Point, ResultDoc, RunError};
 use crate::scenario::{load, Scenario, Source};
 use crate::stats::Interval;
 
@@ -447,10 +447,11 @@ pub struct Unmet {
     pub confidence: Confidence,
 }
 
-/// The main metric of a point's metrics: throughput for bulk tests, the transaction rate for RR/CRR.
+/// The main metric of a point's metrics: the message rate for `tcp_msg`, throughput for bulk tests, the
+/// transaction rate for RR/CRR.
 pub fn main_metric(m: &Metrics) -> (&'static str, f64) {
     let v = serde_json::to_value(m).unwrap_or_default();
-    for name in ["throughput_bps", "transactions_per_s"] {
+    for name in ["messages_per_s", "throughput_bps", "transactions_per_s"] {
         if let Some(x) = v.get(name).and_then(|x| x.as_f64()) {
             return (name, x);
         }
@@ -487,19 +488,29 @@ fn mean_json(vals: &[serde_json::Value]) -> serde_json::Value {
 }
 
 /// Runs one point: its first `min` iterations in parallel, then one at a time until the interval of the
-/// main metric is met or `max` is reached. Connections, links and series are the first iteration's.
-fn run_plan_point(p: &PlanPoint, seed: u64, repeat: Option<Repeat>) -> Result<Point, RunError> {
+/// main metric is met or `max` is reached. Connections, links and series are the first iteration's. Also
+/// returns the engine's counters summed over the iterations (for benchmarks).
+fn run_plan_point(p: &PlanPoint, seed: u64, repeat: Option<Repeat>) -> Result<(Point, EngineCounters), RunError> {
     use rayon::prelude::*;
     let Some(rep) = repeat else {
-        let mut point = crate::result::run_point(&p.scenario, seed)?.point;
+        let r = crate::result::run_point(&p.scenario, seed)?;
+        let mut point = r.point;
         point.params = p.params.clone();
-        return Ok(point);
+        return Ok((point, r.engine));
     };
-    let first: Vec<Result<Point, RunError>> = (0..rep.min)
-        .into_par_iter()
-        .map(|k| crate::result::run_point(&p.scenario, iteration_seed(seed, k)).map(|r| r.point))
-        .collect();
-    let mut runs = first.into_iter().collect::<Result<Vec<Point>, RunError>>()?;
+    let mut engine = EngineCounters::default();
+    let mut count = |e: EngineCounters| {
+        engine.events += e.events;
+        engine.data_segments += e.data_segments;
+    };
+    let first: Vec<Result<crate::result::PointRun, RunError>> =
+        (0..rep.min).into_par_iter().map(|k| crate::result::run_point(&p.scenario, iteration_seed(seed, k))).collect();
+    let mut runs = Vec::with_capacity(first.len());
+    for r in first {
+        let r = r?;
+        count(r.engine);
+        runs.push(r.point);
+    }
     let level = rep.level;
     let interval = |runs: &[Point]| {
         let xs: Vec<f64> = runs.iter().map(|r| main_metric(&r.metrics).1).collect();
@@ -511,7 +522,9 @@ fn run_plan_point(p: &PlanPoint, seed: u64, repeat: Option<Repeat>) -> Result<Po
         if met || n >= rep.max {
             break;
         }
-        runs.push(crate::result::run_point(&p.scenario, iteration_seed(seed, n))?.point);
+        let r = crate::result::run_point(&p.scenario, iteration_seed(seed, n))?;
+        count(r.engine);
+        runs.push(r.point);
     }
     let ci = interval(&runs);
     let metric = main_metric(&runs[0].metrics).0;
@@ -530,7 +543,7 @@ fn run_plan_point(p: &PlanPoint, seed: u64, repeat: Option<Repeat>) -> Result<Po
         interval: ci.map_or(0.0, |i| i.relative_width()),
         met: ci.is_some_and(|i| i.met(rep.width)),
     });
-    Ok(point)
+    Ok((point, engine))
 }
 
 /// Runs a plan into a result document, points in parallel on a work-stealing pool of `opts.jobs` threads
@@ -541,6 +554,15 @@ pub fn run_plan(
     opts: RunOptions,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<(ResultDoc, Vec<Unmet>), RunError> {
+    run_plan_counted(plan, opts, progress).map(|(doc, unmet, _)| (doc, unmet))
+}
+
+/// [`run_plan`], also returning the engine's counters summed over every run of the plan (`tcplab bench`).
+pub fn run_plan_counted(
+    plan: &Plan,
+    opts: RunOptions,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<(ResultDoc, Vec<Unmet>, EngineCounters), RunError> {
     use rayon::prelude::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
     let indices: Vec<usize> = match opts.shard {
@@ -550,7 +572,7 @@ pub fn run_plan(
     let total = indices.len();
     let done = AtomicUsize::new(0);
     let pool = rayon::ThreadPoolBuilder::new().num_threads(opts.jobs).build().expect("a thread pool can be built");
-    let results: Vec<Result<Point, RunError>> = pool.install(|| {
+    let results: Vec<Result<(Point, EngineCounters), RunError>> = pool.install(|| {
         indices
             .par_iter()
             .map(|&i| {
@@ -562,7 +584,14 @@ pub fn run_plan(
             })
             .collect()
     });
-    let points = results.into_iter().collect::<Result<Vec<Point>, RunError>>()?;
+    let mut engine = EngineCounters::default();
+    let mut points = Vec::with_capacity(results.len());
+    for r in results {
+        let (p, e) = r?;
+        engine.events += e.events;
+        engine.data_segments += e.data_segments;
+        points.push(p);
+    }
     let unmet = indices
         .iter()
         .zip(&points)
@@ -585,7 +614,7 @@ pub fn run_plan(
         points,
         shard: opts.shard.map(|(index, count)| crate::result::Shard { index, count, points: plan.points.len() }),
     };
-    Ok((doc, unmet))
+    Ok((doc, unmet, engine))
 }
 
 /// Parses `--shard i/n` (0 <= i < n).

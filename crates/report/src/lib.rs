@@ -74,6 +74,7 @@ fn main_table(doc: &ResultDoc) -> String {
         TestKind::TcpRr | TestKind::TcpCrr => rr_table(doc),
         TestKind::RdpStream => rdp_table(doc),
         TestKind::RdpRr => rdp_rr_table(doc),
+        TestKind::TcpMsg => msg_table(doc),
         _ => stream_table(doc),
     }
 }
@@ -187,6 +188,56 @@ fn stream_table(doc: &ResultDoc) -> String {
     out + &iteration_notes(doc)
 }
 
+/// What the banner of a small-message stream adds: Nagle or NODELAY, and back to back or paced.
+pub(crate) fn msg_banner_extra(nodelay: bool, interval: Option<String>) -> String {
+    let nagle = if nodelay { "NODELAY" } else { "Nagle on" };
+    match interval {
+        Some(i) => format!(", {nagle}, one message every {i} per connection"),
+        None => format!(", {nagle}, messages back to back"),
+    }
+}
+
+/// The header of the small-message table, after the sweep columns' header `ph` (and `pad` under it).
+pub(crate) fn msg_header(ph: &str, pad: &str) -> String {
+    let mut out = format!(
+        "{pad}Message  Messages   Elapsed  Messages     Time per message usec               One-way latency usec\n"
+    );
+    out += &format!("{pad}Size     delivered  Time     per sec      mean      p50       p99.9     max       mean      p50       p99       max\n");
+    out + &format!("{ph}bytes               secs.\n\n")
+}
+
+/// The small-message stream (`tcp_msg`): message size, messages delivered, elapsed, the message rate, the
+/// time per message (the gaps between deliveries) and the one-way latency, one row per point.
+fn msg_table(doc: &ResultDoc) -> String {
+    let s = &doc.scenario;
+    let extra = msg_banner_extra(s.client.tcp.nodelay, s.test.interval.map(|i| i.to_string()));
+    let mut out = banner(doc, "client to server", &extra);
+    let (ph, cells) = param_columns(doc);
+    let pad = " ".repeat(ph.chars().count());
+    out += &msg_header(&ph, &pad);
+    for (p, cell) in doc.points.iter().zip(&cells) {
+        let Metrics::Msg(m) = &p.metrics else { continue };
+        out += cell;
+        let (g, l) = (&m.time_per_message_us, &m.latency_us);
+        out += &format!(
+            "{:<8} {:<10} {:<8.3} {:<12.1} {:<9.3} {:<9.3} {:<9.3} {:<9.3} {:<9.1} {:<9.1} {:<9.1} {:.1}\n",
+            s.test.message.bytes(),
+            m.messages,
+            m.elapsed_s,
+            m.messages_per_s,
+            g.mean,
+            g.p50,
+            g.p99_9,
+            g.max,
+            l.mean,
+            l.p50,
+            l.p99,
+            l.max
+        );
+    }
+    out + &iteration_notes(doc)
+}
+
 /// The RDP transfer: message size, the sender's window, elapsed, throughput, and Part C's counts
 /// (docs/rdp.md).
 fn rdp_table(doc: &ResultDoc) -> String {
@@ -295,6 +346,7 @@ fn cpu_table(doc: &ResultDoc) -> String {
         .filter_map(|p| match &p.metrics {
             Metrics::Stream(m) => m.cpu.as_ref(),
             Metrics::Rr(m) => m.cpu.as_ref(),
+            Metrics::Msg(m) => m.cpu.as_ref(),
             Metrics::Rdp(_) => None,
         })
         .collect();

@@ -10,6 +10,7 @@ use tcplab_units::ByteSize;
 pub fn table_json(doc: &Value) -> String {
     match serde_json::from_value::<TestKind>(doc["scenario"]["test"]["kind"].clone()) {
         Ok(TestKind::TcpRr | TestKind::TcpCrr | TestKind::RdpRr) => rr_table(doc),
+        Ok(TestKind::TcpMsg) => msg_table(doc),
         _ => stream_table(doc),
     }
 }
@@ -85,6 +86,38 @@ fn rr_table(doc: &Value) -> String {
         if let (Some(opened), Some(waits)) = (m["connections_opened"].as_u64(), m["port_waits"].as_u64()) {
             out += &format!("connections opened {opened}, waits for a free port {waits}\n");
         }
+    }
+    out
+}
+
+/// The small-message stream's table (`crate::msg_table` from a run).
+fn msg_table(doc: &Value) -> String {
+    let s = &doc["scenario"];
+    let interval = s["test"]["interval"].as_str().map(String::from);
+    let extra = crate::msg_banner_extra(s["client"]["tcp"]["nodelay"].as_bool() == Some(true), interval);
+    let mut out = banner(doc, "client to server", &extra);
+    out += &crate::msg_header("", "");
+    for p in points(doc) {
+        let m = &p["metrics"];
+        if m.get("messages_per_s").is_none() {
+            continue;
+        }
+        let (g, l) = (&m["time_per_message_us"], &m["latency_us"]);
+        out += &format!(
+            "{:<8} {:<10} {:<8.3} {:<12.1} {:<9.3} {:<9.3} {:<9.3} {:<9.3} {:<9.1} {:<9.1} {:<9.1} {:.1}\n",
+            bytes(&s["test"]["message"]),
+            m["messages"].as_u64().unwrap_or(0),
+            f(&m["elapsed_s"]),
+            f(&m["messages_per_s"]),
+            f(&g["mean"]),
+            f(&g["p50"]),
+            f(&g["p99_9"]),
+            f(&g["max"]),
+            f(&l["mean"]),
+            f(&l["p50"]),
+            f(&l["p99"]),
+            f(&l["max"])
+        );
     }
     out
 }

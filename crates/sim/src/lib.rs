@@ -358,6 +358,25 @@ impl<T: Transport, P: Probe<T>> Sockets for Ctx<'_, T, P> {
         n
     }
 
+    /// Services the endpoint now (what `after_io` does once the application returns), then reports whether
+    /// the NIC is full for it; if it is, the endpoint joins the NIC's waiters so that the application hears
+    /// `Writable` when the NIC has room. Off the per-packet path: only a writer that pushes calls it.
+    fn push(&mut self, c: ConnId) -> bool {
+        let e = c.0;
+        self.net.service(e);
+        let now = self.net.io.now;
+        let ep = &mut self.net.eps[e as usize];
+        if !ep.waiting && self.net.io.hosts[self.host].nic.is_full(now) {
+            self.net.io.wait_for_nic(ep, e);
+        }
+        ep.waiting
+    }
+
+    fn ports(&self, c: ConnId) -> (u16, u16) {
+        let ep = &self.net.eps[c.0 as usize];
+        (ep.local_port, ep.remote_port)
+    }
+
     fn close(&mut self, c: ConnId) {
         self.net.touch(c.0);
         self.net.eps[c.0 as usize].conn.close()

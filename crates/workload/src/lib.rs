@@ -7,13 +7,16 @@
 //! to every application once all of them said [`Sockets::ready`]) and closes with [`Event::MeasureStop`];
 //! each application reports its own figures in [`Report`].
 //!
-//! So far: the bulk transfer of TCP_STREAM and TCP_MAERTS ([`Stream`]), and the request/response of TCP_RR
-//! and TCP_CRR ([`RrClient`], [`RrServer`]).
+//! So far: the bulk transfer of TCP_STREAM and TCP_MAERTS ([`Stream`]), the request/response of TCP_RR
+//! and TCP_CRR ([`RrClient`], [`RrServer`]), and the small-message stream of `tcp_msg` ([`MsgSender`],
+//! [`MsgReceiver`]).
 
+mod msg;
 mod rr;
 mod stats;
 mod stream;
 
+pub use msg::{MsgBook, MsgReceiver, MsgReceiverConfig, MsgReport, MsgSender, MsgSenderConfig};
 pub use rr::{RrClient, RrClientConfig, RrReport, RrServer, RrServerConfig};
 pub use stats::{Latency, LatencySummary};
 pub use stream::{Opening, Role, Stream, StreamConfig};
@@ -58,8 +61,23 @@ pub trait Sockets {
     fn connect(&mut self, remote_port: u16) -> Result<ConnId, ConnectError>;
     /// Accepts connections on `port`; they arrive as [`Event::Established`].
     fn listen(&mut self, port: u16);
-    /// Queues up to `bytes` for sending; returns how many the send buffer took.
+    /// Queues up to `bytes` for sending; returns how many the send buffer took. The transport sends after the
+    /// application's event, so several calls within one event gather in the send buffer first (a writer
+    /// faster than the wire); [`Sockets::push`] sends at once.
     fn send(&mut self, c: ConnId, bytes: u64) -> u64;
+    /// Hands what the application wrote on `c` to the transport now, as Linux's `tcp_push` does at the end of
+    /// every `sendmsg`: what the transport may send (Nagle, cwnd, the peer's window and the interface
+    /// allowing) leaves before the application's next call. Returns whether the host's interface queue has
+    /// no room for the connection now; the backend then sends [`Event::Writable`] when it has, so a writer
+    /// that blocks on the interface waits for that. A backend whose send calls push by themselves and
+    /// whose interface the application cannot see (real sockets) keeps this default: nothing to do, never
+    /// full.
+    fn push(&mut self, c: ConnId) -> bool {
+        let _ = c;
+        false
+    }
+    /// The connection's (local port, remote port).
+    fn ports(&self, c: ConnId) -> (u16, u16);
     /// Reads up to `max` bytes; returns how many were read.
     fn recv(&mut self, c: ConnId, max: u64) -> u64;
     /// Closes the sending direction (the transport's close follows the queued data).
@@ -81,6 +99,8 @@ pub enum App {
     Stream(Stream),
     RrClient(RrClient),
     RrServer(RrServer),
+    MsgSender(MsgSender),
+    MsgReceiver(MsgReceiver),
 }
 
 impl App {
@@ -92,6 +112,8 @@ impl App {
             App::Stream(a) => a.on_event(ev, s),
             App::RrClient(a) => a.on_event(ev, s),
             App::RrServer(a) => a.on_event(ev, s),
+            App::MsgSender(a) => a.on_event(ev, s),
+            App::MsgReceiver(a) => a.on_event(ev, s),
         }
     }
 
@@ -102,6 +124,8 @@ impl App {
             App::Stream(a) => a.wants_readable(),
             App::RrClient(a) => a.wants_readable(),
             App::RrServer(a) => a.wants_readable(),
+            App::MsgSender(a) => a.wants_readable(),
+            App::MsgReceiver(a) => a.wants_readable(),
         }
     }
 
@@ -112,6 +136,8 @@ impl App {
             App::Stream(a) => a.wants_writable(),
             App::RrClient(a) => a.wants_writable(),
             App::RrServer(a) => a.wants_writable(),
+            App::MsgSender(a) => a.wants_writable(),
+            App::MsgReceiver(a) => a.wants_writable(),
         }
     }
 
@@ -121,6 +147,8 @@ impl App {
             App::Stream(a) => Report::Stream(a.report()),
             App::RrClient(a) => Report::Rr(a.report()),
             App::RrServer(a) => Report::Rr(a.report()),
+            App::MsgSender(a) => Report::Msg(a.report()),
+            App::MsgReceiver(a) => Report::Msg(a.report()),
         }
     }
 }
@@ -130,6 +158,7 @@ impl App {
 pub enum Report {
     Stream(StreamReport),
     Rr(RrReport),
+    Msg(MsgReport),
 }
 
 /// A bulk transfer's figures, from one end.

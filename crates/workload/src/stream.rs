@@ -363,6 +363,9 @@ mod tests {
         fn ready(&mut self) {
             self.ready += 1;
         }
+        fn ports(&self, c: ConnId) -> (u16, u16) {
+            (40000 + c.0 as u16, 5001)
+        }
     }
 
     fn sender(connections: u32, message: u64) -> Stream {

@@ -35,3 +35,12 @@ pub fn rr(p: &tcplab_lab::result::Point) -> &tcplab_lab::result::RrMetrics {
         other => panic!("not a request/response test: {other:?}"),
     }
 }
+
+/// The small-message metrics of a point.
+#[allow(dead_code)]
+pub fn msg(p: &tcplab_lab::result::Point) -> &tcplab_lab::result::MsgMetrics {
+    match &p.metrics {
+        tcplab_lab::result::Metrics::Msg(m) => m,
+        other => panic!("not a small-message test: {other:?}"),
+    }
+}
