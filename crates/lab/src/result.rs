@@ -130,8 +130,9 @@ pub struct RrMetrics {
 }
 
 /// Statistics of a set of latencies, microseconds: mean, population standard deviation, minimum and
-/// maximum exact; percentiles from an HDR histogram with 3 significant digits.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+/// maximum exact; percentiles from an HDR histogram with 3 significant digits; and the distribution as
+/// at most 256 CDF steps (docs/results.md § Metrics).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LatencyMetrics {
     pub mean: f64,
     pub stddev: f64,
@@ -141,6 +142,32 @@ pub struct LatencyMetrics {
     pub p99: f64,
     pub p99_9: f64,
     pub max: f64,
+    /// `[[value_us, fraction], …]`: the fraction of the transactions whose latency is at most the value
+    /// (`tcplab_workload::Latency::cdf`); absent without transactions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty", with = "cdf_json")]
+    pub cdf: Vec<(f64, f64)>,
+}
+
+/// CDF steps in JSON: an array of `[value_us, fraction]` pairs, checked as [`tcplab_workload::Cdf`] is.
+mod cdf_json {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use tcplab_workload::Cdf;
+
+    pub fn serialize<S: Serializer>(c: &[(f64, f64)], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(c.iter().map(|&(v, f)| [v, f]))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(f64, f64)>, D::Error> {
+        let steps: Vec<[f64; 2]> = Vec::deserialize(d)?;
+        let steps: Vec<(f64, f64)> = steps.into_iter().map(|[v, f]| (v, f)).collect();
+        Cdf::from_steps(&steps).map(|c| c.steps().to_vec()).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "latency_us.cdf: accepted at most {} steps [value_us, fraction] with values increasing and \
+                 fractions in (0, 1], not decreasing",
+                tcplab_workload::CDF_MAX_STEPS
+            ))
+        })
+    }
 }
 
 impl From<tcplab_workload::LatencySummary> for LatencyMetrics {
@@ -154,6 +181,7 @@ impl From<tcplab_workload::LatencySummary> for LatencyMetrics {
             p99: s.p99,
             p99_9: s.p99_9,
             max: s.max,
+            cdf: s.cdf.steps().to_vec(),
         }
     }
 }

@@ -35,12 +35,40 @@ fn a_run_with_logvars_gives_cwnd_rtt_and_throughput_plots_with_titles_and_units(
 }
 
 #[test]
-fn a_run_without_series_gives_no_time_series_and_says_so_and_rr_says_why_no_cdf() {
+fn an_rr_run_without_series_gives_the_latency_cdf_and_says_why_no_time_series() {
     let (_, v) = run(RR);
     let (ps, notes) = plots(&v);
-    assert!(ps.is_empty());
+    assert_eq!(ps.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["cdf"]);
     assert!(notes.iter().any(|n| n.contains("time series: not drawn")), "{notes:?}");
-    assert!(notes.iter().any(|n| n.contains("latency CDF: not drawn")), "{notes:?}");
+    let svg = &ps[0].svg;
+    assert!(svg.contains("rr-test: latency CDF") && svg.contains("fraction of transactions at or below"));
+    // The legend gives the percentiles of latency_us, in ms (they are tens of ms on this path).
+    let l = &v["points"][0]["metrics"]["latency_us"];
+    let ms = |k: &str| format!("{:.1}", l[k].as_f64().unwrap() / 1e3);
+    assert!(svg.contains(&format!("p50 {} ms", ms("p50"))), "{}", ms("p50"));
+}
+
+#[test]
+fn the_cdf_chart_is_the_staircase_of_the_steps_on_a_log_axis_when_they_span_a_decade() {
+    let doc = |steps: serde_json::Value| {
+        json!({"scenario": {"name": "c", "test": {"kind": "tcp_rr"}}, "points": [
+            {"params": {}, "iterations": 1, "metrics": {"latency_us": {"p50": 1.0, "p99": 1.0, "cdf": steps}}}]})
+    };
+    let charts = tcplab_report::plot::cdf_charts(&doc(json!([[100.0, 0.25], [400.0, 1.0]])));
+    assert_eq!(charts.len(), 1);
+    let c = &charts[0].1;
+    assert!(!c.log_x && c.x_label == "latency (\u{b5}s)");
+    // Up from 0 at the first value, flat to the next value, up again: F is right-continuous.
+    assert_eq!(c.lines[0].points, vec![(100.0, 0.0), (100.0, 0.0), (100.0, 0.25), (400.0, 0.25), (400.0, 1.0)]);
+    let charts = tcplab_report::plot::cdf_charts(&doc(json!([[900.0, 0.5], [20000.0, 1.0]])));
+    let c = &charts[0].1;
+    assert!(c.log_x && c.x_label == "latency (ms), log scale", "{}", c.x_label);
+    assert_eq!(c.lines[0].points.last(), Some(&(20.0, 1.0)));
+    let svg = tcplab_report::plot::draw(c).unwrap();
+    let texts: Vec<&str> = svg.split("</text>").filter_map(|t| t.rsplit_once('>').map(|(_, x)| x.trim())).collect();
+    for label in ["0.5", "1", "2", "5", "10", "20", "50"] {
+        assert!(texts.contains(&label), "tick {label}: {texts:?}");
+    }
 }
 
 /// A sweep as the sweeps issue will produce it: two axes, a confidence interval on some points.
@@ -53,7 +81,8 @@ fn sweep_doc() -> serde_json::Value {
                 "params": {"test.burst": burst, "client.tcp.nodelay": nodelay},
                 "iterations": 5,
                 "metrics": {"transactions_per_s": tps, "latency_us": {"p99": 1000.0 + burst as f64 * 50.0}},
-                "confidence": {"transactions_per_s": {"low": tps * 0.95, "high": tps * 1.05}},
+                // As the repetitions write it: the interval's whole width, a fraction of the mean.
+                "confidence": {"metric": "transactions_per_s", "level": 0.99, "width": 0.05, "interval": 0.1, "met": false},
             }));
         }
     }
