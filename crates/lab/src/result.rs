@@ -269,6 +269,11 @@ pub struct ConnectionResult {
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Series {
     pub interval_s: f64,
+    /// When the measurement window opened and closed, s from the start of the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measure_start_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measure_end_s: Option<f64>,
     pub columns: Vec<&'static str>,
     pub rows: Vec<Vec<f64>>,
 }

@@ -143,10 +143,10 @@ pub fn draw(c: &Chart) -> Result<String, String> {
             let light = ticks(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]);
             let x = (x0..x1).log_scale().with_key_points(bold).with_light_points(light);
             let chart = builder.build_cartesian_2d(x, y0..y1).map_err(|e| e.to_string())?;
-            paint(chart, c, (y0, y1))?;
+            paint(chart, c, (x0, x1), (y0, y1))?;
         } else {
             let chart = builder.build_cartesian_2d(x0..x1, y0..y1).map_err(|e| e.to_string())?;
-            paint(chart, c, (y0, y1))?;
+            paint(chart, c, (x0, x1), (y0, y1))?;
         }
         root.present().map_err(|e| e.to_string())?;
     }
@@ -158,6 +158,7 @@ pub fn draw(c: &Chart) -> Result<String, String> {
 fn paint<'a, X>(
     mut chart: ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, plotters::coord::types::RangedCoordf64>>,
     c: &Chart,
+    (x0, x1): (f64, f64),
     (y0, y1): (f64, f64),
 ) -> Result<(), String>
 where
@@ -189,7 +190,8 @@ where
         mesh.x_labels(cats.len() * 2 + 1);
     }
     mesh.draw().map_err(err)?;
-    if let Some((a, b, label)) = &c.band {
+    if let Some((a, b, label)) = c.band.as_ref().map(|(a, b, l)| (a.max(x0), b.min(x1), l)).filter(|(a, b, _)| a < b) {
+        let (a, b) = (&a, &b);
         let shade = RGBColor(31, 119, 180).mix(0.07);
         chart.draw_series(std::iter::once(Rectangle::new([(*a, y0), (*b, y1)], shade.filled()))).map_err(err)?;
         let edge = RGBColor(31, 119, 180).mix(0.45).stroke_width(1);
@@ -347,7 +349,7 @@ pub fn time_series_charts(doc: &Value, p: &Value, notes: &mut Vec<String>) -> Ve
     if tables.is_empty() {
         return Vec::new();
     }
-    let mut out = Vec::new();
+    let mut out: Vec<(String, Chart)> = Vec::new();
     // cwnd and ssthresh, KiB.
     let mut lines = Vec::new();
     for t in senders(doc, &tables, notes, "cwnd") {
@@ -369,7 +371,7 @@ pub fn time_series_charts(doc: &Value, p: &Value, notes: &mut Vec<String>) -> Ve
             "cwnd".into(),
             Chart {
                 title,
-                x_label: "time (s)".into(),
+                x_label: "time since the start of the run (s)".into(),
                 y_label: "cwnd, ssthresh (KiB)".into(),
                 lines,
                 ..Chart::default()
@@ -388,7 +390,13 @@ pub fn time_series_charts(doc: &Value, p: &Value, notes: &mut Vec<String>) -> Ve
         let title = format!("{name}: smoothed RTT (RFC 6298 SRTT)");
         out.push((
             "rtt".into(),
-            Chart { title, x_label: "time (s)".into(), y_label: "SRTT (ms)".into(), lines, ..Chart::default() },
+            Chart {
+                title,
+                x_label: "time since the start of the run (s)".into(),
+                y_label: "SRTT (ms)".into(),
+                lines,
+                ..Chart::default()
+            },
         ));
     }
     // Throughput per interval, Mbit/s: delivered to each receiving application (logvars), or acknowledged
@@ -426,10 +434,24 @@ pub fn time_series_charts(doc: &Value, p: &Value, notes: &mut Vec<String>) -> Ve
         let y_label = "throughput (Mbit/s)".into();
         out.push((
             "throughput".into(),
-            Chart { title, x_label: "time (s)".into(), y_label, lines, ..Chart::default() },
+            Chart { title, x_label: "time since the start of the run (s)".into(), y_label, lines, ..Chart::default() },
         ));
     }
+    let band = window_band(p, &tables);
+    for (_, c) in &mut out {
+        c.band.clone_from(&band);
+    }
     out
+}
+
+/// The measurement window as a band on a time axis, when some samples lie outside it (the handshake
+/// before, the drain after); `None` when every sample is inside (nothing to tell apart).
+fn window_band(p: &Value, tables: &[EndTable]) -> Option<(f64, f64, String)> {
+    let src = p.get("logvars").or_else(|| p.get("series"))?;
+    let (start, end) = (src["measure_start_s"].as_f64()?, src["measure_end_s"].as_f64()?);
+    let t = |r: &Value| r.get(0).and_then(Value::as_f64);
+    let outside = tables.iter().flat_map(|e| e.rows.iter().filter_map(t)).any(|x| x < start || x > end);
+    outside.then(|| (start, end, "measurement".to_string()))
 }
 
 /// The metrics drawn against a sweep's axis: (metric path in `metrics`, axis label, scale).

@@ -19,7 +19,7 @@ fn a_run_with_logvars_gives_cwnd_rtt_and_throughput_plots_with_titles_and_units(
     for p in &ps {
         assert!(p.svg.starts_with("<svg") && p.svg.trim_end().ends_with("</svg>"), "{}: whole SVG", p.name);
         assert!(p.svg.contains("bulk-test"), "{}: the title names the scenario", p.name);
-        assert!(p.svg.contains("time (s)"));
+        assert!(p.svg.contains("time since the start of the run (s)"));
     }
     // Two senders: a cwnd and an ssthresh line each (the loss gives ssthresh a value), in the legend too.
     let cwnd = &ps[0].svg;
