@@ -226,6 +226,64 @@ pub struct Sides {
     pub remote: Option<f64>,
 }
 
+/// The metrics a run of `s` reports, as dotted keys of `points[].metrics` (what `[[plot]] y` accepts);
+/// `None` for a test kind whose metrics are not listed here.
+pub fn metric_names(s: &Scenario) -> Option<Vec<&'static str>> {
+    let latency = [
+        "latency_us.mean",
+        "latency_us.stddev",
+        "latency_us.min",
+        "latency_us.p50",
+        "latency_us.p90",
+        "latency_us.p99",
+        "latency_us.p99_9",
+        "latency_us.max",
+    ];
+    let mut names: Vec<&'static str> = match s.test.kind {
+        TestKind::TcpStream | TestKind::TcpMaerts => {
+            vec!["throughput_bps", "delivered_bytes", "retransmissions", "elapsed_s"]
+        }
+        TestKind::TcpRr | TestKind::TcpCrr => {
+            let mut v = vec!["transactions_per_s", "transactions"];
+            v.extend(latency);
+            v.extend(["retransmissions", "elapsed_s"]);
+            if s.test.kind == TestKind::TcpCrr {
+                v.extend(["connections_opened", "port_waits"]);
+            }
+            v
+        }
+        TestKind::RdpStream => {
+            return Some(vec![
+                "throughput_bps",
+                "delivered_bytes",
+                "messages_delivered",
+                "retransmissions",
+                "duplicates_received",
+                "data_drops",
+                "timeouts",
+                "elapsed_s",
+            ])
+        }
+        TestKind::TcpMsg => return None,
+    };
+    let sides = [(s.client.host.cpu.is_some(), "local"), (s.server.host.cpu.is_some(), "remote")];
+    if sides.iter().any(|(on, _)| *on) {
+        let rr = matches!(s.test.kind, TestKind::TcpRr | TestKind::TcpCrr);
+        for (on, side) in sides {
+            if !on {
+                continue;
+            }
+            let local = side == "local";
+            names.push(if local { "cpu_util_percent.local" } else { "cpu_util_percent.remote" });
+            names.push(if local { "service_demand_us_per_kb.local" } else { "service_demand_us_per_kb.remote" });
+            if rr {
+                names.push(if local { "service_demand_us_per_tr.local" } else { "service_demand_us_per_tr.remote" });
+            }
+        }
+    }
+    Some(names)
+}
+
 /// The CPU figures of a window of `elapsed` that moved `bytes` in `transactions` (0 for bulk tests).
 fn cpu_metrics(
     cpu: &[Option<tcplab_sim::CpuReport>; 2],

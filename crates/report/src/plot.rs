@@ -67,6 +67,9 @@ pub const SIZE: (u32, u32) = (960, 540);
 /// Most lines of one kind in a time-series plot; more ends than that are left out, with a note.
 const MAX_ENDS: usize = 8;
 
+/// Most points whose latency CDFs are drawn together in `sweep-cdf.svg`.
+const MAX_CDF_OVERLAY: usize = 6;
+
 /// Range of `values` with a margin, from 0 when every value is non-negative.
 fn range(values: impl Iterator<Item = f64>, from_zero: bool) -> (f64, f64) {
     let (mut lo, mut hi) =
@@ -457,10 +460,11 @@ fn window_band(p: &Value, tables: &[EndTable]) -> Option<(f64, f64, String)> {
 /// The metrics drawn against a sweep's axis: (metric path in `metrics`, axis label, scale).
 fn sweep_metrics(doc: &Value) -> Vec<(&'static str, &'static str, f64)> {
     match kind(doc) {
-        "tcp_rr" | "tcp_crr" => vec![
-            ("transactions_per_s", "transactions/s", 1.0),
-            ("latency_us.p99", "99th percentile latency (\u{b5}s)", 1.0),
-        ],
+        "tcp_rr" | "tcp_crr" => {
+            let (unit, scale) = metric_unit(doc, "latency_us.p99");
+            let label = if unit == "ms" { "99th percentile latency (ms)" } else { "99th percentile latency (\u{b5}s)" };
+            vec![("transactions_per_s", "transactions/s", 1.0), ("latency_us.p99", label, scale)]
+        }
         _ => vec![("throughput_bps", "throughput (Mbit/s)", 1e-6)],
     }
 }
@@ -606,8 +610,8 @@ pub fn sweep_charts(doc: &Value) -> Vec<(String, Chart)> {
 
 /// The latency CDF of each point's metrics (`latency_us.cdf`): the fraction of transactions at or below a
 /// latency, drawn as the staircase it is; µs below 1 ms, else ms; a logarithmic latency axis when the
-/// steps span a decade or more. With several points, also one chart of all of them (at most
-/// [`MAX_ENDS`] + 2, labelled by their parameters).
+/// steps span a decade or more. With 2 to [`MAX_CDF_OVERLAY`] points, also one chart of all of them,
+/// labelled by their parameters (more lines than that are a tangle).
 pub fn cdf_charts(doc: &Value) -> Vec<(String, Chart)> {
     let points = doc["points"].as_array().map(Vec::as_slice).unwrap_or_default();
     let name = scenario_name(doc);
@@ -671,14 +675,136 @@ pub fn cdf_charts(doc: &Value) -> Vec<(String, Chart)> {
         let file = if several { format!("p{i}-{stem}") } else { stem };
         out.push((file, chart(vec![(label, steps)], &what)));
     }
-    if several && per_point.len() > 1 {
-        let n = per_point.len().min(MAX_ENDS + 2);
-        let lines = per_point
-            .iter()
-            .take(n)
-            .map(|(i, _, _, params, steps)| (format!("p{i}: {params}"), steps.as_slice()))
-            .collect();
+    if several && per_point.len() > 1 && per_point.len() <= MAX_CDF_OVERLAY {
+        let lines =
+            per_point.iter().map(|(i, _, _, params, steps)| (format!("p{i}: {params}"), steps.as_slice())).collect();
         out.push(("sweep-cdf".into(), chart(lines, "latency CDF of each point")));
+    }
+    out
+}
+
+/// The unit of a metric (a dotted key of `points[].metrics`) as drawn, and the factor to it: latencies in
+/// ms when some point's reaches 10 ms, else µs.
+fn metric_unit(doc: &Value, metric: &str) -> (&'static str, f64) {
+    let points = doc["points"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let largest = points.iter().filter_map(|p| at(&p["metrics"], metric)?.as_f64()).fold(0.0, f64::max);
+    if metric.ends_with("_bps") {
+        ("Mbit/s", 1e-6)
+    } else if metric.starts_with("cpu_util_percent") {
+        ("%", 1.0)
+    } else if metric.starts_with("service_demand_us_per_kb") {
+        ("\u{b5}s/KB", 1.0)
+    } else if metric.starts_with("service_demand_us_per_tr") {
+        ("\u{b5}s/transaction", 1.0)
+    } else if metric.contains("_us") && largest >= 10_000.0 {
+        ("ms", 1e-3)
+    } else if metric.contains("_us") {
+        ("\u{b5}s", 1.0)
+    } else if metric.ends_with("_per_s") {
+        ("1/s", 1.0)
+    } else if metric.ends_with("_s") {
+        ("s", 1.0)
+    } else if metric.ends_with("_bytes") {
+        ("bytes", 1.0)
+    } else {
+        ("count", 1.0)
+    }
+}
+
+/// A sampled variable's unit as drawn, and the factor to it (bytes in KiB, bit/s in Mbit/s).
+fn series_unit(var: &str) -> (&'static str, f64) {
+    match tcplab_lab::scenario::series_unit(var) {
+        "bytes" => ("KiB", 1.0 / 1024.0),
+        "bit/s" => ("Mbit/s", 1e-6),
+        "ms" => ("ms", 1.0),
+        _ => ("count", 1.0),
+    }
+}
+
+/// The charts of the scenario's `[[plot]]` tables (docs/scenario.md § Plots); notes say what could not be
+/// drawn (an axis the result does not sweep, a metric no point has).
+pub fn scenario_charts(doc: &Value, notes: &mut Vec<String>) -> Vec<(String, Chart)> {
+    let specs: Vec<tcplab_lab::scenario::PlotSpec> =
+        serde_json::from_value(doc["scenario"]["plot"].clone()).unwrap_or_default();
+    let points = doc["points"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let swept = swept(doc);
+    let mut out = Vec::new();
+    for (i, spec) in specs.iter().enumerate() {
+        let name = spec.name.clone().unwrap_or_else(|| format!("plot-{}", i + 1));
+        if let (Some(x), Some(y)) = (&spec.x, &spec.y) {
+            if !swept.contains(x) {
+                notes.push(format!(
+                    "plot {name}: not drawn: x = {x} is not swept ({} point(s)); sweep it with [sweep] or --sweep {x}=...",
+                    points.len()
+                ));
+                continue;
+            }
+            let mut line_axis = spec.lines.as_deref();
+            if let Some(l) = line_axis.filter(|l| !swept.iter().any(|s| s == l)) {
+                notes.push(format!("plot {name}: lines = {l} is not swept: drawn as one line"));
+                line_axis = None;
+            }
+            let (unit, scale) = metric_unit(doc, y);
+            let y_label = format!("{y} ({unit})");
+            let spec =
+                SweepSpec { x_axis: x, line_axis, metric: y, y_label: &y_label, scale, title: spec.title.as_deref() };
+            match sweep_chart(doc, &spec) {
+                Some(c) => out.push((name, c)),
+                None => notes.push(format!("plot {name}: not drawn: no point has the metric {y}")),
+            }
+            continue;
+        }
+        let Some(vars) = &spec.series else { continue };
+        let (unit, scale) = series_unit(&vars[0]);
+        let several = points.len() > 1;
+        let mut drawn = false;
+        for (k, p) in points.iter().enumerate() {
+            let tables = end_tables(p);
+            let mut lines = Vec::new();
+            let mut ends = 0;
+            for t in &tables {
+                let mut any = false;
+                for v in vars {
+                    let Some(pts) = t.line(v, scale) else { continue };
+                    // A variable that stays 0 at an end (the receiver's cwnd is not drawn, an RTT before its
+                    // first sample is not an RTT) is left out.
+                    let pts: Vec<_> = pts.into_iter().filter(|q| !(unit == "ms" && q.1 == 0.0)).collect();
+                    if pts.iter().all(|q| q.1 == 0.0) {
+                        continue;
+                    }
+                    lines.push(Line { label: format!("{v}, {}", t.label), points: pts, ..Line::default() });
+                    any = true;
+                }
+                ends += usize::from(any);
+                if ends == MAX_ENDS {
+                    break;
+                }
+            }
+            if lines.is_empty() {
+                continue;
+            }
+            let title = match &spec.title {
+                Some(t) => format!("{}: {t}", scenario_name(doc)),
+                None => format!("{}: {}", scenario_name(doc), vars.join(", ")),
+            };
+            let y_label = format!("{} ({unit})", vars.join(", "));
+            let chart = Chart {
+                title,
+                x_label: "time since the start of the run (s)".into(),
+                y_label,
+                lines,
+                band: window_band(p, &tables),
+                ..Chart::default()
+            };
+            out.push((if several { format!("p{k}-{name}") } else { name.clone() }, chart));
+            drawn = true;
+        }
+        if !drawn {
+            notes.push(format!(
+                "plot {name}: not drawn: no connection end has a non-zero sample of {}",
+                vars.join(", ")
+            ));
+        }
     }
     out
 }
@@ -686,7 +812,12 @@ pub fn cdf_charts(doc: &Value) -> Vec<(String, Chart)> {
 /// Every plot of the result, and notes on what was not drawn and why.
 pub fn plots(doc: &Value) -> (Vec<Plot>, Vec<String>) {
     let mut notes = Vec::new();
-    let mut charts = sweep_charts(doc);
+    let mut charts = scenario_charts(doc, &mut notes);
+    // The scenario's own plots of metrics against swept keys take the place of the default ones.
+    let named = doc["scenario"]["plot"].as_array().is_some_and(|a| a.iter().any(|p| p.get("x").is_some()));
+    if !named {
+        charts.extend(sweep_charts(doc));
+    }
     let points = doc["points"].as_array().map(Vec::as_slice).unwrap_or_default();
     for (i, p) in points.iter().enumerate() {
         let prefix = if points.len() > 1 { format!("p{i}-") } else { String::new() };

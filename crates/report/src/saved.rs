@@ -110,8 +110,13 @@ fn iteration_notes(doc: &Value) -> String {
 /// socket sizes as netperf prints it.
 fn rr_table(doc: &Value) -> String {
     let s = &doc["scenario"];
-    let burst =
-        s["test"]["burst"].as_u64().filter(|&b| b > 0).map(|b| format!(", first burst {b}")).unwrap_or_default();
+    // A swept burst is in the table's columns; the banner's would be the unswept scenario's.
+    let swept_burst = doc["sweep"].as_array().is_some_and(|a| a.iter().any(|x| x["path"] == "test.burst"));
+    let burst = s["test"]["burst"]
+        .as_u64()
+        .filter(|&b| b > 0 && !swept_burst)
+        .map(|b| format!(", first burst {b}"))
+        .unwrap_or_default();
     let mut out = banner(doc, "client to server", &burst);
     let (ph, cells) = param_columns(doc);
     let pad = " ".repeat(ph.chars().count());

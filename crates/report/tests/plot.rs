@@ -138,3 +138,59 @@ fn sweep_plot_files_for_a_look() {
         tcplab_report::plot::write_dir(&sweep_doc(), std::path::Path::new(&dir)).unwrap();
     }
 }
+
+/// The hand-made sweep with the scenario's own plots.
+fn sweep_with_plots(plots: serde_json::Value) -> serde_json::Value {
+    let mut doc = sweep_doc();
+    doc["scenario"]["plot"] = plots;
+    doc
+}
+
+#[test]
+fn the_scenarios_plots_replace_the_default_sweep_plots_and_say_what_cannot_be_drawn() {
+    let doc = sweep_with_plots(json!([
+        {"name": "tps", "x": "test.burst", "y": "transactions_per_s", "lines": "client.tcp.nodelay", "title": "rate"},
+        {"x": "client.tcp.nodelay", "y": "latency_us.p99"},
+        {"name": "flat", "x": "path.up.rate", "y": "transactions_per_s"},
+        {"name": "oneline", "x": "test.burst", "y": "transactions_per_s", "lines": "seed"},
+    ]));
+    let (ps, notes) = plots(&doc);
+    let names: Vec<&str> = ps.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["tps", "plot-2", "oneline"], "{notes:?}");
+    let tps = &ps[0].svg;
+    assert!(tps.contains("rr-sweep: rate") && tps.contains("transactions_per_s (1/s)"));
+    assert!(tps.contains("client.tcp.nodelay = true"));
+    // Booleans on x are categories; the p99 (at most 1350 us) stays in µs.
+    assert!(ps[1].svg.contains("latency_us.p99 (\u{b5}s)"));
+    assert!(notes.iter().any(|n| n.contains("plot flat: not drawn: x = path.up.rate is not swept")), "{notes:?}");
+    assert!(notes.iter().any(|n| n.contains("plot oneline: lines = seed is not swept: drawn as one line")));
+    // The error bars come from the points' confidence interval of the metric.
+    let charts = tcplab_report::plot::scenario_charts(&doc, &mut Vec::new());
+    let (_, c) = &charts[0];
+    assert_eq!(c.lines[1].errors[3], (8.0, 1350.0 * 0.95, 1350.0 * 1.05));
+    assert!(charts[1].1.lines[0].errors.is_empty(), "no interval about the latency");
+}
+
+#[test]
+fn a_series_plot_draws_the_named_variables_of_each_end_with_the_measurement_window() {
+    let text = bulk(LOGVARS) + "[[plot]]\nname = \"cwnd-only\"\nseries = [\"CurCwnd\", \"CurSsthresh\"]\n";
+    let (_, v) = run(&text);
+    let mut notes = Vec::new();
+    let charts = tcplab_report::plot::scenario_charts(&v, &mut notes);
+    assert_eq!(charts.len(), 1, "{notes:?}");
+    let (name, c) = &charts[0];
+    assert_eq!(name, "cwnd-only");
+    assert_eq!(c.y_label, "CurCwnd, CurSsthresh (KiB)");
+    // Every line is a named variable of an end, in KiB: the two senders' cwnd and ssthresh (and the
+    // receivers' cwnd, which stays at its initial window, not 0).
+    assert!(c.lines.iter().all(|l| l.label.starts_with("CurCwnd, ") || l.label.starts_with("CurSsthresh, ")));
+    assert_eq!(c.lines.iter().filter(|l| l.label.starts_with("CurCwnd, client")).count(), 2);
+    let lv = &v["points"][0]["logvars"];
+    let cwnd0: Vec<f64> =
+        lv["ends"][0]["rows"].as_array().unwrap().iter().map(|r| r[1].as_f64().unwrap() / 1024.0).collect();
+    let drawn: Vec<f64> = c.lines[0].points.iter().map(|p| p.1).collect();
+    assert_eq!(drawn, cwnd0);
+    // The run samples the drain after the window: the window is marked.
+    let (a, b, _) = c.band.clone().unwrap();
+    assert_eq!((a, b), (lv["measure_start_s"].as_f64().unwrap(), lv["measure_end_s"].as_f64().unwrap()));
+}
