@@ -57,12 +57,16 @@ enum Command {
         #[command(flatten)]
         render: RenderArgs,
     },
-    /// Render the files of `run` (--csv, ...) from a saved result (`run --json FILE`), without rerunning.
+    /// Print the table of a saved result (`run --json FILE`) as the run printed it, and render the files of
+    /// `run` (--csv, ...) from it, without rerunning.
     Report {
         /// A result document (schema tcplab.result/1).
         result: String,
         #[command(flatten)]
         render: RenderArgs,
+        /// Do not print the table.
+        #[arg(long)]
+        quiet: bool,
     },
     /// Run a scenario on the simulator (both hosts with the `linux` personality) and on the Linux backend,
     /// and print the figures side by side with their relative differences.
@@ -137,13 +141,12 @@ impl RenderArgs {
             report: self.report.clone(),
             flent: self.flent.clone(),
             provenance,
-            table: None,
         }
     }
 }
 
-/// `tcplab report RESULT.json`: the files of `run` from a saved result.
-fn report(path: &str, r: &RenderArgs) -> Result<(), Failure> {
+/// `tcplab report RESULT.json`: the table and the files of `run` from a saved result.
+fn report(path: &str, r: &RenderArgs, quiet: bool) -> Result<(), Failure> {
     let text = std::fs::read_to_string(path).map_err(|e| Failure::BadInput(format!("{path}: cannot read: {e}")))?;
     let doc: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| Failure::BadInput(format!("{path}: not JSON: {e}")))?;
@@ -151,11 +154,14 @@ fn report(path: &str, r: &RenderArgs) -> Result<(), Failure> {
         return Err(Failure::BadInput(format!("{path}: schema {}: accepted: \"tcplab.result/1\"", doc["schema"])));
     }
     let renders = r.renders(Some(path));
-    if !renders.any() {
+    if quiet && !renders.any() {
         return Err(Failure::BadInput(
-            "report: nothing to write; accepted: --csv DIR, --plot DIR, --report FILE.html, --flent FILE.flent.gz"
+            "report --quiet: nothing to do; accepted: --csv DIR, --plot DIR, --report FILE.html, --flent FILE.flent.gz"
                 .into(),
         ));
+    }
+    if !quiet {
+        print!("{}", tcplab_report::table_json(&doc));
     }
     for note in tcplab_report::render::render(&doc, &renders).map_err(Failure::Run)? {
         eprintln!("tcplab: {note}");
@@ -188,7 +194,7 @@ fn main() -> ExitCode {
             let outputs = Outputs { json, pcap, pcap_at, pcap_snaplen, render: render.renders(None) };
             run(&scenario, &set, seed, &backend, &outputs, quiet, &suite)
         }
-        Command::Report { result, render } => report(&result, &render),
+        Command::Report { result, render, quiet } => report(&result, &render, quiet),
         Command::Check { scenario, set, suite } => check(&scenario, &set, &suite),
         Command::Compare { scenario, set, seed, json } => compare(&scenario, &set, seed, json.as_deref()),
         Command::Merge { shards, json } => merge(&shards, &json),
@@ -413,8 +419,7 @@ fn emit(doc: &tcplab_lab::ResultDoc, out: &Outputs, quiet: bool) -> Result<(), F
     }
     if out.render.any() {
         let v = serde_json::to_value(doc).map_err(|e| Failure::Run(e.to_string()))?;
-        let render = tcplab_report::render::Renders { table: Some(tcplab_report::table(doc)), ..out.render.clone() };
-        for note in tcplab_report::render::render(&v, &render).map_err(Failure::Run)? {
+        for note in tcplab_report::render::render(&v, &out.render).map_err(Failure::Run)? {
             if !quiet {
                 eprintln!("tcplab: {note}");
             }

@@ -85,3 +85,35 @@ fn the_html_report_of_a_saved_result_is_the_runs_but_for_the_provenance() {
     assert!(b.contains("<dt>rendered from</dt>") && b.contains("r.json"));
     assert_eq!(a.matches("<svg").count(), 3);
 }
+
+/// A swept RR scenario with the CPU cost model on both hosts and two iterations per point: every part
+/// of the table (sweep columns, latency, confidence notes, CPU utilization and service demand).
+const SWEPT_CPU: &str = "name = \"swept-cpu\"\n[path.up]\nrate = \"10mbit\"\ndelay = \"5ms\"\n\
+    loss = { model = \"bernoulli\", p = 0.01 }\n\
+    [client.host.cpu]\nper_segment_in = \"20us\"\nper_segment_out = \"10us\"\nper_call = \"2us\"\n\
+    [server.host.cpu]\ncores = 2\nper_segment_in = \"15us\"\nper_kb_copy = \"1us\"\n\
+    [test]\nkind = \"tcp_rr\"\nduration = \"1s\"\nrequest = \"100B\"\nresponse = \"2KiB\"\n\
+    [sweep]\n\"test.burst\" = [0, 3]\n\"client.tcp.nodelay\" = [false, true]\n\
+    [repeat]\nmin = 2\nmax = 2\n";
+
+#[test]
+fn report_prints_the_table_the_run_printed_for_a_swept_cpu_model_scenario() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("s.toml");
+    std::fs::write(&s, SWEPT_CPU).unwrap();
+    let json = dir.path().join("r.json");
+    let run = tcplab().arg("run").arg(&s).arg("--json").arg(&json).output().unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let run = String::from_utf8(run.stdout).unwrap();
+    let report = tcplab().arg("report").arg(&json).output().unwrap();
+    assert!(report.status.success(), "{}", String::from_utf8_lossy(&report.stderr));
+    assert_eq!(String::from_utf8(report.stdout).unwrap(), run);
+    // The table has every part: the swept columns, one row per point, the iterations and the CPU columns.
+    assert!(run.contains("test.burst client.tcp.nodelay"), "{run}");
+    assert_eq!(run.matches("mean of 2 iterations").count(), 4, "{run}");
+    assert!(run.contains("CPU (modeled)") && run.contains("us/Tr"), "{run}");
+    assert_eq!(run.lines().filter(|l| l.starts_with("3 ") && l.contains("true")).count(), 1, "{run}");
+    // --quiet with nothing to write is a mistake.
+    let out = tcplab().arg("report").arg(&json).arg("--quiet").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -20,10 +20,22 @@ pub fn estats_vars() -> Vec<String> {
     }
 }
 
+/// Seconds since the start of the run, as the exact decimal of the nanoseconds (`0.3`, not the
+/// `0.30000000000000004` of multiplying by 1e-9): the division of two exactly represented integers rounds
+/// once, to the `f64` nearest the decimal, which prints as that decimal.
+pub fn exact_secs(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}
+
 /// Samples of every connection end (docs/results.md, `logvars`).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct LogVars {
     pub interval_s: f64,
+    /// When the measurement window opened and closed, s from the start of the run (absent if it never did).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measure_start_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measure_end_s: Option<f64>,
     /// `t_s`, the variables asked for, then `delivered_bytes` and `throughput_bps`.
     pub columns: Vec<String>,
     /// The connection ends in the order they were created.
@@ -47,6 +59,8 @@ pub struct EndSeries {
 pub struct LogVarsProbe {
     interval: Duration,
     vars: Vec<String>,
+    /// The previous sample's instant (the start of the run before the first).
+    last_tick: Instant,
     pub logvars: LogVars,
 }
 
@@ -58,7 +72,14 @@ impl LogVarsProbe {
         LogVarsProbe {
             interval,
             vars,
-            logvars: LogVars { interval_s: interval.as_secs_f64(), columns, ends: Vec::new() },
+            last_tick: Instant::ZERO,
+            logvars: LogVars {
+                interval_s: exact_secs(interval.as_nanos()),
+                measure_start_s: None,
+                measure_end_s: None,
+                columns,
+                ends: Vec::new(),
+            },
         }
     }
 }
@@ -73,7 +94,22 @@ impl Probe<Connection> for LogVarsProbe {
         Some(self.interval)
     }
 
+    fn on_measure_start(&mut self, now: Instant) {
+        self.logvars.measure_start_s = Some(exact_secs(now.as_nanos()));
+    }
+
+    fn on_measure_stop(&mut self, now: Instant) {
+        self.logvars.measure_end_s = Some(exact_secs(now.as_nanos()));
+    }
+
     fn on_tick(&mut self, now: Instant, endpoints: Endpoints<'_, Connection>) {
+        // The interval this sample closes: the tick interval, except the one that ends where the
+        // measurement starts (ticks are re-phased to the window there).
+        let span = now.saturating_since(self.last_tick);
+        if span.is_zero() {
+            return;
+        }
+        self.last_tick = now;
         for ep in endpoints.iter() {
             let i = ep.id as usize;
             if i >= self.logvars.ends.len() {
@@ -90,7 +126,7 @@ impl Probe<Connection> for LogVarsProbe {
             let values = serde_json::to_value(&e).expect("statistics serialize");
             let end = &mut self.logvars.ends[i];
             let mut row = Vec::with_capacity(self.vars.len() + 3);
-            row.push(now.as_secs_f64());
+            row.push(exact_secs(now.as_nanos()));
             for v in &self.vars {
                 row.push(values.get(v).and_then(|x| x.as_f64()).unwrap_or(f64::NAN));
             }
@@ -98,7 +134,7 @@ impl Probe<Connection> for LogVarsProbe {
             let step = delivered.saturating_sub(end.delivered);
             end.delivered = delivered;
             row.push(step as f64);
-            row.push(step as f64 * 8.0 / self.interval.as_secs_f64());
+            row.push(step as f64 * 8.0 / exact_secs(span.as_nanos()));
             end.rows.push(row);
         }
     }
@@ -177,10 +213,48 @@ mod tests {
         assert_eq!(sampled as u64, read);
         // The senders read nothing.
         assert!(lv.ends.iter().filter(|e| e.side == "client").all(|e| e.rows.iter().all(|r| r[col] == 0.0)));
+        // Throughput is over the interval the sample closes: 10 ms, but for the sample at the start of the
+        // measurement, which closes the part of an interval since the tick before it.
+        let ticks: Vec<f64> = lv.ends[0].rows.iter().map(|r| r[0]).collect();
         for e in &lv.ends {
             for r in &e.rows {
-                assert_eq!(r[tput], r[col] * 8.0 / 0.01);
+                let i = ticks.iter().position(|&t| t == r[0]).unwrap();
+                let prev = if i == 0 { 0.0 } else { ticks[i - 1] };
+                let span = ((r[0] - prev) * 1e9).round() / 1e9;
+                assert_eq!(r[tput], r[col] * 8.0 / span, "end {} at {}", e.id, r[0]);
             }
         }
+    }
+
+    #[test]
+    fn ticks_fall_on_clock_edges_of_the_measurement_window_and_print_as_exact_decimals() {
+        let s = load(
+            &Source { name: "bulk.toml", text: BULK },
+            &["test.series={interval=\"100ms\",vars=[\"CurCwnd\"]}".into()],
+        )
+        .unwrap();
+        let run = crate::sim_backend::run_with(&s, 1, None).unwrap();
+        let lv = run.logvars.unwrap();
+        let start = lv.measure_start_s.unwrap();
+        let end = lv.measure_end_s.unwrap();
+        // The handshake takes a round trip (40 ms plus serializations): the window opens off the 100 ms grid.
+        let start_ns = (start * 1e9).round() as u64;
+        assert!(!start_ns.is_multiple_of(100_000_000) && start > 0.04 && start < 0.1, "{start}");
+        assert_eq!(((end - start) * 1e9).round() as u64, 2_000_000_000);
+        let t: Vec<u64> = lv.ends[0].rows.iter().map(|r| (r[0] * 1e9).round() as u64).collect();
+        // Before the window: none (it opens before the first tick at 100 ms); from it: start + k·100 ms, the
+        // first at the start itself, with no gap and no repeat.
+        assert_eq!(t[0], start_ns);
+        for (k, &x) in t.iter().enumerate() {
+            assert_eq!(x, start_ns + k as u64 * 100_000_000, "sample {k}");
+        }
+        assert!(t.len() > 20);
+        // Every time is the exact decimal of its nanoseconds: it prints with at most 9 decimals.
+        let json = serde_json::to_string(&lv).unwrap();
+        for r in &lv.ends[0].rows {
+            let text = serde_json::to_string(&r[0]).unwrap();
+            assert!(text.split('.').nth(1).is_none_or(|d| d.len() <= 9), "{text}");
+        }
+        assert!(json.contains("\"interval_s\":0.1,"), "{}", &json[..80]);
     }
 }

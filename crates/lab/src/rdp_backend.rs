@@ -124,13 +124,25 @@ impl Probe<RdpConnection> for RdpProbes<'_> {
         self.interval
     }
 
+    fn on_measure_start(&mut self, now: Instant) {
+        if let Some(series) = self.series.as_mut() {
+            series.measure_start_s = Some(crate::probes::exact_secs(now.as_nanos()));
+        }
+    }
+
+    fn on_measure_stop(&mut self, now: Instant) {
+        if let Some(series) = self.series.as_mut() {
+            series.measure_end_s = Some(crate::probes::exact_secs(now.as_nanos()));
+        }
+    }
+
     /// Samples the client's first connection end (the sender of `rdp_stream`, the requester of `rdp_rr`).
     fn on_tick(&mut self, now: Instant, endpoints: Endpoints<'_, RdpConnection>) {
         let Some(series) = self.series.as_mut() else { return };
         let Some(ep) = endpoints.iter().find(|ep| ep.host == CLIENT) else { return };
         let e = ep.conn.stats();
         series.rows.push(vec![
-            now.as_secs_f64(),
+            crate::probes::exact_secs(now.as_nanos()),
             e.SmoothedRTT,
             e.CurRTO,
             e.RttSamples as f64,
@@ -163,6 +175,8 @@ pub fn run_point(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<RdpConnec
             interval_s: d.as_secs_f64(),
             columns: RDP_SERIES_COLUMNS.to_vec(),
             rows: Vec::new(),
+            measure_start_s: None,
+            measure_end_s: None,
         }),
         interval: s.test.series,
         extra,

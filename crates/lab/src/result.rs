@@ -164,8 +164,9 @@ pub struct RrMetrics {
 }
 
 /// Statistics of a set of latencies, microseconds: mean, population standard deviation, minimum and
-/// maximum exact; percentiles from an HDR histogram with 3 significant digits.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+/// maximum exact; percentiles from an HDR histogram with 3 significant digits; and the distribution as
+/// at most 256 CDF steps (docs/results.md § Metrics).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LatencyMetrics {
     pub mean: f64,
     pub stddev: f64,
@@ -175,6 +176,32 @@ pub struct LatencyMetrics {
     pub p99: f64,
     pub p99_9: f64,
     pub max: f64,
+    /// `[[value_us, fraction], …]`: the fraction of the transactions whose latency is at most the value
+    /// (`tcplab_workload::Latency::cdf`); absent without transactions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty", with = "cdf_json")]
+    pub cdf: Vec<(f64, f64)>,
+}
+
+/// CDF steps in JSON: an array of `[value_us, fraction]` pairs, checked as [`tcplab_workload::Cdf`] is.
+mod cdf_json {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use tcplab_workload::Cdf;
+
+    pub fn serialize<S: Serializer>(c: &[(f64, f64)], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(c.iter().map(|&(v, f)| [v, f]))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(f64, f64)>, D::Error> {
+        let steps: Vec<[f64; 2]> = Vec::deserialize(d)?;
+        let steps: Vec<(f64, f64)> = steps.into_iter().map(|[v, f]| (v, f)).collect();
+        Cdf::from_steps(&steps).map(|c| c.steps().to_vec()).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "latency_us.cdf: accepted at most {} steps [value_us, fraction] with values increasing and \
+                 fractions in (0, 1], not decreasing",
+                tcplab_workload::CDF_MAX_STEPS
+            ))
+        })
+    }
 }
 
 impl From<tcplab_workload::LatencySummary> for LatencyMetrics {
@@ -188,6 +215,7 @@ impl From<tcplab_workload::LatencySummary> for LatencyMetrics {
             p99: s.p99,
             p99_9: s.p99_9,
             max: s.max,
+            cdf: s.cdf.steps().to_vec(),
         }
     }
 }
@@ -230,6 +258,76 @@ pub struct Sides {
     pub local: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remote: Option<f64>,
+}
+
+/// The metrics a run of `s` reports, as dotted keys of `points[].metrics` (what `[[plot]] y` accepts);
+/// `None` for a test kind whose metrics are not listed here.
+pub fn metric_names(s: &Scenario) -> Option<Vec<&'static str>> {
+    let latency = [
+        "latency_us.mean",
+        "latency_us.stddev",
+        "latency_us.min",
+        "latency_us.p50",
+        "latency_us.p90",
+        "latency_us.p99",
+        "latency_us.p99_9",
+        "latency_us.max",
+    ];
+    let mut names: Vec<&'static str> = match s.test.kind {
+        TestKind::TcpStream | TestKind::TcpMaerts => {
+            vec!["throughput_bps", "delivered_bytes", "retransmissions", "elapsed_s"]
+        }
+        TestKind::TcpRr | TestKind::TcpCrr => {
+            let mut v = vec!["transactions_per_s", "transactions"];
+            v.extend(latency);
+            v.extend(["retransmissions", "elapsed_s"]);
+            if s.test.kind == TestKind::TcpCrr {
+                v.extend(["connections_opened", "port_waits"]);
+            }
+            v
+        }
+        TestKind::RdpStream => {
+            return Some(vec![
+                "throughput_bps",
+                "delivered_bytes",
+                "messages_delivered",
+                "retransmissions",
+                "duplicates_received",
+                "data_drops",
+                "timeouts",
+                "elapsed_s",
+            ])
+        }
+        TestKind::RdpRr => {
+            let mut v = vec!["transactions_per_s", "transactions"];
+            v.extend(latency);
+            v.extend(["retransmissions", "elapsed_s"]);
+            return Some(v);
+        }
+        TestKind::TcpMsg => {
+            let mut v = vec!["messages_per_s", "messages", "throughput_bps", "delivered_bytes"];
+            v.extend(latency.map(|l| l.replacen("latency_us", "time_per_message_us", 1).leak() as &'static str));
+            v.extend(latency);
+            v.extend(["retransmissions", "elapsed_s"]);
+            v
+        }
+    };
+    let sides = [(s.client.host.cpu.is_some(), "local"), (s.server.host.cpu.is_some(), "remote")];
+    if sides.iter().any(|(on, _)| *on) {
+        let rr = matches!(s.test.kind, TestKind::TcpRr | TestKind::TcpCrr);
+        for (on, side) in sides {
+            if !on {
+                continue;
+            }
+            let local = side == "local";
+            names.push(if local { "cpu_util_percent.local" } else { "cpu_util_percent.remote" });
+            names.push(if local { "service_demand_us_per_kb.local" } else { "service_demand_us_per_kb.remote" });
+            if rr {
+                names.push(if local { "service_demand_us_per_tr.local" } else { "service_demand_us_per_tr.remote" });
+            }
+        }
+    }
+    Some(names)
 }
 
 /// The CPU figures of a window of `elapsed` that moved `bytes` in `transactions` (0 for bulk tests).
@@ -275,6 +373,11 @@ pub struct ConnectionResult {
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Series {
     pub interval_s: f64,
+    /// When the measurement window opened and closed, s from the start of the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measure_start_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measure_end_s: Option<f64>,
     pub columns: Vec<&'static str>,
     pub rows: Vec<Vec<f64>>,
 }

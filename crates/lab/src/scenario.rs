@@ -21,6 +21,54 @@ pub struct Scenario {
     pub client: Host,
     pub server: Host,
     pub test: Test,
+    /// The plots the scenario asks for (`[[plot]]`), drawn by `--plot` and the HTML report besides the
+    /// default ones.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub plot: Vec<PlotSpec>,
+}
+
+/// One `[[plot]]` table (docs/scenario.md § Plots): a metric against a swept key (`x`, `y`, and `lines` for
+/// one line per value of a second swept key), or time series of sampled variables (`series`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlotSpec {
+    /// The file's name without `.svg` (letters, digits, `-`, `_`); default `plot-N`, N counting from 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The title, after the scenario's name; default: what is drawn against what.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// A key path of the scenario on the x axis (`"test.burst"`): a swept key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub x: Option<String>,
+    /// The metric on the y axis, a key of `points[].metrics` (`"transactions_per_s"`, `"latency_us.p99"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub y: Option<String>,
+    /// A second swept key path: one line per value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lines: Option<String>,
+    /// Sampled variables (`test.series`) against time, one line per variable and connection end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<Vec<String>>,
+}
+
+/// The unit of a sampled variable (an RFC 4898 name of `estats`, or a `logvars` column): `"bytes"`, `"ms"`,
+/// `"bit/s"` or `"count"`. One `[[plot]]` of series draws variables of one unit.
+pub fn series_unit(var: &str) -> &'static str {
+    let bytes = ["Octets", "Cwnd", "Ssthresh", "MSS", "PipeSize", "Rwin"];
+    if var == "throughput_bps" {
+        "bit/s"
+    } else if var == "delivered_bytes" {
+        "bytes"
+    } else if var == "CountRTT" || var.starts_with("ZeroRwin") || var.starts_with("Hystart") && !var.ends_with("Cwnd") {
+        "count"
+    } else if var.contains("RTT") || var.contains("RTO") || var.starts_with("SndLimTime") {
+        "ms"
+    } else if bytes.iter().any(|b| var.contains(b)) {
+        "bytes"
+    } else {
+        "count"
+    }
 }
 
 /// Both directions of the path between client and server.
@@ -307,6 +355,8 @@ struct RawScenario {
     #[serde(default)]
     server: RawHost,
     test: RawTest,
+    #[serde(default)]
+    plot: Vec<PlotSpec>,
 }
 
 fn default_seed() -> u64 {
@@ -461,6 +511,25 @@ pub(crate) fn line_of(doc: &toml_edit::ImDocument<&str>, text: &str, key: &str) 
     let mut node = Node::Table(doc.as_table());
     let mut span = None;
     for part in key.split('.') {
+        // `plot[1]`: the second table of an array of tables (or of an inline array).
+        if let Some((name, idx)) = part.strip_suffix(']').and_then(|p| p.split_once('[')) {
+            let Ok(idx) = idx.parse::<usize>() else { break };
+            let item = match node {
+                Node::Table(t) => t.get(name),
+                Node::Inline(_) | Node::Leaf => None,
+            };
+            let next = match item {
+                Some(Item::ArrayOfTables(a)) => a.get(idx).map(|t| (t.span(), Node::Table(t))),
+                Some(Item::Value(Value::Array(a))) => a
+                    .get(idx)
+                    .map(|v| (v.span(), if let Value::InlineTable(i) = v { Node::Inline(i) } else { Node::Leaf })),
+                _ => None,
+            };
+            let Some((s, n)) = next else { break };
+            span = s.or(span);
+            node = n;
+            continue;
+        }
         let (k, next) = match node {
             Node::Table(t) => match t.get_key_value(part) {
                 Some((k, item)) => (
@@ -769,13 +838,14 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
             })?;
         }
     }
-    Ok(Scenario {
+    let mut scenario = Scenario {
         name: raw.name,
         description: raw.description,
         seed: raw.seed,
         path: PathSpec { up: raw.path.up, down },
         client,
         server,
+        plot: Vec::new(),
         test: Test {
             kind: t.kind,
             duration,
@@ -790,7 +860,130 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
             response,
             burst,
         },
-    })
+    };
+    check_plots(ctx, &scenario, &raw.plot)?;
+    scenario.plot = raw.plot;
+    Ok(scenario)
+}
+
+/// Whether `path` (`test.burst`) names a key of the resolved scenario: what `--set` and `[sweep]` take.
+fn is_scenario_key(s: &Scenario, path: &str) -> bool {
+    let Ok(v) = serde_json::to_value(s) else { return false };
+    path.split('.').try_fold(&v, |v, k| v.get(k)).is_some_and(|leaf| !leaf.is_object())
+}
+
+/// Validates the `[[plot]]` tables against the resolved scenario: every name refers to something the run
+/// will have.
+fn check_plots(ctx: &Ctx, s: &Scenario, plots: &[PlotSpec]) -> Result<(), ScenarioError> {
+    let mut names: Vec<String> = Vec::new();
+    for (i, p) in plots.iter().enumerate() {
+        let key = |field: &str| if field.is_empty() { format!("plot[{i}]") } else { format!("plot[{i}].{field}") };
+        let name = p.name.clone().unwrap_or_else(|| format!("plot-{}", i + 1));
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+            return Err(ctx.error(
+                &key("name"),
+                format!("{name:?}: accepted letters, digits, '-' and '_' (the file is NAME.svg)"),
+            ));
+        }
+        if names.contains(&name) {
+            return Err(
+                ctx.error(&key("name"), format!("{name:?} names another plot already; accepted a name of its own"))
+            );
+        }
+        names.push(name);
+        match (&p.series, &p.x, &p.y) {
+            (Some(vars), None, None) if p.lines.is_none() => check_series_plot(ctx, s, vars, &key("series"))?,
+            (Some(_), _, _) => {
+                return Err(ctx.error(
+                    &key(""),
+                    "series with x, y or lines: accepted either series = [...] (variables over time) or x, y and \
+                     optionally lines (a metric against swept keys)",
+                ))
+            }
+            (None, Some(x), Some(y)) => {
+                for (field, path) in [("x", Some(x)), ("lines", p.lines.as_ref())] {
+                    let Some(path) = path else { continue };
+                    if !is_scenario_key(s, path) {
+                        return Err(ctx.error(
+                            &key(field),
+                            format!(
+                                "{path:?}: not a key of the scenario; accepted a key path as --set and [sweep] take \
+                                 it, e.g. \"test.burst\", \"client.tcp.nodelay\", \"path.up.rate\""
+                            ),
+                        ));
+                    }
+                }
+                if p.lines.as_ref() == Some(x) {
+                    return Err(ctx.error(&key("lines"), format!("{x:?} is x already; accepted another swept key")));
+                }
+                if let Some(accepted) = crate::result::metric_names(s) {
+                    if !accepted.contains(&y.as_str()) {
+                        return Err(ctx.error(
+                            &key("y"),
+                            format!(
+                                "{y:?}: not a metric of test.kind = {:?}; accepted: {}",
+                                s.test.kind.key(),
+                                accepted.join(", ")
+                            ),
+                        ));
+                    }
+                }
+            }
+            (None, None, _) | (None, _, None) => {
+                let missing = if p.x.is_none() && p.y.is_none() {
+                    ""
+                } else if p.x.is_none() {
+                    "x"
+                } else {
+                    "y"
+                };
+                return Err(ctx.error(
+                    &key(missing),
+                    "missing key; accepted x = \"KEY\" and y = \"METRIC\" (and optionally lines = \"KEY\"), or \
+                     series = [\"VAR\", ...]",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A `[[plot]] series = [...]`: every variable is sampled by `test.series`, and all share one unit.
+fn check_series_plot(ctx: &Ctx, s: &Scenario, vars: &[String], key: &str) -> Result<(), ScenarioError> {
+    let sampled: Vec<String> = match (&s.test.series, &s.test.series_vars) {
+        (None, _) => {
+            return Err(ctx.error(
+                key,
+                "needs test.series; accepted with test.series = { interval = \"100ms\", vars = [...] } naming the \
+                 variables",
+            ))
+        }
+        (Some(_), Some(v)) => v.iter().cloned().chain(["delivered_bytes".into(), "throughput_bps".into()]).collect(),
+        (Some(_), None) => crate::sim_backend::SERIES_COLUMNS[1..].iter().map(|c| c.to_string()).collect(),
+    };
+    if vars.is_empty() {
+        return Err(ctx.error(key, format!("empty; accepted the sampled variables: {}", sampled.join(", "))));
+    }
+    for v in vars {
+        if !sampled.contains(v) {
+            return Err(
+                ctx.error(key, format!("{v:?} is not sampled by test.series; accepted: {}", sampled.join(", ")))
+            );
+        }
+    }
+    let unit = series_unit(&vars[0]);
+    if let Some(other) = vars.iter().find(|v| series_unit(v) != unit) {
+        return Err(ctx.error(
+            key,
+            format!(
+                "{:?} is in {unit}, {other:?} in {}: one plot has one y unit; accepted variables of one unit (put \
+                 the others in a [[plot]] of their own)",
+                vars[0],
+                series_unit(other)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn resolve_host(ctx: &Ctx, side: &str, raw: RawHost, rdp: bool) -> Result<Host, ScenarioError> {

@@ -11,7 +11,7 @@ use tcplab_workload::{
     RrServer, RrServerConfig, Stream, StreamConfig,
 };
 
-use crate::probes::LogVarsProbe;
+use crate::probes::{exact_secs, LogVarsProbe};
 use crate::result::{
     BackendRun, ConnectionResult, EngineCounters, IpCounters, LinkCounters, Links, NicCounters, Series,
 };
@@ -146,6 +146,7 @@ struct SeriesProbe {
     interval: Duration,
     sender: HostId,
     series: Series,
+    last_tick: Option<Instant>,
 }
 
 impl Probe<Connection> for SeriesProbe {
@@ -153,11 +154,22 @@ impl Probe<Connection> for SeriesProbe {
         Some(self.interval)
     }
 
+    fn on_measure_start(&mut self, now: Instant) {
+        self.series.measure_start_s = Some(exact_secs(now.as_nanos()));
+    }
+
+    fn on_measure_stop(&mut self, now: Instant) {
+        self.series.measure_end_s = Some(exact_secs(now.as_nanos()));
+    }
+
     fn on_tick(&mut self, now: Instant, endpoints: Endpoints<'_, Connection>) {
+        if self.last_tick.replace(now) == Some(now) {
+            return;
+        }
         let Some(ep) = endpoints.iter().find(|ep| ep.host == self.sender) else { return };
         let e = ep.conn.estats_at(now);
         self.series.rows.push(vec![
-            now.as_secs_f64(),
+            exact_secs(now.as_nanos()),
             e.CurCwnd as f64,
             e.CurSsthresh.map_or(f64::NAN, |s| s as f64),
             e.PipeSize as f64,
@@ -255,6 +267,22 @@ impl Probe<Connection> for Tee<'_> {
             l.on_tick(now, endpoints);
         }
     }
+    fn on_measure_start(&mut self, now: Instant) {
+        if let Some(s) = self.series.as_mut() {
+            s.on_measure_start(now);
+        }
+        if let Some(l) = self.logvars.as_mut() {
+            l.on_measure_start(now);
+        }
+    }
+    fn on_measure_stop(&mut self, now: Instant) {
+        if let Some(s) = self.series.as_mut() {
+            s.on_measure_stop(now);
+        }
+        if let Some(l) = self.logvars.as_mut() {
+            l.on_measure_stop(now);
+        }
+    }
 }
 
 /// Runs the scenario's point on the simulator, telling `extra` (when given) every packet event. The
@@ -269,10 +297,11 @@ pub fn run_with(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<Connection
                 interval,
                 sender,
                 series: Series {
-                    interval_s: interval.as_secs_f64(),
+                    interval_s: exact_secs(interval.as_nanos()),
                     columns: SERIES_COLUMNS.to_vec(),
-                    rows: Vec::new(),
+                    ..Series::default()
                 },
+                last_tick: None,
             }),
             None,
         ),

@@ -342,7 +342,7 @@ fn rdp_rr_latency_tail_under_loss_shows_the_retransmission_ticks() {
     for seed in 1..=3 {
         let d = tcplab_lab::run_scenario(&scenario(RR, &lossy), seed).unwrap();
         let m = rr_metrics(&d);
-        let l = m.latency_us;
+        let l = &m.latency_us;
         let near = |v: f64| (v - tau * 1e6).abs() < 0.001 * tau * 1e6; // the histogram's 3 digits
         assert!(near(l.p50) && near(l.p90), "seed {seed}: p50 {} p90 {} us, τ {} us", l.p50, l.p90, tau * 1e6);
         // Percentiles are the histogram's bucket tops, at most 0.1 % above the latency (hence `slack`).
@@ -452,10 +452,15 @@ fn rdp_series_shows_smoothed_rtt_beside_every_rtt_sample_taken_and_discarded() {
         let (client, _) = ends(&d);
         assert_eq!(samples.rows.len() as u64, client.RttSamples + client.RttSamplesDiscarded, "{sampling}");
         assert_eq!(samples.rows.iter().filter(|r| r[rk] == 1.0).count() as u64, client.RttSamples);
-        // Ticks every 100 ms from 100 ms; the series' SmoothedRTT is the one after the last sample taken.
+        // Ticks every 100 ms from 100 ms until the measurement opens, then on the window's clock edges
+        // (its start and every 100 ms after it); the series' SmoothedRTT is the one after the last sample
+        // taken.
         assert!(series.rows.len() > 10);
+        let start = series.measure_start_s.expect("the window opened");
+        let on_edge = |t: f64, from: f64| (((t - from) / 0.1).round() * 0.1 + from - t).abs() < 1e-9;
         for (i, row) in series.rows.iter().enumerate() {
-            assert!((row[st] - 0.1 * (i + 1) as f64).abs() < 1e-9, "{sampling}: tick {i} at {}", row[st]);
+            let t = row[st];
+            assert!(if t < start { on_edge(t, 0.0) } else { on_edge(t, start) }, "{sampling}: tick {i} at {t}");
             let last = samples.rows.iter().rev().find(|r| r[rt] <= row[st] && r[rk] == 1.0);
             assert_eq!(row[ss], last.map_or(0.0, |r| r[rs]), "{sampling}: SmoothedRTT at {} s", row[st]);
         }

@@ -17,7 +17,8 @@ pub struct CsvFile {
 /// Key-value pairs in order.
 type Flat = Vec<(String, Value)>;
 
-/// Flattens a JSON object into `(dotted.key, value)` pairs, depth first, in the object's order.
+/// Flattens a JSON object into `(dotted.key, value)` pairs, depth first, in the object's order. Arrays
+/// (the latency CDF) are not cells: they have files of their own.
 pub fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, Value)>) {
     match v {
         Value::Object(m) => {
@@ -26,8 +27,19 @@ pub fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, Value)>) {
                 flatten(&key, x, out);
             }
         }
+        Value::Array(_) => {}
         other => out.push((prefix.to_string(), other.clone())),
     }
+}
+
+/// The latency distribution of a point's metrics, `latency_us.cdf` (or any `…_us.cdf` of a test whose
+/// metrics carry latency statistics): the metric's name and its steps.
+pub fn latency_cdfs(metrics: &Value) -> Vec<(&str, &[Value])> {
+    let Some(m) = metrics.as_object() else { return Vec::new() };
+    m.iter()
+        .filter_map(|(k, v)| Some((k.as_str(), v.get("cdf")?.as_array()?.as_slice())))
+        .filter(|(_, steps)| !steps.is_empty())
+        .collect()
 }
 
 /// A cell: strings as they are, numbers as JSON spells them, `null` empty, quoted per RFC 4180 when needed.
@@ -102,8 +114,9 @@ fn table_csv(columns: &Value, rows: &Value) -> String {
 }
 
 /// Every CSV of the result: `points.csv`, then per point `series.csv` (the `series` form) or
-/// `logvars-ID-SIDE.csv` per connection end (the `logvars` form). With several points, the series files
-/// of point `i` are prefixed `pI-`.
+/// `logvars-ID-SIDE.csv` per connection end (the `logvars` form), and `cdf.csv` (the latency
+/// distribution, `latency_us,fraction`; another latency metric `X_us` gives `cdf-X_us.csv`). With several
+/// points, the files of point `i` are prefixed `pI-`.
 pub fn files(doc: &Value) -> Vec<CsvFile> {
     let mut out = vec![CsvFile { name: "points.csv".into(), text: points_csv(doc) }];
     let points = doc["points"].as_array().map(Vec::as_slice).unwrap_or_default();
@@ -111,6 +124,14 @@ pub fn files(doc: &Value) -> Vec<CsvFile> {
         let prefix = if points.len() > 1 { format!("p{i}-") } else { String::new() };
         if let Some(s) = p.get("series") {
             out.push(CsvFile { name: format!("{prefix}series.csv"), text: table_csv(&s["columns"], &s["rows"]) });
+        }
+        for (metric, steps) in latency_cdfs(&p["metrics"]) {
+            let name = if metric == "latency_us" { "cdf.csv".to_string() } else { format!("cdf-{metric}.csv") };
+            let mut text = line([metric.to_string(), "fraction".to_string()]);
+            for s in steps {
+                text += &line(s.as_array().map(Vec::as_slice).unwrap_or_default().iter().map(cell));
+            }
+            out.push(CsvFile { name: format!("{prefix}{name}"), text });
         }
         if let Some(lv) = p.get("logvars") {
             for e in lv["ends"].as_array().map(Vec::as_slice).unwrap_or_default() {

@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use plotters::coord::ranged1d::ValueFormatter;
 use plotters::prelude::*;
 use serde_json::Value;
 
@@ -26,6 +27,12 @@ pub struct Chart {
     pub lines: Vec<Line>,
     /// Label of each integer x position when x is categorical (sweeps over non-numeric values).
     pub x_categories: Option<Vec<String>>,
+    /// A logarithmic x axis (latencies spanning decades); x values must be positive.
+    pub log_x: bool,
+    /// The y axis' range; `None`: from the data (from 0 for non-negative values).
+    pub y_range: Option<(f64, f64)>,
+    /// An x span shaded and labelled (the measurement window on a time axis).
+    pub band: Option<(f64, f64, String)>,
 }
 
 /// One line of a chart.
@@ -40,7 +47,6 @@ pub struct Line {
     /// Error bars `(x, low, high)` around points, e.g. confidence intervals.
     pub errors: Vec<(f64, f64, f64)>,
 }
-
 /// Tableau's ten colours: distinct, and readable on white.
 const PALETTE: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
@@ -61,6 +67,9 @@ pub const SIZE: (u32, u32) = (960, 540);
 /// Most lines of one kind in a time-series plot; more ends than that are left out, with a note.
 const MAX_ENDS: usize = 8;
 
+/// Most points whose latency CDFs are drawn together in `sweep-cdf.svg`.
+const MAX_CDF_OVERLAY: usize = 6;
+
 /// Range of `values` with a margin, from 0 when every value is non-negative.
 fn range(values: impl Iterator<Item = f64>, from_zero: bool) -> (f64, f64) {
     let (mut lo, mut hi) =
@@ -79,104 +88,161 @@ fn range(values: impl Iterator<Item = f64>, from_zero: bool) -> (f64, f64) {
     (lo, hi)
 }
 
+/// The x axis' range: categories around their indices; time-like axes from the first to the last value;
+/// sweeps with a margin; a logarithmic axis from a little below the least to a little above the greatest.
+fn x_range(c: &Chart) -> (f64, f64) {
+    if let Some(cats) = &c.x_categories {
+        return (-0.5, cats.len() as f64 - 0.5);
+    }
+    let xs = || c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)).filter(|x| x.is_finite());
+    let (lo, hi) = xs().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| (l.min(x), h.max(x)));
+    if c.log_x {
+        return if lo.is_finite() && lo > 0.0 { (nice_below(lo / 1.1), nice_above(hi * 1.1)) } else { (1.0, 10.0) };
+    }
+    if lo < hi && !c.lines.iter().any(|l| l.markers) {
+        (lo, hi)
+    } else {
+        range(xs(), false)
+    }
+}
+
+/// The largest 1, 2 or 5 times a power of ten at or below `v` (> 0): where a log axis starts.
+fn nice_below(v: f64) -> f64 {
+    let d = 10f64.powf(v.log10().floor());
+    [5.0, 2.0, 1.0].into_iter().map(|m| m * d).find(|&n| n <= v).unwrap_or(d)
+}
+
+/// The smallest 1, 2 or 5 times a power of ten at or above `v` (> 0): where a log axis ends.
+fn nice_above(v: f64) -> f64 {
+    let d = 10f64.powf(v.log10().floor());
+    [1.0, 2.0, 5.0, 10.0].into_iter().map(|m| m * d).find(|&n| n >= v).unwrap_or(10.0 * d)
+}
+
 /// Draws `c` as SVG text.
 pub fn draw(c: &Chart) -> Result<String, String> {
     let mut svg = String::new();
     {
-        let err = |e: DrawingAreaErrorKind<_>| e.to_string();
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(err)?;
-        let (x0, x1) = match &c.x_categories {
-            Some(cats) => (-0.5, cats.len() as f64 - 0.5),
-            None => {
-                let (a, b) = range(c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)), false);
-                // Time axes start where the data does, without the margin.
-                let xs = c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
-                let (lo, hi) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| (l.min(x), h.max(x)));
-                if lo < hi && c.x_categories.is_none() && !c.lines.iter().any(|l| l.markers) {
-                    (lo, hi)
-                } else {
-                    (a, b)
-                }
-            }
-        };
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let (x0, x1) = x_range(c);
         let ys =
             c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.1).chain(l.errors.iter().flat_map(|e| [e.1, e.2])));
-        let (y0, y1) = range(ys, true);
-        let mut chart = ChartBuilder::on(&root)
-            .caption(&c.title, ("sans-serif", 22))
-            .margin(18)
-            .x_label_area_size(52)
-            .y_label_area_size(86)
-            .build_cartesian_2d(x0..x1, y0..y1)
-            .map_err(err)?;
-        let cats = c.x_categories.clone();
-        let fmt_x = move |x: &f64| match &cats {
-            Some(cats) => {
-                let i = x.round();
-                if (x - i).abs() < 1e-9 && i >= 0.0 {
-                    cats.get(i as usize).cloned().unwrap_or_default()
-                } else {
-                    String::new()
+        let (y0, y1) = c.y_range.unwrap_or_else(|| range(ys, true));
+        let mut builder = ChartBuilder::on(&root);
+        builder.caption(&c.title, ("sans-serif", 22)).margin(18).x_label_area_size(52).y_label_area_size(86);
+        if c.log_x {
+            // Labels at 1, 2, 5 × 10^k, grid lines at every integer × 10^k: plotters' own log ticks skip the
+            // part of the axis below its first power of ten.
+            let ticks = |ms: &[f64]| {
+                let mut d = 10f64.powf(x0.log10().floor());
+                let mut out = Vec::new();
+                while d <= x1 {
+                    out.extend(ms.iter().map(|m| m * d).filter(|&v| v >= x0 * (1.0 - 1e-9) && v <= x1 * (1.0 + 1e-9)));
+                    d *= 10.0;
                 }
-            }
-            None => short(*x),
-        };
-        let mut mesh = chart.configure_mesh();
-        mesh.x_desc(c.x_label.as_str())
-            .y_desc(c.y_label.as_str())
-            .label_style(("sans-serif", 15))
-            .axis_desc_style(("sans-serif", 16))
-            .light_line_style(RGBColor(238, 238, 238))
-            .bold_line_style(RGBColor(215, 215, 215))
-            .x_label_formatter(&fmt_x)
-            .y_label_formatter(&|y| short(*y));
-        if let Some(cats) = &c.x_categories {
-            mesh.x_labels(cats.len() * 2 + 1);
-        }
-        mesh.draw().map_err(err)?;
-        let mut colour = 0usize;
-        for (i, l) in c.lines.iter().enumerate() {
-            if !(l.dashed && i > 0) {
-                colour = if i == 0 { 0 } else { colour + 1 };
-            }
-            let col = PALETTE[colour % PALETTE.len()];
-            let style = col.stroke_width(2);
-            let drawn = if l.dashed {
-                chart.draw_series(DashedLineSeries::new(l.points.iter().copied(), 7, 5, style)).map_err(err)?
-            } else {
-                chart.draw_series(LineSeries::new(l.points.iter().copied(), style)).map_err(err)?
+                out
             };
-            let dashed = l.dashed;
-            drawn.label(l.label.as_str()).legend(move |(x, y)| {
-                let pts = if dashed { vec![(x, y), (x + 8, y)] } else { vec![(x, y), (x + 22, y)] };
-                PathElement::new(pts, style)
-            });
-            if l.markers {
-                chart.draw_series(l.points.iter().map(|&p| Circle::new(p, 4, col.filled()))).map_err(err)?;
-            }
-            if !l.errors.is_empty() {
-                let mid = |x: f64| l.points.iter().find(|p| p.0 == x).map_or(f64::NAN, |p| p.1);
-                chart
-                    .draw_series(
-                        l.errors.iter().map(|&(x, lo, hi)| ErrorBar::new_vertical(x, lo, mid(x), hi, style, 12)),
-                    )
-                    .map_err(err)?;
-            }
+            let bold = ticks(&[1.0, 2.0, 5.0]);
+            let light = ticks(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]);
+            let x = (x0..x1).log_scale().with_key_points(bold).with_light_points(light);
+            let chart = builder.build_cartesian_2d(x, y0..y1).map_err(|e| e.to_string())?;
+            paint(chart, c, (x0, x1), (y0, y1))?;
+        } else {
+            let chart = builder.build_cartesian_2d(x0..x1, y0..y1).map_err(|e| e.to_string())?;
+            paint(chart, c, (x0, x1), (y0, y1))?;
         }
-        if c.lines.len() > 1 || c.lines.iter().any(|l| !l.label.is_empty()) {
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperRight)
-                .background_style(WHITE.mix(0.85))
-                .border_style(RGBColor(180, 180, 180))
-                .label_font(("sans-serif", 14))
-                .draw()
-                .map_err(err)?;
-        }
-        root.present().map_err(err)?;
+        root.present().map_err(|e| e.to_string())?;
     }
     Ok(svg)
+}
+
+/// Draws the mesh, the band, the lines, markers, error bars and the legend on a chart whose x axis is
+/// linear or logarithmic.
+fn paint<'a, X>(
+    mut chart: ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, plotters::coord::types::RangedCoordf64>>,
+    c: &Chart,
+    (x0, x1): (f64, f64),
+    (y0, y1): (f64, f64),
+) -> Result<(), String>
+where
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let err = |e: DrawingAreaErrorKind<_>| e.to_string();
+    let cats = c.x_categories.clone();
+    let fmt_x = move |x: &f64| match &cats {
+        Some(cats) => {
+            let i = x.round();
+            if (x - i).abs() < 1e-9 && i >= 0.0 {
+                cats.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        }
+        None => short(*x),
+    };
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc(c.x_label.as_str())
+        .y_desc(c.y_label.as_str())
+        .label_style(("sans-serif", 15))
+        .axis_desc_style(("sans-serif", 16))
+        .light_line_style(RGBColor(238, 238, 238))
+        .bold_line_style(RGBColor(215, 215, 215))
+        .x_label_formatter(&fmt_x)
+        .y_label_formatter(&|y| short(*y));
+    if let Some(cats) = &c.x_categories {
+        mesh.x_labels(cats.len() * 2 + 1);
+    }
+    mesh.draw().map_err(err)?;
+    if let Some((a, b, label)) = c.band.as_ref().map(|(a, b, l)| (a.max(x0), b.min(x1), l)).filter(|(a, b, _)| a < b) {
+        let (a, b) = (&a, &b);
+        let shade = RGBColor(31, 119, 180).mix(0.07);
+        chart.draw_series(std::iter::once(Rectangle::new([(*a, y0), (*b, y1)], shade.filled()))).map_err(err)?;
+        let edge = RGBColor(31, 119, 180).mix(0.45).stroke_width(1);
+        for x in [*a, *b] {
+            chart.draw_series(DashedLineSeries::new([(x, y0), (x, y1)], 4, 4, edge)).map_err(err)?;
+        }
+        let at = (*a, y1 - (y1 - y0) * 0.01);
+        let text = Text::new(format!(" {label}"), at, ("sans-serif", 13).into_font().color(&RGBColor(60, 90, 130)));
+        chart.draw_series(std::iter::once(text)).map_err(err)?;
+    }
+    let mut colour = 0usize;
+    for (i, l) in c.lines.iter().enumerate() {
+        if !(l.dashed && i > 0) {
+            colour = if i == 0 { 0 } else { colour + 1 };
+        }
+        let col = PALETTE[colour % PALETTE.len()];
+        let style = col.stroke_width(2);
+        let drawn = if l.dashed {
+            chart.draw_series(DashedLineSeries::new(l.points.iter().copied(), 7, 5, style)).map_err(err)?
+        } else {
+            chart.draw_series(LineSeries::new(l.points.iter().copied(), style)).map_err(err)?
+        };
+        let dashed = l.dashed;
+        drawn.label(l.label.as_str()).legend(move |(x, y)| {
+            let pts = if dashed { vec![(x, y), (x + 8, y)] } else { vec![(x, y), (x + 22, y)] };
+            PathElement::new(pts, style)
+        });
+        if l.markers {
+            chart.draw_series(l.points.iter().map(|&p| Circle::new(p, 4, col.filled()))).map_err(err)?;
+        }
+        if !l.errors.is_empty() {
+            let mid = |x: f64| l.points.iter().find(|p| p.0 == x).map_or(f64::NAN, |p| p.1);
+            chart
+                .draw_series(l.errors.iter().map(|&(x, lo, hi)| ErrorBar::new_vertical(x, lo, mid(x), hi, style, 12)))
+                .map_err(err)?;
+        }
+    }
+    if c.lines.len() > 1 || c.lines.iter().any(|l| !l.label.is_empty()) {
+        chart
+            .configure_series_labels()
+            .position(if c.log_x { SeriesLabelPosition::LowerRight } else { SeriesLabelPosition::UpperRight })
+            .background_style(WHITE.mix(0.85))
+            .border_style(RGBColor(180, 180, 180))
+            .label_font(("sans-serif", 14))
+            .draw()
+            .map_err(err)?;
+    }
+    Ok(())
 }
 
 /// A tick label: few digits, no trailing zeros.
@@ -286,7 +352,7 @@ pub fn time_series_charts(doc: &Value, p: &Value, notes: &mut Vec<String>) -> Ve
     if tables.is_empty() {
         return Vec::new();
     }
-    let mut out = Vec::new();
+    let mut out: Vec<(String, Chart)> = Vec::new();
     // cwnd and ssthresh, KiB.
     let mut lines = Vec::new();
     for t in senders(doc, &tables, notes, "cwnd") {
@@ -308,7 +374,7 @@ pub fn time_series_charts(doc: &Value, p: &Value, notes: &mut Vec<String>) -> Ve
             "cwnd".into(),
             Chart {
                 title,
-                x_label: "time (s)".into(),
+                x_label: "time since the start of the run (s)".into(),
                 y_label: "cwnd, ssthresh (KiB)".into(),
                 lines,
                 ..Chart::default()
@@ -327,7 +393,13 @@ pub fn time_series_charts(doc: &Value, p: &Value, notes: &mut Vec<String>) -> Ve
         let title = format!("{name}: smoothed RTT (RFC 6298 SRTT)");
         out.push((
             "rtt".into(),
-            Chart { title, x_label: "time (s)".into(), y_label: "SRTT (ms)".into(), lines, ..Chart::default() },
+            Chart {
+                title,
+                x_label: "time since the start of the run (s)".into(),
+                y_label: "SRTT (ms)".into(),
+                lines,
+                ..Chart::default()
+            },
         ));
     }
     // Throughput per interval, Mbit/s: delivered to each receiving application (logvars), or acknowledged
@@ -365,19 +437,34 @@ pub fn time_series_charts(doc: &Value, p: &Value, notes: &mut Vec<String>) -> Ve
         let y_label = "throughput (Mbit/s)".into();
         out.push((
             "throughput".into(),
-            Chart { title, x_label: "time (s)".into(), y_label, lines, ..Chart::default() },
+            Chart { title, x_label: "time since the start of the run (s)".into(), y_label, lines, ..Chart::default() },
         ));
     }
+    let band = window_band(p, &tables);
+    for (_, c) in &mut out {
+        c.band.clone_from(&band);
+    }
     out
+}
+
+/// The measurement window as a band on a time axis, when some samples lie outside it (the handshake
+/// before, the drain after); `None` when every sample is inside (nothing to tell apart).
+fn window_band(p: &Value, tables: &[EndTable]) -> Option<(f64, f64, String)> {
+    let src = p.get("logvars").or_else(|| p.get("series"))?;
+    let (start, end) = (src["measure_start_s"].as_f64()?, src["measure_end_s"].as_f64()?);
+    let t = |r: &Value| r.get(0).and_then(Value::as_f64);
+    let outside = tables.iter().flat_map(|e| e.rows.iter().filter_map(t)).any(|x| x < start || x > end);
+    outside.then(|| (start, end, "measurement".to_string()))
 }
 
 /// The metrics drawn against a sweep's axis: (metric path in `metrics`, axis label, scale).
 fn sweep_metrics(doc: &Value) -> Vec<(&'static str, &'static str, f64)> {
     match kind(doc) {
-        "tcp_rr" | "tcp_crr" => vec![
-            ("transactions_per_s", "transactions/s", 1.0),
-            ("latency_us.p99", "99th percentile latency (\u{b5}s)", 1.0),
-        ],
+        "tcp_rr" | "tcp_crr" => {
+            let (unit, scale) = metric_unit(doc, "latency_us.p99");
+            let label = if unit == "ms" { "99th percentile latency (ms)" } else { "99th percentile latency (\u{b5}s)" };
+            vec![("transactions_per_s", "transactions/s", 1.0), ("latency_us.p99", label, scale)]
+        }
         _ => vec![("throughput_bps", "throughput (Mbit/s)", 1e-6)],
     }
 }
@@ -395,20 +482,34 @@ fn label(v: &Value) -> String {
     }
 }
 
-/// Sweep charts: each main metric against the first swept axis, one line per value of the second axis;
-/// error bars from `points[].confidence.METRIC = { "low", "high" }` when the point has them. `None`
-/// without a sweep (fewer than two points or no `params`).
-pub fn sweep_charts(doc: &Value) -> Vec<(String, Chart)> {
-    let points = doc["points"].as_array().map(Vec::as_slice).unwrap_or_default();
-    if points.len() < 2 {
-        return Vec::new();
+/// The error bar of `metric` at a point: from `confidence` when the interval is about that metric (the
+/// point's value is the mean of its iterations, and the interval is symmetric: mean ± `interval`/2 · mean).
+fn error_bar(p: &Value, metric: &str, mean: f64) -> Option<(f64, f64)> {
+    let c = p.get("confidence")?;
+    if c["metric"].as_str()? != metric {
+        return None;
     }
-    let Some(first) = points[0]["params"].as_object() else { return Vec::new() };
-    let mut axes = first.keys().cloned();
-    let Some(x_axis) = axes.next() else { return Vec::new() };
-    let line_axis = axes.next();
-    // x: numbers when every value is one, else categories in order of appearance.
-    let xs: Vec<&Value> = points.iter().map(|p| &p["params"][&x_axis]).collect();
+    let half = c["interval"].as_f64()? / 2.0 * mean.abs();
+    half.is_finite().then_some((mean - half, mean + half))
+}
+
+/// What a sweep chart draws: `metric` (a dotted path in `metrics`, times `scale`) against the parameter
+/// `x_axis`, one line per value of `line_axis`.
+pub struct SweepSpec<'a> {
+    pub x_axis: &'a str,
+    pub line_axis: Option<&'a str>,
+    pub metric: &'a str,
+    pub y_label: &'a str,
+    pub scale: f64,
+    pub title: Option<&'a str>,
+}
+
+/// A metric against a swept parameter, one line per value of a second parameter, with the confidence
+/// interval as error bars where the point has one about that metric. Numeric parameter values make a
+/// numeric axis; others are categories in order of appearance. `None` when no point has the metric.
+pub fn sweep_chart(doc: &Value, spec: &SweepSpec) -> Option<Chart> {
+    let points = doc["points"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let xs: Vec<&Value> = points.iter().map(|p| &p["params"][spec.x_axis]).collect();
     let numeric = xs.iter().all(|v| v.is_number());
     let mut cats: Vec<String> = Vec::new();
     if !numeric {
@@ -428,44 +529,282 @@ pub fn sweep_charts(doc: &Value) -> Vec<(String, Chart)> {
     };
     let mut line_keys: Vec<String> = Vec::new();
     for p in points {
-        let k = line_axis.as_ref().map(|a| label(&p["params"][a])).unwrap_or_default();
+        let k = spec.line_axis.map(|a| label(&p["params"][a])).unwrap_or_default();
         if !line_keys.contains(&k) {
             line_keys.push(k);
         }
     }
+    let mut lines = Vec::new();
+    for key in &line_keys {
+        let mut pts = Vec::new();
+        let mut errors = Vec::new();
+        for p in points {
+            if spec.line_axis.is_some_and(|a| label(&p["params"][a]) != *key) {
+                continue;
+            }
+            let Some(y) = at(&p["metrics"], spec.metric).and_then(Value::as_f64) else { continue };
+            let x = x_of(&p["params"][spec.x_axis]);
+            pts.push((x, y * spec.scale));
+            if let Some((lo, hi)) = error_bar(p, spec.metric, y) {
+                errors.push((x, lo * spec.scale, hi * spec.scale));
+            }
+        }
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let label = spec.line_axis.map(|a| format!("{a} = {key}")).unwrap_or_default();
+        lines.push(Line { label, points: pts, markers: true, errors, ..Line::default() });
+    }
+    if lines.iter().all(|l| l.points.is_empty()) {
+        return None;
+    }
     let name = scenario_name(doc);
+    let title = match spec.title {
+        Some(t) => format!("{name}: {t}"),
+        None => format!("{name}: {} against {}", spec.y_label, spec.x_axis),
+    };
+    Some(Chart {
+        title,
+        x_label: spec.x_axis.to_string(),
+        y_label: spec.y_label.into(),
+        lines,
+        x_categories: (!numeric).then_some(cats),
+        ..Chart::default()
+    })
+}
+
+/// A latency in µs as a label: `850 µs`, `20.59 ms`, `1.2 s`.
+fn show_us(us: f64) -> String {
+    if us >= 1e6 {
+        format!("{} s", short(us / 1e6))
+    } else if us >= 1e3 {
+        format!("{} ms", short(us / 1e3))
+    } else {
+        format!("{} \u{b5}s", short(us))
+    }
+}
+
+/// The swept parameters in order (the first point's `params`), when the result has two or more points.
+fn swept(doc: &Value) -> Vec<String> {
+    let points = doc["points"].as_array().map(Vec::as_slice).unwrap_or_default();
+    if points.len() < 2 {
+        return Vec::new();
+    }
+    points[0]["params"].as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default()
+}
+
+/// Sweep charts: each main metric against the first swept axis, one line per value of the second axis;
+/// error bars from the points' confidence intervals. Empty without a sweep (fewer than two points or no
+/// `params`).
+pub fn sweep_charts(doc: &Value) -> Vec<(String, Chart)> {
+    let axes = swept(doc);
+    let Some(x_axis) = axes.first() else { return Vec::new() };
     let mut out = Vec::new();
     for (metric, y_label, scale) in sweep_metrics(doc) {
-        let mut lines = Vec::new();
-        for key in &line_keys {
-            let mut pts = Vec::new();
-            let mut errors = Vec::new();
-            for p in points {
-                if line_axis.as_ref().is_some_and(|a| label(&p["params"][a]) != *key) {
-                    continue;
+        let spec =
+            SweepSpec { x_axis, line_axis: axes.get(1).map(String::as_str), metric, y_label, scale, title: None };
+        if let Some(chart) = sweep_chart(doc, &spec) {
+            out.push((format!("sweep-{}", metric.replace('.', "-")), chart));
+        }
+    }
+    out
+}
+
+/// The latency CDF of each point's metrics (`latency_us.cdf`): the fraction of transactions at or below a
+/// latency, drawn as the staircase it is; µs below 1 ms, else ms; a logarithmic latency axis when the
+/// steps span a decade or more. With 2 to [`MAX_CDF_OVERLAY`] points, also one chart of all of them,
+/// labelled by their parameters (more lines than that are a tangle).
+pub fn cdf_charts(doc: &Value) -> Vec<(String, Chart)> {
+    let points = doc["points"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let name = scenario_name(doc);
+    let mut per_point = Vec::new();
+    for (i, p) in points.iter().enumerate() {
+        for (metric, steps) in crate::csv::latency_cdfs(&p["metrics"]) {
+            let steps: Vec<(f64, f64)> = steps
+                .iter()
+                .filter_map(|s| Some((s.get(0)?.as_f64()?, s.get(1)?.as_f64()?)))
+                .filter(|s| s.0 > 0.0)
+                .collect();
+            if steps.is_empty() {
+                continue;
+            }
+            let params = p["params"]
+                .as_object()
+                .map(|m| m.iter().map(|(k, v)| format!("{k} = {}", label(v))).collect::<Vec<_>>().join(", "))
+                .unwrap_or_default();
+            let pct = |k: &str| p["metrics"][metric][k].as_f64();
+            let summary = match (pct("p50"), pct("p99")) {
+                (Some(a), Some(b)) => format!("p50 {}, p99 {}", show_us(a), show_us(b)),
+                _ => format!("{} steps", steps.len()),
+            };
+            per_point.push((i, format!("{metric}: {summary}"), metric.to_string(), params, steps));
+        }
+    }
+    let chart = |lines: Vec<(String, &[(f64, f64)])>, what: &str| {
+        let lo = lines.iter().flat_map(|l| l.1.iter().map(|s| s.0)).fold(f64::INFINITY, f64::min);
+        let hi = lines.iter().flat_map(|l| l.1.iter().map(|s| s.0)).fold(0.0, f64::max);
+        let (unit, scale) = if hi >= 1000.0 { ("ms", 1e-3) } else { ("\u{b5}s", 1.0) };
+        let lines = lines
+            .into_iter()
+            .map(|(label, steps)| {
+                // The staircase: up at each step's value, flat to the next.
+                let mut pts = vec![(steps[0].0 * scale, 0.0)];
+                let mut f = 0.0;
+                for &(v, frac) in steps {
+                    pts.push((v * scale, f));
+                    pts.push((v * scale, frac));
+                    f = frac;
                 }
-                let Some(y) = at(&p["metrics"], metric).and_then(Value::as_f64) else { continue };
-                let x = x_of(&p["params"][&x_axis]);
-                pts.push((x, y * scale));
-                if let Some(ci) = p.get("confidence").and_then(|c| c.get(metric)) {
-                    if let (Some(lo), Some(hi)) = (ci["low"].as_f64(), ci["high"].as_f64()) {
-                        errors.push((x, lo * scale, hi * scale));
+                Line { label, points: pts, ..Line::default() }
+            })
+            .collect();
+        Chart {
+            title: format!("{name}: {what}"),
+            x_label: format!("latency ({unit}){}", if hi >= 10.0 * lo { ", log scale" } else { "" }),
+            y_label: "fraction of transactions at or below".into(),
+            lines,
+            log_x: hi >= 10.0 * lo,
+            y_range: Some((0.0, 1.04)),
+            ..Chart::default()
+        }
+    };
+    let several = points.len() > 1;
+    let mut out = Vec::new();
+    for (i, label, metric, params, steps) in &per_point {
+        let what = if params.is_empty() { "latency CDF".to_string() } else { format!("latency CDF, {params}") };
+        let label = label.clone();
+        let stem = if metric == "latency_us" { "cdf".to_string() } else { format!("cdf-{metric}") };
+        let file = if several { format!("p{i}-{stem}") } else { stem };
+        out.push((file, chart(vec![(label, steps)], &what)));
+    }
+    if several && per_point.len() > 1 && per_point.len() <= MAX_CDF_OVERLAY {
+        let lines =
+            per_point.iter().map(|(i, _, _, params, steps)| (format!("p{i}: {params}"), steps.as_slice())).collect();
+        out.push(("sweep-cdf".into(), chart(lines, "latency CDF of each point")));
+    }
+    out
+}
+
+/// The unit of a metric (a dotted key of `points[].metrics`) as drawn, and the factor to it: latencies in
+/// ms when some point's reaches 10 ms, else µs.
+fn metric_unit(doc: &Value, metric: &str) -> (&'static str, f64) {
+    let points = doc["points"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let largest = points.iter().filter_map(|p| at(&p["metrics"], metric)?.as_f64()).fold(0.0, f64::max);
+    if metric.ends_with("_bps") {
+        ("Mbit/s", 1e-6)
+    } else if metric.starts_with("cpu_util_percent") {
+        ("%", 1.0)
+    } else if metric.starts_with("service_demand_us_per_kb") {
+        ("\u{b5}s/KB", 1.0)
+    } else if metric.starts_with("service_demand_us_per_tr") {
+        ("\u{b5}s/transaction", 1.0)
+    } else if metric.contains("_us") && largest >= 10_000.0 {
+        ("ms", 1e-3)
+    } else if metric.contains("_us") {
+        ("\u{b5}s", 1.0)
+    } else if metric.ends_with("_per_s") {
+        ("1/s", 1.0)
+    } else if metric.ends_with("_s") {
+        ("s", 1.0)
+    } else if metric.ends_with("_bytes") {
+        ("bytes", 1.0)
+    } else {
+        ("count", 1.0)
+    }
+}
+
+/// A sampled variable's unit as drawn, and the factor to it (bytes in KiB, bit/s in Mbit/s).
+fn series_unit(var: &str) -> (&'static str, f64) {
+    match tcplab_lab::scenario::series_unit(var) {
+        "bytes" => ("KiB", 1.0 / 1024.0),
+        "bit/s" => ("Mbit/s", 1e-6),
+        "ms" => ("ms", 1.0),
+        _ => ("count", 1.0),
+    }
+}
+
+/// The charts of the scenario's `[[plot]]` tables (docs/scenario.md § Plots); notes say what could not be
+/// drawn (an axis the result does not sweep, a metric no point has).
+pub fn scenario_charts(doc: &Value, notes: &mut Vec<String>) -> Vec<(String, Chart)> {
+    let specs: Vec<tcplab_lab::scenario::PlotSpec> =
+        serde_json::from_value(doc["scenario"]["plot"].clone()).unwrap_or_default();
+    let points = doc["points"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let swept = swept(doc);
+    let mut out = Vec::new();
+    for (i, spec) in specs.iter().enumerate() {
+        let name = spec.name.clone().unwrap_or_else(|| format!("plot-{}", i + 1));
+        if let (Some(x), Some(y)) = (&spec.x, &spec.y) {
+            if !swept.contains(x) {
+                notes.push(format!(
+                    "plot {name}: not drawn: x = {x} is not swept ({} point(s)); sweep it with [sweep] or --sweep {x}=...",
+                    points.len()
+                ));
+                continue;
+            }
+            let mut line_axis = spec.lines.as_deref();
+            if let Some(l) = line_axis.filter(|l| !swept.iter().any(|s| s == l)) {
+                notes.push(format!("plot {name}: lines = {l} is not swept: drawn as one line"));
+                line_axis = None;
+            }
+            let (unit, scale) = metric_unit(doc, y);
+            let y_label = format!("{y} ({unit})");
+            let spec =
+                SweepSpec { x_axis: x, line_axis, metric: y, y_label: &y_label, scale, title: spec.title.as_deref() };
+            match sweep_chart(doc, &spec) {
+                Some(c) => out.push((name, c)),
+                None => notes.push(format!("plot {name}: not drawn: no point has the metric {y}")),
+            }
+            continue;
+        }
+        let Some(vars) = &spec.series else { continue };
+        let (unit, scale) = series_unit(&vars[0]);
+        let several = points.len() > 1;
+        let mut drawn = false;
+        for (k, p) in points.iter().enumerate() {
+            let tables = end_tables(p);
+            let mut lines = Vec::new();
+            let mut ends = 0;
+            for t in &tables {
+                let mut any = false;
+                for v in vars {
+                    let Some(pts) = t.line(v, scale) else { continue };
+                    // A variable that stays 0 at an end (the receiver's cwnd is not drawn, an RTT before its
+                    // first sample is not an RTT) is left out.
+                    let pts: Vec<_> = pts.into_iter().filter(|q| !(unit == "ms" && q.1 == 0.0)).collect();
+                    if pts.iter().all(|q| q.1 == 0.0) {
+                        continue;
                     }
+                    lines.push(Line { label: format!("{v}, {}", t.label), points: pts, ..Line::default() });
+                    any = true;
+                }
+                ends += usize::from(any);
+                if ends == MAX_ENDS {
+                    break;
                 }
             }
-            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let label = line_axis.as_ref().map(|a| format!("{a} = {key}")).unwrap_or_default();
-            lines.push(Line { label, points: pts, markers: true, errors, ..Line::default() });
+            if lines.is_empty() {
+                continue;
+            }
+            let title = match &spec.title {
+                Some(t) => format!("{}: {t}", scenario_name(doc)),
+                None => format!("{}: {}", scenario_name(doc), vars.join(", ")),
+            };
+            let y_label = format!("{} ({unit})", vars.join(", "));
+            let chart = Chart {
+                title,
+                x_label: "time since the start of the run (s)".into(),
+                y_label,
+                lines,
+                band: window_band(p, &tables),
+                ..Chart::default()
+            };
+            out.push((if several { format!("p{k}-{name}") } else { name.clone() }, chart));
+            drawn = true;
         }
-        let title = format!("{name}: {y_label} against {x_axis}");
-        let chart = Chart {
-            title,
-            x_label: x_axis.clone(),
-            y_label: y_label.into(),
-            lines,
-            x_categories: (!numeric).then(|| cats.clone()),
-        };
-        out.push((format!("sweep-{}", metric.replace('.', "-")), chart));
+        if !drawn {
+            notes.push(format!(
+                "plot {name}: not drawn: no connection end has a non-zero sample of {}",
+                vars.join(", ")
+            ));
+        }
     }
     out
 }
@@ -473,7 +812,12 @@ pub fn sweep_charts(doc: &Value) -> Vec<(String, Chart)> {
 /// Every plot of the result, and notes on what was not drawn and why.
 pub fn plots(doc: &Value) -> (Vec<Plot>, Vec<String>) {
     let mut notes = Vec::new();
-    let mut charts = sweep_charts(doc);
+    let mut charts = scenario_charts(doc, &mut notes);
+    // The scenario's own plots of metrics against swept keys take the place of the default ones.
+    let named = doc["scenario"]["plot"].as_array().is_some_and(|a| a.iter().any(|p| p.get("x").is_some()));
+    if !named {
+        charts.extend(sweep_charts(doc));
+    }
     let points = doc["points"].as_array().map(Vec::as_slice).unwrap_or_default();
     for (i, p) in points.iter().enumerate() {
         let prefix = if points.len() > 1 { format!("p{i}-") } else { String::new() };
@@ -484,13 +828,11 @@ pub fn plots(doc: &Value) -> (Vec<Plot>, Vec<String>) {
     if points.iter().all(|p| p.get("series").is_none() && p.get("logvars").is_none()) {
         notes.push("time series: not drawn: the run has no test.series".into());
     }
-    if matches!(kind(doc), "tcp_rr" | "tcp_crr") {
-        notes.push(
-            "latency CDF: not drawn: the result holds the latency percentiles (latency_us), not \
-             per-transaction samples"
-                .into(),
-        );
+    let cdfs = cdf_charts(doc);
+    if cdfs.is_empty() && matches!(kind(doc), "tcp_rr" | "tcp_crr") {
+        notes.push("latency CDF: not drawn: no point has latency_us.cdf (no transaction completed)".into());
     }
+    charts.extend(cdfs);
     let mut out = Vec::new();
     for (name, c) in charts {
         match draw(&c) {

@@ -15,8 +15,6 @@ pub struct Renders {
     pub flent: Option<PathBuf>,
     /// For the report's provenance.
     pub provenance: crate::html::Provenance,
-    /// The table as `run` printed it (with sweep, CPU and health columns); `None`: rendered from the JSON.
-    pub table: Option<String>,
 }
 
 impl Renders {
@@ -40,8 +38,7 @@ pub fn render(doc: &Value, r: &Renders) -> Result<Vec<String>, String> {
         notes.extend(n);
     }
     if let Some(path) = &r.report {
-        let table = r.table.clone().unwrap_or_else(|| crate::table_json(doc));
-        let page = crate::html::page(doc, &table, &r.provenance);
+        let page = crate::html::page(doc, &crate::table_json(doc), &r.provenance);
         crate::write_atomic(&path.to_string_lossy(), &page)
             .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
         if r.plot.is_none() {

@@ -1,6 +1,6 @@
 //! A validator for the subset of JSON Schema (2020-12) that `docs/result.schema.json` uses: `$ref` to
 //! `#/$defs/…`, `type`, `const`, `enum`, `required`, `properties`, `additionalProperties: false`, `items`,
-//! `minItems`, `minimum`, `maximum`, `oneOf`. Any other keyword is an error, so the schema cannot use one
+//! `minItems`, `maxItems`, `minimum`, `maximum`, `oneOf`. Any other keyword is an error, so the schema cannot use one
 //! that is silently not checked. (A full validator crate pulls in a regex engine, an HTTP client and more
 //! for features the schema does not use.)
 
@@ -88,6 +88,13 @@ pub fn validate(root: &Value, schema: &Value, v: &Value, at: &str, errs: &mut Ve
             "items" => {
                 for (i, x) in v.as_array().into_iter().flatten().enumerate() {
                     validate(root, rule, x, &format!("{at}/{i}"), errs);
+                }
+            }
+            "maxItems" => {
+                if let (Some(a), Some(n)) = (v.as_array(), rule.as_u64()) {
+                    if a.len() as u64 > n {
+                        errs.push(format!("{at}: {} items, at most {n} accepted", a.len()));
+                    }
                 }
             }
             "minItems" => {

@@ -87,3 +87,20 @@ fn write_dir_writes_every_file_whole_and_nothing_else() {
         assert_eq!(std::fs::read_to_string(p).unwrap(), f.text);
     }
 }
+
+#[test]
+fn the_latency_cdf_of_an_rr_point_is_cdf_csv_equal_to_the_json_and_not_a_points_column() {
+    let (_, v) = run(RR);
+    let files = tcplab_report::csv::files(&v);
+    assert_eq!(files.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["points.csv", "cdf.csv"]);
+    let steps = v["points"][0]["metrics"]["latency_us"]["cdf"].as_array().unwrap();
+    let (header, rows) = parse_csv(&files[1].text);
+    assert_eq!(header, ["latency_us", "fraction"]);
+    assert_eq!(rows.len(), steps.len());
+    for (r, s) in rows.iter().zip(steps) {
+        assert_eq!((num(&r[0]), num(&r[1])), (s[0].as_f64(), s[1].as_f64()));
+    }
+    assert_eq!(num(&rows.last().unwrap()[1]), Some(1.0));
+    let (header, _) = parse_csv(&files[0].text);
+    assert!(!header.iter().any(|h| h.contains("cdf")), "{header:?}");
+}

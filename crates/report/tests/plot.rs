@@ -19,7 +19,7 @@ fn a_run_with_logvars_gives_cwnd_rtt_and_throughput_plots_with_titles_and_units(
     for p in &ps {
         assert!(p.svg.starts_with("<svg") && p.svg.trim_end().ends_with("</svg>"), "{}: whole SVG", p.name);
         assert!(p.svg.contains("bulk-test"), "{}: the title names the scenario", p.name);
-        assert!(p.svg.contains("time (s)"));
+        assert!(p.svg.contains("time since the start of the run (s)"));
     }
     // Two senders: a cwnd and an ssthresh line each (the loss gives ssthresh a value), in the legend too.
     let cwnd = &ps[0].svg;
@@ -35,12 +35,40 @@ fn a_run_with_logvars_gives_cwnd_rtt_and_throughput_plots_with_titles_and_units(
 }
 
 #[test]
-fn a_run_without_series_gives_no_time_series_and_says_so_and_rr_says_why_no_cdf() {
+fn an_rr_run_without_series_gives_the_latency_cdf_and_says_why_no_time_series() {
     let (_, v) = run(RR);
     let (ps, notes) = plots(&v);
-    assert!(ps.is_empty());
+    assert_eq!(ps.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["cdf"]);
     assert!(notes.iter().any(|n| n.contains("time series: not drawn")), "{notes:?}");
-    assert!(notes.iter().any(|n| n.contains("latency CDF: not drawn")), "{notes:?}");
+    let svg = &ps[0].svg;
+    assert!(svg.contains("rr-test: latency CDF") && svg.contains("fraction of transactions at or below"));
+    // The legend gives the percentiles of latency_us, in ms (they are tens of ms on this path).
+    let l = &v["points"][0]["metrics"]["latency_us"];
+    let ms = |k: &str| format!("{:.1}", l[k].as_f64().unwrap() / 1e3);
+    assert!(svg.contains(&format!("p50 {} ms", ms("p50"))), "{}", ms("p50"));
+}
+
+#[test]
+fn the_cdf_chart_is_the_staircase_of_the_steps_on_a_log_axis_when_they_span_a_decade() {
+    let doc = |steps: serde_json::Value| {
+        json!({"scenario": {"name": "c", "test": {"kind": "tcp_rr"}}, "points": [
+            {"params": {}, "iterations": 1, "metrics": {"latency_us": {"p50": 1.0, "p99": 1.0, "cdf": steps}}}]})
+    };
+    let charts = tcplab_report::plot::cdf_charts(&doc(json!([[100.0, 0.25], [400.0, 1.0]])));
+    assert_eq!(charts.len(), 1);
+    let c = &charts[0].1;
+    assert!(!c.log_x && c.x_label == "latency (\u{b5}s)");
+    // Up from 0 at the first value, flat to the next value, up again: F is right-continuous.
+    assert_eq!(c.lines[0].points, vec![(100.0, 0.0), (100.0, 0.0), (100.0, 0.25), (400.0, 0.25), (400.0, 1.0)]);
+    let charts = tcplab_report::plot::cdf_charts(&doc(json!([[900.0, 0.5], [20000.0, 1.0]])));
+    let c = &charts[0].1;
+    assert!(c.log_x && c.x_label == "latency (ms), log scale", "{}", c.x_label);
+    assert_eq!(c.lines[0].points.last(), Some(&(20.0, 1.0)));
+    let svg = tcplab_report::plot::draw(c).unwrap();
+    let texts: Vec<&str> = svg.split("</text>").filter_map(|t| t.rsplit_once('>').map(|(_, x)| x.trim())).collect();
+    for label in ["0.5", "1", "2", "5", "10", "20", "50"] {
+        assert!(texts.contains(&label), "tick {label}: {texts:?}");
+    }
 }
 
 /// A sweep as the sweeps issue will produce it: two axes, a confidence interval on some points.
@@ -53,7 +81,8 @@ fn sweep_doc() -> serde_json::Value {
                 "params": {"test.burst": burst, "client.tcp.nodelay": nodelay},
                 "iterations": 5,
                 "metrics": {"transactions_per_s": tps, "latency_us": {"p99": 1000.0 + burst as f64 * 50.0}},
-                "confidence": {"transactions_per_s": {"low": tps * 0.95, "high": tps * 1.05}},
+                // As the repetitions write it: the interval's whole width, a fraction of the mean.
+                "confidence": {"metric": "transactions_per_s", "level": 0.99, "width": 0.05, "interval": 0.1, "met": false},
             }));
         }
     }
@@ -108,4 +137,60 @@ fn sweep_plot_files_for_a_look() {
     if let Ok(dir) = std::env::var("TCPLAB_PLOT_DIR") {
         tcplab_report::plot::write_dir(&sweep_doc(), std::path::Path::new(&dir)).unwrap();
     }
+}
+
+/// The hand-made sweep with the scenario's own plots.
+fn sweep_with_plots(plots: serde_json::Value) -> serde_json::Value {
+    let mut doc = sweep_doc();
+    doc["scenario"]["plot"] = plots;
+    doc
+}
+
+#[test]
+fn the_scenarios_plots_replace_the_default_sweep_plots_and_say_what_cannot_be_drawn() {
+    let doc = sweep_with_plots(json!([
+        {"name": "tps", "x": "test.burst", "y": "transactions_per_s", "lines": "client.tcp.nodelay", "title": "rate"},
+        {"x": "client.tcp.nodelay", "y": "latency_us.p99"},
+        {"name": "flat", "x": "path.up.rate", "y": "transactions_per_s"},
+        {"name": "oneline", "x": "test.burst", "y": "transactions_per_s", "lines": "seed"},
+    ]));
+    let (ps, notes) = plots(&doc);
+    let names: Vec<&str> = ps.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["tps", "plot-2", "oneline"], "{notes:?}");
+    let tps = &ps[0].svg;
+    assert!(tps.contains("rr-sweep: rate") && tps.contains("transactions_per_s (1/s)"));
+    assert!(tps.contains("client.tcp.nodelay = true"));
+    // Booleans on x are categories; the p99 (at most 1350 us) stays in µs.
+    assert!(ps[1].svg.contains("latency_us.p99 (\u{b5}s)"));
+    assert!(notes.iter().any(|n| n.contains("plot flat: not drawn: x = path.up.rate is not swept")), "{notes:?}");
+    assert!(notes.iter().any(|n| n.contains("plot oneline: lines = seed is not swept: drawn as one line")));
+    // The error bars come from the points' confidence interval of the metric.
+    let charts = tcplab_report::plot::scenario_charts(&doc, &mut Vec::new());
+    let (_, c) = &charts[0];
+    assert_eq!(c.lines[1].errors[3], (8.0, 1350.0 * 0.95, 1350.0 * 1.05));
+    assert!(charts[1].1.lines[0].errors.is_empty(), "no interval about the latency");
+}
+
+#[test]
+fn a_series_plot_draws_the_named_variables_of_each_end_with_the_measurement_window() {
+    let text = bulk(LOGVARS) + "[[plot]]\nname = \"cwnd-only\"\nseries = [\"CurCwnd\", \"CurSsthresh\"]\n";
+    let (_, v) = run(&text);
+    let mut notes = Vec::new();
+    let charts = tcplab_report::plot::scenario_charts(&v, &mut notes);
+    assert_eq!(charts.len(), 1, "{notes:?}");
+    let (name, c) = &charts[0];
+    assert_eq!(name, "cwnd-only");
+    assert_eq!(c.y_label, "CurCwnd, CurSsthresh (KiB)");
+    // Every line is a named variable of an end, in KiB: the two senders' cwnd and ssthresh (and the
+    // receivers' cwnd, which stays at its initial window, not 0).
+    assert!(c.lines.iter().all(|l| l.label.starts_with("CurCwnd, ") || l.label.starts_with("CurSsthresh, ")));
+    assert_eq!(c.lines.iter().filter(|l| l.label.starts_with("CurCwnd, client")).count(), 2);
+    let lv = &v["points"][0]["logvars"];
+    let cwnd0: Vec<f64> =
+        lv["ends"][0]["rows"].as_array().unwrap().iter().map(|r| r[1].as_f64().unwrap() / 1024.0).collect();
+    let drawn: Vec<f64> = c.lines[0].points.iter().map(|p| p.1).collect();
+    assert_eq!(drawn, cwnd0);
+    // The run samples the drain after the window: the window is marked.
+    let (a, b, _) = c.band.clone().unwrap();
+    assert_eq!((a, b), (lv["measure_start_s"].as_f64().unwrap(), lv["measure_end_s"].as_f64().unwrap()));
 }

@@ -19,8 +19,14 @@ fn every_shipped_scenarios_result_validates_against_the_schema() {
         // The `{ interval, vars }` series is TCP-only, as are the CPU cost model's figures; RDP has the
         // interval form, with its `rtt_samples`.
         let cpu = Some("server.host={cpu={per_segment_in=\"5us\",per_ack_out=\"1us\"}}");
-        let extras: Vec<Option<&str>> =
-            if tcp { series.iter().copied().chain([cpu]).collect() } else { series[..2].to_vec() };
+        // A path MTU brings the hosts' IP fragmentation counters and the scenario's `mtu` and `fragment_ttl`.
+        let mtu = Some("path.up.mtu=\"576B\"");
+        let ttl = Some("server.host.fragment_ttl=\"15s\"");
+        let extras: Vec<Option<&str>> = if tcp {
+            series.iter().copied().chain([cpu, mtu, ttl]).collect()
+        } else {
+            series[..2].iter().copied().chain([mtu]).collect()
+        };
         for extra in extras {
             let mut set = vec!["test.duration=\"1s\"".to_string()];
             set.extend(extra.map(String::from));

@@ -697,6 +697,10 @@ struct World<T: Transport, P> {
     measure_start: Option<Instant>,
     measure_end: Option<Instant>,
     control_seq: u64,
+    /// The probe's sampling interval, and the seq of the one tick event that is current (an earlier one
+    /// still queued when the ticks were re-phased to the measurement's start is skipped).
+    tick: Option<Duration>,
+    tick_seq: u64,
 }
 
 impl<T: Transport, P: Probe<T>> World<T, P> {
@@ -762,6 +766,14 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         self.control_seq += 1;
         self.net.io.queue.push(self.net.io.now + self.measure, Class::Control, 0, self.control_seq);
         self.broadcast(Event::MeasureStart);
+        self.net.io.probe.on_measure_start(self.net.io.now);
+        // Ticks from now on fall on multiples of the interval from the start of the measurement (clock edges
+        // of the window), the first at its very start.
+        if self.tick.is_some() {
+            self.control_seq += 1;
+            self.tick_seq = self.control_seq;
+            self.net.io.queue.push(self.net.io.now, Class::Control, 1, self.tick_seq);
+        }
     }
 
     /// The measurement is over (its length has passed, or an application ended it); once only.
@@ -770,6 +782,7 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
             self.measure_end = Some(self.net.io.now);
             self.snapshot_cpu(1);
             self.broadcast(Event::MeasureStop);
+            self.net.io.probe.on_measure_stop(self.net.io.now);
         }
     }
 
@@ -987,10 +1000,14 @@ where
         measure_start: None,
         measure_end: None,
         control_seq: 0,
+        tick: None,
+        tick_seq: 0,
     };
     let tick = w.net.io.probe.tick_interval().filter(|d| !d.is_zero());
+    w.tick = tick;
     if let Some(d) = tick {
         w.control_seq += 1;
+        w.tick_seq = w.control_seq;
         w.net.io.queue.push(Instant::ZERO + d, Class::Control, 1, w.control_seq);
     }
     w.broadcast(Event::Start);
@@ -1005,12 +1022,16 @@ where
                 w.app_event(ev.source, host, Event::Timer);
                 w.service_touched();
             }
-            // Control source 0 ends the measurement; source 1 is a probe's tick, which schedules the next.
+            // Control source 0 ends the measurement; source 1 is a probe's tick, which schedules the next
+            // (a tick superseded when the measurement started is dropped).
             Class::Control if ev.source == 1 => {
-                w.tick();
-                if let Some(d) = tick {
-                    w.control_seq += 1;
-                    w.net.io.queue.push(w.net.io.now + d, Class::Control, 1, w.control_seq);
+                if ev.seq == w.tick_seq {
+                    w.tick();
+                    if let Some(d) = tick {
+                        w.control_seq += 1;
+                        w.tick_seq = w.control_seq;
+                        w.net.io.queue.push(w.net.io.now + d, Class::Control, 1, w.control_seq);
+                    }
                 }
             }
             Class::Control => w.end_measurement(),

@@ -61,11 +61,16 @@ pub trait Probe<T: Transport> {
     fn on_fragment(&mut self, now: Instant, ev: PacketEvent, seg: &T::Segment, _frag: Fragment) {
         self.on_packet(now, ev, seg)
     }
-    /// Ask for [`Probe::on_tick`] at every multiple of this interval from the start of the run.
+    /// Ask for [`Probe::on_tick`] at every multiple of this interval from the start of the run until the
+    /// measurement starts, then at the measurement's start and every multiple of the interval after it.
     fn tick_interval(&self) -> Option<Duration> {
         None
     }
     fn on_tick(&mut self, _now: Instant, _endpoints: Endpoints<'_, T>) {}
+    /// Every application is ready: the measurement window opens now (before the tick at this instant).
+    fn on_measure_start(&mut self, _now: Instant) {}
+    /// The measurement window closes now.
+    fn on_measure_stop(&mut self, _now: Instant) {}
 }
 
 impl<T: Transport> Probe<T> for () {}
@@ -84,5 +89,11 @@ impl<T: Transport, P: Probe<T>> Probe<T> for &mut P {
     }
     fn on_tick(&mut self, now: Instant, endpoints: Endpoints<'_, T>) {
         (**self).on_tick(now, endpoints)
+    }
+    fn on_measure_start(&mut self, now: Instant) {
+        (**self).on_measure_start(now)
+    }
+    fn on_measure_stop(&mut self, now: Instant) {
+        (**self).on_measure_stop(now)
     }
 }

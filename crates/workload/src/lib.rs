@@ -18,7 +18,7 @@ mod stream;
 
 pub use msg::{MsgBook, MsgReceiver, MsgReceiverConfig, MsgReport, MsgSender, MsgSenderConfig};
 pub use rr::{RrClient, RrClientConfig, RrReport, RrServer, RrServerConfig};
-pub use stats::{Latency, LatencySummary};
+pub use stats::{Cdf, Latency, LatencySummary, CDF_MAX_STEPS};
 pub use stream::{Opening, Role, Stream, StreamConfig};
 use tcplab_units::{Duration, Instant};
 
@@ -153,7 +153,9 @@ impl App {
     }
 }
 
-/// What an application measured.
+/// What an application measured. (A request/response report carries its latency CDF inline, 4 KiB: a
+/// report is made once per application per run, so its size does not matter.)
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Report {
     Stream(StreamReport),

@@ -1,5 +1,6 @@
 //! Latency statistics: exact count, mean, standard deviation, minimum and maximum, and percentiles from an
-//! HDR histogram with 3 significant digits (a percentile is within 0.1% of the exact order statistic).
+//! HDR histogram with 3 significant digits (a percentile is within 0.1% of the exact order statistic); and
+//! the distribution itself, as a bounded list of CDF steps ([`Cdf`]).
 
 use hdrhistogram::Histogram;
 use tcplab_units::Duration;
@@ -76,7 +77,123 @@ impl Latency {
             p99: q(0.99),
             p99_9: q(0.999),
             max: us(self.max as f64),
+            cdf: self.cdf(),
         }
+    }
+
+    /// The distribution as CDF steps (value µs, fraction of the samples at or below it), values increasing,
+    /// the last fraction exactly 1. A value is its histogram bucket's highest equivalent value (3 significant
+    /// digits) clamped into [min, max], as the percentiles of [`Latency::summary`] are, so every percentile
+    /// of the summary is a step's value and is the smallest step value whose fraction reaches its quantile.
+    ///
+    /// Every recorded bucket is a step when there are at most [`CDF_MAX_STEPS`]; otherwise the steps are the
+    /// first bucket and the buckets of the quantiles 0.01, 0.02, …, 1 and 0.991 … 0.999, 0.9991 … 0.9999, …
+    /// down to 0.999991 … 0.999999 (137 at most: the body in percent, the tail in decades of nines).
+    pub fn cdf(&self) -> Cdf {
+        let mut out = Cdf::default();
+        if self.n == 0 {
+            return out;
+        }
+        // (clamped value ns, samples at or below it), one per recorded bucket.
+        let mut cum = 0u64;
+        let buckets: Vec<(u64, u64)> = self
+            .hist
+            .iter_recorded()
+            .map(|b| {
+                cum += b.count_at_value();
+                (b.value_iterated_to().clamp(self.min, self.max), cum)
+            })
+            .collect();
+        let n = self.n as f64;
+        let mut push = |(v, c): (u64, u64)| {
+            // Distinct buckets have increasing highest equivalents, and clamping keeps them apart (only the
+            // last can exceed max); a quantile landing on the bucket already pushed adds nothing.
+            if out.steps().last().is_none_or(|&(last, _)| last < v as f64 / 1e3) {
+                out.push(v as f64 / 1e3, c as f64 / n);
+            }
+        };
+        if buckets.len() <= CDF_MAX_STEPS {
+            buckets.iter().copied().for_each(push);
+        } else {
+            push(buckets[0]);
+            for q in cdf_quantiles() {
+                let v = self.hist.value_at_quantile(q).clamp(self.min, self.max);
+                let i = buckets.partition_point(|b| b.0 < v).min(buckets.len() - 1);
+                push(buckets[i]);
+            }
+        }
+        out
+    }
+}
+
+/// The quantiles [`Latency::cdf`] keeps when a distribution has more buckets than [`CDF_MAX_STEPS`]: k/100
+/// for k = 1..=100, then 0.991..0.999, 0.9991..0.9999, down to 0.999991..0.999999. Each is an integer over
+/// a power of ten, so 0.5, 0.9, 0.99 and 0.999 are the very `f64`s the summary's percentiles use.
+fn cdf_quantiles() -> Vec<f64> {
+    let body = (1..=100u32).map(|k| k as f64 / 100.0);
+    let tail = (3..=6u32).flat_map(|m| {
+        let d = 10u64.pow(m);
+        (1..=9u64).map(move |j| (d - 10 + j) as f64 / d as f64)
+    });
+    let mut q: Vec<f64> = body.chain(tail).collect();
+    q.sort_by(f64::total_cmp);
+    q
+}
+
+/// Most steps a [`Cdf`] holds.
+pub const CDF_MAX_STEPS: usize = 256;
+
+/// A latency distribution as at most [`CDF_MAX_STEPS`] steps `(value µs, cumulative fraction)` (see
+/// [`Latency::cdf`]). Fixed capacity, so that [`LatencySummary`] stays a plain `Copy` value.
+#[derive(Clone, Copy, PartialEq)]
+pub struct Cdf {
+    len: u16,
+    steps: [(f64, f64); CDF_MAX_STEPS],
+}
+
+impl Default for Cdf {
+    fn default() -> Self {
+        Cdf { len: 0, steps: [(0.0, 0.0); CDF_MAX_STEPS] }
+    }
+}
+
+impl std::fmt::Debug for Cdf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.steps()).finish()
+    }
+}
+
+impl Cdf {
+    /// The steps, values increasing.
+    pub fn steps(&self) -> &[(f64, f64)] {
+        &self.steps[..self.len as usize]
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn push(&mut self, value_us: f64, fraction: f64) {
+        self.steps[self.len as usize] = (value_us, fraction);
+        self.len += 1;
+    }
+
+    /// A CDF read back from its steps (a saved result); `None` when there are more than [`CDF_MAX_STEPS`],
+    /// or the values do not increase, or a fraction is outside (0, 1] or decreases.
+    pub fn from_steps(steps: &[(f64, f64)]) -> Option<Cdf> {
+        if steps.len() > CDF_MAX_STEPS {
+            return None;
+        }
+        let mut out = Cdf::default();
+        for &(v, f) in steps {
+            let ok =
+                v.is_finite() && f > 0.0 && f <= 1.0 && out.steps().last().is_none_or(|&(lv, lf)| lv < v && lf <= f);
+            if !ok {
+                return None;
+            }
+            out.push(v, f);
+        }
+        Some(out)
     }
 }
 
@@ -92,6 +209,8 @@ pub struct LatencySummary {
     pub p99: f64,
     pub p99_9: f64,
     pub max: f64,
+    /// The distribution ([`Latency::cdf`]); empty without samples.
+    pub cdf: Cdf,
 }
 
 #[cfg(test)]
@@ -128,5 +247,87 @@ mod tests {
         let (sa, sb) = (a.summary(), b.summary());
         assert!((sa.mean - sb.mean).abs() < 1e-9 && (sa.stddev - sb.stddev).abs() < 1e-9);
         assert_eq!((sa.min, sa.p50, sa.max), (sb.min, sb.p50, sb.max));
+    }
+
+    /// The smallest step value whose fraction reaches `q`.
+    fn quantile_of(c: &Cdf, q: f64) -> f64 {
+        c.steps().iter().find(|s| s.1 >= q).map(|s| s.0).unwrap()
+    }
+
+    fn check_cdf(l: &Latency) {
+        let s = l.summary();
+        let steps = s.cdf.steps();
+        assert!(!steps.is_empty() && steps.len() <= CDF_MAX_STEPS);
+        for w in steps.windows(2) {
+            assert!(w[0].0 < w[1].0 && w[0].1 <= w[1].1, "not monotone: {w:?}");
+        }
+        assert_eq!(steps.last().unwrap().1, 1.0);
+        assert_eq!(steps.last().unwrap().0, s.max);
+        assert!(steps[0].0 >= s.min && steps[0].1 > 0.0);
+        for (p, q) in [(s.p50, 0.5), (s.p90, 0.9), (s.p99, 0.99), (s.p99_9, 0.999)] {
+            assert_eq!(quantile_of(&s.cdf, q), p, "quantile {q}");
+        }
+    }
+
+    #[test]
+    fn a_small_distribution_keeps_every_bucket_with_exact_fractions() {
+        // 3 × 10 us, 1 × 20 us, 6 × 50 us: F(10) = 0.3, F(20) = 0.4, F(50) = 1. A value is its bucket's top,
+        // at most 0.1% above the samples (3 significant digits).
+        let mut l = Latency::default();
+        l.record_n(Duration::from_micros(10), 3);
+        l.record_n(Duration::from_micros(20), 1);
+        l.record_n(Duration::from_micros(50), 6);
+        let c = l.summary().cdf;
+        let st = c.steps();
+        assert_eq!(st.len(), 3);
+        let near = |got: f64, exact: f64| got >= exact && (got - exact) / exact <= 1e-3;
+        assert!(near(st[0].0, 10.0) && st[0].1 == 0.3, "{st:?}");
+        assert!(near(st[1].0, 20.0) && st[1].1 == 0.4, "{st:?}");
+        // The last bucket's top is clamped to the exact maximum.
+        assert_eq!((st[2].0, st[2].1), (50.0, 1.0));
+        check_cdf(&l);
+    }
+
+    #[test]
+    fn a_wide_distribution_is_cut_to_the_quantile_grid_and_keeps_its_percentiles() {
+        // 1 us .. 10 ms in 1 us steps: about 4 000 buckets at 3 digits, far more than the cap.
+        let mut l = Latency::default();
+        for i in 1..=10_000u64 {
+            l.record(Duration::from_nanos(i * 1000));
+        }
+        let c = l.summary().cdf;
+        assert!(c.steps().len() <= 137, "{} steps", c.steps().len());
+        // A uniform distribution: F(v) ≈ v / 10 ms at every step (the bucket's top is within 0.1% of v).
+        for &(v, f) in c.steps() {
+            assert!((f - v / 10_000.0).abs() <= 2e-3, "F({v}) = {f}");
+        }
+        check_cdf(&l);
+    }
+
+    #[test]
+    fn a_long_tail_keeps_its_nines() {
+        // 999 000 fast transactions near 100 us, 1 000 slow ones spread over 10..100 ms.
+        let mut l = Latency::default();
+        for i in 0..999_000u64 {
+            l.record(Duration::from_nanos(100_000 + (i % 1000) * 50));
+        }
+        for i in 0..1000u64 {
+            l.record(Duration::from_micros(10_000 + i * 90));
+        }
+        check_cdf(&l);
+        let c = l.summary().cdf;
+        // Steps above 0.999 exist and lie in the slow tail.
+        assert!(c.steps().iter().filter(|s| s.1 > 0.999 && s.0 >= 10_000.0).count() >= 9);
+    }
+
+    #[test]
+    fn no_samples_no_cdf_and_steps_read_back() {
+        assert!(Latency::default().summary().cdf.is_empty());
+        let c = Cdf::from_steps(&[(1.0, 0.5), (2.0, 1.0)]).unwrap();
+        assert_eq!(c.steps(), &[(1.0, 0.5), (2.0, 1.0)]);
+        assert!(Cdf::from_steps(&[(2.0, 0.5), (1.0, 1.0)]).is_none());
+        assert!(Cdf::from_steps(&[(1.0, 0.5), (2.0, 0.4)]).is_none());
+        assert!(Cdf::from_steps(&[(1.0, 1.5)]).is_none());
+        assert!(Cdf::from_steps(&vec![(1.0, 1.0); CDF_MAX_STEPS + 1]).is_none());
     }
 }
