@@ -393,7 +393,8 @@ impl Connection {
     pub fn send_buffer_free(&self) -> u64 {
         // Before the SYN is acknowledged SND.UNA is the ISS, one short of the first data byte.
         let first_unacked = if self.is_established() { self.snd_una } else { self.iss + 1 };
-        let queued = (self.write_end - first_unacked) as u64;
+        // Once the FIN is acknowledged SND.UNA is one past the end of written data: nothing is queued.
+        let queued = self.write_end.diff(first_unacked).max(0) as u64;
         self.cfg.send_buffer.bytes().saturating_sub(queued)
     }
 
