@@ -823,7 +823,8 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
             ));
         }
     }
-    if message.bytes() == 0 || message.bytes() > 1 << 30 {
+    // A message defaulted from the send buffer is checked with the buffer (`tcp.send_buffer`), below.
+    if t.message.is_some() && (message.bytes() == 0 || message.bytes() > 1 << 30) {
         return Err(ctx.error("test.message", format!("{message}: accepted 1B to 1GiB")));
     }
     for (side, h) in [("client", &client), ("server", &server)] {

@@ -436,7 +436,10 @@ impl TcpConfig {
         }
         self.cubic.validate().map_err(|e| format!("cubic: {e}"))?;
         if self.congestion_control == CongestionControlKind::Cubic && self.cwnd_unit == CwndUnit::Packets {
-            return Err("cwnd_unit = \"packets\": CUBIC keeps cwnd in bytes; accepted with cubic: \"bytes\"".into());
+            // Either key may come from a personality (linux-2.4 counts packets): name both.
+            return Err("cwnd_unit = \"packets\" with congestion_control = \"cubic\": CUBIC keeps cwnd in bytes; \
+                        accepted with cubic: \"bytes\""
+                .into());
         }
         self.rto_params.validate().map_err(|e| format!("rto_params: {e}"))?;
         if self.tlp && !self.rack {

@@ -11,11 +11,13 @@ use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::ack::{AckState, RcvView};
-use crate::config::{CongestionControlKind, CwndUnit, Cwv, IfqFull, TcpConfig};
-use crate::congestion::{AckInfo, CongestionControl, CongestionEvent, Growth, SlowStartExit, INFINITE_SSTHRESH};
+use crate::config::{CongestionControlKind, Cwv, IfqFull, TcpConfig};
+use crate::congestion::{AckInfo, CongestionEvent, Growth, SlowStartExit, INFINITE_SSTHRESH};
+use crate::cwnd::Cwnd;
 use crate::estats::Estats;
 use crate::rack::Rack;
 use crate::ranges::RangeSet;
+use crate::recovery::{AckVerdict, NextSeg, Phase, Recovery, Snd};
 use crate::rtt::RttEstimator;
 use crate::sampler::RttSampler;
 
@@ -74,27 +76,6 @@ const TIMERS: usize = 8;
 /// A disarmed timer.
 const NO_TIMER: u64 = u64::MAX;
 
-/// Loss recovery phase of the sender.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Recovery {
-    Open,
-    /// RFC 6582 NewReno fast recovery (or RFC 5681 Reno), without SACK.
-    NewReno,
-    /// RFC 6675 SACK-based recovery until `point` (RecoveryPoint) is acknowledged.
-    Sack {
-        point: SeqNumber,
-    },
-    /// After a retransmission timeout: go-back-N retransmission of everything below `high`.
-    Loss {
-        high: SeqNumber,
-    },
-    /// Congestion window reduced for a local cause (interface queue full, Linux CWR) until `high` is
-    /// acknowledged; cwnd does not grow meanwhile.
-    Cwr {
-        high: SeqNumber,
-    },
-}
-
 /// RFC 4898 §3 sender-limit states: what stopped the sender.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum SndLim {
@@ -115,6 +96,47 @@ enum Choice {
     NewData { len: u32, fin: bool },
     ZeroWindowProbe,
     Ack,
+}
+
+/// What choosing a segment found out on the way, which [`Connection::poll_transmit`] settles whether
+/// or not the segment can go (the interface may be full). Choosing changes nothing; the state changes
+/// of an actual send are in `emit`. A bit set: the common case, nothing, costs one test.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Notes(u8);
+
+impl Notes {
+    /// Enter the RFC 4898 sender-limit state `Rwin`, `Cwnd` or `Snd` (at most one is set).
+    const LIM_RWIN: u8 = 1 << 0;
+    const LIM_CWND: u8 = 1 << 1;
+    const LIM_SND: u8 = 1 << 2;
+    /// The application or (under Linux) the receiver leaves cwnd unused: RFC 2861 validation is due.
+    const VALIDATE: u8 = 1 << 3;
+    /// Data waits for a zero window: arm the persist timer if nothing else runs.
+    const PERSIST: u8 = 1 << 4;
+    /// A short segment is held by the cork: arm its 200 ms ceiling.
+    const CORK: u8 = 1 << 5;
+    /// The pending fast retransmit of the head found nothing left to retransmit.
+    const HEAD_DONE: u8 = 1 << 6;
+    /// The pending tail loss probe found nothing to probe with.
+    const TLP_DONE: u8 = 1 << 7;
+
+    #[inline]
+    fn set(&mut self, bit: u8) {
+        self.0 |= bit;
+    }
+    #[inline]
+    fn has(self, bit: u8) -> bool {
+        self.0 & bit != 0
+    }
+    #[inline]
+    fn limit(&mut self, lim: SndLim) {
+        self.0 &= !(Self::LIM_RWIN | Self::LIM_CWND | Self::LIM_SND);
+        self.0 |= match lim {
+            SndLim::Rwin => Self::LIM_RWIN,
+            SndLim::Cwnd => Self::LIM_CWND,
+            SndLim::Snd => Self::LIM_SND,
+        };
+    }
 }
 
 /// One TCP endpoint.
@@ -156,37 +178,10 @@ pub struct Connection {
     syn_resend: bool,
 
     // Congestion control and loss recovery.
-    cc: Box<dyn CongestionControl + Send>,
-    recovery: Recovery,
-    /// RFC 6582 `recover`: HighData when the last recovery or timeout began.
-    recover: SeqNumber,
-    dupacks: u32,
-    /// Bytes of the segments sent beyond cwnd on duplicate ACKs by RFC 3042 limited transmit since the
-    /// last ACK of new data: RFC 5681 §3.2 step 2 leaves them out of the FlightSize that sets ssthresh.
-    limited_sent: u32,
-    /// RFC 6582 window inflation during NewReno fast recovery, bytes (may go negative on deflation).
-    inflation: i64,
-    partial_acks: u32,
-    /// SACK scoreboard: SACKed ranges above SND.UNA (RFC 6675 §3).
-    scoreboard: RangeSet,
-    /// RFC 6675 HighRxt: one past the highest retransmitted byte in this recovery.
-    high_rxt: SeqNumber,
-    /// RFC 6937 PRR: bytes delivered and sent since recovery began, FlightSize at its start, and what the
-    /// latest ACK allows to send.
-    prr_delivered: u64,
-    prr_out: u64,
-    recover_fs: u64,
-    prr_allowance: u64,
-    /// The sequence range of the fast-recovery episode that may still be undone, and its retransmissions
-    /// not yet reported as duplicates by D-SACK.
-    undo_episode: Option<(SeqNumber, SeqNumber)>,
-    undo_retrans: i64,
-    /// SND.NXT when the latest SACK-recovery retransmission was sent.
-    rtx_marker: SeqNumber,
-    /// Go-back-N retransmission pointer after a timeout.
-    rtx_next: SeqNumber,
-    retransmit_head: bool,
-    after_rto: bool,
+    /// The congestion controller, behind cwnd validation (the one caller of its `set_window`).
+    cwnd: Cwnd,
+    /// The recovery phase and its state, the SACK scoreboard, `recover`, duplicate ACKs.
+    rec: Recovery,
     /// RACK-TLP state and the transmission records (RFC 8985), when `rack` is on.
     rack: Option<Box<Rack>>,
     /// The PTO fired: the next segment is a tail loss probe (RFC 8985 §7.3).
@@ -238,17 +233,6 @@ pub struct Connection {
     cork_released: bool,
     /// RFC 4898 sender-limit state and when it was entered.
     snd_lim: Option<(SndLim, Instant)>,
-    /// RFC 7661: bytes ACKed in the current RTT and since when; the largest per-RTT sample in the current
-    /// and the previous sampling period; when that period began; since when the phase is non-validated.
-    pa_acked: u64,
-    pa_rtt_start: Instant,
-    pa_cur: u64,
-    pa_prev: u64,
-    pa_period_start: Instant,
-    nvp_since: Option<Instant>,
-    /// RFC 2861: the largest flight used since `cwv_stamp`.
-    cwv_used: u32,
-    cwv_stamp: Instant,
     /// The receiver's ACK policy and what it remembers (`ack_policy`).
     ack: AckState,
     rng: Xoshiro256PlusPlus,
@@ -262,7 +246,7 @@ impl fmt::Debug for Connection {
             .field("snd_una", &self.snd_una)
             .field("snd_nxt", &self.snd_nxt)
             .field("rcv_nxt", &self.rcv_nxt)
-            .field("cwnd", &self.cc.window())
+            .field("cwnd", &self.cwnd.window())
             .finish_non_exhaustive()
     }
 }
@@ -279,7 +263,7 @@ impl Connection {
             cfg.clock_granularity,
         );
         let mss = cfg.mss.bytes() as u32;
-        let cc = crate::congestion::build(&cfg, mss);
+        let cwnd = Cwnd::new(&cfg, mss);
         Connection {
             state,
             local_port,
@@ -303,25 +287,8 @@ impl Connection {
             ack_rtt_sample: None,
             syn_retransmitted: false,
             syn_resend: false,
-            cc,
-            recovery: Recovery::Open,
-            recover: iss,
-            dupacks: 0,
-            limited_sent: 0,
-            inflation: 0,
-            partial_acks: 0,
-            scoreboard: RangeSet::default(),
-            high_rxt: iss,
-            prr_delivered: 0,
-            prr_out: 0,
-            recover_fs: 0,
-            prr_allowance: 0,
-            undo_episode: None,
-            undo_retrans: 0,
-            rtx_marker: iss,
-            rtx_next: iss,
-            retransmit_head: false,
-            after_rto: false,
+            cwnd,
+            rec: Recovery::new(iss, cfg.dupthresh),
             rack: cfg.rack.then(|| Box::new(Rack::new(iss))),
             tlp_pending: false,
             last_data_sent: None,
@@ -351,14 +318,6 @@ impl Connection {
             snd_sml: iss,
             cork_released: false,
             snd_lim: None,
-            pa_acked: 0,
-            pa_rtt_start: Instant::ZERO,
-            pa_cur: 0,
-            pa_prev: 0,
-            pa_period_start: Instant::ZERO,
-            nvp_since: None,
-            cwv_used: 0,
-            cwv_stamp: Instant::ZERO,
             ack: AckState::new(&cfg),
             rng: Xoshiro256PlusPlus::seed_from_u64(iss.0 as u64),
             st: Estats::default(),
@@ -394,10 +353,10 @@ impl Connection {
         self.smss
     }
     pub fn cwnd(&self) -> u32 {
-        self.cc.window()
+        self.cwnd.window()
     }
     pub fn ssthresh(&self) -> u32 {
-        self.cc.ssthresh()
+        self.cwnd.ssthresh()
     }
     pub fn snd_una(&self) -> SeqNumber {
         self.snd_una
@@ -411,14 +370,14 @@ impl Connection {
     /// RFC 6937 prr_delivered: bytes delivered to the receiver since the current recovery began.
     #[cfg(test)]
     pub(crate) fn prr_delivered(&self) -> u64 {
-        self.prr_delivered
+        self.rec.prr_delivered()
     }
     /// Internal state the property test checks: the right edge of the advertised window, one past the
     /// last byte written (the FIN's number once queued), whether the FIN is queued, and the SACK
     /// scoreboard.
     #[cfg(test)]
     pub(crate) fn invariant_state(&self) -> (SeqNumber, SeqNumber, bool, Vec<(SeqNumber, SeqNumber)>) {
-        (self.rcv_adv, self.write_end, self.fin_queued, self.scoreboard.iter().collect())
+        (self.rcv_adv, self.write_end, self.fin_queued, self.rec.scoreboard.iter().collect())
     }
 
     // ----------------------------------------------------------------------------------------------
@@ -434,7 +393,8 @@ impl Connection {
     pub fn send_buffer_free(&self) -> u64 {
         // Before the SYN is acknowledged SND.UNA is the ISS, one short of the first data byte.
         let first_unacked = if self.is_established() { self.snd_una } else { self.iss + 1 };
-        let queued = (self.write_end - first_unacked) as u64;
+        // Once the FIN is acknowledged SND.UNA is one past the end of written data: nothing is queued.
+        let queued = self.write_end.diff(first_unacked).max(0) as u64;
         self.cfg.send_buffer.bytes().saturating_sub(queued)
     }
 
@@ -596,7 +556,7 @@ impl Connection {
     fn tlp_allowed(&self) -> bool {
         self.cfg.tlp
             && self.rack_on()
-            && matches!(self.recovery, Recovery::Open | Recovery::Cwr { .. })
+            && self.rec.open_or_cwr()
             && self.snd_nxt != self.snd_una
             && self.rack.as_ref().is_some_and(|r| !r.tlp_outstanding())
     }
@@ -624,11 +584,11 @@ impl Connection {
     /// is not yet overdue, and starts fast recovery when something is lost (Linux `tcp_time_to_recover`
     /// with RACK: `lost_out`). A timeout's recovery retransmits everything anyway.
     fn rack_detect_loss(&mut self, now: Instant) {
-        if !self.rack_on() || matches!(self.recovery, Recovery::Loss { .. }) {
+        if !self.rack_on() || self.rec.after_rto() {
             self.disarm(Timer::Reorder);
             return;
         }
-        let in_recovery = matches!(self.recovery, Recovery::Sack { .. });
+        let in_recovery = self.rec.in_sack_recovery();
         let srtt = self.rtt.srtt();
         let dupthresh = self.cfg.dupthresh;
         let Some(rack) = self.rack.as_mut() else { return };
@@ -639,8 +599,7 @@ impl Connection {
             Some(at) => self.arm(Timer::Reorder, at),
             None => self.disarm(Timer::Reorder),
         }
-        let may_enter = self.snd_una.diff(self.recover) > 0;
-        if d.newly_lost > 0 && matches!(self.recovery, Recovery::Open | Recovery::Cwr { .. }) && may_enter {
+        if d.newly_lost > 0 && self.rec.open_or_cwr() && self.rec.may_enter(self.snd_una) {
             self.enter_recovery(now);
         }
     }
@@ -665,33 +624,22 @@ impl Connection {
         if self.snd_una == self.snd_nxt {
             return;
         }
-        if self.recovery == Recovery::Open && self.dupacks == 0 && self.scoreboard.is_empty() {
+        if self.rec.is_open() && self.rec.dupacks == 0 && self.rec.scoreboard.is_empty() {
             self.st.AbruptTimeouts += 1;
         }
         // One signal per episode; a repeated timeout counts again only if slow start had regrown cwnd, so
         // that every cwnd reduction is counted in CongSignals or OtherReductions.
-        if !matches!(self.recovery, Recovery::Loss { .. }) || self.cc.window() > self.smss {
+        if !self.rec.after_rto() || self.cwnd.window() > self.smss {
             self.count_congestion_signal();
         }
         // FlightSize without what the receiver has SACKed: that data has left the network, and after a
         // recovery that kept sending new data it can be most of the window.
-        let sacked = self.scoreboard.bytes_within(self.snd_una, self.snd_nxt);
+        let sacked = self.rec.scoreboard.bytes_within(self.snd_una, self.snd_nxt);
         let flight = self.snd_nxt - self.snd_una - sacked;
         let flight = self.reduction_base(flight);
-        self.cc.on_congestion_event(now, CongestionEvent::Timeout { first }, flight, self.smss);
-        self.recovery = Recovery::Loss { high: self.snd_nxt };
-        self.undo_episode = None; // timeouts are not undone (no F-RTO/Eifel here)
-        self.rtx_next = self.snd_una;
-        self.recover = self.snd_nxt + u32::MAX; // HighData = SND.NXT - 1
-        self.dupacks = 0;
-        self.limited_sent = 0;
-        self.inflation = 0;
-        self.retransmit_head = false;
-        // RFC 6675 §5.1 / RFC 2018 §8: the receiver may have reneged; do not trust old SACK state.
-        // Linux keeps it (`keep_sack_on_rto`).
-        if !self.cfg.keep_sack_on_rto {
-            self.scoreboard.clear();
-        }
+        self.cwnd.on_congestion_event(now, CongestionEvent::Timeout { first }, flight, self.smss);
+        let s = self.snd();
+        self.rec.on_timeout(s, self.cfg.keep_sack_on_rto);
         if let Some(rack) = self.rack.as_mut() {
             rack.on_rto();
             if !self.cfg.keep_sack_on_rto {
@@ -701,7 +649,6 @@ impl Connection {
         self.tlp_pending = false;
         self.disarm(Timer::LossProbe);
         self.disarm(Timer::Reorder);
-        self.after_rto = true;
         self.backoff += 1;
         self.restart_rto(now);
     }
@@ -710,7 +657,7 @@ impl Connection {
     /// Linux's `ssthresh` hooks do (`ssthresh_from_cwnd`).
     fn reduction_base(&self, flight: u32) -> u32 {
         if self.cfg.ssthresh_from_cwnd {
-            self.cc.window()
+            self.cwnd.window()
         } else {
             flight
         }
@@ -718,7 +665,7 @@ impl Connection {
 
     fn count_congestion_signal(&mut self) {
         self.st.CongSignals += 1;
-        self.st.PreCongSumCwnd += self.cc.window() as u64;
+        self.st.PreCongSumCwnd += self.cwnd.window() as u64;
     }
 
     // ----------------------------------------------------------------------------------------------
@@ -819,7 +766,7 @@ impl Connection {
         let ts_room = if self.ts_ok { 12 } else { 0 };
         self.smss = peer_mss.min(ours) - ts_room;
         self.rcv_mss = peer_mss.min(ours) - ts_room;
-        self.cc.set_window(self.cfg.initial_window.bytes(self.smss));
+        self.cwnd.set_initial(self.cfg.initial_window.bytes(self.smss));
         self.st.CurMSS = self.smss as u64;
         // The window our SYN or SYN-ACK offers, unscaled (RFC 7323 §2.2).
         self.rcv_adv = self.rcv_nxt + self.cfg.recv_buffer.bytes().min(65_535) as u32;
@@ -999,7 +946,7 @@ impl Connection {
         }
         let una_before = self.snd_una;
         let prr = self.cfg.prr && self.sack_ok;
-        let sacked_before = if prr { self.scoreboard.bytes_within(self.snd_una, self.snd_nxt) } else { 0 };
+        let sacked_before = if prr { self.rec.scoreboard.bytes_within(self.snd_una, self.snd_nxt) } else { 0 };
         if let Some(rack) = self.rack.as_mut() {
             rack.begin_ack();
         }
@@ -1045,23 +992,24 @@ impl Connection {
         if self.rack_on() {
             let pure_dup = ack == una_before && !new_sack && seg.payload_len == 0;
             let repaired = self.rack.as_mut().is_some_and(|r| r.tlp_on_ack(ack, dsack_of_probe, pure_dup));
-            if repaired && matches!(self.recovery, Recovery::Open | Recovery::Cwr { .. }) {
+            if repaired && self.rec.open_or_cwr() {
                 // RFC 8985 §7.4.2: the probe repaired a loss; Linux answers with a cwnd reduction
                 // completed at once (tcp_init_cwnd_reduction, tcp_end_cwnd_reduction).
                 self.st.LossProbeRecoveries += 1;
                 self.count_congestion_signal();
                 let flight = self.reduction_base(self.snd_nxt - self.snd_una);
-                self.cc.on_congestion_event(now, CongestionEvent::FastRetransmit, flight, self.smss);
+                self.cwnd.on_congestion_event(now, CongestionEvent::FastRetransmit, flight, self.smss);
             }
             self.rack_detect_loss(now);
             self.arm_tlp(now);
         }
-        if prr && matches!(self.recovery, Recovery::Sack { .. }) {
+        if prr && self.rec.in_sack_recovery() {
             // RFC 6937 §3: DeliveredData = Δsnd.una + ΔSACKd, ΔSACKd net of the SACKed bytes the
             // cumulative ACK took off the scoreboard (counting them again would deliver them twice).
-            let sacked_after = self.scoreboard.bytes_within(self.snd_una, self.snd_nxt) as i64;
+            let sacked_after = self.rec.scoreboard.bytes_within(self.snd_una, self.snd_nxt) as i64;
             let delivered = self.snd_una.diff(una_before).max(0) as i64 + sacked_after - sacked_before as i64;
-            self.prr_on_ack(delivered.max(0) as u64);
+            let (s, ssthresh) = (self.snd(), self.cwnd.ssthresh());
+            self.rec.prr_on_ack(delivered.max(0) as u64, s, ssthresh);
         }
         if self.state_fin_acked() {
             match self.state {
@@ -1112,7 +1060,7 @@ impl Connection {
             let left = b.left.max(self.snd_una);
             let right = b.right.min(self.snd_nxt);
             if right > left {
-                new += self.scoreboard.insert(left, right) as u64;
+                new += self.rec.scoreboard.insert(left, right) as u64;
                 if let Some(rack) = self.rack.as_mut() {
                     rack.on_sack(left, right, now);
                 }
@@ -1129,24 +1077,11 @@ impl Connection {
         let flight_before = self.snd_nxt - self.snd_una;
         self.st.ThruOctetsAcked += data_acked as u64;
         self.snd_una = ack;
-        self.scoreboard.trim_below(ack);
+        self.rec.on_cumulative_ack(ack);
         if let Some(rack) = self.rack.as_mut().filter(|_| self.sack_ok) {
             rack.on_cumulative_ack(ack, now);
         }
-        if self.rtx_next < ack {
-            self.rtx_next = ack;
-        }
-        if self.high_rxt < ack {
-            self.high_rxt = ack;
-        }
-        self.dupacks = 0;
-        self.limited_sent = 0;
         self.st.CurTimeoutCount = 0;
-        // Keep `recover` within 2^31 of SND.UNA so the RFC 6582 comparison stays meaningful across
-        // gigabytes: once the ACK covers it, recover = SND.UNA - 1 means the same.
-        if self.recovery == Recovery::Open && ack.diff(self.recover) > 0 {
-            self.recover = ack + u32::MAX;
-        }
 
         // RTT sample: every ACK of new data with timestamps (RFC 7323 §4.1), else the timed segment (Karn).
         let ts_rtt = self.ts_rtt(now, seg);
@@ -1155,60 +1090,49 @@ impl Connection {
         }
 
         let mut restart_timer = true;
-        match self.recovery {
-            Recovery::NewReno => {
-                if ack.diff(self.recover) > 0 || self.cfg.congestion_control == CongestionControlKind::Reno {
-                    // Full ACK (RFC 6582 §3.2 step 3), or Reno leaving on any new ACK (RFC 5681 §3.2
-                    // step 6).
-                    let flight = self.snd_nxt - self.snd_una;
-                    let before = self.cc.window();
-                    self.cc.on_recovery_exit(now, flight, self.smss);
-                    // RFC 6582's exit below ssthresh clamps a burst, as Linux's moderation after Reno
-                    // recovery did; web100 counted that in OtherReductions.
-                    if self.cc.window() < before {
+        let reno = self.cfg.congestion_control == CongestionControlKind::Reno;
+        match self.rec.on_new_ack(ack, data_acked, self.smss, reno) {
+            AckVerdict::FastRecoveryEnd => {
+                let flight = self.snd_nxt - self.snd_una;
+                let before = self.cwnd.window();
+                self.cwnd.on_recovery_exit(now, flight, self.smss);
+                // RFC 6582's exit below ssthresh clamps a burst, as Linux's moderation after Reno
+                // recovery did; web100 counted that in OtherReductions.
+                if self.cwnd.window() < before {
+                    self.st.OtherReductions += 1;
+                }
+            }
+            AckVerdict::PartialAck { restart_rto } => restart_timer = restart_rto,
+            AckVerdict::Reducing { sack, ended } => {
+                if sack && ended {
+                    if let Some(rack) = self.rack.as_mut() {
+                        rack.on_recovery_exit();
+                    }
+                }
+            }
+            AckVerdict::AfterTimeout { ended } => {
+                if ended {
+                    if let Some(rack) = self.rack.as_mut() {
+                        rack.on_recovery_exit();
+                    }
+                }
+                self.grow_cwnd(now, data_acked, flight_before);
+            }
+            AckVerdict::Open => {
+                if self.cfg.cwv == Cwv::Rfc7661 {
+                    let srtt = self.rtt.srtt().unwrap_or(self.rtt.rto());
+                    let iw = self.cfg.initial_window.bytes(self.smss);
+                    if self.cwnd.on_open_ack(now, data_acked, srtt, iw) {
                         self.st.OtherReductions += 1;
                     }
-                    self.inflation = 0;
-                    self.recovery = Recovery::Open;
-                } else {
-                    // Partial ACK (RFC 6582 §3.2 step 4): retransmit the next hole, deflate, reset the
-                    // timer on the first partial ACK only ("Impatient").
-                    self.retransmit_head = true;
-                    self.inflation -= data_acked as i64;
-                    if data_acked >= self.smss {
-                        self.inflation += self.smss as i64;
-                    }
-                    self.partial_acks += 1;
-                    restart_timer = self.partial_acks == 1;
-                }
-            }
-            Recovery::Sack { point } => {
-                if ack >= point {
-                    self.recovery = Recovery::Open;
-                    if let Some(rack) = self.rack.as_mut() {
-                        rack.on_recovery_exit();
-                    }
-                }
-            }
-            Recovery::Loss { high } => {
-                if ack >= high {
-                    self.recovery = Recovery::Open;
-                    self.after_rto = false;
-                    if let Some(rack) = self.rack.as_mut() {
-                        rack.on_recovery_exit();
-                    }
                 }
                 self.grow_cwnd(now, data_acked, flight_before);
-            }
-            Recovery::Cwr { high } => {
-                if ack >= high {
-                    self.recovery = Recovery::Open;
+                if self.cfg.max_burst != 0 {
+                    let flight = self.snd_nxt - self.snd_una;
+                    if self.cwnd.moderate(flight, self.cfg.max_burst, self.smss) {
+                        self.st.OtherReductions += 1;
+                    }
                 }
-            }
-            Recovery::Open => {
-                self.new_cwv_on_ack(now, data_acked);
-                self.grow_cwnd(now, data_acked, flight_before);
-                self.moderate_cwnd();
             }
         }
 
@@ -1245,109 +1169,33 @@ impl Connection {
         }
     }
 
-    /// RFC 7661 §4.3: pipeACK samples (data ACKed per RTT, not during recovery) and the validated phase.
-    fn new_cwv_on_ack(&mut self, now: Instant, acked: u32) {
-        if self.cfg.cwv != Cwv::Rfc7661 {
-            return;
-        }
-        let srtt = self.rtt.srtt().unwrap_or(self.rtt.rto());
-        self.pa_acked += acked as u64;
-        if now.saturating_since(self.pa_rtt_start) >= srtt {
-            self.pa_cur = self.pa_cur.max(self.pa_acked);
-            self.pa_acked = 0;
-            self.pa_rtt_start = now;
-        }
-        // The sampling period is max(3·SRTT, 1 s); pipeACK is the largest sample of this period and the last.
-        let period = srtt.saturating_mul(3).max(Duration::from_secs(1));
-        if now.saturating_since(self.pa_period_start) >= period {
-            self.pa_prev = self.pa_cur;
-            self.pa_cur = 0;
-            self.pa_period_start = now;
-        }
-        let pipe_ack = self.pa_cur.max(self.pa_prev);
-        let cwnd = self.cc.window() as u64;
-        if pipe_ack == 0 || pipe_ack * 2 >= cwnd {
-            self.nvp_since = None;
-            return;
-        }
-        let since = *self.nvp_since.get_or_insert(now);
-        // §4.4.2: after the non-validated period (5 minutes) the unused window goes.
-        if now.saturating_since(since) > Duration::from_secs(300) {
-            let iw = self.cfg.initial_window.bytes(self.smss) as u64;
-            self.cc.set_window((cwnd / 2).max(iw) as u32);
-            self.st.OtherReductions += 1;
-            self.nvp_since = Some(now);
-        }
+    /// The send sequence space as loss recovery sees it.
+    #[inline]
+    fn snd(&self) -> Snd {
+        Snd { una: self.snd_una, nxt: self.snd_nxt, smss: self.smss }
     }
 
-    /// RFC 7661 §4.4.3: a loss in the non-validated phase reduces from what was used, not from cwnd.
-    fn new_cwv_loss_flight(&self, flight: u32) -> u32 {
-        if self.cfg.cwv != Cwv::Rfc7661 || self.nvp_since.is_none() {
-            return flight;
-        }
-        let lost = self.lost_below().map_or(self.smss, |l| {
-            let l = l.max(self.snd_una);
-            (l - self.snd_una) - self.scoreboard.bytes_within(self.snd_una, l)
-        });
-        let pipe_ack = self.pa_cur.max(self.pa_prev).min(u32::MAX as u64) as u32;
-        pipe_ack.max(flight).saturating_sub(lost).max(2 * self.smss)
+    /// RACK's state when the connection runs RACK (configured and SACK negotiated).
+    #[inline]
+    fn rack_active(&self) -> Option<&Rack> {
+        self.rack.as_deref().filter(|_| self.sack_ok)
     }
 
-    /// RFC 2861 §3: once per RTO while the application leaves cwnd unused, decay it toward what was used.
-    ///
-    /// Under `cwv = "linux"`, as `tcp_cwnd_application_limited` does it: the window used counts as at least
-    /// IW (so cwnd never decays below it), ssthresh keeps ¾ of the cwnd being decayed (RFC 2861 §3,
-    /// `tcp_current_ssthresh`), cwnd stays a whole number of segments when counted in packets, and
-    /// nothing decays while the application is blocked on a full send buffer (`SOCK_NOSPACE`).
+    /// RFC 2861 §3 decay of an unused cwnd (`cwv = "rfc2861"` or `"linux"`), outside recovery; see
+    /// [`Cwnd::decay`].
     #[inline]
     fn cwnd_validate(&mut self, now: Instant) {
-        if matches!(self.cfg.cwv, Cwv::Rfc2861 | Cwv::Linux) && self.recovery == Recovery::Open {
-            self.cwnd_validate_open(now);
+        if self.cwnd.decays() && self.rec.is_open() {
+            self.cwnd_decay(now);
         }
     }
 
     #[inline(never)]
-    fn cwnd_validate_open(&mut self, now: Instant) {
-        let linux = self.cfg.cwv == Cwv::Linux;
+    fn cwnd_decay(&mut self, now: Instant) {
         let flight = self.snd_nxt - self.snd_una;
-        self.cwv_used = self.cwv_used.max(flight);
-        if now.saturating_since(self.cwv_stamp) < self.rtt.rto() {
-            return;
-        }
-        let cwnd = self.cc.window();
+        let iw = self.cfg.initial_window.bytes(self.smss);
         let send_buffer_full = self.send_buffer_free() < self.smss as u64;
-        let used = if linux { self.cwv_used.max(self.cfg.initial_window.bytes(self.smss)) } else { self.cwv_used };
-        if used < cwnd && !(linux && send_buffer_full) {
-            let mut target = ((cwnd as u64 + used as u64) / 2) as u32;
-            if linux {
-                let three_quarters = (cwnd / 2).saturating_add(cwnd / 4);
-                if self.cc.ssthresh() < three_quarters {
-                    self.cc.set_ssthresh(three_quarters);
-                }
-            }
-            if self.cfg.cwnd_unit == CwndUnit::Packets {
-                target -= target % self.smss; // Linux halves a packet count
-            }
-            self.cc.set_window(target.max(self.smss));
-            self.st.OtherReductions += 1;
-        }
-        self.cwv_used = flight;
-        self.cwv_stamp = now;
-    }
-
-    /// Linux 2.4 `tcp_moderate_cwnd`: no more than `max_burst` segments may leave on one ACK.
-    fn moderate_cwnd(&mut self) {
-        if self.cfg.max_burst == 0 {
-            return;
-        }
-        let mut flight = self.snd_nxt - self.snd_una;
-        if self.cfg.cwnd_unit == CwndUnit::Packets {
-            // Linux counts packets in flight: a short segment is one.
-            flight = flight.div_ceil(self.smss).saturating_mul(self.smss);
-        }
-        let limit = flight.saturating_add(self.cfg.max_burst * self.smss);
-        if self.cc.window() > limit {
-            self.cc.set_window(limit);
+        if self.cwnd.decay(now, flight, self.rtt.rto(), iw, self.smss, send_buffer_full) {
             self.st.OtherReductions += 1;
         }
     }
@@ -1356,11 +1204,11 @@ impl Connection {
     /// window as Linux 2.4's `tcp_enter_cwr` (here at once to ssthresh rather than one segment per two ACKs).
     fn on_send_stall(&mut self, now: Instant) {
         self.st.SendStall += 1;
-        if self.cfg.ifq_full == IfqFull::Cwr && self.recovery == Recovery::Open {
+        if self.cfg.ifq_full == IfqFull::Cwr && self.rec.is_open() {
             self.count_congestion_signal();
-            let cwnd = self.cc.window();
-            self.cc.on_congestion_event(now, CongestionEvent::FastRetransmit, cwnd, self.smss);
-            self.recovery = Recovery::Cwr { high: self.snd_nxt };
+            let cwnd = self.cwnd.window();
+            self.cwnd.on_congestion_event(now, CongestionEvent::FastRetransmit, cwnd, self.smss);
+            self.rec.enter_cwr(self.snd_nxt);
         }
     }
 
@@ -1368,25 +1216,19 @@ impl Connection {
         if acked == 0 {
             return;
         }
-        // RFC 2861 §3 (and Linux tcp_is_cwnd_limited): no growth for a window the sender does not fill.
-        let cwnd = self.cc.window();
-        let cwnd_limited =
-            if cwnd < self.cc.ssthresh() { cwnd < 2 * flight_size } else { flight_size + self.smss >= cwnd };
-        if matches!(self.cfg.cwv, Cwv::Rfc2861 | Cwv::Linux) && !cwnd_limited
-            || self.cfg.cwv == Cwv::Rfc7661 && self.nvp_since.is_some()
-        {
+        if !self.cwnd.growth_allowed(flight_size, self.smss) {
             return;
         }
         let info = AckInfo {
             acked,
             smss: self.smss,
             flight_size,
-            after_rto: self.after_rto,
+            after_rto: self.rec.after_rto(),
             srtt: self.rtt.srtt(),
             rtt_sample: self.ack_rtt_sample,
         };
-        let in_ss = self.cc.window() < self.cc.ssthresh();
-        match self.cc.on_ack(now, &info) {
+        let in_ss = self.cwnd.window() < self.cwnd.ssthresh();
+        match self.cwnd.on_ack(now, &info) {
             Growth::SlowStart => self.st.SlowStart += 1,
             Growth::CongAvoid { grew } => {
                 self.st.CongAvoid += 1;
@@ -1394,18 +1236,18 @@ impl Connection {
             }
             Growth::None => {}
         }
-        match self.cc.take_slow_start_exit() {
+        match self.cwnd.take_slow_start_exit() {
             Some(SlowStartExit::AckTrain) => {
                 self.st.HystartTrainDetect += 1;
-                self.st.HystartTrainCwnd += self.cc.window() as u64;
+                self.st.HystartTrainCwnd += self.cwnd.window() as u64;
             }
             Some(SlowStartExit::Delay) => {
                 self.st.HystartDelayDetect += 1;
-                self.st.HystartDelayCwnd += self.cc.window() as u64;
+                self.st.HystartDelayCwnd += self.cwnd.window() as u64;
             }
             None => {}
         }
-        let w = self.cc.window() as u64;
+        let w = self.cwnd.window() as u64;
         if in_ss {
             self.st.MaxSsCwnd = self.st.MaxSsCwnd.max(w);
         } else {
@@ -1415,19 +1257,9 @@ impl Connection {
 
     fn on_dup_ack(&mut self, now: Instant) {
         self.st.DupAcksIn += 1;
-        self.dupacks += 1;
-        match self.recovery {
-            // With RACK, recovery starts when RACK marks a segment lost (`rack_detect_loss`).
-            Recovery::Open | Recovery::Cwr { .. } if !self.rack_on() => {
-                // RFC 6582 §3.2 step 1: no new recovery until the ACK covers more than `recover`.
-                let may_enter = self.snd_una.diff(self.recover) > 0;
-                let lost_head = self.sack_ok && self.lost_below().is_some_and(|l| l > self.snd_una);
-                if may_enter && (self.dupacks >= self.cfg.dupthresh || lost_head) {
-                    self.enter_recovery(now);
-                }
-            }
-            Recovery::NewReno => self.inflation += self.smss as i64, // RFC 6582 §3.2 step 4 (inflate)
-            Recovery::Open | Recovery::Cwr { .. } | Recovery::Sack { .. } | Recovery::Loss { .. } => {}
+        let rack = self.rack_on();
+        if self.rec.on_dup_ack(self.snd_una, self.smss, self.sack_ok, rack) {
+            self.enter_recovery(now);
         }
     }
 
@@ -1436,146 +1268,57 @@ impl Connection {
         self.st.FastRetran += 1;
         self.count_congestion_signal();
         // RFC 5681 §3.2 step 2 (and RFC 6675 §5 step 4.2): limited-transmit segments MUST NOT count.
-        let flight = self.new_cwv_loss_flight((self.snd_nxt - self.snd_una) - self.limited_sent);
+        let flight = (self.snd_nxt - self.snd_una) - self.rec.limited_sent;
+        let flight = self.cwnd.loss_flight(flight, self.smss, || {
+            // RFC 7661 §4.4.3's "data presumed lost": unSACKed bytes below IsLost's boundary (one
+            // segment when nothing IsLost yet).
+            self.rec.lost_below(self.smss).map_or(self.smss, |l| {
+                let l = l.max(self.snd_una);
+                (l - self.snd_una) - self.rec.scoreboard.bytes_within(self.snd_una, l)
+            })
+        });
         let flight = self.reduction_base(flight);
-        self.limited_sent = 0;
-        self.cc.on_congestion_event(now, CongestionEvent::FastRetransmit, flight, self.smss);
-        self.nvp_since = None;
-        self.undo_episode = Some((self.snd_una, self.snd_nxt));
-        self.undo_retrans = 0;
-        self.recover = self.snd_nxt + u32::MAX; // HighData
-                                                // RFC 5681 §3.2 step 3 retransmits the first unacknowledged segment; with RACK the first
-                                                // retransmission is of what RACK found lost, which need not be the head.
-        self.retransmit_head = !self.rack_on();
+        self.cwnd.on_congestion_event(now, CongestionEvent::FastRetransmit, flight, self.smss);
+        self.cwnd.on_recovery_start();
+        let (s, rack) = (self.snd(), self.rack_on());
+        self.rec.enter_fast_recovery(s, self.sack_ok, rack);
         if let Some(rack) = self.rack.as_mut() {
             rack.clear_tlp();
         }
         self.tlp_pending = false;
         self.disarm(Timer::LossProbe);
-        self.high_rxt = self.snd_una;
-        self.partial_acks = 0;
-        if self.sack_ok {
-            self.recovery = Recovery::Sack { point: self.snd_nxt };
-            self.prr_delivered = 0;
-            self.prr_out = 0;
-            self.prr_allowance = 0;
-            self.recover_fs = (self.snd_nxt - self.snd_una) as u64;
-        } else {
-            self.recovery = Recovery::NewReno;
-            self.inflation = 3 * self.smss as i64;
-        }
         self.sampler.forget_timed();
     }
 
-    /// RFC 6937 §3 (PRR-SSRB): how much may be sent in response to an ACK that delivered `delivered` bytes.
-    fn prr_on_ack(&mut self, delivered: u64) {
-        self.prr_delivered += delivered;
-        let pipe = self.sack_pipe() as u64;
-        let ssthresh = self.cc.ssthresh() as u64;
-        let sndcnt = if pipe > ssthresh {
-            // Proportional part: spread the reduction over the recovery, ceil(delivered · ssthresh / RecoverFS).
-            ((self.prr_delivered * ssthresh).div_ceil(self.recover_fs.max(1))) as i64 - self.prr_out as i64
-        } else {
-            // Slow-start reduction bound: grow back toward ssthresh no faster than slow start.
-            let limit = (self.prr_delivered as i64 - self.prr_out as i64).max(delivered as i64) + self.smss as i64;
-            (ssthresh as i64 - pipe as i64).min(limit)
-        };
-        self.prr_allowance = sndcnt.max(0) as u64;
-    }
-
-    /// Lost retransmissions (Linux `tcp_mark_lost_retrans`, before RACK): once DupThresh segments sent
-    /// after the latest retransmission are SACKed while retransmitted bytes are still missing, those
-    /// retransmissions were lost, and NextSeg starts again from SND.UNA. Off in `rfc` (RFC 6675 leaves
-    /// them to the RTO).
+    /// Lost retransmissions (Linux `tcp_mark_lost_retrans`, before RACK): see
+    /// [`Recovery::detect_lost_retransmissions`]. Off in `rfc` (RFC 6675 leaves them to the RTO); RACK
+    /// finds lost retransmissions by their transmit time.
     fn detect_lost_retransmissions(&mut self) {
-        // RACK finds lost retransmissions by their transmit time.
-        if !self.cfg.lost_retransmit_detection || !matches!(self.recovery, Recovery::Sack { .. }) || self.rack_on() {
-            return;
-        }
-        let beyond = self.rtx_marker.max(self.snd_una);
-        let sacked_after = self.scoreboard.bytes_within(beyond, self.snd_nxt);
-        let missing = self.high_rxt > self.snd_una
-            && self.scoreboard.bytes_within(self.snd_una, self.high_rxt) < self.high_rxt - self.snd_una;
-        if missing && sacked_after as u64 >= self.cfg.dupthresh as u64 * self.smss as u64 {
-            self.high_rxt = self.snd_una;
-            self.rtx_marker = self.snd_nxt;
+        if self.cfg.lost_retransmit_detection && !self.rack_on() {
+            let s = self.snd();
+            self.rec.detect_lost_retransmissions(s);
         }
     }
 
-    /// RFC 3708 §3: a D-SACK for data retransmitted in the current fast-recovery episode shows that
-    /// retransmission was unnecessary; when every one of them is reported so, the congestion response is
-    /// undone (Linux `tcp_try_undo_dsack`), counted in CongOverCount.
+    /// RFC 3708 §3 with `undo`: when D-SACK shows every retransmission of the fast-recovery episode
+    /// needless, the congestion response is undone (Linux `tcp_try_undo_dsack`), counted in CongOverCount.
     fn on_dsack(&mut self, b: SackBlock) {
-        let Some((start, end)) = self.undo_episode else { return };
-        if !self.cfg.undo || b.left < start || b.right > end {
-            return;
-        }
-        self.undo_retrans -= (b.right - b.left).div_ceil(self.smss.max(1)) as i64;
-        if self.undo_retrans <= 0 {
-            self.cc.on_spurious_congestion_event();
+        if self.cfg.undo && self.rec.on_dsack(b, self.smss) {
+            self.cwnd.on_spurious_congestion_event();
             self.st.CongOverCount += 1;
-            self.undo_episode = None;
-        }
-    }
-
-    /// RFC 6675 IsLost as a boundary: every unSACKed byte below the returned sequence number is lost
-    /// (DupThresh SACKed blocks, or more than (DupThresh − 1)·SMSS SACKed bytes, lie above it).
-    fn lost_below(&self) -> Option<SeqNumber> {
-        let mut bytes = 0u64;
-        let limit = (self.cfg.dupthresh as u64 - 1) * self.smss as u64;
-        for (n, (s, e)) in self.scoreboard.iter().rev().enumerate() {
-            bytes += (e - s) as u64;
-            if n as u32 + 1 >= self.cfg.dupthresh || bytes > limit {
-                return Some(s);
-            }
-        }
-        None
-    }
-
-    /// RFC 6675 SetPipe: unSACKed bytes not presumed lost, plus retransmitted unSACKed bytes.
-    fn sack_pipe(&self) -> u32 {
-        let unsacked =
-            |a: SeqNumber, b: SeqNumber| if b > a { (b - a) - self.scoreboard.bytes_within(a, b) } else { 0 };
-        let lost = self.lost_below().unwrap_or(self.snd_una).max(self.snd_una);
-        unsacked(lost, self.snd_nxt) + unsacked(self.snd_una, self.high_rxt.min(self.snd_nxt))
-    }
-
-    /// The pipe of a SACK recovery: RACK's marks when RACK runs, else RFC 6675 SetPipe.
-    #[inline(never)]
-    fn sack_recovery_pipe(&self) -> u32 {
-        match self.rack.as_ref().filter(|_| self.sack_ok) {
-            Some(rack) => rack.pipe(),
-            None => self.sack_pipe(),
         }
     }
 
     /// Bytes in flight by the rule of the current recovery phase.
     #[inline]
     fn pipe(&self) -> u32 {
-        match self.recovery {
-            Recovery::Sack { .. } => self.sack_recovery_pipe(),
-            Recovery::Loss { high } => {
-                let rtx = if self.rtx_next > self.snd_una { self.rtx_next - self.snd_una } else { 0 };
-                let sacked = self.scoreboard.bytes_within(self.snd_una, self.rtx_next.max(self.snd_una));
-                rtx - sacked + (self.snd_nxt - high)
-            }
-            // Outside recovery the RFC 5681 FlightSize; limited transmit (RFC 3042) is the only allowance
-            // for duplicate ACKs, SACKed or not.
-            _ => self.snd_nxt - self.snd_una,
-        }
+        self.rec.pipe(self.snd(), || self.rack_active())
     }
 
     /// The window the sender may fill: cwnd, NewReno's inflation, and RFC 3042 limited transmit.
+    #[inline]
     fn send_window(&self) -> u32 {
-        let cwnd = self.cc.window() as i64;
-        let w = match self.recovery {
-            Recovery::NewReno => cwnd + self.inflation,
-            Recovery::Open if self.cfg.limited_transmit && self.dupacks > 0 => {
-                cwnd + self.dupacks.min(2) as i64 * self.smss as i64
-            }
-            _ => cwnd,
-        };
-        w.max(self.smss as i64) as u32
+        self.rec.send_window(self.cwnd.window(), self.smss, self.cfg.limited_transmit)
     }
 
     fn rtt_sample(&mut self, now: Instant, r: Duration) {
@@ -1735,7 +1478,19 @@ impl Connection {
     /// `SendStall` and the caller should call again when the interface has room.
     pub fn poll_transmit(&mut self, now: Instant, room: TxRoom) -> Option<TcpSegment> {
         self.stalled = false;
-        let choice = self.choose(now)?;
+        if self.cfg.slow_start_after_idle
+            && self.snd_una == self.snd_nxt
+            && self.last_data_sent.is_some()
+            && self.is_synchronized()
+        {
+            self.restart_after_idle(now);
+        }
+        let mut notes = Notes::default();
+        let choice = self.choose(&mut notes);
+        if notes != Notes::default() {
+            self.settle(now, notes);
+        }
+        let choice = choice?;
         if room == TxRoom::Full && self.cfg.ifq_full != IfqFull::Drop {
             self.on_send_stall(now);
             self.stalled = true;
@@ -1744,7 +1499,26 @@ impl Connection {
         Some(self.emit(now, choice))
     }
 
-    fn choose(&mut self, now: Instant) -> Option<Choice> {
+    /// A synchronized state in which data may flow (RFC 9293 §3.3.2).
+    #[inline]
+    fn is_synchronized(&self) -> bool {
+        !matches!(self.state, State::Closed | State::Listen | State::TimeWait | State::SynSent | State::SynReceived)
+    }
+
+    /// RFC 5681 §4.1: after an idle period longer than the RTO (nothing outstanding, no data sent for
+    /// longer than the RTO), sending restarts from RW = min(IW, cwnd) (counted in OtherReductions).
+    #[inline(never)]
+    fn restart_after_idle(&mut self, now: Instant) {
+        if self.last_data_sent.is_some_and(|t| now.saturating_since(t) > self.rtt.rto()) {
+            if self.cwnd.restart(self.cfg.initial_window.bytes(self.smss)) {
+                self.st.OtherReductions += 1;
+            }
+            self.last_data_sent = None;
+        }
+    }
+
+    /// What to send next (a pure choice), noting in `notes` what the sender learned on the way.
+    fn choose(&self, notes: &mut Notes) -> Option<Choice> {
         match self.state {
             State::Closed | State::Listen | State::TimeWait => return self.ack_now.then_some(Choice::Ack),
             State::SynSent => {
@@ -1758,10 +1532,10 @@ impl Connection {
         if self.tlp_pending {
             match self.choose_loss_probe() {
                 Some(c) => return Some(c),
-                None => self.tlp_pending = false,
+                None => notes.set(Notes::TLP_DONE),
             }
         }
-        if let Some(c) = self.choose_data(now) {
+        if let Some(c) = self.choose_data(notes) {
             return Some(c);
         }
         if self.probe_pending {
@@ -1770,10 +1544,38 @@ impl Connection {
         self.ack_now.then_some(Choice::Ack)
     }
 
+    /// The bookkeeping a choice calls for whether or not a segment goes (the interface may be full):
+    /// the sender-limit state, cwnd validation, the persist and cork timers, and the pending fast
+    /// retransmit or loss probe that found nothing to send.
+    fn settle(&mut self, now: Instant, notes: Notes) {
+        if notes.has(Notes::TLP_DONE) {
+            self.tlp_pending = false;
+        }
+        if notes.has(Notes::HEAD_DONE) {
+            self.rec.retransmit_head = false;
+        }
+        if notes.has(Notes::LIM_RWIN) {
+            self.set_snd_lim(now, SndLim::Rwin);
+        } else if notes.has(Notes::LIM_CWND) {
+            self.set_snd_lim(now, SndLim::Cwnd);
+        } else if notes.has(Notes::LIM_SND) {
+            self.set_snd_lim(now, SndLim::Snd);
+        }
+        if notes.has(Notes::PERSIST) {
+            self.maybe_arm_persist(now);
+        }
+        if notes.has(Notes::CORK) && !self.armed(Timer::Cork) {
+            self.arm(Timer::Cork, now + Duration::from_millis(200));
+        }
+        if notes.has(Notes::VALIDATE) {
+            self.cwnd_validate(now);
+        }
+    }
+
     /// RFC 8985 §7.3: the tail loss probe is one new segment if there is data and the peer's window
     /// allows it, else the last segment sent again; either goes regardless of cwnd (and Nagle).
     fn choose_loss_probe(&self) -> Option<Choice> {
-        if self.snd_nxt == self.snd_una || !matches!(self.recovery, Recovery::Open | Recovery::Cwr { .. }) {
+        if self.snd_nxt == self.snd_una || !self.rec.open_or_cwr() {
             return None;
         }
         let fin_seq = self.write_end;
@@ -1792,125 +1594,56 @@ impl Connection {
         Some(Choice::Retransmit { seq: s, len, fin })
     }
 
-    fn choose_data(&mut self, now: Instant) -> Option<Choice> {
+    /// Data to send: a pending fast retransmit, what the recovery phase retransmits, or new data (and
+    /// the FIN) within the windows, Nagle and the cork. Notes in `plan` what holds the sender back.
+    fn choose_data(&self, notes: &mut Notes) -> Option<Choice> {
         let fin_seq = self.write_end;
         let fin_pending = self.fin_queued && self.snd_nxt <= fin_seq;
         let cwnd = self.send_window();
         let pipe = self.pipe();
-        let room = |len: u32| pipe as u64 + len as u64 <= cwnd as u64;
+        let s = self.snd();
 
         // Fast retransmit of the first unacknowledged segment, regardless of cwnd (RFC 5681 §3.2 step 3).
-        if self.retransmit_head {
-            let len = (self.snd_nxt - self.snd_una).min(self.smss).min(fin_seq.diff(self.snd_una).max(0) as u32);
-            let fin = self.fin_queued && self.snd_una + len == fin_seq && self.snd_nxt == fin_seq + 1;
-            if len > 0 || fin {
-                return Some(Choice::Retransmit { seq: self.snd_una, len, fin });
+        if self.rec.retransmit_head {
+            match self.rec.head_retransmit(s, fin_seq, self.fin_queued) {
+                Some((len, fin)) => return Some(Choice::Retransmit { seq: self.snd_una, len, fin }),
+                None => notes.set(Notes::HEAD_DONE),
             }
-            self.retransmit_head = false;
         }
 
-        match self.recovery {
-            Recovery::Loss { high } => {
-                let mut s = self.rtx_next.max(self.snd_una);
-                while let Some((_, e)) = self.scoreboard.containing(s) {
-                    s = e;
-                }
-                self.rtx_next = s;
-                if s < high {
-                    let data_end = high.min(fin_seq);
-                    let mut len = if data_end > s { (data_end - s).min(self.smss) } else { 0 };
-                    if let Some((next_sacked, _)) = self.scoreboard.iter().find(|r| r.0 > s) {
-                        len = len.min(next_sacked - s);
-                    }
-                    let fin = self.fin_queued && s + len == fin_seq && high == fin_seq + 1;
-                    if (len > 0 || fin) && room(len.max(1)) {
-                        return Some(Choice::Retransmit { seq: s, len, fin });
-                    }
-                    self.set_snd_lim(now, SndLim::Cwnd);
+        if self.rec.retransmits() {
+            match self.rec.next_seg(s, fin_seq, self.fin_queued, cwnd, pipe, self.cfg.prr, self.rack_active()) {
+                NextSeg::Retransmit { seq, len, fin } => return Some(Choice::Retransmit { seq, len, fin }),
+                NextSeg::Blocked => {
+                    notes.limit(SndLim::Cwnd);
                     return None;
                 }
+                NextSeg::None => {}
             }
-            Recovery::Sack { .. } => {
-                let blocked = if self.cfg.prr {
-                    self.prr_allowance < self.smss as u64
-                } else {
-                    pipe as u64 + self.smss as u64 > cwnd as u64
-                };
-                // With RACK the fast retransmit is the first lost segment, sent whatever the window
-                // says, as the head is under RFC 5681 §3.2 step 3 (Linux: PRR's sndcnt is at least 1
-                // while nothing was sent in the recovery).
-                let fast_retransmit = self.rack_on() && self.prr_out == 0;
-                if blocked && !fast_retransmit {
-                    self.set_snd_lim(now, SndLim::Cwnd);
-                    return None;
-                }
-                if let Some(rack) = self.rack.as_ref().filter(|_| self.sack_ok) {
-                    // NextSeg rule (1) with RACK's verdict as IsLost (RFC 8985 §6.2 step 5, §8).
-                    if let Some((s, e)) = rack.next_lost() {
-                        let data_end = e.min(fin_seq);
-                        let len = if data_end > s { (data_end - s).min(self.smss) } else { 0 };
-                        let fin = self.fin_queued && e == fin_seq + 1 && s + len == fin_seq;
-                        return Some(Choice::Retransmit { seq: s, len, fin });
-                    }
-                    if blocked {
-                        self.set_snd_lim(now, SndLim::Cwnd);
-                        return None;
-                    }
-                } else if let Some(lost) = self.lost_below() {
-                    // NextSeg rule (1): the first unSACKed byte at or above HighRxt that IsLost.
-                    let mut s = self.high_rxt.max(self.snd_una);
-                    while let Some((_, e)) = self.scoreboard.containing(s) {
-                        s = e;
-                    }
-                    if s < lost {
-                        let next_sacked = self.scoreboard.iter().find(|r| r.0 > s).map(|r| r.0).unwrap_or(lost);
-                        let len = (next_sacked.min(lost) - s).min(self.smss);
-                        if len > 0 {
-                            return Some(Choice::Retransmit { seq: s, len, fin: false });
-                        }
-                    }
-                }
-            }
-            _ => {}
-        }
-
-        // RFC 5681 §4.1: after an idle period longer than the RTO, restart from RW = min(IW, cwnd).
-        if self.cfg.slow_start_after_idle
-            && self.snd_una == self.snd_nxt
-            && self.last_data_sent.is_some_and(|t| now.saturating_since(t) > self.rtt.rto())
-        {
-            let rw = self.cfg.initial_window.bytes(self.smss).min(self.cc.window());
-            if rw < self.cc.window() {
-                self.cc.set_window(rw);
-                self.st.OtherReductions += 1;
-            }
-            self.last_data_sent = None;
-            return self.choose_data(now);
         }
 
         // New data (and the FIN after it), within cwnd and the peer's window.
         let unsent = if fin_seq > self.snd_nxt { fin_seq - self.snd_nxt } else { 0 };
         if unsent == 0 && !fin_pending {
-            self.set_snd_lim(now, SndLim::Snd);
-            self.cwnd_validate(now);
+            notes.limit(SndLim::Snd);
+            notes.set(Notes::VALIDATE);
             return None;
         }
         let wnd_edge = self.snd_una + self.snd_wnd;
         let wnd_room = if wnd_edge > self.snd_nxt { wnd_edge - self.snd_nxt } else { 0 };
-        let cwnd_room = if self.cfg.prr && matches!(self.recovery, Recovery::Sack { .. }) {
-            self.prr_allowance.min(u32::MAX as u64) as u32
-        } else {
-            (cwnd as i64 - pipe as i64).max(0) as u32
+        let cwnd_room = match self.rec.prr_allowance(self.cfg.prr) {
+            Some(allowance) => allowance.min(u32::MAX as u64) as u32,
+            None => (cwnd as i64 - pipe as i64).max(0) as u32,
         };
         let len = unsent.min(self.smss).min(wnd_room).min(cwnd_room);
         if unsent > 0 && len < unsent.min(self.smss) {
             // Stopped (or about to send short) by a window: the smaller one is the limit (RFC 4898 §3 SndLim).
-            self.set_snd_lim(now, if wnd_room <= cwnd_room { SndLim::Rwin } else { SndLim::Cwnd });
+            notes.limit(if wnd_room <= cwnd_room { SndLim::Rwin } else { SndLim::Cwnd });
         }
         if unsent > 0 && len == 0 {
-            self.maybe_arm_persist(now);
+            notes.set(Notes::PERSIST);
             if self.cfg.cwv == Cwv::Linux && wnd_room < cwnd_room {
-                self.cwnd_validate(now); // Linux: "limited by application or receiver window"
+                notes.set(Notes::VALIDATE); // Linux: "limited by application or receiver window"
             }
             return None;
         }
@@ -1927,16 +1660,16 @@ impl Connection {
                 && ((all_queued && (self.cfg.nodelay || nagle_ok))
                     || len as u64 * 2 >= self.max_snd_wnd as u64 && self.max_snd_wnd > 0);
             if !ok {
-                if corked && !self.armed(Timer::Cork) {
-                    self.arm(Timer::Cork, now + Duration::from_millis(200));
+                if corked {
+                    notes.set(Notes::CORK);
                 }
                 if len == unsent.min(self.smss) {
-                    self.set_snd_lim(now, SndLim::Snd);
+                    notes.limit(SndLim::Snd);
                 }
                 return None;
             }
         }
-        if len == 0 && fin && !room(1) && self.snd_nxt != self.snd_una {
+        if len == 0 && fin && pipe as u64 + 1 > cwnd as u64 && self.snd_nxt != self.snd_una {
             return None;
         }
         Some(Choice::NewData { len, fin })
@@ -1973,26 +1706,18 @@ impl Connection {
                 seg.flags = if fin { TcpFlags::ACK | TcpFlags::FIN } else { TcpFlags::ACK };
                 retransmit = true;
                 let end = seq + len + fin as u32;
-                if seq == self.snd_una {
-                    self.retransmit_head = false;
-                    // Linux tcp_xmit_retransmit_queue: the RTO runs from the head's retransmission.
-                    if self.cfg.rto_rearm_on_retransmit
-                        && matches!(self.recovery, Recovery::Sack { .. } | Recovery::NewReno)
-                    {
-                        self.restart_rto(now);
-                    }
+                // Linux tcp_xmit_retransmit_queue: the RTO runs from the head's retransmission.
+                if seq == self.snd_una
+                    && self.cfg.rto_rearm_on_retransmit
+                    && matches!(self.rec.phase, Phase::Sack { .. } | Phase::NewReno { .. })
+                {
+                    self.restart_rto(now);
                 }
                 if let Some(rack) = self.rack.as_mut() {
                     rack.on_retransmit(seq, end, now);
                 }
-                match self.recovery {
-                    Recovery::Loss { .. } => self.rtx_next = self.rtx_next.max(end),
-                    Recovery::Sack { .. } => {
-                        self.high_rxt = self.high_rxt.max(end);
-                        self.rtx_marker = self.snd_nxt;
-                    }
-                    _ => {}
-                }
+                let s = self.snd();
+                self.rec.on_retransmit_sent(seq, end, s, len > 0);
             }
             Choice::NewData { len, fin } => {
                 seg.seq = self.snd_nxt;
@@ -2008,10 +1733,9 @@ impl Connection {
                     rack.on_send(self.snd_nxt, self.snd_nxt + len + fin as u32, now);
                 }
                 self.snd_nxt += len + fin as u32;
-                if self.recovery == Recovery::Open && self.dupacks > 0 && self.snd_nxt - self.snd_una > self.cc.window()
-                {
-                    // RFC 3042: a segment that goes beyond cwnd on a duplicate ACK is limited transmit.
-                    self.limited_sent += len;
+                // RFC 3042: a segment that goes beyond cwnd on a duplicate ACK is limited transmit.
+                if self.rec.is_open() && self.rec.dupacks > 0 && self.snd_nxt - self.snd_una > self.cwnd.window() {
+                    self.rec.limited_sent += len;
                 }
                 if len < self.smss {
                     self.snd_sml = self.snd_nxt;
@@ -2038,16 +1762,10 @@ impl Connection {
         }
         if seg.payload_len > 0 {
             self.last_data_sent = Some(now);
-            if matches!(self.recovery, Recovery::Sack { .. }) {
-                self.prr_out += seg.payload_len as u64;
-                self.prr_allowance = self.prr_allowance.saturating_sub(seg.payload_len as u64);
-            }
+            self.rec.on_payload_sent(seg.payload_len);
         }
         if retransmit {
             self.sampler.forget_timed(); // Karn's rule
-            if self.undo_episode.is_some() && seg.payload_len > 0 {
-                self.undo_retrans += 1;
-            }
             self.st.SegsRetrans += 1;
             self.st.OctetsRetrans += seg.payload_len as u64;
         }
@@ -2220,8 +1938,8 @@ impl Connection {
     /// RFC 4898 statistics, gauges filled in as of now.
     pub fn estats(&self) -> Estats {
         let mut e = self.st.clone();
-        e.CurCwnd = self.cc.window() as u64;
-        let ss = self.cc.ssthresh();
+        e.CurCwnd = self.cwnd.window() as u64;
+        let ss = self.cwnd.ssthresh();
         e.CurSsthresh = (ss != INFINITE_SSTHRESH).then_some(ss as u64);
         e.CurMSS = self.smss as u64;
         e.PipeSize = self.pipe() as u64;

@@ -1,0 +1,247 @@
+//! The congestion window as the connection uses it: the congestion controller (which owns cwnd and
+//! ssthresh and decides every increase and multiplicative decrease) wrapped with the reductions it does
+//! not decide — congestion window validation (RFC 2861 §3, RFC 7661, Linux's
+//! `tcp_cwnd_application_limited`), Linux 2.4's cwnd moderation, the restart after idle (RFC 5681 §4.1)
+//! and the initial window. [`Cwnd`] is the one caller of the controller's `set_window` and
+//! `set_ssthresh`.
+//!
+//! Read RFC 2861 §3 (decay while application-limited, no growth while not cwnd-limited), RFC 7661 §4
+//! (pipeACK, the non-validated phase and its loss response), RFC 5681 §4.1.
+
+use tcplab_units::{Duration, Instant};
+
+use crate::config::{CwndUnit, Cwv, TcpConfig};
+use crate::congestion::{AckInfo, CongestionControl, CongestionEvent, Growth, SlowStartExit};
+
+/// RFC 7661 state: bytes ACKed in the current RTT and since when; the largest per-RTT sample in the
+/// current and the previous sampling period; when that period began; since when the phase is
+/// non-validated.
+#[derive(Debug, Clone, Copy)]
+struct NewCwv {
+    acked: u64,
+    rtt_start: Instant,
+    cur: u64,
+    prev: u64,
+    period_start: Instant,
+    nvp_since: Option<Instant>,
+}
+
+/// Which validation runs (`cwv`), with its state.
+#[derive(Debug, Clone, Copy)]
+enum Validation {
+    Off,
+    /// RFC 2861 §3, or Linux's variant of it (`linux`): the largest flight used since `stamp`.
+    Rfc2861 {
+        linux: bool,
+        used: u32,
+        stamp: Instant,
+    },
+    Rfc7661(NewCwv),
+}
+
+/// The controller and the window reductions it does not decide.
+pub(crate) struct Cwnd {
+    cc: Box<dyn CongestionControl + Send>,
+    validation: Validation,
+    /// cwnd counts whole segments (`cwnd_unit = "packets"`).
+    packets: bool,
+}
+
+impl Cwnd {
+    /// The controller `cfg` asks for (`congestion::build`), at its initial window for SMSS `smss`.
+    pub fn new(cfg: &TcpConfig, smss: u32) -> Self {
+        let validation = match cfg.cwv {
+            Cwv::Off => Validation::Off,
+            Cwv::Rfc2861 | Cwv::Linux => {
+                Validation::Rfc2861 { linux: cfg.cwv == Cwv::Linux, used: 0, stamp: Instant::ZERO }
+            }
+            Cwv::Rfc7661 => Validation::Rfc7661(NewCwv {
+                acked: 0,
+                rtt_start: Instant::ZERO,
+                cur: 0,
+                prev: 0,
+                period_start: Instant::ZERO,
+                nvp_since: None,
+            }),
+        };
+        Cwnd { cc: crate::congestion::build(cfg, smss), validation, packets: cfg.cwnd_unit == CwndUnit::Packets }
+    }
+
+    #[inline]
+    pub fn window(&self) -> u32 {
+        self.cc.window()
+    }
+    #[inline]
+    pub fn ssthresh(&self) -> u32 {
+        self.cc.ssthresh()
+    }
+
+    /// The initial window, once the handshake has fixed SMSS (RFC 5681 §3.1).
+    pub fn set_initial(&mut self, iw: u32) {
+        self.cc.set_window(iw);
+    }
+
+    /// An ACK of new data the controller may grow cwnd on (see [`Cwnd::growth_allowed`]).
+    #[inline]
+    pub fn on_ack(&mut self, now: Instant, info: &AckInfo) -> Growth {
+        self.cc.on_ack(now, info)
+    }
+    #[inline]
+    pub fn take_slow_start_exit(&mut self) -> Option<SlowStartExit> {
+        self.cc.take_slow_start_exit()
+    }
+    pub fn on_congestion_event(&mut self, now: Instant, event: CongestionEvent, flight_size: u32, smss: u32) {
+        self.cc.on_congestion_event(now, event, flight_size, smss);
+    }
+    pub fn on_recovery_exit(&mut self, now: Instant, flight_size: u32, smss: u32) {
+        self.cc.on_recovery_exit(now, flight_size, smss);
+    }
+    pub fn on_spurious_congestion_event(&mut self) {
+        self.cc.on_spurious_congestion_event();
+    }
+
+    /// Whether an ACK may grow cwnd: RFC 2861 §3 (and Linux `tcp_is_cwnd_limited`) grows only a window
+    /// the sender fills; RFC 7661 §4.3 not in the non-validated phase. `flight_size` is what was
+    /// outstanding before the ACK.
+    #[inline]
+    pub fn growth_allowed(&self, flight_size: u32, smss: u32) -> bool {
+        match self.validation {
+            Validation::Off => true,
+            Validation::Rfc2861 { .. } => {
+                let cwnd = self.cc.window();
+                if cwnd < self.cc.ssthresh() {
+                    cwnd < 2 * flight_size
+                } else {
+                    flight_size + smss >= cwnd
+                }
+            }
+            Validation::Rfc7661(n) => n.nvp_since.is_none(),
+        }
+    }
+
+    /// RFC 7661 §4.3: pipeACK samples (data ACKed per RTT, on ACKs outside recovery) and the validated
+    /// phase; `srtt` is SRTT (the RTO before a sample) and `iw` the initial window. Returns true when
+    /// the unused window was taken away (§4.4.2), for OtherReductions.
+    pub fn on_open_ack(&mut self, now: Instant, acked: u32, srtt: Duration, iw: u32) -> bool {
+        let Validation::Rfc7661(n) = &mut self.validation else { return false };
+        n.acked += acked as u64;
+        if now.saturating_since(n.rtt_start) >= srtt {
+            n.cur = n.cur.max(n.acked);
+            n.acked = 0;
+            n.rtt_start = now;
+        }
+        // The sampling period is max(3·SRTT, 1 s); pipeACK is the largest sample of this period and the last.
+        let period = srtt.saturating_mul(3).max(Duration::from_secs(1));
+        if now.saturating_since(n.period_start) >= period {
+            n.prev = n.cur;
+            n.cur = 0;
+            n.period_start = now;
+        }
+        let pipe_ack = n.cur.max(n.prev);
+        let cwnd = self.cc.window() as u64;
+        if pipe_ack == 0 || pipe_ack * 2 >= cwnd {
+            n.nvp_since = None;
+            return false;
+        }
+        let since = *n.nvp_since.get_or_insert(now);
+        // §4.4.2: after the non-validated period (5 minutes) the unused window goes.
+        if now.saturating_since(since) > Duration::from_secs(300) {
+            self.cc.set_window((cwnd / 2).max(iw as u64) as u32);
+            n.nvp_since = Some(now);
+            return true;
+        }
+        false
+    }
+
+    /// RFC 7661 §4.4.3: a loss in the non-validated phase reduces from what was used, not from cwnd:
+    /// max(pipeACK, FlightSize) less the data presumed lost (`lost`, asked only then), at least 2·SMSS.
+    pub fn loss_flight(&self, flight: u32, smss: u32, lost: impl FnOnce() -> u32) -> u32 {
+        match self.validation {
+            Validation::Rfc7661(n) if n.nvp_since.is_some() => {
+                let pipe_ack = n.cur.max(n.prev).min(u32::MAX as u64) as u32;
+                pipe_ack.max(flight).saturating_sub(lost()).max(2 * smss)
+            }
+            _ => flight,
+        }
+    }
+
+    /// Recovery began: RFC 7661 leaves the non-validated phase.
+    pub fn on_recovery_start(&mut self) {
+        if let Validation::Rfc7661(n) = &mut self.validation {
+            n.nvp_since = None;
+        }
+    }
+
+    /// Whether RFC 2861 decay runs (`cwv = "rfc2861"` or `"linux"`).
+    #[inline]
+    pub fn decays(&self) -> bool {
+        matches!(self.validation, Validation::Rfc2861 { .. })
+    }
+
+    /// RFC 2861 §3: once per RTO while the application leaves cwnd unused, decay it toward what was used
+    /// (`flight` is in flight now). Returns true when cwnd was reduced, for OtherReductions.
+    ///
+    /// Under `cwv = "linux"`, as `tcp_cwnd_application_limited` does it: the window used counts as at least
+    /// IW (`iw`, so cwnd never decays below it), ssthresh keeps ¾ of the cwnd being decayed (RFC 2861 §3,
+    /// `tcp_current_ssthresh`), cwnd stays a whole number of segments when counted in packets, and
+    /// nothing decays while the application is blocked on a full send buffer (`send_buffer_full`,
+    /// Linux `SOCK_NOSPACE`).
+    #[inline(never)]
+    pub fn decay(
+        &mut self,
+        now: Instant,
+        flight: u32,
+        rto: Duration,
+        iw: u32,
+        smss: u32,
+        send_buffer_full: bool,
+    ) -> bool {
+        let Validation::Rfc2861 { linux, used, stamp } = &mut self.validation else { return false };
+        let linux = *linux;
+        *used = (*used).max(flight);
+        if now.saturating_since(*stamp) < rto {
+            return false;
+        }
+        let cwnd = self.cc.window();
+        let window_used = if linux { (*used).max(iw) } else { *used };
+        let mut reduced = false;
+        if window_used < cwnd && !(linux && send_buffer_full) {
+            let mut target = ((cwnd as u64 + window_used as u64) / 2) as u32;
+            if linux {
+                let three_quarters = (cwnd / 2).saturating_add(cwnd / 4);
+                if self.cc.ssthresh() < three_quarters {
+                    self.cc.set_ssthresh(three_quarters);
+                }
+            }
+            if self.packets {
+                target -= target % smss; // Linux halves a packet count
+            }
+            self.cc.set_window(target.max(smss));
+            reduced = true;
+        }
+        *used = flight;
+        *stamp = now;
+        reduced
+    }
+
+    /// Linux 2.4 `tcp_moderate_cwnd`: cwnd at most `flight` plus `max_burst` segments (a short segment
+    /// in flight counts as a whole one when cwnd counts packets). Returns true when cwnd was reduced.
+    pub fn moderate(&mut self, flight: u32, max_burst: u32, smss: u32) -> bool {
+        let flight = if self.packets { flight.div_ceil(smss).saturating_mul(smss) } else { flight };
+        let limit = flight.saturating_add(max_burst * smss);
+        if self.cc.window() > limit {
+            self.cc.set_window(limit);
+            return true;
+        }
+        false
+    }
+
+    /// RFC 5681 §4.1 restart after idle: cwnd = min(RW, cwnd). Returns true when cwnd was reduced.
+    pub fn restart(&mut self, rw: u32) -> bool {
+        if rw < self.cc.window() {
+            self.cc.set_window(rw);
+            return true;
+        }
+        false
+    }
+}
