@@ -33,7 +33,7 @@ enum Command {
         #[arg(long)]
         seed: Option<u64>,
         /// Backend: `sim` (the simulator) or `linux` (kernel TCP in network namespaces through tcplab's link
-        /// emulator; root and Linux required; TCP_STREAM so far).
+        /// emulator; root and Linux required; tcp_stream, tcp_maerts, tcp_rr, tcp_crr).
         #[arg(long, default_value = "sim")]
         backend: String,
         /// Write the result document (schema tcplab.result/1) to FILE, or "-" for stdout.
@@ -42,7 +42,8 @@ enum Command {
         /// Print nothing but errors (and the JSON if it goes to stdout).
         #[arg(long)]
         quiet: bool,
-        /// Write every packet seen at the tap `--pcap-at` to FILE (pcap, nanosecond timestamps).
+        /// Write every packet seen at the tap `--pcap-at` to FILE (pcap, nanosecond timestamps; on the Linux
+        /// backend from the emulator's own tap, raw IPv4).
         #[arg(long, value_name = "FILE")]
         pcap: Option<String>,
         /// Where the trace is taken: client, server (a host's NIC), up, down (packets entering that
@@ -296,14 +297,24 @@ fn run(
     let shard = suite.shard.as_deref().map(tcplab_lab::sweep::parse_shard).transpose().map_err(Failure::BadInput)?;
     let plan = read_plan(arg, set, suite)?;
     if backend == "linux" {
-        if out.pcap.is_some() || !suite.is_plain() || plan.points.len() > 1 || plan.repeat.is_some() {
+        if !suite.is_plain() || plan.points.len() > 1 || plan.repeat.is_some() {
             return Err(Failure::BadInput(
-                "--backend linux: accepted for a single run so far (no --pcap, sweep, --iterations, --confidence or --shard)"
+                "--backend linux: accepted for a single run so far (no sweep, --iterations, --confidence or --shard)"
                     .into(),
             ));
         }
         let s = plan.base;
-        let doc = tcplab_lab::run_scenario_linux(&s, seed.unwrap_or(s.seed)).map_err(|e| {
+        let pcap = out.pcap.as_ref().map(|path| tcplab_emu::PcapSpec {
+            path: path.into(),
+            tap: match tap {
+                Tap::Client => tcplab_emu::PcapTap::Client,
+                Tap::Server => tcplab_emu::PcapTap::Server,
+                Tap::Up => tcplab_emu::PcapTap::Up,
+                Tap::Down => tcplab_emu::PcapTap::Down,
+            },
+            snaplen: out.pcap_snaplen,
+        });
+        let doc = tcplab_lab::run_scenario_linux_with(&s, seed.unwrap_or(s.seed), pcap).map_err(|e| {
             if e.is_usage() {
                 Failure::BadInput(format!("{arg}: --backend linux: {e}"))
             } else {

@@ -262,7 +262,11 @@ fn cpu_table(doc: &ResultDoc) -> String {
     }
     let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
     let per_tr = cpus.iter().any(|c| c.service_demand_us_per_tr.is_some());
-    let mut out = String::from("\nCPU (modeled)\nUtilization       Service Demand\n");
+    let label = match cpus[0].cpu_source.as_str() {
+        "measured" => "measured, whole machine: /proc/stat",
+        _ => "modeled",
+    };
+    let mut out = format!("\nCPU ({label})\nUtilization       Service Demand\n");
     out += "local    remote   local    remote";
     out += if per_tr { "   local    remote\n" } else { "\n" };
     out += "%        %        us/KB    us/KB";
