@@ -204,6 +204,7 @@ mod os {
         measuring: bool,
         stopped: bool,
         stop_at: u64,
+        frozen: Option<u64>,
         buf: Vec<u8>,
         ends: Vec<ConnEnd>,
         ends_total: u64,
@@ -224,6 +225,13 @@ mod os {
     impl Host {
         fn now(&self) -> u64 {
             sys::monotonic_ns() - self.t0
+        }
+
+        /// The instant the applications see: the measurement's own instant while `MeasureStart` or
+        /// `MeasureStop` goes round (so every application's window is the same, as in the simulator, however
+        /// long the first ones take to react), the clock otherwise.
+        fn app_now(&self) -> u64 {
+            self.frozen.unwrap_or_else(|| self.now())
         }
 
         fn fail(&mut self, e: EmuError) {
@@ -467,7 +475,7 @@ mod os {
 
     impl Sockets for Ctx<'_> {
         fn now(&self) -> Instant {
-            Instant::from_nanos(self.host.now())
+            Instant::from_nanos(self.host.app_now())
         }
         fn connect(&mut self, remote_port: u16) -> Result<ConnId, ConnectError> {
             self.host.connect(self.app, self.side, remote_port).map(|i| ConnId(i as u32))
@@ -607,9 +615,11 @@ mod os {
                     self.host.measuring = true;
                     self.host.stop_at = now + spec.measure.as_nanos();
                     start_ns = now;
+                    self.host.frozen = Some(now);
                     for a in 0..self.apps.len() {
                         self.deliver(a, Event::MeasureStart);
                     }
+                    self.host.frozen = None;
                     continue;
                 }
                 if !self.host.measuring && now > ready_limit {
@@ -622,9 +632,11 @@ mod os {
                     self.host.stopped = true;
                     stop_ns = now;
                     drain_until = now + spec.drain.as_nanos();
+                    self.host.frozen = Some(now);
                     for a in 0..self.apps.len() {
                         self.deliver(a, Event::MeasureStop);
                     }
+                    self.host.frozen = None;
                     if let (Some(a), Some(b)) = (cpu0, read_proc_stat()) {
                         cpu = system_cpu(a, b, (stop_ns - start_ns) as f64 * 1e-9);
                     }
@@ -739,6 +751,7 @@ mod os {
                     measuring: false,
                     stopped: false,
                     stop_at: u64::MAX,
+                    frozen: None,
                     buf: vec![0; 1 << 18],
                     ends: Vec::new(),
                     ends_total: 0,
