@@ -81,10 +81,22 @@ pub fn check(s: &Scenario) -> Result<(), LinuxError> {
     Ok(())
 }
 
+/// One point on the Linux backend.
+pub struct LinuxRun {
+    pub run: BackendRun,
+    /// The health of the run reported (the last attempt's).
+    pub health: Health,
+    /// Runs made to get it (a run whose health was bad is repeated).
+    pub attempts: u32,
+    /// `/proc/net/netstat` and `/proc/net/snmp` deltas of the client's and the server's namespace.
+    pub netstat: [tcplab_emu::kstats::NetCounters; 2],
+    /// Whether the applications' thread ran at a real-time priority.
+    pub apps_realtime: bool,
+}
+
 /// Runs the scenario's point on the Linux backend, repeating a run whose health is bad (up to
-/// [`ATTEMPTS`] runs); `pcap` takes a trace from the emulator's tap. Returns the run, its health (the
-/// last attempt's) and how many attempts were made.
-pub fn run(s: &Scenario, seed: u64, pcap: Option<PcapSpec>) -> Result<(BackendRun, Health, u32), LinuxError> {
+/// [`ATTEMPTS`] runs); `pcap` takes a trace from the emulator's tap.
+pub fn run(s: &Scenario, seed: u64, pcap: Option<PcapSpec>) -> Result<LinuxRun, LinuxError> {
     check(s)?;
     let spec = sim_spec(s);
     let lin = |e: EmuError| match e {
@@ -124,7 +136,13 @@ pub fn run(s: &Scenario, seed: u64, pcap: Option<PcapSpec>) -> Result<(BackendRu
         }
         let (run, health) = run_once(&tb, apps).map_err(lin)?;
         if health.valid || attempt >= ATTEMPTS {
-            return Ok((backend_run(&run, &health), health, attempt));
+            return Ok(LinuxRun {
+                run: backend_run(&run, &health),
+                health,
+                attempts: attempt,
+                netstat: [run.client_netstat, run.server_netstat],
+                apps_realtime: run.realtime,
+            });
         }
     }
 }

@@ -455,15 +455,20 @@ pub fn run_scenario_linux(s: &Scenario, seed: u64) -> Result<ResultDoc, crate::l
 }
 
 /// [`run_scenario_linux`], with a packet trace from the emulator's tap. The CPU figures are measured
-/// (system-wide, from /proc/stat), and the health records how many runs were made (`attempts`).
+/// (system-wide, from /proc/stat); the health also records how many runs were made (`attempts`), whether
+/// the applications ran at a real-time priority (`apps_realtime`) and each namespace's kernel counters
+/// (`netstat`: `client`, `server`).
 pub fn run_scenario_linux_with(
     s: &Scenario,
     seed: u64,
     pcap: Option<tcplab_emu::PcapSpec>,
 ) -> Result<ResultDoc, crate::linux_backend::LinuxError> {
-    let (run, health, attempts) = crate::linux_backend::run(s, seed, pcap)?;
-    let mut health = serde_json::to_value(&health).expect("health serializes");
-    health["attempts"] = attempts.into();
+    let lr = crate::linux_backend::run(s, seed, pcap)?;
+    let run = lr.run;
+    let mut health = serde_json::to_value(&lr.health).expect("health serializes");
+    health["attempts"] = lr.attempts.into();
+    health["apps_realtime"] = lr.apps_realtime.into();
+    health["netstat"] = serde_json::json!({ "client": lr.netstat[0], "server": lr.netstat[1] });
     let mut metrics = metrics(&s.test, &run);
     if let Metrics::Stream(StreamMetrics { cpu: Some(c), .. }) | Metrics::Rr(RrMetrics { cpu: Some(c), .. }) =
         &mut metrics
