@@ -71,6 +71,10 @@ pub fn check(s: &Scenario) -> Result<(), LinuxError> {
             ));
         }
     }
+    // Knobs Linux cannot express are refused before anything runs (the testbed translates them again).
+    for (side, h) in [("client", &s.client), ("server", &s.server)] {
+        tcplab_emu::linux_tcp(&h.tcp, side).map_err(LinuxError::Emu)?;
+    }
     if s.server.host.ephemeral_ports != crate::scenario::PortRange::default() {
         return unsupported(
             "server.host.ephemeral_ports: the server opens no connections; only client.host.ephemeral_ports \
