@@ -3,6 +3,7 @@
 //! Exit status: 0 success, 2 bad input (scenario or flags), 1 run failure. Errors go to stderr.
 
 mod bench;
+mod compare;
 mod suite;
 
 use std::path::Path;
@@ -33,7 +34,7 @@ enum Command {
         #[arg(long)]
         seed: Option<u64>,
         /// Backend: `sim` (the simulator) or `linux` (kernel TCP in network namespaces through tcplab's link
-        /// emulator; root and Linux required; TCP_STREAM so far).
+        /// emulator; root and Linux required; tcp_stream, tcp_maerts, tcp_rr, tcp_crr).
         #[arg(long, default_value = "sim")]
         backend: String,
         /// Write the result document (schema tcplab.result/1) to FILE, or "-" for stdout.
@@ -42,7 +43,8 @@ enum Command {
         /// Print nothing but errors (and the JSON if it goes to stdout).
         #[arg(long)]
         quiet: bool,
-        /// Write every packet seen at the tap `--pcap-at` to FILE (pcap, nanosecond timestamps).
+        /// Write every packet seen at the tap `--pcap-at` to FILE (pcap, nanosecond timestamps; on the Linux
+        /// backend from the emulator's own tap, raw IPv4).
         #[arg(long, value_name = "FILE")]
         pcap: Option<String>,
         /// Where the trace is taken: client, server (a host's NIC), up, down (packets entering that
@@ -69,14 +71,19 @@ enum Command {
         quiet: bool,
     },
     /// Run a scenario on the simulator (both hosts with the `linux` personality) and on the Linux backend,
-    /// and print the figures side by side with their relative differences.
+    /// and print the figures side by side with their relative differences (bulk and request/response tests).
     Compare {
         scenario: String,
         #[arg(long = "set", value_name = "PATH=VALUE")]
         set: Vec<String>,
+        /// The first run's seed (default: the scenario's); run i uses seed + i on both backends.
         #[arg(long)]
         seed: Option<u64>,
-        /// Write both result documents as {"sim": ..., "linux": ...} to FILE, or "-" for stdout.
+        /// Runs per backend; the table shows the means.
+        #[arg(long, default_value_t = 1)]
+        runs: u32,
+        /// Write {"runs", "summary": [the table's rows], "sim": [documents], "linux": [documents]} to FILE, or
+        /// "-" for stdout.
         #[arg(long, value_name = "FILE|-")]
         json: Option<String>,
     },
@@ -196,7 +203,9 @@ fn main() -> ExitCode {
         }
         Command::Report { result, render, quiet } => report(&result, &render, quiet),
         Command::Check { scenario, set, suite } => check(&scenario, &set, &suite),
-        Command::Compare { scenario, set, seed, json } => compare(&scenario, &set, seed, json.as_deref()),
+        Command::Compare { scenario, set, seed, runs, json } => {
+            compare::compare(&scenario, &set, seed, runs, json.as_deref())
+        }
         Command::Merge { shards, json } => merge(&shards, &json),
         Command::List => {
             for s in SHIPPED {
@@ -302,14 +311,24 @@ fn run(
     let shard = suite.shard.as_deref().map(tcplab_lab::sweep::parse_shard).transpose().map_err(Failure::BadInput)?;
     let plan = read_plan(arg, set, suite)?;
     if backend == "linux" {
-        if out.pcap.is_some() || !suite.is_plain() || plan.points.len() > 1 || plan.repeat.is_some() {
+        if !suite.is_plain() || plan.points.len() > 1 || plan.repeat.is_some() {
             return Err(Failure::BadInput(
-                "--backend linux: accepted for a single run so far (no --pcap, sweep, --iterations, --confidence or --shard)"
+                "--backend linux: accepted for a single run so far (no sweep, --iterations, --confidence or --shard)"
                     .into(),
             ));
         }
         let s = plan.base;
-        let doc = tcplab_lab::run_scenario_linux(&s, seed.unwrap_or(s.seed)).map_err(|e| {
+        let pcap = out.pcap.as_ref().map(|path| tcplab_emu::PcapSpec {
+            path: path.into(),
+            tap: match tap {
+                Tap::Client => tcplab_emu::PcapTap::Client,
+                Tap::Server => tcplab_emu::PcapTap::Server,
+                Tap::Up => tcplab_emu::PcapTap::Up,
+                Tap::Down => tcplab_emu::PcapTap::Down,
+            },
+            snaplen: out.pcap_snaplen,
+        });
+        let doc = tcplab_lab::run_scenario_linux_with(&s, seed.unwrap_or(s.seed), pcap).map_err(|e| {
             if e.is_usage() {
                 Failure::BadInput(format!("{arg}: --backend linux: {e}"))
             } else {
@@ -376,36 +395,6 @@ fn run(
         p.finish().map_err(|e| Failure::Run(format!("{path}: cannot write: {e}")))?;
     }
     emit(&doc, out, quiet)
-}
-
-/// The scenario on both backends: the simulator's `linux` personality against the kernel.
-fn compare(arg: &str, set: &[String], seed: Option<u64>, json: Option<&str>) -> Result<(), Failure> {
-    // The personality first, so that the user's own knobs still apply on top of it.
-    let mut with_linux = vec!["client.stack=\"linux\"".to_string(), "server.stack=\"linux\"".to_string()];
-    with_linux.extend(set.iter().cloned());
-    let (name, text) = scenario_text(arg)?;
-    let s = tcplab_lab::load(&Source { name: &name, text: &text }, &with_linux)
-        .map_err(|e: ScenarioError| Failure::BadInput(e.to_string()))?;
-    let seed = seed.unwrap_or(s.seed);
-    let sim = tcplab_lab::run_scenario(&s, seed).map_err(|e| Failure::Run(format!("{arg}: {e}")))?;
-    let linux = tcplab_lab::run_scenario_linux(&s, seed).map_err(|e| {
-        let m = format!("{arg}: --backend linux: {e}");
-        if e.is_usage() {
-            Failure::BadInput(m)
-        } else {
-            Failure::Run(m)
-        }
-    })?;
-    if json != Some("-") {
-        print!("{}", tcplab_report::compare_table(&sim, &linux));
-    }
-    if let Some(path) = json {
-        let both = serde_json::json!({ "sim": sim, "linux": linux });
-        let mut text = serde_json::to_string_pretty(&both).map_err(|e| Failure::Run(e.to_string()))?;
-        text.push('\n');
-        tcplab_report::write_atomic(path, &text).map_err(|e| Failure::Run(format!("{path}: cannot write: {e}")))?;
-    }
-    Ok(())
 }
 
 /// Prints the table (unless quiet or the JSON goes to stdout), writes the JSON and the rendered files.

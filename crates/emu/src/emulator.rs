@@ -52,10 +52,47 @@ pub struct EmulatorConfig {
     /// are 123 us apart, nothing is held; at 1 Gbit/s it cuts the emulator's writes (and the receiver's
     /// per-packet work) about fourfold.
     pub coalesce: Duration,
-    /// Write every delivered frame to this pcap file (nanosecond timestamps, raw IPv4), as seen at the far
-    /// end of its link direction and timestamped with the model's arrival instant (not the write instant).
-    /// A super-packet appears as its wire frames, with complete checksums. Default none.
-    pub pcap: Option<std::path::PathBuf>,
+    /// A packet trace from the emulator's own tap ([`PcapSpec`]). Default none.
+    pub pcap: Option<PcapSpec>,
+}
+
+/// Where the trace is taken, as `tcplab run --pcap-at` names the taps of the simulator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PcapTap {
+    /// The client's interface: frames the client sends, at the instant the emulator read them from its TUN
+    /// device (the model's input instant, dropped frames included), and frames delivered to the client, at
+    /// the model's arrival instant.
+    Client,
+    /// The server's interface, likewise.
+    Server,
+    /// Frames entering the up direction (client to server) at their input instant, dropped ones included.
+    Up,
+    /// Frames entering the down direction.
+    Down,
+}
+
+impl PcapTap {
+    /// Which record streams the tap needs: (up entered, up delivered, down entered, down delivered).
+    fn streams(self) -> [bool; 4] {
+        match self {
+            PcapTap::Client => [true, false, false, true],
+            PcapTap::Server => [false, true, true, false],
+            PcapTap::Up => [true, false, false, false],
+            PcapTap::Down => [false, false, true, false],
+        }
+    }
+}
+
+/// A packet trace: classic pcap, nanosecond timestamps, LINKTYPE_RAW (IPv4). Every frame is timestamped by
+/// the model (its input or arrival instant on a wall clock whose origin is the run's start), never by the
+/// instant a thread wrote it; a super-packet appears as its wire frames, with complete checksums. The
+/// records of the two directions are merged in time order when the emulator stops.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PcapSpec {
+    pub path: std::path::PathBuf,
+    pub tap: PcapTap,
+    /// Bytes of each frame kept (the record's original length stays the frame's).
+    pub snaplen: u32,
 }
 
 impl Default for EmulatorConfig {
@@ -184,18 +221,19 @@ fn build_subpacket(p: &Pkt, first: u32, count: u32, out: &mut [u8]) -> usize {
 }
 
 /// The pcap global header: nanosecond-resolution magic, version 2.4, snaplen 65535, LINKTYPE_RAW (101).
-fn pcap_header() -> [u8; 24] {
+fn pcap_header(snaplen: u32) -> [u8; 24] {
     let mut h = [0u8; 24];
     h[0..4].copy_from_slice(&0xa1b2_3c4du32.to_le_bytes());
     h[4..6].copy_from_slice(&2u16.to_le_bytes());
     h[6..8].copy_from_slice(&4u16.to_le_bytes());
-    h[16..20].copy_from_slice(&65_535u32.to_le_bytes());
+    h[16..20].copy_from_slice(&snaplen.to_le_bytes());
     h[20..24].copy_from_slice(&101u32.to_le_bytes());
     h
 }
 
-/// Appends frame `seg` of `p` as a pcap record at `ts_ns` (since the epoch), completing a partial checksum.
-fn pcap_record(out: &mut Vec<u8>, ts_ns: u64, p: &Pkt, seg: u32, scratch: &mut [u8]) {
+/// Appends frame `seg` of `p` as a pcap record at `ts_ns` (since the epoch), completing a partial checksum
+/// and keeping at most `snaplen` bytes.
+fn pcap_record(out: &mut Vec<u8>, ts_ns: u64, p: &Pkt, seg: u32, scratch: &mut [u8], snaplen: u32) {
     let n = if p.nseg == 1 {
         scratch[..p.len].copy_from_slice(&p.buf[..p.len]);
         p.len
@@ -215,9 +253,41 @@ fn pcap_record(out: &mut Vec<u8>, ts_ns: u64, p: &Pkt, seg: u32, scratch: &mut [
     let ip = &scratch[VNET_HDR_LEN..n];
     out.extend_from_slice(&((ts_ns / 1_000_000_000) as u32).to_le_bytes());
     out.extend_from_slice(&((ts_ns % 1_000_000_000) as u32).to_le_bytes());
+    let cap = ip.len().min(snaplen as usize);
+    out.extend_from_slice(&(cap as u32).to_le_bytes());
     out.extend_from_slice(&(ip.len() as u32).to_le_bytes());
-    out.extend_from_slice(&(ip.len() as u32).to_le_bytes());
-    out.extend_from_slice(ip);
+    out.extend_from_slice(&ip[..cap]);
+}
+
+/// Merges pcap record streams (each without a file header, each in time order) into `out` in time order;
+/// at equal instants the earlier stream goes first.
+fn merge_records(mut inputs: Vec<Box<dyn std::io::Read>>, out: &mut dyn std::io::Write) -> std::io::Result<u64> {
+    fn next(r: &mut dyn std::io::Read) -> std::io::Result<Option<(u64, Vec<u8>)>> {
+        let mut h = [0u8; 16];
+        match r.read_exact(&mut h) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+            Err(e) => return Err(e),
+        }
+        let w = |o: usize| u32::from_le_bytes([h[o], h[o + 1], h[o + 2], h[o + 3]]) as u64;
+        let mut rec = vec![0u8; 16 + w(8) as usize];
+        rec[..16].copy_from_slice(&h);
+        r.read_exact(&mut rec[16..])?;
+        Ok(Some((w(0) * 1_000_000_000 + w(4), rec)))
+    }
+    let mut heads = Vec::new();
+    for r in inputs.iter_mut() {
+        heads.push(next(r.as_mut())?);
+    }
+    let mut n = 0;
+    loop {
+        let best = heads.iter().enumerate().filter_map(|(i, h)| h.as_ref().map(|(t, _)| (*t, i))).min().map(|(_, i)| i);
+        let Some(i) = best else { return Ok(n) };
+        let (_, rec) = heads[i].take().expect("chosen above");
+        out.write_all(&rec)?;
+        n += 1;
+        heads[i] = next(inputs[i].as_mut())?;
+    }
 }
 
 fn sum16(b: &[u8], mut acc: u32) -> u32 {
@@ -252,11 +322,11 @@ mod os {
     use tcplab_units::Instant;
 
     use std::io::Write;
-    use std::sync::Mutex;
+    use std::path::PathBuf;
 
     use super::{
-        build_subpacket, pcap_header, pcap_record, DirectionHealth, DirectionSpec, EmulatorConfig, Lateness, Pkt,
-        BUF_LEN,
+        build_subpacket, merge_records, pcap_header, pcap_record, DirectionHealth, DirectionSpec, EmulatorConfig,
+        Lateness, PcapSpec, Pkt, BUF_LEN,
     };
     use crate::error::EmuError;
     use crate::sys;
@@ -267,6 +337,9 @@ mod os {
         stop: Arc<AtomicBool>,
         threads: Vec<JoinHandle<io::Result<DirectionHealth>>>,
         pub t0_ns: u64,
+        /// The trace asked for, and the files of its record streams (up entered, up delivered, down
+        /// entered, down delivered; `None` for a stream the tap does not need).
+        pcap: Option<(PcapSpec, Vec<Option<PathBuf>>)>,
     }
 
     impl Emulator {
@@ -283,30 +356,46 @@ mod os {
             let stop = Arc::new(AtomicBool::new(false));
             let t0_ns = sys::monotonic_ns();
             let wall0_ns = sys::realtime_ns();
-            let pcap = match &cfg.pcap {
-                Some(path) => {
-                    let mut f = std::fs::File::create(path)
+            // One file per record stream; they are merged in time order when the emulator stops.
+            let mut parts: Vec<Option<PathBuf>> = vec![None; 4];
+            let mut taps: Vec<Option<Tap>> = (0..4).map(|_| None).collect();
+            if let Some(p) = &cfg.pcap {
+                for (k, on) in p.tap.streams().into_iter().enumerate() {
+                    if !on {
+                        continue;
+                    }
+                    let mut name = p.path.clone().into_os_string();
+                    name.push(format!(".tcplab-{}-{k}.part", std::process::id()));
+                    let path = PathBuf::from(name);
+                    let f = std::fs::File::create(&path)
                         .map_err(|e| EmuError::os(format!("creating {}", path.display()), e))?;
-                    f.write_all(&pcap_header()).map_err(|e| EmuError::os("writing the pcap header", e))?;
-                    Some(Arc::new(Mutex::new(f)))
+                    taps[k] = Some(Tap {
+                        out: io::BufWriter::with_capacity(1 << 20, f),
+                        wall0_ns,
+                        snaplen: p.snaplen,
+                        rec: Vec::with_capacity(BUF_LEN + 16),
+                        err: None,
+                    });
+                    parts[k] = Some(path);
                 }
-                None => None,
-            };
-            let mut threads = Vec::new();
+            }
+            let mut emu =
+                Emulator { stop: stop.clone(), threads: Vec::new(), t0_ns, pcap: cfg.pcap.clone().map(|p| (p, parts)) };
+            let mut taps = taps.into_iter();
             for (name, input, output, spec) in [("up", c.clone(), s.clone(), up), ("down", s, c, down)] {
                 let stop = stop.clone();
                 let cfg = cfg.clone();
-                let tap = pcap.clone().map(|file| Tap { file, wall0_ns, buf: Vec::with_capacity(1 << 20) });
+                let (entered, delivered) = (taps.next().flatten(), taps.next().flatten());
                 let h = std::thread::Builder::new()
                     .name(format!("tcplab-emu-{name}"))
                     .spawn(move || {
-                        let mut d = Direction::new(spec, &cfg, t0_ns, tap);
+                        let mut d = Direction::new(spec, &cfg, t0_ns, entered, delivered);
                         d.run(input.as_raw_fd(), output.as_raw_fd(), &stop, &cfg)
                     })
                     .map_err(|e| EmuError::os("starting an emulator thread", e))?;
-                threads.push(h);
+                emu.threads.push(h);
             }
-            Ok(Emulator { stop, threads, t0_ns })
+            Ok(emu)
         }
 
         /// Stops both threads; returns (up, down) health.
@@ -322,7 +411,43 @@ mod os {
             }
             let down = out.pop().unwrap_or_default();
             let up = out.pop().unwrap_or_default();
+            if let Some((spec, parts)) = self.pcap.take() {
+                let r = write_trace(&spec, &parts);
+                remove_parts(&parts);
+                r.map_err(|e| EmuError::os(format!("writing {}", spec.path.display()), e))?;
+            }
             Ok((up, down))
+        }
+    }
+
+    /// The trace file: the header, then the streams' records merged in time order (written beside the
+    /// target and renamed into place, so a reader never sees a partial trace).
+    fn write_trace(spec: &PcapSpec, parts: &[Option<PathBuf>]) -> io::Result<()> {
+        let mut inputs: Vec<Box<dyn io::Read>> = Vec::new();
+        for p in parts.iter().flatten() {
+            inputs.push(Box::new(io::BufReader::with_capacity(1 << 20, std::fs::File::open(p)?)));
+        }
+        let mut tmp = spec.path.clone().into_os_string();
+        tmp.push(format!(".tcplab-{}.part", std::process::id()));
+        let tmp = PathBuf::from(tmp);
+        let mut out = io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);
+        let r = (|| {
+            out.write_all(&pcap_header(spec.snaplen))?;
+            merge_records(inputs, &mut out)?;
+            out.flush()
+        })();
+        match r.and_then(|()| std::fs::rename(&tmp, &spec.path)) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp);
+                Err(e)
+            }
+        }
+    }
+
+    fn remove_parts(parts: &[Option<PathBuf>]) {
+        for p in parts.iter().flatten() {
+            let _ = std::fs::remove_file(p);
         }
     }
 
@@ -331,6 +456,9 @@ mod os {
             self.stop.store(true, Ordering::SeqCst);
             for h in self.threads.drain(..) {
                 let _ = h.join();
+            }
+            if let Some((_, parts)) = self.pcap.take() {
+                remove_parts(&parts);
             }
         }
     }
@@ -357,29 +485,50 @@ mod os {
         pcap_scratch: Vec<u8>,
         late: Vec<u32>,
         h: DirectionHealth,
-        tap: Option<Tap>,
+        /// Trace records of the frames entering this direction, and of those it delivers.
+        entered: Option<Tap>,
+        delivered: Option<Tap>,
     }
 
-    /// A direction's share of the pcap file: records are gathered in `buf` and appended under the lock.
+    /// One record stream of the trace, in time order.
     pub(super) struct Tap {
-        file: Arc<Mutex<std::fs::File>>,
+        out: io::BufWriter<std::fs::File>,
         wall0_ns: u64,
-        buf: Vec<u8>,
+        snaplen: u32,
+        rec: Vec<u8>,
+        /// The first failed write: the trace is then incomplete, and the run says so when it stops.
+        err: Option<io::Error>,
     }
 
     impl Tap {
-        fn flush(&mut self) -> io::Result<()> {
-            if !self.buf.is_empty() {
-                let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
-                f.write_all(&self.buf)?;
-                self.buf.clear();
+        /// Frame `seg` of `p` at `at_ns` of the model's clock (since the run's start).
+        fn record(&mut self, at_ns: u64, p: &Pkt, seg: u32, scratch: &mut [u8]) {
+            if self.err.is_some() {
+                return;
             }
-            Ok(())
+            self.rec.clear();
+            pcap_record(&mut self.rec, self.wall0_ns + at_ns, p, seg, scratch, self.snaplen);
+            if let Err(e) = self.out.write_all(&self.rec) {
+                self.err = Some(e);
+            }
+        }
+
+        fn finish(&mut self) -> io::Result<()> {
+            match self.err.take() {
+                Some(e) => Err(e),
+                None => self.out.flush(),
+            }
         }
     }
 
     impl Direction {
-        fn new(spec: DirectionSpec, _cfg: &EmulatorConfig, t0_ns: u64, tap: Option<Tap>) -> Direction {
+        fn new(
+            spec: DirectionSpec,
+            _cfg: &EmulatorConfig,
+            t0_ns: u64,
+            entered: Option<Tap>,
+            delivered: Option<Tap>,
+        ) -> Direction {
             let (addr, len) = spec.dst_prefix;
             let mask = if len == 0 { 0 } else { u32::MAX << (32 - len as u32) };
             Direction {
@@ -392,10 +541,11 @@ mod os {
                 free: Vec::new(),
                 line: VecDeque::with_capacity(4096),
                 scratch: vec![0; BUF_LEN],
-                pcap_scratch: if tap.is_some() { vec![0; BUF_LEN] } else { Vec::new() },
+                pcap_scratch: if entered.is_some() || delivered.is_some() { vec![0; BUF_LEN] } else { Vec::new() },
                 late: Vec::with_capacity(1 << 16),
                 h: DirectionHealth::default(),
-                tap,
+                entered,
+                delivered,
             }
         }
 
@@ -434,8 +584,8 @@ mod os {
                     timer.drain();
                 }
             }
-            if let Some(tap) = &mut self.tap {
-                tap.flush()?;
+            for tap in [&mut self.entered, &mut self.delivered].into_iter().flatten() {
+                tap.finish()?;
             }
             self.h.link = self.link.stats();
             self.h.in_flight_at_stop = self.line.len() as u64;
@@ -515,6 +665,9 @@ mod os {
             let t = Instant::from_nanos(now.saturating_sub(self.t0_ns));
             let mut pending = 0;
             for seg in 0..nseg {
+                if let Some(tap) = &mut self.entered {
+                    tap.record(t.as_nanos(), &self.slab[i as usize], seg, &mut self.pcap_scratch);
+                }
                 let frame_len =
                     if nseg == 1 { ip_len } else { hdrs + gso_size.min(ip_len - hdrs - seg as usize * gso_size) };
                 let index = self.link.stats().frames_in;
@@ -561,12 +714,9 @@ mod os {
                 for _ in 0..count {
                     let f = self.line.pop_front().expect("counted above");
                     self.record_late(now, f.at_ns);
-                    if let Some(tap) = &mut self.tap {
-                        let ts = tap.wall0_ns + (f.at_ns - self.t0_ns);
-                        pcap_record(&mut tap.buf, ts, &self.slab[f.pkt as usize], f.seg, &mut self.pcap_scratch);
-                        if tap.buf.len() > 1 << 20 {
-                            let _ = tap.flush();
-                        }
+                    if let Some(tap) = &mut self.delivered {
+                        let at = f.at_ns - self.t0_ns;
+                        tap.record(at, &self.slab[f.pkt as usize], f.seg, &mut self.pcap_scratch);
                     }
                 }
                 let p = &self.slab[first.pkt as usize];

@@ -54,6 +54,28 @@ impl TcpInfo {
     pub fn ca_state(&self) -> Option<u64> {
         self.u8_at(1)
     }
+    /// `tcpi_state`, spelled as RFC 9293 does (`ESTABLISHED`, `FIN-WAIT-2`, `TIME-WAIT`, ...).
+    pub fn state(&self) -> Option<&'static str> {
+        const NAMES: [&str; 12] = [
+            "CLOSED", // 0 is not a Linux state; a socket never reports it
+            "ESTABLISHED",
+            "SYN-SENT",
+            "SYN-RECEIVED",
+            "FIN-WAIT-1",
+            "FIN-WAIT-2",
+            "TIME-WAIT",
+            "CLOSED",
+            "CLOSE-WAIT",
+            "LAST-ACK",
+            "LISTEN",
+            "CLOSING",
+        ];
+        self.u8_at(0).and_then(|s| NAMES.get(s as usize).copied())
+    }
+    /// `tcpi_unacked`: segments sent and not yet acknowledged.
+    pub fn unacked(&self) -> Option<u64> {
+        self.u32_at(24)
+    }
     pub fn total_retrans(&self) -> Option<u64> {
         self.u32_at(100)
     }

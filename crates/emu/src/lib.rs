@@ -20,6 +20,7 @@
 // Off Linux the packet code is kept (and unit-tested) but nothing calls it.
 #![cfg_attr(not(target_os = "linux"), allow(dead_code))]
 
+pub mod apps;
 pub mod emulator;
 mod error;
 pub mod knobs;
@@ -32,7 +33,10 @@ mod sys;
 pub mod testbed;
 pub mod tun;
 
-pub use emulator::{DirectionHealth, EmulatorConfig, Lateness};
+#[cfg(target_os = "linux")]
+pub use apps::run_apps;
+pub use apps::{AppsRun, AppsSpec, ConnEnd, SystemCpu};
+pub use emulator::{DirectionHealth, EmulatorConfig, Lateness, PcapSpec, PcapTap};
 pub use error::EmuError;
 pub use knobs::{honoured_knobs, linux_tcp, LinuxTcp};
 #[cfg(target_os = "linux")]
@@ -104,6 +108,7 @@ impl EmuSpec {
             down_drop_frames: self.down_drop_frames.clone(),
             emulator: self.emulator.clone(),
             limits: self.limits,
+            client_ports: None,
         }
     }
 }

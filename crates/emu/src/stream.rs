@@ -66,7 +66,7 @@ impl StreamResult {
 
 /// The driver (Linux only).
 #[cfg(target_os = "linux")]
-mod os {
+pub(crate) mod os {
     use std::io;
     use std::net::TcpStream;
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -84,7 +84,7 @@ mod os {
     /// Bytes received, instant of the last byte, received series, final estats, congestion control.
     type ServerOutcome = (u64, u64, Vec<(f64, u64)>, Estats, String, Vec<Sample>);
 
-    fn tcp_socket(ns: &Netns, o: &SockOpts) -> Result<OwnedFd, EmuError> {
+    pub(crate) fn tcp_socket(ns: &Netns, o: &SockOpts) -> Result<OwnedFd, EmuError> {
         let o = o.clone();
         ns.enter(move || {
             // SAFETY: plain syscall; the fd is owned right after.
@@ -97,7 +97,7 @@ mod os {
         .map_err(|e| EmuError::os(format!("creating a socket in {}", ns.name), e))
     }
 
-    fn apply_sockopts(fd: RawFd, o: &SockOpts) -> io::Result<()> {
+    pub(crate) fn apply_sockopts(fd: RawFd, o: &SockOpts) -> io::Result<()> {
         let clamp = |b: u64| b.min(i32::MAX as u64 / 2) as i32;
         sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, clamp(o.sndbuf))?;
         sys::setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, clamp(o.rcvbuf))?;
@@ -111,7 +111,7 @@ mod os {
         Ok(())
     }
 
-    fn congestion_of(fd: RawFd) -> String {
+    pub(crate) fn congestion_of(fd: RawFd) -> String {
         let mut b = [0u8; 32];
         match sys::getsockopt_buf(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, &mut b) {
             Ok(n) => String::from_utf8_lossy(&b[..n]).trim_end_matches('\0').to_string(),
@@ -119,7 +119,7 @@ mod os {
         }
     }
 
-    fn sockaddr(addr: [u8; 4], port: u16) -> libc::sockaddr_in {
+    pub(crate) fn sockaddr(addr: [u8; 4], port: u16) -> libc::sockaddr_in {
         libc::sockaddr_in {
             sin_family: libc::AF_INET as libc::sa_family_t,
             sin_port: port.to_be(),
@@ -129,7 +129,7 @@ mod os {
     }
 
     /// A listening socket on the server's address, with the server's knobs.
-    fn listen_on(tb: &Testbed, port: u16) -> Result<OwnedFd, EmuError> {
+    pub(crate) fn listen_on(tb: &Testbed, port: u16) -> Result<OwnedFd, EmuError> {
         let listener = tcp_socket(tb.netns(Side::Server), &tb.tcp(Side::Server).sockopts)?;
         let lfd = listener.as_raw_fd();
         let os = |what: &'static str| move |e: io::Error| EmuError::os(what, e);
@@ -139,7 +139,7 @@ mod os {
         // SAFETY: `sa` is a valid sockaddr_in of `salen` bytes.
         cvt(unsafe { libc::bind(lfd, (&sa as *const libc::sockaddr_in).cast(), salen) }).map_err(os("bind"))?;
         // SAFETY: plain syscall.
-        cvt(unsafe { libc::listen(lfd, 16) }).map_err(os("listen"))?;
+        cvt(unsafe { libc::listen(lfd, 1024) }).map_err(os("listen"))?;
         Ok(listener)
     }
 
@@ -164,7 +164,7 @@ mod os {
         Ok((TcpStream::from(client), TcpStream::from(server)))
     }
 
-    fn counters(ns: &Netns) -> Result<NetCounters, EmuError> {
+    pub(crate) fn counters(ns: &Netns) -> Result<NetCounters, EmuError> {
         ns.enter(kstats::read_net_counters).map_err(|e| EmuError::os("reading /proc/net/netstat", e))
     }
 

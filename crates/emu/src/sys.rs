@@ -184,3 +184,60 @@ pub fn setsockopt_bytes(fd: RawFd, level: libc::c_int, name: libc::c_int, v: &[u
     cvt(unsafe { libc::setsockopt(fd, level, name, v.as_ptr().cast(), v.len() as _) })?;
     Ok(())
 }
+
+/// An epoll set whose entries carry a caller's token and the events asked for (edge- or level-triggered).
+pub struct EpollSet(OwnedFd);
+
+impl EpollSet {
+    pub fn new() -> io::Result<EpollSet> {
+        // SAFETY: plain syscall.
+        let fd = cvt(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) })?;
+        // SAFETY: fd was just created.
+        Ok(EpollSet(unsafe { OwnedFd::from_raw_fd(fd) }))
+    }
+
+    pub fn add(&self, fd: RawFd, events: u32, token: u64) -> io::Result<()> {
+        let mut ev = libc::epoll_event { events, u64: token };
+        // SAFETY: valid epoll fd, fd and event.
+        cvt(unsafe { libc::epoll_ctl(self.0.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) })?;
+        Ok(())
+    }
+
+    /// Waits up to `timeout_ms` (-1 forever) and fills `out`; returns how many (EINTR counts as 0).
+    pub fn wait(&self, out: &mut [libc::epoll_event], timeout_ms: i32) -> io::Result<usize> {
+        // SAFETY: `out` has room for `out.len()` events.
+        let n = unsafe { libc::epoll_wait(self.0.as_raw_fd(), out.as_mut_ptr(), out.len() as i32, timeout_ms) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return if e.kind() == io::ErrorKind::Interrupted { Ok(0) } else { Err(e) };
+        }
+        Ok(n as usize)
+    }
+}
+
+/// The pending error of a socket (SO_ERROR), 0 when none.
+pub fn socket_error(fd: RawFd) -> io::Result<i32> {
+    let mut b = [0u8; 4];
+    getsockopt_buf(fd, libc::SOL_SOCKET, libc::SO_ERROR, &mut b)?;
+    Ok(i32::from_ne_bytes(b))
+}
+
+/// The local and remote ports of a connected IPv4 socket.
+pub fn socket_ports(fd: RawFd) -> io::Result<(u16, u16)> {
+    let port = |peer: bool| -> io::Result<u16> {
+        // SAFETY: an all-zero sockaddr_in is valid.
+        let mut sa: libc::sockaddr_in = unsafe { std::mem::zeroed() };
+        let mut len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        let p = (&mut sa as *mut libc::sockaddr_in).cast();
+        // SAFETY: `sa` has room for `len` bytes.
+        cvt(unsafe {
+            if peer {
+                libc::getpeername(fd, p, &mut len)
+            } else {
+                libc::getsockname(fd, p, &mut len)
+            }
+        })?;
+        Ok(u16::from_be(sa.sin_port))
+    };
+    Ok((port(false)?, port(true)?))
+}

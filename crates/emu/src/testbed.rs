@@ -48,6 +48,9 @@ pub struct TestbedSpec {
     pub down_drop_frames: Vec<u64>,
     pub emulator: EmulatorConfig,
     pub limits: HealthLimits,
+    /// The client's ephemeral ports (`net.ipv4.ip_local_port_range` in its namespace); `None`: Linux's
+    /// default, 32768–60999.
+    pub client_ports: Option<(u16, u16)>,
 }
 
 impl TestbedSpec {
@@ -64,6 +67,7 @@ impl TestbedSpec {
             down_drop_frames: Vec::new(),
             emulator: EmulatorConfig::default(),
             limits: HealthLimits::default(),
+            client_ports: None,
         }
     }
 }
@@ -165,6 +169,9 @@ mod os {
             let client_tcp = linux_tcp(&spec.client, "client")?;
             let server_tcp = linux_tcp(&spec.server, "server")?;
             let run = Run::create()?;
+            if let Some((low, high)) = spec.client_ports {
+                run.client.sysctl("net.ipv4.ip_local_port_range", &format!("{low} {high}"))?;
+            }
             let c = setup_side(&run.client, "client", &client_tcp, CLIENT_ADDR, SERVER_ADDR, spec.emulator.gso)?;
             let s = setup_side(&run.server, "server", &server_tcp, SERVER_ADDR, CLIENT_ADDR, spec.emulator.gso)?;
             let up = DirectionSpec {

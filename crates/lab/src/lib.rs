@@ -14,7 +14,7 @@ pub mod sweep;
 
 pub use error::{Origin, ScenarioError};
 pub use result::{
-    run_point, run_point_with, run_scenario, run_scenario_linux, run_scenario_with, run_scenario_with_rdp, PointRun,
-    ResultDoc, RunError,
+    run_point, run_point_with, run_scenario, run_scenario_linux, run_scenario_linux_with, run_scenario_with,
+    run_scenario_with_rdp, PointRun, ResultDoc, RunError,
 };
 pub use scenario::{load, Scenario, Source, TestKind, SHIPPED};

@@ -240,8 +240,13 @@ pub struct StreamMetrics {
 /// side without a model is absent.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CpuMetrics {
-    /// Where the CPU figures come from: `"modeled"` (the simulator's cost model).
+    /// Where the CPU figures come from: `"modeled"` (the simulator's cost model) or `"measured"` (the Linux
+    /// backend: /proc/stat over the window, as netperf measures it).
     pub cpu_source: String,
+    /// Measured figures: `"system"`, the whole machine (both ends and the emulator share it, so local and
+    /// remote are the same figure). Absent for modeled figures, which are per host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_scope: Option<String>,
     /// Busy core time over the window's length times the cores, percent.
     pub cpu_util_percent: Sides,
     /// Busy core time per KB (1024 bytes) moved during the window, microseconds (netperf's service demand).
@@ -348,6 +353,7 @@ fn cpu_metrics(
     let per = |n: f64| move |c: &tcplab_sim::CpuReport| if n > 0.0 { busy_us(c) / n } else { f64::NAN };
     Some(CpuMetrics {
         cpu_source: "modeled".into(),
+        cpu_scope: None,
         cpu_util_percent: side(&|c| {
             100.0 * c.busy_window.as_nanos() as f64 / (elapsed.as_nanos() as f64 * c.cores as f64).max(1.0)
         }),
@@ -660,11 +666,35 @@ fn single_point_doc(s: &Scenario, seed: u64, p: PointRun) -> ResultDoc {
 /// emulator. The point carries the run's `health`; a run whose health stayed bad after a few attempts is
 /// reported with `health.valid = false`.
 pub fn run_scenario_linux(s: &Scenario, seed: u64) -> Result<ResultDoc, crate::linux_backend::LinuxError> {
-    let (run, health) = crate::linux_backend::run(s, seed)?;
+    run_scenario_linux_with(s, seed, None)
+}
+
+/// [`run_scenario_linux`], with a packet trace from the emulator's tap. The CPU figures are measured
+/// (system-wide, from /proc/stat); the health also records how many runs were made (`attempts`), whether
+/// the applications ran at a real-time priority (`apps_realtime`) and each namespace's kernel counters
+/// (`netstat`: `client`, `server`).
+pub fn run_scenario_linux_with(
+    s: &Scenario,
+    seed: u64,
+    pcap: Option<tcplab_emu::PcapSpec>,
+) -> Result<ResultDoc, crate::linux_backend::LinuxError> {
+    let lr = crate::linux_backend::run(s, seed, pcap)?;
+    let run = lr.run;
+    let mut health = serde_json::to_value(&lr.health).expect("health serializes");
+    health["attempts"] = lr.attempts.into();
+    health["apps_realtime"] = lr.apps_realtime.into();
+    health["netstat"] = serde_json::json!({ "client": lr.netstat[0], "server": lr.netstat[1] });
+    let mut metrics = metrics(&s.test, &run);
+    if let Metrics::Stream(StreamMetrics { cpu: Some(c), .. }) | Metrics::Rr(RrMetrics { cpu: Some(c), .. }) =
+        &mut metrics
+    {
+        c.cpu_source = "measured".into();
+        c.cpu_scope = Some("system".into());
+    }
     let point = Point {
         params: serde_json::Map::new(),
         iterations: 1,
-        metrics: metrics(&s.test, &run),
+        metrics,
         connections: run.connections,
         series: None,
         rtt_samples: None,

@@ -301,8 +301,8 @@ fn rdp_table(doc: &Value) -> String {
     out
 }
 
-/// With the CPU cost model: netperf's utilization and service demand columns, one row per point, marked as
-/// modeled (the simulator's cost model, not a measurement).
+/// With the CPU cost model or on the Linux backend: netperf's utilization and service demand columns, one
+/// row per point, marked as modeled or measured.
 fn cpu_table(doc: &Value) -> String {
     let cpus: Vec<&Value> =
         points(doc).iter().map(|p| &p["metrics"]).filter(|m| m.get("cpu_source").is_some()).collect();
@@ -311,7 +311,12 @@ fn cpu_table(doc: &Value) -> String {
     }
     let cell = |v: &Value| v.as_f64().map_or("-".to_string(), |v| format!("{v:.3}"));
     let per_tr = cpus.iter().any(|m| m.get("service_demand_us_per_tr").is_some());
-    let mut out = String::from("\nCPU (modeled)\nUtilization       Service Demand\n");
+    // The simulator's cost model, or the Linux backend's /proc/stat (the whole machine: both ends share it).
+    let label = match cpus[0]["cpu_source"].as_str() {
+        Some("measured") => "measured, whole machine: /proc/stat",
+        _ => "modeled",
+    };
+    let mut out = format!("\nCPU ({label})\nUtilization       Service Demand\n");
     out += "local    remote   local    remote";
     out += if per_tr { "   local    remote\n" } else { "\n" };
     out += "%        %        us/KB    us/KB";

@@ -1,0 +1,240 @@
+//! `tcplab compare SCENARIO`: the scenario on the simulator (both hosts with the `linux` personality) and on
+//! the Linux backend, over one or more seeds, with the figures side by side and their relative differences —
+//! how the `linux` personality is calibrated (docs/linux-backend.md § Comparison).
+
+use serde_json::{json, Value};
+use tcplab_lab::result::Metrics;
+use tcplab_lab::{ResultDoc, ScenarioError, Source, TestKind};
+
+use crate::Failure;
+
+/// A figure's rule for a disagreement worth a note (the issue's: 5% on rates, 2× on retransmissions).
+#[derive(Clone, Copy, PartialEq)]
+enum Rule {
+    /// Goodput or transaction rate: flagged beyond 5%.
+    Rate,
+    /// Retransmissions: flagged beyond a factor of 2.
+    Count2x,
+    /// Shown, not judged.
+    Info,
+}
+
+/// Linux's own counters shown as evidence for a disagreement (the sending namespace's `nstat` deltas).
+const NSTAT: [&str; 7] = [
+    "TcpExt.TCPHystartTrainDetect",
+    "TcpExt.TCPHystartDelayDetect",
+    "TcpExt.TCPSackRecovery",
+    "TcpExt.TCPLossProbes",
+    "TcpExt.TCPLossProbeRecovery",
+    "TcpExt.TCPTimeouts",
+    "TcpExt.TCPSACKReorder",
+];
+
+/// The figures of one backend's result: (name, rule, value).
+fn figures(d: &ResultDoc) -> Vec<(String, Rule, Option<f64>)> {
+    let p = &d.points[0];
+    let mut out = Vec::new();
+    let kind = d.scenario.test.kind;
+    // Connection ends of one side: counts summed, times averaged.
+    let side_stat = |side: &str, k: &str| -> Option<f64> {
+        let v: Vec<f64> =
+            p.connections.iter().filter(|c| c.side == side).filter_map(|c| c.estats.get(k)?.as_f64()).collect();
+        if v.is_empty() {
+            return None;
+        }
+        let sum: f64 = v.iter().sum();
+        Some(if k.ends_with("RTT") { sum / v.len() as f64 } else { sum })
+    };
+    match &p.metrics {
+        Metrics::Stream(m) => {
+            let (sender, receiver) =
+                if kind == TestKind::TcpMaerts { ("server", "client") } else { ("client", "server") };
+            out.push(("throughput, Mbit/s".into(), Rule::Rate, Some(m.throughput_bps / 1e6)));
+            out.push(("retransmitted segments".into(), Rule::Count2x, Some(m.retransmissions as f64)));
+            for k in ["SegsOut", "DataSegsOut", "Timeouts", "FastRetran", "CongSignals", "SmoothedRTT", "MinRTT"] {
+                out.push((format!("{sender} {k}"), Rule::Info, side_stat(sender, k)));
+            }
+            for k in ["SegsOut", "DataSegsIn"] {
+                out.push((format!("{receiver} {k}"), Rule::Info, side_stat(receiver, k)));
+            }
+            nstat_rows(d, sender, &mut out);
+        }
+        Metrics::Rr(m) => {
+            out.push(("transactions/s".into(), Rule::Rate, Some(m.transactions_per_s)));
+            let l = &m.latency_us;
+            for (k, v) in [("mean", l.mean), ("p50", l.p50), ("p90", l.p90), ("p99", l.p99), ("p99.9", l.p99_9)] {
+                out.push((format!("latency {k}, us"), Rule::Info, Some(v)));
+            }
+            out.push(("retransmitted segments".into(), Rule::Count2x, Some(m.retransmissions as f64)));
+            if let Some(n) = m.connections_opened {
+                out.push(("connections opened".into(), Rule::Info, Some(n as f64)));
+            }
+            for side in ["client", "server"] {
+                out.push((format!("{side} SmoothedRTT"), Rule::Info, side_stat(side, "SmoothedRTT")));
+            }
+            nstat_rows(d, "client", &mut out);
+            nstat_rows(d, "server", &mut out);
+        }
+        // The Linux backend runs neither RDP nor tcp_msg yet (it refuses them by name before anything runs).
+        Metrics::Rdp(_) | Metrics::Msg(_) => {}
+    }
+    out
+}
+
+/// The Linux backend's counters of `side`'s namespace (0 when they did not change); absent on the simulator.
+fn nstat_rows(d: &ResultDoc, side: &str, out: &mut Vec<(String, Rule, Option<f64>)>) {
+    let netstat = d.points[0].health.as_ref().and_then(|h| h.get("netstat")?.get(side).cloned());
+    for k in NSTAT {
+        let v = netstat.as_ref().map(|n| n.get(k).and_then(Value::as_f64).unwrap_or(0.0));
+        out.push((format!("{side} {}", k.trim_start_matches("TcpExt.")), Rule::Info, v));
+    }
+}
+
+fn mean(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// One row: the means over runs, the difference, and whether it is beyond the rule.
+struct Row {
+    name: String,
+    sim: Option<f64>,
+    linux: Option<f64>,
+    diff: String,
+    flagged: bool,
+}
+
+fn rows(sim: &[ResultDoc], linux: &[ResultDoc]) -> Vec<Row> {
+    let all = |docs: &[ResultDoc]| docs.iter().map(figures).collect::<Vec<_>>();
+    let (s, l) = (all(sim), all(linux));
+    // Names in the order of the Linux figures (they include the counters the simulator lacks).
+    let names: Vec<(String, Rule)> = l[0].iter().map(|(n, r, _)| (n.clone(), *r)).collect();
+    let avg = |figs: &[Vec<(String, Rule, Option<f64>)>], name: &str| {
+        let v: Vec<f64> = figs.iter().filter_map(|f| f.iter().find(|(n, _, _)| n == name)?.2).collect();
+        mean(&v)
+    };
+    names
+        .into_iter()
+        .map(|(name, rule)| {
+            let (a, b) = (avg(&s, &name), avg(&l, &name));
+            let (diff, flagged) = match (a, b, rule) {
+                (Some(a), Some(b), Rule::Count2x) => {
+                    let (lo, hi) = (a.min(b), a.max(b));
+                    let flagged = hi > 2.0 * lo;
+                    (
+                        if b > 0.0 {
+                            format!("x{:.2}", a / b)
+                        } else if a > 0.0 {
+                            "x inf".into()
+                        } else {
+                            "=".into()
+                        },
+                        flagged,
+                    )
+                }
+                (Some(a), Some(b), _) if b != 0.0 => {
+                    let d = (a - b) / b;
+                    (format!("{:+.1}%", d * 100.0), rule == Rule::Rate && d.abs() > 0.05)
+                }
+                _ => ("-".into(), false),
+            };
+            Row { name, sim: a, linux: b, diff, flagged }
+        })
+        .filter(|r| r.sim.is_some() || r.linux.is_some())
+        .collect()
+}
+
+fn table(sim: &[ResultDoc], linux: &[ResultDoc]) -> String {
+    let s = &sim[0].scenario;
+    let seeds = if sim.len() == 1 {
+        format!("seed {}", sim[0].seed)
+    } else {
+        format!("seeds {}..{}, means of {} runs", sim[0].seed, sim[sim.len() - 1].seed, sim.len())
+    };
+    let mut out = format!(
+        "{} on both backends: {} (up {} {}, down {} {}; {seeds})\n",
+        s.test.kind.netperf_name(),
+        s.name,
+        s.path.up.rate,
+        s.path.up.delay,
+        s.path.down.rate,
+        s.path.down.delay,
+    );
+    out +=
+        "diff = (simulator - linux) / linux; x = simulator / linux; !! beyond 5% (rates) or 2x (retransmissions)\n\n";
+    out += &format!("{:<34} {:>14} {:>14} {:>9}\n", "figure", "simulator", "linux", "diff");
+    let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
+    for r in rows(sim, linux) {
+        let flag = if r.flagged { "  !!" } else { "" };
+        out += &format!("{:<34} {:>14} {:>14} {:>9}{flag}\n", r.name, f(r.sim), f(r.linux), r.diff);
+    }
+    let valid = linux.iter().filter(|d| health(d, "valid") == Some(json!(true))).count();
+    let attempts: u64 = linux.iter().filter_map(|d| health(d, "attempts")?.as_u64()).sum();
+    let late: Vec<String> = linux
+        .iter()
+        .filter_map(|d| {
+            let p99 = |dir: &str| health(d, dir)?.get("lateness")?.get("p99_ns")?.as_u64();
+            Some(format!("{:.0}/{:.0}", p99("up")? as f64 / 1e3, p99("down")? as f64 / 1e3))
+        })
+        .collect();
+    out += &format!(
+        "\nlinux run health: {valid} of {} valid ({attempts} runs made); p99 release lateness up/down, us: {}\n",
+        linux.len(),
+        late.join(", ")
+    );
+    for (i, d) in linux.iter().enumerate() {
+        if health(d, "valid") == Some(json!(false)) {
+            out += &format!(
+                "!! linux run {i} (seed {}) INVALID: {}\n",
+                d.seed,
+                health(d, "invalid_reasons").unwrap_or_default()
+            );
+        }
+    }
+    out
+}
+
+fn health(d: &ResultDoc, k: &str) -> Option<Value> {
+    d.points[0].health.as_ref()?.get(k).cloned()
+}
+
+/// Runs the comparison; `runs` seeds from `seed` (default the scenario's) upwards.
+pub fn compare(arg: &str, set: &[String], seed: Option<u64>, runs: u32, json: Option<&str>) -> Result<(), Failure> {
+    if runs == 0 {
+        return Err(Failure::BadInput("--runs 0: accepted: 1 or more".into()));
+    }
+    // The personality first, so that the user's own knobs still apply on top of it.
+    let mut with_linux = vec!["client.stack=\"linux\"".to_string(), "server.stack=\"linux\"".to_string()];
+    with_linux.extend(set.iter().cloned());
+    let (name, text) = crate::scenario_text(arg)?;
+    let s = tcplab_lab::load(&Source { name: &name, text: &text }, &with_linux)
+        .map_err(|e: ScenarioError| Failure::BadInput(e.to_string()))?;
+    tcplab_lab::linux_backend::check(&s).map_err(|e| Failure::BadInput(format!("{arg}: --backend linux: {e}")))?;
+    let seed0 = seed.unwrap_or(s.seed);
+    let (mut sims, mut linuxes) = (Vec::new(), Vec::new());
+    for i in 0..runs as u64 {
+        let seed = seed0 + i;
+        sims.push(tcplab_lab::run_scenario(&s, seed).map_err(|e| Failure::Run(format!("{arg}: {e}")))?);
+        linuxes.push(tcplab_lab::run_scenario_linux(&s, seed).map_err(|e| {
+            let m = format!("{arg}: --backend linux: {e}");
+            if e.is_usage() {
+                Failure::BadInput(m)
+            } else {
+                Failure::Run(m)
+            }
+        })?);
+    }
+    if json != Some("-") {
+        print!("{}", table(&sims, &linuxes));
+    }
+    if let Some(path) = json {
+        let summary: Vec<Value> = rows(&sims, &linuxes)
+            .into_iter()
+            .map(|r| json!({ "figure": r.name, "sim": r.sim, "linux": r.linux, "diff": r.diff, "flagged": r.flagged }))
+            .collect();
+        let both = json!({ "runs": runs, "summary": summary, "sim": sims, "linux": linuxes });
+        let mut text = serde_json::to_string_pretty(&both).map_err(|e| Failure::Run(e.to_string()))?;
+        text.push('\n');
+        tcplab_report::write_atomic(path, &text).map_err(|e| Failure::Run(format!("{path}: cannot write: {e}")))?;
+    }
+    Ok(())
+}

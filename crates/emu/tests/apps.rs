@@ -1,0 +1,180 @@
+//! The simulator's applications (`tcplab_workload`) on kernel sockets through the emulator: TCP_RR with and
+//! without a first burst, TCP_CRR and TCP_MAERTS against their analytic figures.
+
+// Uses `Testbed` and `run_apps`, which exist on Linux only.
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use tcplab_emu::{run_apps, AppsRun, AppsSpec, Health, Side, Testbed, TestbedSpec};
+use tcplab_units::{ByteSize, Duration, Instant};
+use tcplab_workload::{
+    App, Opening, Report, Role, RrClient, RrClientConfig, RrReport, RrServer, RrServerConfig, Stream, StreamConfig,
+};
+
+const PORT: u16 = 5001;
+
+/// Runs the applications over a fresh testbed, repeating a run whose health is bad (up to 3 runs).
+fn run(spec: &TestbedSpec, apps: Vec<(Side, App)>, measure: Duration) -> (AppsRun, Health) {
+    for attempt in 1..=3 {
+        let mut tb = Testbed::start(spec).unwrap();
+        let run = run_apps(&tb, AppsSpec::new(apps.clone(), measure)).unwrap();
+        let health = tb.finish().unwrap();
+        if health.valid || attempt == 3 {
+            eprintln!("attempt {attempt}; realtime {}; health {health:?}", run.realtime);
+            return (run, health);
+        }
+    }
+    unreachable!()
+}
+
+fn rr_apps(request: u64, response: u64, burst: u32, crr: bool) -> Vec<(Side, App)> {
+    let client = RrClientConfig {
+        connections: 1,
+        port: PORT,
+        ports: 1,
+        at: Instant::ZERO,
+        spacing: Duration::ZERO,
+        request,
+        response,
+        burst,
+        per_transaction: crr,
+        port_retry: Duration::from_millis(1),
+    };
+    let server = RrServerConfig { port: PORT, ports: 1, connections: if crr { 0 } else { 1 }, request, response };
+    vec![(Side::Server, App::RrServer(RrServer::new(server))), (Side::Client, App::RrClient(RrClient::new(client)))]
+}
+
+fn client_report(run: &AppsRun) -> RrReport {
+    run.apps
+        .iter()
+        .find_map(|(_, a)| match a.report() {
+            Report::Rr(r) if r.client => Some(r),
+            _ => None,
+        })
+        .unwrap()
+}
+
+/// 100 Mbit/s, 20 ms each way, Ethernet framing, a queue no test here fills; TCP_NODELAY on both ends.
+fn rr_path() -> TestbedSpec {
+    let mut spec = TestbedSpec::symmetric(common::link("100mbit", "20ms", "1000pkt"));
+    spec.client.nodelay = true;
+    spec.server.nodelay = true;
+    spec
+}
+
+/// Serialization of a segment carrying `payload` bytes at 100 Mbit/s: IPv4 20 + TCP 20 + timestamps 12 +
+/// payload, plus 38 bytes of Ethernet framing.
+fn ser_s(payload: u64) -> f64 {
+    (20 + 20 + 12 + payload + 38) as f64 * 8.0 / 100e6
+}
+
+#[test]
+fn rr_one_transaction_in_flight_completes_one_per_round_trip() {
+    if !common::ready() {
+        return;
+    }
+    let (run, health) = run(&rr_path(), rr_apps(1, 1, 0, false), Duration::from_secs(4));
+    let r = client_report(&run);
+    eprintln!("{r:?}");
+    // One transaction takes the round trip plus the two one-byte segments' serializations:
+    // 40 ms + 2 × 91 B × 8 / 100 Mbit/s = 40.01456 ms, i.e. 24.991 transactions/s.
+    let per = 0.040 + 2.0 * ser_s(1);
+    let rate = r.transactions as f64 / r.elapsed.as_secs_f64();
+    assert!(rate <= 1.0 / per * 1.001, "faster than the path allows: {rate}/s");
+    assert!(rate >= 0.97 / per, "{rate}/s is more than 3% below {:.3}/s", 1.0 / per);
+    assert!(r.latency.min >= per * 1e6, "a transaction faster than physics: {} us", r.latency.min);
+    assert!(r.latency.p50 <= per * 1e6 * 1.03, "median {} us", r.latency.p50);
+    assert_eq!(run.retransmissions, 0);
+    assert_eq!(health.hidden_drops, 0);
+}
+
+#[test]
+fn rr_with_a_first_burst_keeps_burst_plus_one_in_flight() {
+    if !common::ready() {
+        return;
+    }
+    // burst 3: four one-byte transactions in flight, each still one round trip long, so four per round trip
+    // (the server answers each request as it comes; with TCP_NODELAY nothing waits for an ACK).
+    let (run, health) = run(&rr_path(), rr_apps(1, 1, 3, false), Duration::from_secs(4));
+    let r = client_report(&run);
+    eprintln!("{r:?}");
+    let per = 0.040 + 2.0 * ser_s(1);
+    let rate = r.transactions as f64 / r.elapsed.as_secs_f64();
+    assert!(rate <= 4.0 / per * 1.001, "{rate}/s");
+    assert!(rate >= 0.97 * 4.0 / per, "{rate}/s is more than 3% below {:.3}/s", 4.0 / per);
+    assert!(r.latency.min >= per * 1e6, "{} us", r.latency.min);
+    assert_eq!(health.hidden_drops, 0);
+}
+
+#[test]
+fn crr_costs_one_round_trip_more_than_rr() {
+    if !common::ready() {
+        return;
+    }
+    let spec = rr_path();
+    let (rr, _) = run(&spec, rr_apps(100, 1000, 0, false), Duration::from_secs(4));
+    let (crr, health) = run(&spec, rr_apps(100, 1000, 0, true), Duration::from_secs(4));
+    let (rr, crr_r) = (client_report(&rr), client_report(&crr));
+    eprintln!("rr {rr:?}\ncrr {crr_r:?}");
+    // TCP_RR: one round trip plus the 100-byte request and 1000-byte response serializations.
+    // TCP_CRR adds the handshake before the request: a round trip plus the SYN and SYN-ACK (IPv4 20 + TCP 20
+    // + 20 bytes of options, + 38 of framing each: 7.84 us), so one round trip and 15.7 us more.
+    let rr_per = 0.040 + ser_s(100) + ser_s(1000);
+    let extra = 0.040 + 2.0 * (60 + 38) as f64 * 8.0 / 100e6;
+    let crr_per = rr_per + extra;
+    assert!(rr.latency.min >= rr_per * 1e6 && crr_r.latency.min >= crr_per * 1e6, "faster than physics");
+    let d = (crr_r.latency.mean - rr.latency.mean) / 1e6;
+    assert!((d - extra).abs() <= 0.03 * extra, "CRR − RR = {:.3} ms, expected {:.3} ms", d * 1e3, extra * 1e3);
+    let rate = crr_r.transactions as f64 / crr_r.elapsed.as_secs_f64();
+    assert!(rate >= 0.97 / crr_per && rate <= 1.001 / crr_per, "{rate}/s against {:.3}/s", 1.0 / crr_per);
+    assert_eq!(crr.connection_ends, 2 * crr_r.connections_opened, "both ends of every connection closed");
+    assert_eq!(crr.retransmissions, 0);
+    assert_eq!(health.hidden_drops, 0);
+}
+
+#[test]
+fn maerts_reaches_the_analytic_bound_server_to_client() {
+    if !common::ready() {
+        return;
+    }
+    // Data flows down (server to client): a 1-BDP queue on down (100 Mbit/s × 40 ms = 500 kB ≈ 325 frames),
+    // 4 MiB buffers. Goodput over 10 s from establishment, slow start included (about 0.2 s of a 10 s window
+    // at well under full rate), must be within 3% of the bound 100 Mbit/s × 1448 / 1538.
+    let mut spec = TestbedSpec::symmetric(common::link("100mbit", "20ms", "325pkt"));
+    spec.server.send_buffer = ByteSize::new(4 << 20);
+    spec.client.recv_buffer = ByteSize::new(4 << 20);
+    let client = StreamConfig {
+        opening: Opening::Connect { connections: 1, port: PORT, ports: 1, at: Instant::ZERO, spacing: Duration::ZERO },
+        role: Role::Receive,
+        gates_measurement: true,
+    };
+    let server = StreamConfig {
+        opening: Opening::Accept { port: PORT, ports: 1, connections: 1 },
+        role: Role::Send { message: 64 * 1024 },
+        gates_measurement: true,
+    };
+    let apps = vec![(Side::Server, App::Stream(Stream::new(server))), (Side::Client, App::Stream(Stream::new(client)))];
+    let (run, health) = run(&spec, apps, Duration::from_secs(10));
+    let received = run
+        .apps
+        .iter()
+        .find_map(|(side, a)| match a.report() {
+            Report::Stream(s) if *side == Side::Client => Some(s),
+            _ => None,
+        })
+        .unwrap();
+    let goodput = received.window_bytes as f64 * 8.0 / received.elapsed.as_secs_f64();
+    let bound = common::bound_bps(100e6);
+    eprintln!("goodput {:.2} Mbit/s, bound {:.2}; {:?}", goodput / 1e6, bound / 1e6, run.server_netstat);
+    assert!(goodput <= bound * 1.005, "faster than the wire allows: {goodput}");
+    assert!(goodput >= bound * 0.97, "{goodput} more than 3% below {bound}");
+    // The server sends: its retransmissions are exactly the down queue's drops, nothing else was lost.
+    assert_eq!(run.retransmissions, health.down.link.drops_queue_full + health.up.link.drops_queue_full);
+    assert_eq!(health.hidden_drops, 0);
+    let server = run.connections.iter().find(|c| c.side == "server").unwrap();
+    assert_eq!(server.congestion, "cubic");
+    let client = run.connections.iter().find(|c| c.side == "client").unwrap();
+    assert_eq!(client.estats["DataSegsOut"], 0.0, "the client only receives");
+    assert!(server.estats["DataOctetsOut"] >= received.total_bytes as f64);
+}

@@ -1,0 +1,130 @@
+//! A scenario on the Linux backend through the lab: the packet trace of the emulator's tap read back by
+//! Wireshark's `tshark` (no malformed frames or bad checksums, retransmissions = the kernel's on a scripted
+//! loss), and the CPU figures measured from /proc/stat.
+//!
+//! They need Linux, root and `tshark`; elsewhere they print why and pass, except under CI=true, where they
+//! fail.
+
+use std::path::Path;
+use std::process::Command;
+
+use tcplab_lab::result::Metrics;
+use tcplab_lab::{load, ResultDoc, Source};
+
+fn ready(tools: &[&str]) -> bool {
+    let mut why = tcplab_emu::check_environment().err().map(|e| e.to_string());
+    for t in tools {
+        if why.is_none() && !Command::new(t).arg("--version").output().is_ok_and(|o| o.status.success()) {
+            why = Some(format!("{t} is not installed"));
+        }
+    }
+    match why {
+        None => true,
+        Some(w) => {
+            assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true and this test cannot run: {w}");
+            eprintln!("skipping: {w}");
+            false
+        }
+    }
+}
+
+/// 100 Mbit/s, 20 ms each way, a queue the window cannot fill (4 MiB buffers: at most about 2,900 frames in
+/// flight against BDP 325 + queue 3000), and data frames 2000, 5000 and 8000 of the up direction lost by
+/// script: isolated losses after slow start, each repaired by a fast retransmission that Wireshark can tie
+/// to its duplicate ACKs (it calls a retransmission it cannot tie to them, such as the second of two adjacent
+/// losses, or one during slow start, when every ACK also moves the window, "out-of-order").
+const SCRIPTED: &str = "name = \"scripted\"\nseed = 1\n[path.up]\nrate = \"100mbit\"\ndelay = \"20ms\"\n\
+    queue = \"3000pkt\"\nloss = { model = \"scripted\", drop = [2000, 5000, 8000], packets = \"data\" }\n\
+    [path.down]\nrate = \"100mbit\"\ndelay = \"20ms\"\nqueue = \"3000pkt\"\n\
+    [client]\nstack = \"linux\"\n[server]\nstack = \"linux\"\n\
+    [test]\nkind = \"tcp_stream\"\nduration = \"3s\"\nsend_buffer = \"4MiB\"\nrecv_buffer = \"4MiB\"\n";
+
+/// Frames Wireshark finds malformed or with a bad checksum.
+const BAD: &str = "_ws.malformed || _ws.expert.group == \"Malformed\" || _ws.expert.group == \"Checksum\" \
+    || tcp.checksum.status == 0 || ip.checksum.status == 0";
+
+fn count(file: &Path, filter: &str) -> usize {
+    let out = Command::new("tshark")
+        .args(["-n", "-o", "tcp.check_checksum:TRUE", "-o", "ip.check_checksum:TRUE", "-r"])
+        .arg(file)
+        .args(["-Y", filter, "-T", "fields", "-e", "frame.number"])
+        .output()
+        .expect("tshark runs");
+    assert!(out.status.success(), "tshark failed: {}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("appears to be damaged") && !err.contains("cut short"), "tshark: {err}");
+    String::from_utf8(out.stdout).unwrap().lines().count()
+}
+
+fn estat(doc: &ResultDoc, side: &str, var: &str) -> f64 {
+    let c = doc.points[0].connections.iter().find(|c| c.side == side).unwrap();
+    c.estats[var].as_f64().unwrap()
+}
+
+#[test]
+fn the_clients_trace_shows_exactly_the_kernels_retransmissions() {
+    if !ready(&["tshark"]) {
+        return;
+    }
+    let s = load(&Source { name: "scripted.toml", text: SCRIPTED }, &[]).unwrap();
+    let file = std::env::temp_dir().join(format!("tcplab-linux-{}.pcap", std::process::id()));
+    let pcap = tcplab_emu::PcapSpec { path: file.clone(), tap: tcplab_emu::PcapTap::Client, snaplen: 65_535 };
+    let doc = tcplab_lab::run_scenario_linux_with(&s, 1, Some(pcap)).unwrap();
+    let p = &doc.points[0];
+    eprintln!("{}", serde_json::to_string(&p.metrics).unwrap());
+    let frames = count(&file, "frame");
+    let bad = count(&file, BAD);
+    let retrans = count(&file, "tcp.analysis.retransmission");
+    let lost_seen = count(&file, "tcp.analysis.lost_segment");
+    let ooo = count(&file, "tcp.analysis.out_of_order");
+    std::fs::remove_file(&file).unwrap();
+    eprintln!("frames {frames}, bad {bad}, tshark retransmissions {retrans}, lost-segment marks {lost_seen}");
+    // The client's tap holds what the client sent (at its input instant, dropped frames included: the
+    // trace never has a hole) and what was delivered to it.
+    let (up, down) = (&p.links.up, &p.links.down);
+    assert_eq!(up.drops_random_loss, 3, "the script dropped its three frames");
+    assert_eq!(up.drops_queue_full + down.drops_queue_full, 0);
+    let in_flight = p.health.as_ref().unwrap()["down"]["in_flight_at_stop"].as_u64().unwrap();
+    assert_eq!(frames as u64, up.frames_in + down.frames_delivered - in_flight);
+    assert_eq!(bad, 0, "malformed frames or bad checksums");
+    assert_eq!(lost_seen, 0, "a capture at the sender has no holes");
+    assert_eq!(ooo, 0, "every retransmission tied to its duplicate ACKs");
+    // Each scripted drop is retransmitted once, and Wireshark sees exactly the kernel's retransmissions.
+    let kernel = estat(&doc, "client", "SegsRetrans");
+    assert_eq!(kernel, 3.0, "one retransmission per dropped frame");
+    assert_eq!(retrans as f64, kernel);
+    let Metrics::Stream(m) = &p.metrics else { panic!("a stream test") };
+    assert_eq!(m.retransmissions, 3);
+    assert_eq!(p.health.as_ref().unwrap()["hidden_drops"], 0);
+}
+
+#[test]
+fn cpu_is_measured_system_wide_over_the_window() {
+    if !ready(&[]) {
+        return;
+    }
+    let text = SCRIPTED.replace("tcp_stream", "tcp_maerts");
+    let s = load(&Source { name: "maerts.toml", text: &text }, &[]).unwrap();
+    let doc = tcplab_lab::run_scenario_linux(&s, 1).unwrap();
+    let Metrics::Stream(m) = &doc.points[0].metrics else { panic!("a stream test") };
+    let cpu = m.cpu.as_ref().expect("the Linux backend measures CPU");
+    eprintln!("{}", serde_json::to_string(&m).unwrap());
+    assert_eq!(cpu.cpu_source, "measured");
+    assert_eq!(cpu.cpu_scope.as_deref(), Some("system"));
+    let (u, d) = (cpu.cpu_util_percent.local.unwrap(), cpu.service_demand_us_per_kb.local.unwrap());
+    assert!(u > 0.0 && u <= 100.0, "{u}");
+    // netperf's service demand: utilization × CPUs × window per KB delivered.
+    let cpus = std::fs::read_to_string("/proc/stat")
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("cpu") && !l.starts_with("cpu "))
+        .count();
+    let expect = u / 100.0 * cpus as f64 * m.elapsed_s * 1e6 / (m.delivered_bytes as f64 / 1024.0);
+    assert!((d - expect).abs() <= 1e-6 * expect, "{d} vs {expect}");
+    assert_eq!(cpu.cpu_util_percent.remote, cpu.cpu_util_percent.local, "one machine: the same figure");
+    // The scenario's knobs: the server sent (MAERTS), the client only acknowledged.
+    assert_eq!(estat(&doc, "client", "DataSegsOut"), 0.0);
+    // The data-only script on the up direction finds nothing to drop: only ACKs go up in MAERTS.
+    assert_eq!(doc.points[0].links.up.drops_random_loss, 0);
+    assert_eq!(estat(&doc, "server", "SegsRetrans"), 0.0);
+}
