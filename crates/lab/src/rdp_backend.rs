@@ -120,6 +120,14 @@ impl Probe<RdpConnection> for RdpProbes<'_> {
         }
     }
 
+    /// Fragments are not counted in `data_drops` (Part C counts whole data packets): with a path `mtu` a
+    /// datagram lost in pieces shows as the receiver's `reasm_fails`, and R = D + drops does not hold.
+    fn on_fragment(&mut self, now: Instant, ev: PacketEvent, seg: &RdpSegment, frag: tcplab_sim::Fragment) {
+        if let Some(x) = self.extra.as_mut() {
+            x.on_fragment(now, ev, seg, frag);
+        }
+    }
+
     fn tick_interval(&self) -> Option<Duration> {
         self.interval
     }

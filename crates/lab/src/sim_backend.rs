@@ -257,6 +257,17 @@ impl Probe<Connection> for Tee<'_> {
             x.on_packet(now, ev, seg);
         }
     }
+    fn on_fragment(
+        &mut self,
+        now: Instant,
+        ev: tcplab_sim::PacketEvent,
+        seg: &tcplab_wire::TcpSegment,
+        frag: tcplab_sim::Fragment,
+    ) {
+        if let Some(x) = self.extra.as_mut() {
+            x.on_fragment(now, ev, seg, frag);
+        }
+    }
     fn tick_interval(&self) -> Option<Duration> {
         self.series.as_ref().map(|s| s.interval).or_else(|| self.logvars.as_ref().and_then(|l| l.tick_interval()))
     }

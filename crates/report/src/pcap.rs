@@ -25,11 +25,11 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use tcplab_rdp::RdpConnection;
-use tcplab_sim::{PacketEvent, Probe, CLIENT, DOWN, SERVER, UP};
+use tcplab_sim::{Fragment, PacketEvent, Probe, CLIENT, DOWN, SERVER, UP};
 use tcplab_tcp::Connection;
 use tcplab_units::Instant;
 use tcplab_wire::codec::rdp::{emit_ipv4_rdp, RdpCodec};
-use tcplab_wire::codec::{emit_ipv4_tcp, PayloadFill};
+use tcplab_wire::codec::{emit_ipv4_fragment, emit_ipv4_tcp, PayloadFill};
 use tcplab_wire::{RdpSegment, TcpSegment};
 
 /// IPv4 addresses of the client and the server.
@@ -87,6 +87,9 @@ pub fn file_header(snaplen: u32) -> [u8; 24] {
     h
 }
 
+/// Bytes of the Ethernet II header every frame starts with.
+const ETHERNET_HEADER: usize = 14;
+
 /// Appends one Ethernet frame carrying `seg` from host `src` to host `1 - src` to `buf`.
 pub fn encode_frame(seg: &TcpSegment, src: usize, ip_id: u16, buf: &mut Vec<u8>) {
     let dst = 1 - src;
@@ -133,12 +136,16 @@ pub struct PcapProbe {
     target: PathBuf,
     out: Option<BufWriter<tempfile::NamedTempFile>>,
     err: Option<std::io::Error>,
-    /// The next IPv4 identification of each host.
+    /// The next IPv4 identification of each host, and the one of the datagram whose fragments it is sending
+    /// (a host sends a datagram's fragments one after another).
     next_id: [u16; 2],
+    fragmenting_id: [u16; 2],
     /// The ids of the packets in flight on each direction, in order (the path is FIFO).
     in_flight: [VecDeque<u16>; 2],
     packets: u64,
     frame: Vec<u8>,
+    /// A fragment being cut from `frame`.
+    fragment: Vec<u8>,
     /// How RDP headers are encoded (the RFCs' open choices).
     rdp_codec: RdpCodec,
 }
@@ -156,9 +163,11 @@ impl PcapProbe {
             out: Some(out),
             err: None,
             next_id: [0; 2],
+            fragmenting_id: [0; 2],
             in_flight: [VecDeque::new(), VecDeque::new()],
             packets: 0,
             frame: Vec::with_capacity(2048),
+            fragment: Vec::with_capacity(2048),
             rdp_codec: RdpCodec::default(),
         })
     }
@@ -186,7 +195,7 @@ impl PcapProbe {
         Ok(self.packets)
     }
 
-    fn write(&mut self, at: Instant, seg: Frame, src: usize, ip_id: u16) {
+    fn write(&mut self, at: Instant, seg: Frame, src: usize, ip_id: u16, frag: Option<Fragment>) {
         let Some(out) = self.out.as_mut() else { return };
         if self.err.is_some() {
             return;
@@ -203,6 +212,26 @@ impl PcapProbe {
                     return;
                 }
             }
+        }
+        if let Some(f) = frag {
+            // The Ethernet header, then the fragment cut from the whole datagram behind it.
+            self.fragment.clear();
+            self.fragment.extend_from_slice(&self.frame[..ETHERNET_HEADER]);
+            let cut = emit_ipv4_fragment(
+                &self.frame[ETHERNET_HEADER..],
+                f.offset as usize,
+                f.len as usize,
+                f.more,
+                &mut self.fragment,
+            );
+            if let Err(e) = cut {
+                self.err = Some(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!("fragment at {} of {} bytes cannot be cut: {e}", f.offset, f.len),
+                ));
+                return;
+            }
+            std::mem::swap(&mut self.frame, &mut self.fragment);
         }
         let orig = self.frame.len() as u32;
         let incl = orig.min(self.snaplen);
@@ -222,22 +251,21 @@ impl PcapProbe {
 
 impl PcapProbe {
     /// What every packet event does to the trace, whatever the transport.
-    fn on_event(&mut self, now: Instant, ev: PacketEvent, seg: Frame) {
+    fn on_event(&mut self, now: Instant, ev: PacketEvent, seg: Frame, frag: Option<Fragment>) {
         match ev {
             PacketEvent::Sent { host, departs } => {
-                let id = self.next_id[host];
-                self.next_id[host] = id.wrapping_add(1);
+                let id = self.take_id(host, frag);
                 // Direction `h` carries host `h`'s packets.
                 self.in_flight[host].push_back(id);
                 match (self.tap, host) {
-                    (Tap::Client, CLIENT) | (Tap::Server, SERVER) => self.write(now, seg, host, id),
-                    (Tap::Up, CLIENT) | (Tap::Down, SERVER) => self.write(departs, seg, host, id),
+                    (Tap::Client, CLIENT) | (Tap::Server, SERVER) => self.write(now, seg, host, id, frag),
+                    (Tap::Up, CLIENT) | (Tap::Down, SERVER) => self.write(departs, seg, host, id, frag),
                     _ => {}
                 }
             }
             PacketEvent::NicDropped { host } => {
-                // Refused before it got an id on the wire; the id is not reused, as on a real host.
-                self.next_id[host] = self.next_id[host].wrapping_add(1);
+                // Refused before it got on the wire; the id is not reused, as on a real host.
+                self.take_id(host, frag);
             }
             PacketEvent::LinkDropped { dir, .. } => {
                 // The path decides at once: the packet just sent on `dir` is the last one queued.
@@ -246,24 +274,41 @@ impl PcapProbe {
             PacketEvent::Delivered { dir } => {
                 let id = self.in_flight[dir].pop_front().unwrap_or(0);
                 match (self.tap, dir) {
-                    (Tap::Client, DOWN) | (Tap::Server, UP) => self.write(now, seg, dir, id),
+                    (Tap::Client, DOWN) | (Tap::Server, UP) => self.write(now, seg, dir, id, frag),
                     _ => {}
                 }
             }
             PacketEvent::NoSocket { .. } => {}
         }
     }
+
+    /// The IPv4 identification of a packet host `h` sends: a new one per datagram, shared by its fragments.
+    fn take_id(&mut self, host: usize, frag: Option<Fragment>) -> u16 {
+        if frag.is_some_and(|f| f.offset > 0) {
+            return self.fragmenting_id[host];
+        }
+        let id = self.next_id[host];
+        self.next_id[host] = id.wrapping_add(1);
+        self.fragmenting_id[host] = id;
+        id
+    }
 }
 
 impl Probe<Connection> for PcapProbe {
     fn on_packet(&mut self, now: Instant, ev: PacketEvent, seg: &TcpSegment) {
-        self.on_event(now, ev, Frame::Tcp(seg));
+        self.on_event(now, ev, Frame::Tcp(seg), None);
+    }
+    fn on_fragment(&mut self, now: Instant, ev: PacketEvent, seg: &TcpSegment, frag: Fragment) {
+        self.on_event(now, ev, Frame::Tcp(seg), Some(frag));
     }
 }
 
 impl Probe<RdpConnection> for PcapProbe {
     fn on_packet(&mut self, now: Instant, ev: PacketEvent, seg: &RdpSegment) {
-        self.on_event(now, ev, Frame::Rdp(seg));
+        self.on_event(now, ev, Frame::Rdp(seg), None);
+    }
+    fn on_fragment(&mut self, now: Instant, ev: PacketEvent, seg: &RdpSegment, frag: Fragment) {
+        self.on_event(now, ev, Frame::Rdp(seg), Some(frag));
     }
 }
 

@@ -271,3 +271,50 @@ fn rdp_traces_are_clean_ipv4_protocol_27_that_decode_to_the_segments_sent() {
         }
     }
 }
+
+/// IP fragmentation: with a 576-byte MTU on the up direction every full data segment crosses in three
+/// fragments. Every frame is clean IPv4; tshark finds exactly tcplab's fragments, and reassembles, with a
+/// good TCP checksum, exactly the datagrams the server reassembled (the ones none of whose fragments was
+/// lost).
+#[test]
+fn fragments_are_clean_ipv4_that_tshark_reassembles_as_the_server_did() {
+    if !have_tshark() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let s = load(&Source { name: "lossy.toml", text: LOSSY }, &["path.up.mtu=\"576B\"".to_string()]).unwrap();
+    for (tap, name) in [(Tap::Up, "up"), (Tap::Server, "server")] {
+        let file = dir.path().join(format!("frag-{name}.pcap"));
+        let mut pcap = PcapProbe::create(&file, tap, tcplab_report::pcap::DEFAULT_SNAPLEN).unwrap();
+        let doc = tcplab_lab::run_scenario_with(&s, 1, Some(&mut pcap)).unwrap();
+        let written = pcap.finish().unwrap();
+        let l = &doc.points[0].links;
+        let (client, server) = (l.ip_client.unwrap(), l.ip_server.unwrap());
+        assert!(client.out_frag_reqds > 100 && server.reasm_oks < client.out_frag_reqds, "fragments, some lost");
+        let expected = match tap {
+            Tap::Up => l.up.frames_in,
+            _ => l.nic_server.frames_sent + l.up.frames_delivered,
+        };
+        assert_eq!(written, expected, "{name}: packets written");
+        assert_eq!(tshark(&file, &[]).len() as u64, expected, "{name}: frames tshark reads");
+        assert_eq!(count(&file, BAD), 0, "{name}: malformed or checksum-flagged frames");
+        assert_eq!(count(&file, "ip.checksum.status == 1"), expected as usize, "{name}: IP checksums good");
+        let fragments = count(&file, "ip.flags.mf == 1 || ip.frag_offset > 0") as u64;
+        let last_fragments = count(&file, "tcp && ip.frag_offset > 0") as u64;
+        match tap {
+            Tap::Up => {
+                assert_eq!(fragments, client.out_frag_creates, "up: every fragment the client made");
+                assert!(last_fragments <= client.out_frag_reqds);
+            }
+            _ => {
+                assert_eq!(fragments, server.reasm_reqds, "server: every fragment that arrived");
+                assert_eq!(last_fragments, server.reasm_oks, "server: datagrams tshark reassembles");
+                assert_eq!(
+                    count(&file, "tcp && ip.frag_offset > 0 && tcp.checksum.status == 1") as u64,
+                    server.reasm_oks,
+                    "reassembled segments verify their TCP checksum"
+                );
+            }
+        }
+    }
+}

@@ -85,6 +85,9 @@ pub enum WireError {
     /// The datagram is a fragment (more-fragments set or non-zero fragment offset, RFC 791 §3.2);
     /// the TCP header cannot be decoded without reassembly.
     Fragmented,
+    /// A fragment to emit does not start at a multiple of 8 bytes, or a fragment other than the last
+    /// does not carry a multiple of 8 bytes (RFC 791 §3.2).
+    BadFragment,
     /// The IPv4 protocol is not TCP (6); carries the protocol number.
     NotTcp(u8),
     /// The IPv4 header checksum (RFC 791 §3.1) does not verify.
@@ -137,6 +140,7 @@ impl fmt::Display for WireError {
                 write!(f, "IPv4 total length {len} is shorter than the header")
             }
             WireError::Fragmented => f.write_str("IPv4 fragment"),
+            WireError::BadFragment => f.write_str("IPv4 fragment offset or length not a multiple of 8 bytes"),
             WireError::NotTcp(p) => write!(f, "IP protocol {p}, expected TCP (6)"),
             WireError::BadIpChecksum => f.write_str("bad IPv4 header checksum"),
             WireError::BadDataOffset(off) => write!(f, "bad TCP data offset {off} words"),
@@ -484,6 +488,13 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4Packet<T> {
     }
 
     /// Sets the time to live.
+    /// Sets the flags and fragment offset field (RFC 791 §3.1): DF clear, MF as given, the offset in
+    /// bytes (a multiple of 8, below 65536).
+    pub fn set_fragment(&mut self, more: bool, offset: u16) {
+        let v: u16 = if more { 0x2000 } else { 0 } | (offset >> 3);
+        self.buffer.as_mut()[field::ipv4::FLAGS_FRAG].copy_from_slice(&v.to_be_bytes());
+    }
+
     pub fn set_ttl(&mut self, ttl: u8) {
         self.buffer.as_mut()[field::ipv4::TTL] = ttl;
     }
@@ -926,6 +937,40 @@ pub fn emit_ipv4_tcp(
     ip.set_dst_addr(dst_ip);
     ip.fill_checksum();
     Ok(total_len)
+}
+
+/// Appends to `buf` the fragment of `datagram` (a whole IPv4 datagram with a 20-byte header, as the
+/// `emit_ipv4_*` functions write it) that carries `len` bytes of its payload from `offset` (RFC 791 §3.2):
+/// the datagram's header with the total length, the more-fragments flag (`more`) and the fragment offset
+/// set, don't-fragment clear, and the checksum refilled. Returns the bytes appended.
+///
+/// Errors (leaving `buf` untouched): [`WireError::Truncated`] when `datagram` is not a whole datagram or
+/// the range is outside its payload, [`WireError::BadFragment`] when `offset` is not a multiple of 8 or a
+/// fragment that is not the last has a length that is not.
+pub fn emit_ipv4_fragment(
+    datagram: &[u8],
+    offset: usize,
+    len: usize,
+    more: bool,
+    buf: &mut Vec<u8>,
+) -> Result<usize, WireError> {
+    let ip = Ipv4Packet::new_checked(datagram)?;
+    if ip.header_len() != IPV4_HEADER_LEN || ip.total_len() as usize != datagram.len() {
+        return Err(WireError::Truncated);
+    }
+    let payload = &datagram[IPV4_HEADER_LEN..];
+    let end = offset.checked_add(len).filter(|&e| e <= payload.len()).ok_or(WireError::Truncated)?;
+    if offset % 8 != 0 || (more && len % 8 != 0) || offset > 0xffff {
+        return Err(WireError::BadFragment);
+    }
+    let start = buf.len();
+    buf.extend_from_slice(&datagram[..IPV4_HEADER_LEN]);
+    buf.extend_from_slice(&payload[offset..end]);
+    let mut h = Ipv4Packet::new_unchecked(&mut buf[start..start + IPV4_HEADER_LEN]);
+    h.set_total_len((IPV4_HEADER_LEN + len) as u16);
+    h.set_fragment(more, offset as u16);
+    h.fill_checksum();
+    Ok(IPV4_HEADER_LEN + len)
 }
 
 /// Parses `bytes`, exactly one TCP segment sent from `src_ip` to `dst_ip`, verifying the checksum.

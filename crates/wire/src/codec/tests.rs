@@ -719,3 +719,39 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn fragments_carry_the_datagram_payload_in_8_byte_units_and_parse_back_reassembled() {
+    // A 1460-byte segment with timestamps: 1512 bytes of IP, so 1492 bytes of payload; over a 576-byte
+    // MTU each fragment but the last carries (576 - 20) / 8 * 8 = 552 bytes: 552 + 552 + 388.
+    let seg = TcpSegment { payload_len: 1460, ..ack() };
+    let datagram = round_trip(&seg);
+    let (chunk, payload) = (552usize, datagram.len() - 20);
+    let mut joined = datagram[..20].to_vec();
+    let mut offset = 0;
+    let mut lens = Vec::new();
+    while offset < payload {
+        let len = chunk.min(payload - offset);
+        let more = offset + len < payload;
+        let mut f = Vec::new();
+        assert_eq!(emit_ipv4_fragment(&datagram, offset, len, more, &mut f), Ok(20 + len));
+        let ip = Ipv4Packet::new_checked(&f[..]).unwrap();
+        assert!(ip.verify_checksum());
+        assert_eq!((ip.total_len() as usize, ip.frag_offset() as usize, ip.more_fragments()), (20 + len, offset, more));
+        assert_eq!(ip.ident(), IP_ID);
+        // A fragment is not a TCP segment to a parser that does not reassemble.
+        assert_eq!(parse_ipv4_tcp(&f).unwrap_err(), WireError::Fragmented);
+        joined.extend_from_slice(&f[20..]);
+        lens.push(len);
+        offset += len;
+    }
+    assert_eq!(lens, [552, 552, 388]);
+    assert_eq!(joined, datagram, "the fragments' payloads are the datagram's, in order");
+    // Bad requests leave the buffer alone.
+    let mut f = vec![1u8];
+    assert_eq!(emit_ipv4_fragment(&datagram, 4, 552, true, &mut f), Err(WireError::BadFragment));
+    assert_eq!(emit_ipv4_fragment(&datagram, 0, 550, true, &mut f), Err(WireError::BadFragment));
+    assert_eq!(emit_ipv4_fragment(&datagram, 1104, 400, false, &mut f), Err(WireError::Truncated));
+    assert_eq!(emit_ipv4_fragment(&datagram[..100], 0, 8, true, &mut f), Err(WireError::Truncated));
+    assert_eq!(f, [1]);
+}
