@@ -960,7 +960,7 @@ pub fn emit_ipv4_fragment(
     }
     let payload = &datagram[IPV4_HEADER_LEN..];
     let end = offset.checked_add(len).filter(|&e| e <= payload.len()).ok_or(WireError::Truncated)?;
-    if offset % 8 != 0 || (more && len % 8 != 0) || offset > 0xffff {
+    if !offset.is_multiple_of(8) || (more && !len.is_multiple_of(8)) || offset > 0xffff {
         return Err(WireError::BadFragment);
     }
     let start = buf.len();
