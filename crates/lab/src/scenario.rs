@@ -1066,6 +1066,19 @@ pub const SHIPPED: &[Shipped] = &[
     Shipped { name: "rdp-loopback", text: include_str!("../../../scenarios/rdp-loopback.toml") },
     Shipped { name: "msg-100m", text: include_str!("../../../scenarios/msg-100m.toml") },
     Shipped { name: "rdp-rr-satellite", text: include_str!("../../../scenarios/rdp-rr-satellite.toml") },
+    Shipped { name: "classic/dsl-rr", text: include_str!("../../../scenarios/classic/dsl-rr.toml") },
+    Shipped { name: "classic/dsl-rr-nodelay", text: include_str!("../../../scenarios/classic/dsl-rr-nodelay.toml") },
+    Shipped {
+        name: "classic/gige-ack-avoidance",
+        text: include_str!("../../../scenarios/classic/gige-ack-avoidance.toml"),
+    },
+    Shipped { name: "classic/small-messages", text: include_str!("../../../scenarios/classic/small-messages.toml") },
+    Shipped { name: "classic/rdp-eack", text: include_str!("../../../scenarios/classic/rdp-eack.toml") },
+    Shipped {
+        name: "classic/rdp-rtt-feedback",
+        text: include_str!("../../../scenarios/classic/rdp-rtt-feedback.toml"),
+    },
+    Shipped { name: "classic/txqueuelen", text: include_str!("../../../scenarios/classic/txqueuelen.toml") },
 ];
 
 /// The one-line description of a shipped scenario (its `description` key).
