@@ -208,8 +208,9 @@ fn main() -> ExitCode {
         }
         Command::Merge { shards, json } => merge(&shards, &json),
         Command::List => {
+            let w = SHIPPED.iter().map(|s| s.name.chars().count()).max().unwrap_or(0);
             for s in SHIPPED {
-                println!("{:<16} {}", s.name, shipped_description(s));
+                println!("{:<w$} {}", s.name, shipped_description(s));
             }
             Ok(())
         }
