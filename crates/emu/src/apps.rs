@@ -1,6 +1,6 @@
 //! The simulator's applications on real sockets: the sans-IO state machines of `tcplab_workload` (TCP_STREAM,
-//! TCP_MAERTS, TCP_RR with its first burst, TCP_CRR; `App`) driven through their `Sockets` interface by
-//! non-blocking kernel sockets and one epoll loop.
+//! TCP_MAERTS, TCP_RR with its first burst, TCP_CRR, the small messages of `tcp_msg`; `App`) driven through
+//! their `Sockets` interface by non-blocking kernel sockets and one epoll loop.
 //!
 //! One thread runs every application of both hosts, as the simulator's engine does. It lives in the
 //! client's namespace, so the client's sockets are created there directly (TCP_CRR creates one per
@@ -14,6 +14,7 @@
 //! | `connect(port)` | `socket` (the side's socket options) and a non-blocking `connect`; `Established` when it completes; `EADDRNOTAVAIL` (no ephemeral port) is `NoFreePort` |
 //! | `listen(port)` | a listening socket on the server's address; each `accept4` brings `Established` |
 //! | `send(c, n)` | one non-blocking `send` of `n` bytes (zeros: payload is counted, not carried); a short write is the buffer full, the rest is the application's next call |
+//! | `push(c)` | nothing (the kernel pushes at the end of each send call); "full" after 64 messages in one event: the writer yields the loop and hears `Writable` on the next round |
 //! | `recv(c, max)` | `read` until the socket is empty or `max` bytes; a read of 0 is the peer's close (`is_eof`) |
 //! | `close(c)` | `shutdown(SHUT_WR)`: the FIN follows the queued data; the descriptor is closed once the peer's FIN was read and ours acknowledged |
 //! | `set_timer(at)` | a CLOCK_MONOTONIC timerfd at the earliest deadline asked for |
@@ -156,8 +157,8 @@ mod os {
     use crate::sys::{self, cvt};
     use crate::testbed::{Side, Testbed, SERVER_ADDR};
 
-    /// The most one send call offers (a larger `Sockets::send` is taken in part, as a short write): no
-    /// socket buffer is larger (`SO_SNDBUFFORCE` is capped at `i32::MAX / 2`).
+    /// The most one send call offers (a larger `Sockets::send` is taken in part, as a short write): a
+    /// scenario's messages and buffers are at most 1 GiB (docs/scenario.md).
     const MAX_SEND: u64 = 1 << 30;
     /// Epoll tokens: connections are their index; listeners and the timer are above this.
     const LISTENER: u64 = 1 << 40;
