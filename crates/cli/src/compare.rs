@@ -75,8 +75,19 @@ fn figures(d: &ResultDoc) -> Vec<(String, Rule, Option<f64>)> {
             nstat_rows(d, "client", &mut out);
             nstat_rows(d, "server", &mut out);
         }
-        // The Linux backend runs neither RDP nor tcp_msg yet (it refuses them by name before anything runs).
-        Metrics::Rdp(_) | Metrics::Msg(_) => {}
+        Metrics::Msg(m) => {
+            out.push(("messages/s".into(), Rule::Rate, Some(m.messages_per_s)));
+            out.push(("time per message mean, us".into(), Rule::Info, Some(m.time_per_message_us.mean)));
+            let l = &m.latency_us;
+            for (k, v) in [("mean", l.mean), ("p50", l.p50), ("p90", l.p90), ("p99", l.p99), ("max", l.max)] {
+                out.push((format!("one-way latency {k}, us"), Rule::Info, Some(v)));
+            }
+            out.push(("retransmitted segments".into(), Rule::Count2x, Some(m.retransmissions as f64)));
+            out.push(("client DataSegsOut".into(), Rule::Info, side_stat("client", "DataSegsOut")));
+            nstat_rows(d, "client", &mut out);
+        }
+        // The Linux backend does not run RDP (it refuses it by name before anything runs).
+        Metrics::Rdp(_) => {}
     }
     out
 }

@@ -34,7 +34,7 @@ enum Command {
         #[arg(long)]
         seed: Option<u64>,
         /// Backend: `sim` (the simulator) or `linux` (kernel TCP in network namespaces through tcplab's link
-        /// emulator; root and Linux required; tcp_stream, tcp_maerts, tcp_rr, tcp_crr).
+        /// emulator; root and Linux required; tcp_stream, tcp_maerts, tcp_rr, tcp_crr, tcp_msg).
         #[arg(long, default_value = "sim")]
         backend: String,
         /// Write the result document (schema tcplab.result/1) to FILE, or "-" for stdout.

@@ -1,6 +1,6 @@
 //! The simulator's applications on real sockets: the sans-IO state machines of `tcplab_workload` (TCP_STREAM,
-//! TCP_MAERTS, TCP_RR with its first burst, TCP_CRR; `App`) driven through their `Sockets` interface by
-//! non-blocking kernel sockets and one epoll loop.
+//! TCP_MAERTS, TCP_RR with its first burst, TCP_CRR, the small messages of `tcp_msg`; `App`) driven through
+//! their `Sockets` interface by non-blocking kernel sockets and one epoll loop.
 //!
 //! One thread runs every application of both hosts, as the simulator's engine does. It lives in the
 //! client's namespace, so the client's sockets are created there directly (TCP_CRR creates one per
@@ -13,7 +13,8 @@
 //! |---|---|
 //! | `connect(port)` | `socket` (the side's socket options) and a non-blocking `connect`; `Established` when it completes; `EADDRNOTAVAIL` (no ephemeral port) is `NoFreePort` |
 //! | `listen(port)` | a listening socket on the server's address; each `accept4` brings `Established` |
-//! | `send(c, n)` | `send` of up to `n` bytes (zeros: payload is counted, not carried) until the buffer is full |
+//! | `send(c, n)` | one non-blocking `send` of `n` bytes (zeros: payload is counted, not carried); a short write is the buffer full, the rest is the application's next call |
+//! | `push(c)` | nothing (the kernel pushes at the end of each send call); "full" after 64 messages in one event: the writer yields the loop and hears `Writable` on the next round |
 //! | `recv(c, max)` | `read` until the socket is empty or `max` bytes; a read of 0 is the peer's close (`is_eof`) |
 //! | `close(c)` | `shutdown(SHUT_WR)`: the FIN follows the queued data; the descriptor is closed once the peer's FIN was read and ours acknowledged |
 //! | `set_timer(at)` | a CLOCK_MONOTONIC timerfd at the earliest deadline asked for |
@@ -156,13 +157,20 @@ mod os {
     use crate::sys::{self, cvt};
     use crate::testbed::{Side, Testbed, SERVER_ADDR};
 
-    /// Payload of every send: the applications count bytes, the bytes themselves do not matter.
-    static ZEROS: [u8; 1 << 18] = [0; 1 << 18];
+    /// The most one send call offers (a larger `Sockets::send` is taken in part, as a short write): a
+    /// scenario's messages and buffers are at most 1 GiB (docs/scenario.md).
+    const MAX_SEND: u64 = 1 << 30;
     /// Epoll tokens: connections are their index; listeners and the timer are above this.
     const LISTENER: u64 = 1 << 40;
     const TIMER: u64 = 1 << 41;
     /// While connections wait for their FIN to be acknowledged they are polled this often, ns.
     const LINGER_POLL_NS: u64 = 1_000_000;
+    /// Messages a writer completes in one turn (`Sockets::push` calls within one event) before it yields
+    /// the loop to the other applications and to the kernel's readiness; it hears `Writable` again on the
+    /// next round. Without it a back-to-back `tcp_msg` writer, whose 1-byte sends Nagle appends to one
+    /// segment (a byte of send buffer each), would spend seconds filling its buffer while the reader, on
+    /// the same thread, waits.
+    const WRITE_TURN: u32 = 64;
 
     struct Conn {
         fd: Option<OwnedFd>,
@@ -197,6 +205,10 @@ mod os {
         listeners: Vec<Listener>,
         /// Connections to look at (new readiness, closed by their application).
         queue: Vec<usize>,
+        /// Writers that used up their turn: queued again after the next look at epoll.
+        yielded: Vec<usize>,
+        /// `Sockets::push` calls in the current event.
+        pushes: u32,
         lingering: Vec<usize>,
         /// Per application: the deadlines it asked for.
         timers: Vec<Vec<u64>>,
@@ -206,6 +218,9 @@ mod os {
         stop_at: u64,
         frozen: Option<u64>,
         buf: Vec<u8>,
+        /// Payload of every send, grown to the largest call: the applications count bytes, the bytes
+        /// themselves do not matter.
+        zeros: Vec<u8>,
         ends: Vec<ConnEnd>,
         ends_total: u64,
         retrans: u64,
@@ -307,11 +322,17 @@ mod os {
             let Some(fd) = self.fd(i).filter(|_| !self.conns[i].connecting && !self.conns[i].closed) else {
                 return 0;
             };
-            let mut sent = 0u64;
-            while sent < bytes {
-                let n = (bytes - sent).min(ZEROS.len() as u64) as usize;
-                // SAFETY: ZEROS is valid for `n` bytes.
-                let r = unsafe { libc::send(fd, ZEROS.as_ptr().cast(), n, libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT) };
+            // One send call, as the application's one write (a `tcp_msg` message is one call, and the kernel
+            // pushes at the end of each: `tcp_sendmsg` → `tcp_push`); a short write leaves the rest for the
+            // application's next call, once the socket is writable again.
+            let n = bytes.min(MAX_SEND) as usize;
+            if self.zeros.len() < n {
+                self.zeros = vec![0; n.next_power_of_two().min(MAX_SEND as usize)];
+            }
+            loop {
+                // SAFETY: `zeros` is valid for `n` bytes.
+                let r =
+                    unsafe { libc::send(fd, self.zeros.as_ptr().cast(), n, libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT) };
                 if r < 0 {
                     let e = io::Error::last_os_error();
                     match e.kind() {
@@ -319,15 +340,13 @@ mod os {
                         io::ErrorKind::WouldBlock => self.conns[i].writable = false,
                         _ => self.fail(EmuError::os("send", e)),
                     }
-                    break;
+                    return 0;
                 }
-                sent += r as u64;
                 if (r as usize) < n {
                     self.conns[i].writable = false;
-                    break;
                 }
+                return r as u64;
             }
-            sent
         }
 
         fn recv(&mut self, i: usize, max: u64) -> u64 {
@@ -500,6 +519,17 @@ mod os {
         fn send(&mut self, c: ConnId, bytes: u64) -> u64 {
             self.host.send(c.0 as usize, bytes)
         }
+        /// The kernel pushed at the end of the send call already; "full" here is the writer's turn used up
+        /// ([`WRITE_TURN`]): `Writable` follows on the next round of the loop.
+        fn push(&mut self, c: ConnId) -> bool {
+            self.host.pushes += 1;
+            let i = c.0 as usize;
+            if self.host.pushes < WRITE_TURN || !self.host.conns.get(i).is_some_and(|x| x.writable) {
+                return false;
+            }
+            self.host.yielded.push(i);
+            true
+        }
         fn recv(&mut self, c: ConnId, max: u64) -> u64 {
             self.host.recv(c.0 as usize, max)
         }
@@ -535,6 +565,7 @@ mod os {
     impl Driver<'_> {
         fn deliver(&mut self, a: usize, ev: Event) {
             let (side, app) = &mut self.apps[a];
+            self.host.pushes = 0;
             let mut ctx = Ctx { host: &mut self.host, app: a, side: *side, tb: self.tb };
             app.on_event(ev, &mut ctx);
         }
@@ -659,6 +690,7 @@ mod os {
                     break;
                 }
                 let timeout = match self.next_deadline() {
+                    _ if !self.host.yielded.is_empty() => 0,
                     Some(t) if t <= self.host.now() => 0,
                     Some(t) => {
                         self.host.arm(t);
@@ -680,6 +712,9 @@ mod os {
                     timeout
                 };
                 let n = self.host.ep.wait(&mut events, timeout).map_err(|e| EmuError::os("epoll_wait", e))?;
+                for i in std::mem::take(&mut self.host.yielded) {
+                    self.host.enqueue(i);
+                }
                 for ev in &events[..n] {
                     let (token, bits) = (ev.u64, ev.events);
                     if token == TIMER {
@@ -749,6 +784,8 @@ mod os {
                     conns: Vec::new(),
                     listeners: Vec::new(),
                     queue: Vec::new(),
+                    yielded: Vec::new(),
+                    pushes: 0,
                     lingering: Vec::new(),
                     timers: vec![Vec::new(); n],
                     ready: vec![false; n],
@@ -757,6 +794,7 @@ mod os {
                     stop_at: u64::MAX,
                     frozen: None,
                     buf: vec![0; 1 << 18],
+                    zeros: Vec::new(),
                     ends: Vec::new(),
                     ends_total: 0,
                     retrans: 0,

@@ -47,11 +47,11 @@ pub const ATTEMPTS: u32 = 3;
 pub fn check(s: &Scenario) -> Result<(), LinuxError> {
     let unsupported = |m: String| Err(LinuxError::Unsupported(m));
     match s.test.kind {
-        TestKind::TcpStream | TestKind::TcpMaerts | TestKind::TcpRr | TestKind::TcpCrr => {}
+        TestKind::TcpStream | TestKind::TcpMaerts | TestKind::TcpRr | TestKind::TcpCrr | TestKind::TcpMsg => {}
         other => {
             return unsupported(format!(
-                "test.kind = {:?}: the Linux backend runs \"tcp_stream\", \"tcp_maerts\", \"tcp_rr\" and \"tcp_crr\" \
-                 (docs/linux-backend.md)",
+                "test.kind = {:?}: the Linux backend runs \"tcp_stream\", \"tcp_maerts\", \"tcp_rr\", \"tcp_crr\" and \
+                 \"tcp_msg\" (docs/linux-backend.md)",
                 other.key()
             ))
         }

@@ -685,8 +685,9 @@ pub fn run_scenario_linux_with(
     health["apps_realtime"] = lr.apps_realtime.into();
     health["netstat"] = serde_json::json!({ "client": lr.netstat[0], "server": lr.netstat[1] });
     let mut metrics = metrics(&s.test, &run);
-    if let Metrics::Stream(StreamMetrics { cpu: Some(c), .. }) | Metrics::Rr(RrMetrics { cpu: Some(c), .. }) =
-        &mut metrics
+    if let Metrics::Stream(StreamMetrics { cpu: Some(c), .. })
+    | Metrics::Rr(RrMetrics { cpu: Some(c), .. })
+    | Metrics::Msg(MsgMetrics { cpu: Some(c), .. }) = &mut metrics
     {
         c.cpu_source = "measured".into();
         c.cpu_scope = Some("system".into());

@@ -128,3 +128,81 @@ fn cpu_is_measured_system_wide_over_the_window() {
     assert_eq!(doc.points[0].links.up.drops_random_loss, 0);
     assert_eq!(estat(&doc, "server", "SegsRetrans"), 0.0);
 }
+
+/// `tcp_msg` on kernel sockets: 100 Mbit/s, 20 ms each way, two connections, 1 MiB buffers.
+fn msg_scenario(test: &str, nodelay: bool) -> tcplab_lab::Scenario {
+    let text = format!(
+        "name = \"msg\"\nseed = 1\n[path.up]\nrate = \"100mbit\"\ndelay = \"20ms\"\nqueue = \"1000pkt\"\n\
+         [path.down]\nrate = \"100mbit\"\ndelay = \"20ms\"\nqueue = \"1000pkt\"\n\
+         [client]\nstack = \"linux\"\n[client.tcp]\nnodelay = {nodelay}\n\
+         [server]\nstack = \"linux\"\n[server.tcp]\nnodelay = {nodelay}\n\
+         [test]\nkind = \"tcp_msg\"\nmessage = \"1B\"\nparallel = 2\nsend_buffer = \"1MiB\"\n\
+         recv_buffer = \"1MiB\"\n{test}"
+    );
+    load(&Source { name: "msg.toml", text: &text }, &[]).unwrap()
+}
+
+#[test]
+fn paced_small_messages_arrive_one_way_delay_and_one_frame_later_at_the_writers_rate() {
+    if !ready(&[]) {
+        return;
+    }
+    let s = msg_scenario("duration = \"3s\"\ninterval = \"1ms\"\n", true);
+    let doc = tcplab_lab::run_scenario_linux(&s, 1).unwrap();
+    let p = &doc.points[0];
+    let Metrics::Msg(m) = &p.metrics else { panic!("a message test") };
+    eprintln!("{}", serde_json::to_string(&m).unwrap());
+    assert_eq!(p.health.as_ref().unwrap()["hidden_drops"], 0);
+    assert_eq!(m.retransmissions, 0, "an idle path loses nothing");
+    // One 1-byte segment per message (NODELAY, one send call each, nothing unacknowledged holds it): 20 + 32
+    // (the `linux` personality's timestamps) + 1 = 53 bytes of IP, 91 on the wire, 7.28 us at 100 Mbit/s;
+    // then 20 ms of propagation. Both connections write at the same instant, so one of the two frames
+    // waits one frame more.
+    assert!(s.client.tcp.timestamps && s.server.tcp.timestamps);
+    let frame = s.path.up.rate.tx_time(s.path.up.framing.wire_len(53) as u64).as_nanos() as f64 / 1e3;
+    let wire = 20_000.0 + frame;
+    let l = &m.latency_us;
+    assert!(l.min >= wire, "nothing arrives before the wire allows: min {} us < {wire} us", l.min);
+    for (name, v) in [("p50", l.p50), ("p90", l.p90)] {
+        assert!((v - wire).abs() <= 500.0, "one-way latency {name} {v} us, the wire's {wire} us");
+    }
+    // Except at the start: Linux counts cwnd in packets, and a 1-byte segment is a packet. The initial
+    // window (10) lets messages 0-9 of each connection go at 0-9 ms; message 10, written at 10 ms, waits for
+    // the first ACK, one round trip (40 ms) after message 0, so it arrives at 40 ms + 20 ms: 50 ms after it
+    // was written. Slow start then grows cwnd by one per ACK until it covers the 40 messages per round trip.
+    assert!(l.max >= 50_000.0, "the initial window holds the eleventh message: max {} us", l.max);
+    // Each connection writes one message per ms from the start of the window; those written in its last
+    // 20 ms are still on the wire at its end: (3 s - 20 ms) / 3 s = 99.3% of 2 x 1000/s.
+    let expect = 2.0 * 1000.0;
+    assert!((m.messages_per_s - expect).abs() <= 0.02 * expect, "{} messages/s", m.messages_per_s);
+    assert!(m.messages_per_s <= expect, "no more than the writer wrote: {} messages/s", m.messages_per_s);
+}
+
+#[test]
+fn back_to_back_messages_under_nagle_coalesce_below_one_minimum_frame_each() {
+    if !ready(&[]) {
+        return;
+    }
+    let s = msg_scenario("duration = \"2s\"\n", false);
+    let doc = tcplab_lab::run_scenario_linux(&s, 1).unwrap();
+    let p = &doc.points[0];
+    let Metrics::Msg(m) = &p.metrics else { panic!("a message test") };
+    eprintln!("{}", serde_json::to_string(&m).unwrap());
+    // A message per segment could arrive no faster than one minimum frame per message: 20 + 20 + 1 = 41
+    // bytes of IP padded to 46, 84 on the wire, 6.72 us at 100 Mbit/s. Nagle holds the writer's bytes while
+    // a segment is unacknowledged, so they leave gathered into full segments (up to 1448 messages per
+    // 123 us frame): the mean time per message must be below one minimum frame's time.
+    let min_frame = s.path.up.rate.tx_time(s.path.up.framing.wire_len(41) as u64).as_nanos() as f64 / 1e3;
+    let t = m.time_per_message_us.mean;
+    assert!(m.messages > 0);
+    assert!(t < min_frame, "{t} us per message, one minimum frame takes {min_frame} us");
+    // Data segments the client sent carried several messages each on average.
+    let segs: f64 = doc.points[0]
+        .connections
+        .iter()
+        .filter(|c| c.side == "client")
+        .map(|c| c.estats["DataSegsOut"].as_f64().unwrap())
+        .sum();
+    let bytes = m.delivered_bytes as f64;
+    assert!(bytes > 10.0 * segs, "{bytes} messages in {segs} data segments: not coalesced");
+}
