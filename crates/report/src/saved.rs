@@ -107,19 +107,23 @@ fn iteration_notes(doc: &Value) -> String {
     out
 }
 
+/// What a request/response banner adds: the first burst, unless it is swept (then it is in the table's
+/// columns, and the banner's would be the unswept scenario's).
+fn burst_extra(doc: &Value) -> String {
+    let swept = doc["sweep"].as_array().is_some_and(|a| a.iter().any(|x| x["path"] == "test.burst"));
+    doc["scenario"]["test"]["burst"]
+        .as_u64()
+        .filter(|&b| b > 0 && !swept)
+        .map(|b| format!(", first burst {b}"))
+        .unwrap_or_default()
+}
+
 /// netperf's TCP_RR / TCP_CRR table (local send/recv socket sizes, request and response sizes, elapsed,
 /// transaction rate), then the latency statistics of each point, and a second line with the remote
 /// socket sizes as netperf prints it.
 fn rr_table(doc: &Value) -> String {
     let s = &doc["scenario"];
-    // A swept burst is in the table's columns; the banner's would be the unswept scenario's.
-    let swept_burst = doc["sweep"].as_array().is_some_and(|a| a.iter().any(|x| x["path"] == "test.burst"));
-    let burst = s["test"]["burst"]
-        .as_u64()
-        .filter(|&b| b > 0 && !swept_burst)
-        .map(|b| format!(", first burst {b}"))
-        .unwrap_or_default();
-    let mut out = banner(doc, "client to server", &burst);
+    let mut out = banner(doc, "client to server", &burst_extra(doc));
     let (ph, cells) = param_columns(doc);
     let pad = " ".repeat(ph.chars().count());
     out += &format!("{pad}Local /Remote\n");
@@ -162,13 +166,7 @@ fn rr_table(doc: &Value) -> String {
 /// rate and the latency statistics, and the data segments retransmitted (docs/rdp.md).
 fn rdp_rr_table(doc: &Value) -> String {
     let s = &doc["scenario"];
-    let swept_burst = doc["sweep"].as_array().is_some_and(|a| a.iter().any(|x| x["path"] == "test.burst"));
-    let burst = s["test"]["burst"]
-        .as_u64()
-        .filter(|&b| b > 0 && !swept_burst)
-        .map(|b| format!(", first burst {b}"))
-        .unwrap_or_default();
-    let mut out = banner(doc, "client to server", &burst);
+    let mut out = banner(doc, "client to server", &burst_extra(doc));
     let (ph, cells) = param_columns(doc);
     let pad = " ".repeat(ph.chars().count());
     out += &format!("{pad}Request  Resp.    Max   Elapsed  Trans.     Latency usec/Tran                   Retrans\n");
