@@ -917,12 +917,23 @@ fn check_plots(ctx: &Ctx, s: &Scenario, plots: &[PlotSpec]) -> Result<(), Scenar
                 if p.lines.as_ref() == Some(x) {
                     return Err(ctx.error(&key("lines"), format!("{x:?} is x already; accepted another swept key")));
                 }
+                // `client.VAR` / `server.VAR`: an RFC 4898 variable of that side's TCP connection ends, summed.
+                let counter = y
+                    .split_once('.')
+                    .filter(|(side, _)| !s.test.kind.is_rdp() && (*side == "client" || *side == "server"))
+                    .is_some_and(|(_, var)| crate::probes::estats_vars().iter().any(|v| v == var));
                 if let Some(accepted) = crate::result::metric_names(s) {
-                    if !accepted.contains(&y.as_str()) {
+                    if !counter && !accepted.contains(&y.as_str()) {
+                        let counters = if s.test.kind.is_rdp() {
+                            ""
+                        } else {
+                            ", or client.VAR / server.VAR with an RFC 4898 variable of test.series' list (e.g. \
+                             \"client.SendStall\")"
+                        };
                         return Err(ctx.error(
                             &key("y"),
                             format!(
-                                "{y:?}: not a metric of test.kind = {:?}; accepted: {}",
+                                "{y:?}: not a metric of test.kind = {:?}; accepted: {}{counters}",
                                 s.test.kind.key(),
                                 accepted.join(", ")
                             ),

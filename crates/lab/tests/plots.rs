@@ -94,3 +94,17 @@ fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<String>) {
         _ => out.push(prefix.to_string()),
     }
 }
+
+/// `y = "client.VAR"` / `"server.VAR"`: an RFC 4898 variable of that side's ends (crates/report/tests/plot.rs
+/// checks what is drawn).
+#[test]
+fn counter_plots_take_rfc_4898_variables_of_a_side() {
+    let plots = "[sweep]\n\"test.burst\" = [0, 4]\n[[plot]]\nx = \"test.burst\"\ny = \"client.SegsOut\"\n";
+    load_with(plots).unwrap();
+    load_with(&plots.replace("client.SegsOut", "server.DupAcksOut")).unwrap();
+    for (bad, says) in [("client.SegOut", "client.VAR / server.VAR"), ("peer.SegsOut", "accepted: transactions_per_s")]
+    {
+        let e = load_with(&plots.replace("client.SegsOut", bad)).unwrap_err();
+        assert!(e.contains("plot[0].y") && e.contains(says), "{e}");
+    }
+}

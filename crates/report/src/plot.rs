@@ -474,6 +474,17 @@ fn at<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
     path.split('.').try_fold(v, |v, k| v.get(k))
 }
 
+/// A point's value of `metric`: a dotted path in `metrics` (`latency_us.p99`), or `client.VAR` /
+/// `server.VAR`, an RFC 4898 variable summed over that side's connection ends (`connections[].estats`).
+fn point_value(p: &Value, metric: &str) -> Option<f64> {
+    if let Some((side, var)) = metric.split_once('.').filter(|(side, _)| *side == "client" || *side == "server") {
+        let ends = p["connections"].as_array()?.iter().filter(|c| c["side"] == side);
+        let values: Vec<f64> = ends.filter_map(|c| c["estats"][var].as_f64()).collect();
+        return (!values.is_empty()).then(|| values.iter().sum());
+    }
+    at(&p["metrics"], metric).and_then(Value::as_f64)
+}
+
 /// A parameter value as a label (`"10mbit"`, `true`, `4`).
 fn label(v: &Value) -> String {
     match v {
@@ -542,7 +553,7 @@ pub fn sweep_chart(doc: &Value, spec: &SweepSpec) -> Option<Chart> {
             if spec.line_axis.is_some_and(|a| label(&p["params"][a]) != *key) {
                 continue;
             }
-            let Some(y) = at(&p["metrics"], spec.metric).and_then(Value::as_f64) else { continue };
+            let Some(y) = point_value(p, spec.metric) else { continue };
             let x = x_of(&p["params"][spec.x_axis]);
             pts.push((x, y * spec.scale));
             if let Some((lo, hi)) = error_bar(p, spec.metric, y) {
@@ -687,7 +698,10 @@ pub fn cdf_charts(doc: &Value) -> Vec<(String, Chart)> {
 /// ms when some point's reaches 10 ms, else µs.
 fn metric_unit(doc: &Value, metric: &str) -> (&'static str, f64) {
     let points = doc["points"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let largest = points.iter().filter_map(|p| at(&p["metrics"], metric)?.as_f64()).fold(0.0, f64::max);
+    let largest = points.iter().filter_map(|p| point_value(p, metric)).fold(0.0, f64::max);
+    if let Some((_, var)) = metric.split_once('.').filter(|(side, _)| *side == "client" || *side == "server") {
+        return series_unit(var);
+    }
     if metric.ends_with("_bps") {
         ("Mbit/s", 1e-6)
     } else if metric.starts_with("cpu_util_percent") {

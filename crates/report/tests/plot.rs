@@ -194,3 +194,39 @@ fn a_series_plot_draws_the_named_variables_of_each_end_with_the_measurement_wind
     let (a, b, _) = c.band.clone().unwrap();
     assert_eq!((a, b), (lv["measure_start_s"].as_f64().unwrap(), lv["measure_end_s"].as_f64().unwrap()));
 }
+
+/// A `[[plot]]` with `y = "client.VAR"` draws, against the swept key, that RFC 4898 variable summed over the
+/// client's connection ends of each point.
+#[test]
+fn a_counter_plot_draws_the_sides_sums_against_the_swept_key() {
+    let text = "name = \"rr\"\n[path.up]\nrate = \"10mbit\"\ndelay = \"5ms\"\n[test]\nkind = \"tcp_rr\"\n\
+        duration = \"1s\"\n[sweep]\n\"test.burst\" = [0, 4]\n[[plot]]\nname = \"segs\"\nx = \"test.burst\"\n\
+        y = \"client.DataOctetsOut\"\n";
+    let flags = tcplab_lab::sweep::RepeatFlags::default();
+    let plan = tcplab_lab::sweep::plan(&tcplab_lab::Source { name: "rr.toml", text }, &[], &[], &flags).unwrap();
+    let run = tcplab_lab::sweep::run_plan(&plan, Default::default(), &|_, _| {}).unwrap().0;
+    let doc = serde_json::to_value(run).unwrap();
+    let mut notes = Vec::new();
+    let charts = tcplab_report::plot::scenario_charts(&doc, &mut notes);
+    assert!(notes.is_empty(), "{notes:?}");
+    let (_, chart) = charts.iter().find(|(n, _)| n == "segs").expect("the counter plot is drawn");
+    let want: Vec<(f64, f64)> = doc["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let ends = p["connections"].as_array().unwrap().iter().filter(|c| c["side"] == "client");
+            (
+                p["params"]["test.burst"].as_f64().unwrap(),
+                ends.map(|c| c["estats"]["DataOctetsOut"].as_f64().unwrap()).sum(),
+            )
+        })
+        .collect();
+    // DataOctetsOut is in bytes, drawn in KiB.
+    let kib: Vec<(f64, f64)> = want.iter().map(|&(x, y)| (x, y / 1024.0)).collect();
+    assert_eq!(chart.lines[0].points, kib);
+    assert!(
+        want[1].1 > 3.0 * want[0].1,
+        "five requests in flight send more bytes than one (Nagle packs them into the same segments): {want:?}"
+    );
+}
