@@ -50,6 +50,19 @@ pub struct PlotSpec {
     /// Sampled variables (`test.series`) against time, one line per variable and connection end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series: Option<Vec<String>>,
+    /// A horizontal reference line on an `x`/`y` plot, in `y`'s own unit (`{ value = 5.517, label = "the
+    /// line's ceiling" }`): an analytic bound drawn beside the measured points.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<PlotReference>,
+}
+
+/// `[[plot]] reference`: a constant `value` of the plot's `y` (as the result stores it: bit/s, 1/s, µs …),
+/// named by `label`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlotReference {
+    pub value: f64,
+    pub label: String,
 }
 
 /// The unit of a sampled variable (an RFC 4898 name of `estats`, or a `logvars` column): `"bytes"`, `"ms"`,
@@ -892,6 +905,14 @@ fn check_plots(ctx: &Ctx, s: &Scenario, plots: &[PlotSpec]) -> Result<(), Scenar
             );
         }
         names.push(name);
+        if let Some(r) = &p.reference {
+            if p.y.is_none() {
+                return Err(ctx.error(&key("reference"), "accepted on a plot with x and y only (a metric's bound)"));
+            }
+            if !r.value.is_finite() {
+                return Err(ctx.error(&key("reference.value"), "accepted a finite number in y's unit"));
+            }
+        }
         match (&p.series, &p.x, &p.y) {
             (Some(vars), None, None) if p.lines.is_none() => check_series_plot(ctx, s, vars, &key("series"))?,
             (Some(_), _, _) => {

@@ -107,4 +107,9 @@ fn counter_plots_take_rfc_4898_variables_of_a_side() {
         let e = load_with(&plots.replace("client.SegsOut", bad)).unwrap_err();
         assert!(e.contains("plot[0].y") && e.contains(says), "{e}");
     }
+    // A reference line belongs to an x/y plot.
+    let reference = "reference = { value = 100.0, label = \"bound\" }\n";
+    load_with(&format!("{plots}{reference}")).unwrap();
+    let e = load_with(&format!("[[plot]]\nseries = [\"CurCwnd\"]\n{reference}")).unwrap_err();
+    assert!(e.contains("plot[0].reference") && e.contains("x and y only"), "{e}");
 }

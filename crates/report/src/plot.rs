@@ -762,8 +762,21 @@ pub fn scenario_charts(doc: &Value, notes: &mut Vec<String>) -> Vec<(String, Cha
             let y_label = format!("{y} ({unit})");
             let spec =
                 SweepSpec { x_axis: x, line_axis, metric: y, y_label: &y_label, scale, title: spec.title.as_deref() };
+            let reference = specs[i].reference.as_ref();
             match sweep_chart(doc, &spec) {
-                Some(c) => out.push((name, c)),
+                Some(mut c) => {
+                    if let Some(r) = reference {
+                        let xs = c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
+                        let (lo, hi) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x), b.max(x)));
+                        let y = r.value * scale;
+                        c.lines.push(Line {
+                            label: r.label.clone(),
+                            points: vec![(lo, y), (hi, y)],
+                            ..Line::default()
+                        });
+                    }
+                    out.push((name, c))
+                }
                 None => notes.push(format!("plot {name}: not drawn: no point has the metric {y}")),
             }
             continue;

@@ -201,7 +201,7 @@ fn a_series_plot_draws_the_named_variables_of_each_end_with_the_measurement_wind
 fn a_counter_plot_draws_the_sides_sums_against_the_swept_key() {
     let text = "name = \"rr\"\n[path.up]\nrate = \"10mbit\"\ndelay = \"5ms\"\n[test]\nkind = \"tcp_rr\"\n\
         duration = \"1s\"\n[sweep]\n\"test.burst\" = [0, 4]\n[[plot]]\nname = \"segs\"\nx = \"test.burst\"\n\
-        y = \"client.DataOctetsOut\"\n";
+        y = \"client.DataOctetsOut\"\nreference = { value = 2048.0, label = \"two KiB\" }\n";
     let flags = tcplab_lab::sweep::RepeatFlags::default();
     let plan = tcplab_lab::sweep::plan(&tcplab_lab::Source { name: "rr.toml", text }, &[], &[], &flags).unwrap();
     let run = tcplab_lab::sweep::run_plan(&plan, Default::default(), &|_, _| {}).unwrap().0;
@@ -225,6 +225,9 @@ fn a_counter_plot_draws_the_sides_sums_against_the_swept_key() {
     // DataOctetsOut is in bytes, drawn in KiB.
     let kib: Vec<(f64, f64)> = want.iter().map(|&(x, y)| (x, y / 1024.0)).collect();
     assert_eq!(chart.lines[0].points, kib);
+    // The reference line: 2048 bytes drawn at 2 KiB across the swept range.
+    assert_eq!(chart.lines[1].label, "two KiB");
+    assert_eq!(chart.lines[1].points, [(0.0, 2.0), (4.0, 2.0)]);
     assert!(
         want[1].1 > 3.0 * want[0].1,
         "five requests in flight send more bytes than one (Nagle packs them into the same segments): {want:?}"
