@@ -939,17 +939,24 @@ fn check_plots(ctx: &Ctx, s: &Scenario, plots: &[PlotSpec]) -> Result<(), Scenar
                     return Err(ctx.error(&key("lines"), format!("{x:?} is x already; accepted another swept key")));
                 }
                 // `client.VAR` / `server.VAR`: an RFC 4898 variable of that side's TCP connection ends, summed.
+                // ... or `client.VAR.mean` / `.stddev`: a statistic of that side's samples of a variable
+                // `test.series = { vars }` samples, over the measurement window.
+                let sampled = s.test.series_vars.as_deref().unwrap_or_default();
                 let counter = y
                     .split_once('.')
                     .filter(|(side, _)| !s.test.kind.is_rdp() && (*side == "client" || *side == "server"))
-                    .is_some_and(|(_, var)| crate::probes::estats_vars().iter().any(|v| v == var));
+                    .is_some_and(|(_, var)| match var.rsplit_once('.') {
+                        Some((v, "mean" | "stddev")) => sampled.iter().any(|x| x == v),
+                        _ => crate::probes::estats_vars().iter().any(|v| v == var),
+                    });
                 if let Some(accepted) = crate::result::metric_names(s) {
                     if !counter && !accepted.contains(&y.as_str()) {
                         let counters = if s.test.kind.is_rdp() {
                             ""
                         } else {
                             ", or client.VAR / server.VAR with an RFC 4898 variable of test.series' list (e.g. \
-                             \"client.SendStall\")"
+                             \"client.SendStall\"), or client.VAR.mean / .stddev of a variable test.series = { vars } \
+                             samples"
                         };
                         return Err(ctx.error(
                             &key("y"),

@@ -478,11 +478,39 @@ fn at<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
 /// `server.VAR`, an RFC 4898 variable summed over that side's connection ends (`connections[].estats`).
 fn point_value(p: &Value, metric: &str) -> Option<f64> {
     if let Some((side, var)) = metric.split_once('.').filter(|(side, _)| *side == "client" || *side == "server") {
+        if let Some((var, stat @ ("mean" | "stddev"))) = var.rsplit_once('.') {
+            return series_statistic(p, side, var, stat);
+        }
         let ends = p["connections"].as_array()?.iter().filter(|c| c["side"] == side);
         let values: Vec<f64> = ends.filter_map(|c| c["estats"][var].as_f64()).collect();
         return (!values.is_empty()).then(|| values.iter().sum());
     }
     at(&p["metrics"], metric).and_then(Value::as_f64)
+}
+
+/// The mean or (population) standard deviation of the samples `points[].logvars` holds of `var` at `side`'s
+/// ends, within the measurement window.
+fn series_statistic(p: &Value, side: &str, var: &str, stat: &str) -> Option<f64> {
+    let lv = &p["logvars"];
+    let col = lv["columns"].as_array()?.iter().position(|c| c == var)?;
+    let (start, end) = (lv["measure_start_s"].as_f64()?, lv["measure_end_s"].as_f64()?);
+    let values: Vec<f64> = lv["ends"]
+        .as_array()?
+        .iter()
+        .filter(|e| e["side"] == side)
+        .flat_map(|e| e["rows"].as_array().into_iter().flatten())
+        .filter(|r| r[0].as_f64().is_some_and(|t| t >= start && t <= end))
+        .filter_map(|r| r[col].as_f64())
+        .collect();
+    if values.is_empty() {
+        return None;
+    }
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    match stat {
+        "mean" => Some(mean),
+        _ => Some((values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt()),
+    }
 }
 
 /// A parameter value as a label (`"10mbit"`, `true`, `4`).
@@ -700,7 +728,7 @@ fn metric_unit(doc: &Value, metric: &str) -> (&'static str, f64) {
     let points = doc["points"].as_array().map(Vec::as_slice).unwrap_or_default();
     let largest = points.iter().filter_map(|p| point_value(p, metric)).fold(0.0, f64::max);
     if let Some((_, var)) = metric.split_once('.').filter(|(side, _)| *side == "client" || *side == "server") {
-        return series_unit(var);
+        return series_unit(var.strip_suffix(".mean").or_else(|| var.strip_suffix(".stddev")).unwrap_or(var));
     }
     if metric.ends_with("_bps") {
         ("Mbit/s", 1e-6)

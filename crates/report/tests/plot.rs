@@ -233,3 +233,43 @@ fn a_counter_plot_draws_the_sides_sums_against_the_swept_key() {
         "five requests in flight send more bytes than one (Nagle packs them into the same segments): {want:?}"
     );
 }
+
+/// `y = "client.VAR.mean"` / `.stddev`: the statistic of the client ends' samples of VAR within the
+/// measurement window, computed here from `points[].logvars` by hand.
+#[test]
+fn a_series_statistic_plot_draws_the_window_samples_mean_and_spread() {
+    let text = "name = \"s\"\n[path.up]\nrate = \"10mbit\"\ndelay = \"5ms\"\nqueue = \"20pkt\"\n[test]\n\
+        kind = \"tcp_stream\"\nduration = \"2s\"\nseries = { interval = \"100ms\", vars = [\"CurCwnd\"] }\n\
+        [sweep]\n\"path.up.queue\" = [\"20pkt\", \"80pkt\"]\n\
+        [[plot]]\nname = \"m\"\nx = \"path.up.queue\"\ny = \"client.CurCwnd.mean\"\n\
+        [[plot]]\nname = \"sd\"\nx = \"path.up.queue\"\ny = \"client.CurCwnd.stddev\"\n";
+    let flags = tcplab_lab::sweep::RepeatFlags::default();
+    let plan = tcplab_lab::sweep::plan(&tcplab_lab::Source { name: "s.toml", text }, &[], &[], &flags).unwrap();
+    let doc =
+        serde_json::to_value(tcplab_lab::sweep::run_plan(&plan, Default::default(), &|_, _| {}).unwrap().0).unwrap();
+    let mut notes = Vec::new();
+    let charts = tcplab_report::plot::scenario_charts(&doc, &mut notes);
+    assert!(notes.is_empty(), "{notes:?}");
+    let drawn = |name: &str| charts.iter().find(|(n, _)| n == name).unwrap().1.lines[0].points.clone();
+    let (means, sds) = (drawn("m"), drawn("sd"));
+    for (k, p) in doc["points"].as_array().unwrap().iter().enumerate() {
+        let lv = &p["logvars"];
+        let (t0, t1) = (lv["measure_start_s"].as_f64().unwrap(), lv["measure_end_s"].as_f64().unwrap());
+        let v: Vec<f64> = lv["ends"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["side"] == "client")
+            .flat_map(|e| e["rows"].as_array().unwrap().iter())
+            .filter(|r| (t0..=t1).contains(&r[0].as_f64().unwrap()))
+            .map(|r| r[1].as_f64().unwrap())
+            .collect();
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        let sd = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / v.len() as f64).sqrt();
+        // Bytes are drawn in KiB.
+        assert!((means[k].1 - mean / 1024.0).abs() < 1e-9, "point {k}: {} vs {mean}", means[k].1);
+        assert!((sds[k].1 - sd / 1024.0).abs() < 1e-9);
+    }
+    // A longer queue holds a larger window: the mean cwnd grows with it.
+    assert!(means[1].1 > means[0].1 * 1.5, "{means:?}");
+}
