@@ -12,9 +12,7 @@ use tcplab_sim::{Endpoints, HostId, HostSpec, PacketEvent, Probe, SimError, SimS
 use tcplab_transport::{Segment, Transport};
 use tcplab_units::{Duration, Instant};
 use tcplab_wire::RdpSegment;
-use tcplab_workload::{
-    App, Opening, Report, Role, RrClient, RrClientConfig, RrServer, RrServerConfig, Stream, StreamConfig,
-};
+use tcplab_workload::{App, Report, Role, RrClient, RrClientConfig, RrServer, RrServerConfig};
 
 use crate::result::{
     ConnectionResult, EngineCounters, Links, Metrics, Point, PointRun, RdpStreamMetrics, RrMetrics, RttSamples, Series,
@@ -72,17 +70,7 @@ pub fn sim_spec(s: &Scenario) -> SimSpec<RdpConfig> {
             Some(calls) => (Role::SendCalls { message, calls }, Role::ReceiveToEof),
             None => (Role::Send { message }, Role::Receive),
         };
-        let client = StreamConfig {
-            opening: Opening::Connect { connections: n, port: SERVER_PORT, ports, at: Instant::ZERO, spacing },
-            role: send,
-            gates_measurement: true,
-        };
-        let server = StreamConfig {
-            opening: Opening::Accept { port: SERVER_PORT, ports, connections: n },
-            role: receive,
-            gates_measurement: true,
-        };
-        vec![(SERVER, App::Stream(Stream::new(server))), (CLIENT, App::Stream(Stream::new(client)))]
+        crate::sim_backend::stream_apps(n, ports, spacing, (send, receive), Duration::ZERO)
     };
     SimSpec {
         up: s.path.up.clone(),

@@ -115,6 +115,25 @@ pub fn sim_spec(s: &Scenario) -> SimSpec<TcpConfig> {
     // With test.start_spread the senders also start writing that far apart (the connections all come up
     // before the measurement, as netperf's do, so staggered SYNs alone would not stagger the data).
     let write_spread = if s.test.start_spread.is_some() { spacing } else { Duration::ZERO };
+    SimSpec {
+        up: s.path.up.clone(),
+        down: s.path.down.clone(),
+        hosts,
+        apps: stream_apps(n, ports, spacing, (client_role, server_role), write_spread),
+        measure: s.test.duration,
+    }
+}
+
+/// The two ends of a bulk transfer (TCP or RDP): the client opens `n` connections `spacing` apart over
+/// `ports` server ports and the server accepts them, in the roles given (client's, server's); writers start
+/// `write_spread` apart once the measurement opens.
+pub(crate) fn stream_apps(
+    n: u32,
+    ports: u16,
+    spacing: Duration,
+    (client_role, server_role): (Role, Role),
+    write_spread: Duration,
+) -> Vec<(HostId, App)> {
     let client = StreamConfig {
         opening: Opening::Connect { connections: n, port: SERVER_PORT, ports, at: Instant::ZERO, spacing },
         role: client_role,
@@ -125,16 +144,10 @@ pub fn sim_spec(s: &Scenario) -> SimSpec<TcpConfig> {
         role: server_role,
         gates_measurement: true,
     };
-    SimSpec {
-        up: s.path.up.clone(),
-        down: s.path.down.clone(),
-        hosts,
-        apps: vec![
-            (SERVER, App::Stream(Stream::new(server).with_write_spread(write_spread))),
-            (CLIENT, App::Stream(Stream::new(client).with_write_spread(write_spread))),
-        ],
-        measure: s.test.duration,
-    }
+    vec![
+        (SERVER, App::Stream(Stream::new(server).with_write_spread(write_spread))),
+        (CLIENT, App::Stream(Stream::new(client).with_write_spread(write_spread))),
+    ]
 }
 
 /// The columns of [`Series`]: time, then the sender's gauges in RFC 4898 names and units.
