@@ -114,6 +114,19 @@ impl AckState {
         }
     }
 
+    /// The offered window grew (`grow_window`); true when that alone calls for an ACK now. Linux sets one
+    /// quick ACK (`icsk_ack.quick |= 1` in `tcp_grow_window`), which pingpong mode still suppresses; under
+    /// other policies the larger window is announced at once.
+    pub fn on_window_grown(&mut self) -> bool {
+        match self {
+            AckState::Linux(l) => {
+                l.quick = l.quick.max(1);
+                false
+            }
+            _ => true,
+        }
+    }
+
     /// A segment filled a hole (acknowledged at once): ACK avoidance starts its ramp again.
     pub fn on_hole_filled(&mut self) {
         if let AckState::Avoidance { defer_k, .. } = self {

@@ -205,6 +205,8 @@ pub struct Connection {
     rcv_nxt: SeqNumber,
     /// Right edge of the window we advertised; never moves left (RFC 9293 §3.8.6.2.2).
     rcv_adv: SeqNumber,
+    /// The window we are willing to offer while it grows (Linux rcv_ssthresh, `grow_window`), bytes.
+    rcv_ssthresh: u64,
     /// Next byte the application will read.
     app_read: SeqNumber,
     /// The peer's FIN sequence number, once seen.
@@ -301,6 +303,7 @@ impl Connection {
             irs: SeqNumber(0),
             rcv_nxt: SeqNumber(0),
             rcv_adv: SeqNumber(0),
+            rcv_ssthresh: if cfg.grow_window { cfg.recv_buffer.bytes() } else { u64::MAX },
             app_read: SeqNumber(0),
             fin_rcvd: None,
             ooo: RangeSet::default(),
@@ -777,7 +780,7 @@ impl Connection {
             return 0;
         }
         let mut s = 0u8;
-        while (self.cfg.recv_buffer.bytes() >> s) > 65_535 && s < 14 {
+        while (self.recv_window_max() >> s) > 65_535 && s < 14 {
             s += 1;
         }
         s
@@ -1399,6 +1402,9 @@ impl Connection {
             let psh = seg.flags.contains(TcpFlags::PSH);
             let v = self.rcv_view();
             self.ack.on_data_arrival(now, len, psh, &v, &self.cfg);
+            if self.grow_window(len) && self.ack.on_window_grown() {
+                self.ack_now = true;
+            }
             if had_holes {
                 self.ack_now = true; // RFC 5681 §4.2: a segment that fills a hole is ACKed at once
                 self.ack.on_hole_filled();
@@ -1856,8 +1862,13 @@ impl Connection {
         (end - self.app_read) as u64
     }
 
+    /// The largest window the receive buffer can offer: `recv_buffer` × `recv_window_ratio`, bytes.
+    fn recv_window_max(&self) -> u64 {
+        (self.cfg.recv_buffer.bytes() as f64 * self.cfg.recv_window_ratio) as u64
+    }
+
     fn recv_buffer_limit(&self) -> u64 {
-        let buf = self.cfg.recv_buffer.bytes();
+        let buf = self.recv_window_max();
         if !self.wscale_ok {
             buf.min(65_535)
         } else {
@@ -1865,8 +1876,24 @@ impl Connection {
         }
     }
 
+    /// What the window may offer now: the free buffer, and at most rcv_ssthresh while it grows (Linux
+    /// `__tcp_select_window`).
     fn recv_free(&self) -> u64 {
-        self.recv_buffer_limit().saturating_sub(self.unread())
+        self.recv_buffer_limit().saturating_sub(self.unread()).min(self.rcv_ssthresh)
+    }
+
+    /// Linux `tcp_grow_window`: an in-order segment of at least 128 bytes grows rcv_ssthresh by twice its
+    /// size (or the MSS), while room is left below the largest window and the free buffer; true when it grew.
+    fn grow_window(&mut self, len: u32) -> bool {
+        if !self.cfg.grow_window || len < 128 {
+            return false;
+        }
+        let room = self.recv_buffer_limit().saturating_sub(self.unread()).saturating_sub(self.rcv_ssthresh);
+        if room == 0 {
+            return false;
+        }
+        self.rcv_ssthresh += room.min(2 * len.max(self.rcv_mss) as u64);
+        true
     }
 
     /// The window field for the next segment. The right edge moves right only by at least

@@ -49,7 +49,12 @@ impl TcpConfig {
             "rfc" => Some(rfc),
             "linux" => Some(TcpConfig {
                 congestion_control: CongestionControlKind::Cubic,
-                cubic: CubicConfig { hystart: true, alpha_switch: false, ..CubicConfig::default() },
+                cubic: CubicConfig {
+                    hystart: true,
+                    alpha_switch: false,
+                    growth_floor_before_loss: true,
+                    ..CubicConfig::default()
+                },
                 initial_window: InitialWindow::Segments(10),
                 ack_policy: AckPolicy::Linux,
                 ato_min: Duration::from_millis(40),
@@ -68,6 +73,8 @@ impl TcpConfig {
                 quickack_on_reorder: false,
                 comp_sack_nr: 44,
                 comp_sack_delay: Duration::from_millis(1),
+                recv_window_ratio: 1.25,
+                grow_window: true,
                 rack: true,
                 tlp: true,
                 prr: true,

@@ -59,6 +59,13 @@ pub struct CubicConfig {
     /// Whether W_est's additive increase becomes 1 segment per RTT once W_est reaches cwnd_prior (RFC 9438
     /// §4.3). Linux (`tcp_friendliness`) keeps α = 3(1 − β)/(1 + β) throughout. Default on (the RFC).
     pub alpha_switch: bool,
+    /// Until the first congestion event, and again after a timeout, congestion avoidance grows cwnd by at
+    /// least one segment per 20 acknowledged (5% per RTT) however flat W_cubic is there: Linux
+    /// `bictcp_update` caps `cnt` at 20 while `last_max_cwnd` is 0 ("the initial growth of cubic function
+    /// may be too conservative when the available bandwidth is still unknown"), which matters after HyStart
+    /// ends slow start without loss (W_max = cwnd_epoch, K = 0, RFC 9438 §4.10). Not in RFC 9438.
+    /// Default off.
+    pub growth_floor_before_loss: bool,
 }
 
 impl Default for CubicConfig {
@@ -71,6 +78,7 @@ impl Default for CubicConfig {
             hystart: false,
             hystart_ack_delta: Duration::from_millis(2),
             alpha_switch: true,
+            growth_floor_before_loss: false,
         }
     }
 }
@@ -123,6 +131,9 @@ pub struct Cubic {
     hystart: HyStart,
     /// (cwnd, ssthresh, W_max, cwnd_prior) before the last congestion event, for undo (§4.9).
     prior: Option<(f64, u32, Option<f64>, f64)>,
+    /// No fast retransmit since the start or the last timeout (Linux `last_max_cwnd` = 0), for
+    /// `growth_floor_before_loss`.
+    no_loss_yet: bool,
 }
 
 /// One congestion-avoidance stage (RFC 9438 §4.2).
@@ -233,6 +244,7 @@ impl Cubic {
             last_ack: None,
             hystart: HyStart::default(),
             prior: None,
+            no_loss_yet: true,
         }
     }
 
@@ -335,6 +347,9 @@ impl CongestionControl for Cubic {
             let target = w_cubic(t + rtt).clamp(cwnd, 1.5 * cwnd);
             self.cwnd = cwnd + (target - cwnd) * frac;
         }
+        if cfg.growth_floor_before_loss && self.no_loss_yet {
+            self.cwnd = self.cwnd.max(cwnd + a.acked as f64 / 20.0);
+        }
         self.cwnd = self.cwnd.min(MAX_CWND as f64);
         self.epoch = Some(ep);
         Growth::CongAvoid { grew: self.cwnd as u32 > cwnd as u32 }
@@ -359,8 +374,13 @@ impl CongestionControl for Cubic {
         self.ssthresh = ((flight_size as f64 * beta).round() as u32).max(2 * smss);
         self.cwnd_prior = cwnd;
         match event {
-            CongestionEvent::FastRetransmit => self.cwnd = self.ssthresh as f64,
+            CongestionEvent::FastRetransmit => {
+                self.cwnd = self.ssthresh as f64;
+                self.no_loss_yet = false;
+            }
             CongestionEvent::Timeout { .. } => {
+                // Linux resets CUBIC on entering TCP_CA_Loss (`bictcp_reset`: last_max_cwnd = 0).
+                self.no_loss_yet = true;
                 // §4.8: loss window of 1 SMSS as Reno (RFC 5681 §3.1); the next congestion-avoidance stage
                 // starts from its own window (W_max = cwnd_epoch, K = 0).
                 self.cwnd = smss as f64;
@@ -454,6 +474,36 @@ mod tests {
             round += rtt;
         }
         round
+    }
+
+    /// Slow start ended without loss at 500 segments (as HyStart ends it: ssthresh = cwnd), then one
+    /// second of congestion avoidance at RTT 100 ms. RFC 9438 §4.10 starts the stage with W_max = cwnd and
+    /// K = 0, so W_cubic stays flat (0.4·t³ segments) and the Reno-friendly estimate adds one segment per
+    /// RTT (α = 1 past cwnd_prior): 510. Linux grows at least one segment per 20 acknowledged until the
+    /// first loss: 500 · 1.05^10 ≈ 814. After a fast retransmit the floor is gone; after a timeout it is back.
+    #[test]
+    fn growth_floor_before_the_first_loss() {
+        let after_1s = |floor: bool, event: Option<CongestionEvent>| {
+            let cfg = CubicConfig { growth_floor_before_loss: floor, ..CubicConfig::default() };
+            let mut cc = Cubic::new(10 * MSS, Abc::L1, cfg);
+            if let Some(e) = event {
+                cc.set_window(700 * MSS);
+                cc.on_congestion_event(Instant::ZERO, e, 700 * MSS, MSS);
+            }
+            cc.set_window(500 * MSS);
+            cc.set_ssthresh(500 * MSS);
+            let start = Instant::from_nanos(1_000_000_000);
+            drive(&mut cc, start, start + Duration::from_secs(1), RTT, |_, _| {});
+            segs(cc.window())
+        };
+        let rfc = after_1s(false, None);
+        assert!((509.0..511.0).contains(&rfc), "RFC 9438: {rfc} segments");
+        let linux = after_1s(true, None);
+        assert!((500.0 * 1.05f64.powi(10) * 0.98..500.0 * 1.05f64.powi(10) * 1.02).contains(&linux), "{linux}");
+        let fr = Some(CongestionEvent::FastRetransmit);
+        assert_eq!(after_1s(true, fr), after_1s(false, fr), "no floor after a fast retransmit");
+        let after_rto = after_1s(true, Some(CongestionEvent::Timeout { first: true }));
+        assert!((linux * 0.99..linux * 1.01).contains(&after_rto), "after a timeout: {after_rto} segments");
     }
 
     #[test]

@@ -72,6 +72,41 @@ fn test_established_linux_quickack_refill_on_reorder() {
     assert_eq!(acks_after_hole(false), 5, "delayed ACKs: one per two segments");
 }
 
+/// Linux `tcp_grow_window`: with the default 64 KiB buffer offering up to 1.99 times that (130,416 B, so
+/// the window scale stays 1), the window starts at 64 KiB and opens by 2 × 1448 B with each in-order
+/// segment while room is left: 65,536 + 2,896·k after segment k ≤ 21, then 128,968 (the largest window less
+/// the segment not yet read). Each segment that opens it is ACKed at once; the first 16 would have been
+/// anyway (the quick-ACK allowance), so 22 ACKs for the first 22 segments, then one per two: 22 + 38 / 2 =
+/// 41. With no room to grow (a window ratio of 1) the receiver sends 16 + 44 / 2 = 38.
+#[test]
+fn test_established_linux_grow_window_acks_each_segment_while_the_window_opens() {
+    let run = |ratio: f64| {
+        let mut c = client_established(TcpConfig {
+            ack_policy: AckPolicy::Linux,
+            recv_window_ratio: ratio,
+            grow_window: true,
+            ..cfg()
+        });
+        let seg = |i: u32| 50_001 + i * 1448;
+        let (mut acks, mut windows) = (0, Vec::new());
+        for i in 0..60u32 {
+            let t = 20 + i as u64;
+            send!(c, time t, peer(seg(i), 10_001, ACK, 1448, t, 11));
+            acks += transmit_all(&mut c, at(t)).len();
+            windows.push(c.estats().CurRwinSent);
+            c.recv(u64::MAX);
+        }
+        (acks, windows)
+    };
+    let (acks, windows) = run(1.99);
+    assert_eq!(acks, 41);
+    let opening: Vec<u64> = (1..=60).map(|k| if k <= 21 { 65_536 + 2_896 * k } else { 128_968 }).collect();
+    assert_eq!(windows, opening);
+    let (acks, windows) = run(1.0);
+    assert_eq!(acks, 38);
+    assert!(windows.iter().all(|&w| w == 64_088), "{windows:?}");
+}
+
 /// Ten segments at t=20, the first lost; three SACKing duplicate ACKs at t=30..32 start recovery and
 /// the head is retransmitted at t=32. RFC 6298 (5.3) leaves the timer where the last ACK of new data
 /// (none here: the send at t=20) put it, 1 s later; Linux restarts it from the retransmission.
