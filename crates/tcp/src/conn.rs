@@ -207,6 +207,8 @@ pub struct Connection {
     rcv_adv: SeqNumber,
     /// The window we are willing to offer while it grows (Linux rcv_ssthresh, `grow_window`), bytes.
     rcv_ssthresh: u64,
+    /// The largest window the receive buffer can offer: `recv_buffer` × `recv_window_ratio`, bytes.
+    recv_window_max: u64,
     /// Next byte the application will read.
     app_read: SeqNumber,
     /// The peer's FIN sequence number, once seen.
@@ -304,6 +306,7 @@ impl Connection {
             rcv_nxt: SeqNumber(0),
             rcv_adv: SeqNumber(0),
             rcv_ssthresh: if cfg.grow_window { cfg.recv_buffer.bytes() } else { u64::MAX },
+            recv_window_max: (cfg.recv_buffer.bytes() as f64 * cfg.recv_window_ratio) as u64,
             app_read: SeqNumber(0),
             fin_rcvd: None,
             ooo: RangeSet::default(),
@@ -780,7 +783,7 @@ impl Connection {
             return 0;
         }
         let mut s = 0u8;
-        while (self.recv_window_max() >> s) > 65_535 && s < 14 {
+        while (self.recv_window_max >> s) > 65_535 && s < 14 {
             s += 1;
         }
         s
@@ -1862,13 +1865,8 @@ impl Connection {
         (end - self.app_read) as u64
     }
 
-    /// The largest window the receive buffer can offer: `recv_buffer` × `recv_window_ratio`, bytes.
-    fn recv_window_max(&self) -> u64 {
-        (self.cfg.recv_buffer.bytes() as f64 * self.cfg.recv_window_ratio) as u64
-    }
-
     fn recv_buffer_limit(&self) -> u64 {
-        let buf = self.recv_window_max();
+        let buf = self.recv_window_max;
         if !self.wscale_ok {
             buf.min(65_535)
         } else {
@@ -1884,6 +1882,7 @@ impl Connection {
 
     /// Linux `tcp_grow_window`: an in-order segment of at least 128 bytes grows rcv_ssthresh by twice its
     /// size (or the MSS), while room is left below the largest window and the free buffer; true when it grew.
+    #[inline]
     fn grow_window(&mut self, len: u32) -> bool {
         if !self.cfg.grow_window || len < 128 {
             return false;
