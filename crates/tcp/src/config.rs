@@ -49,6 +49,22 @@ pub struct TcpConfig {
     /// Minshall's Nagle variant: hold a short segment only while a previously sent *short* segment is
     /// unacknowledged (Linux `tcp_minshall_check`). Applies when Nagle is on. Default off.
     pub minshall: bool,
+    /// TSO/GSO as Linux sizes and defers it (`tcp_tso_autosize`, `tcp_tso_should_defer`, `tcp_write_xmit`):
+    /// new data leaves in super-packets whose segments go out at one instant, as a kernel hands a
+    /// 64 KiB GSO packet to a device faster than the path. A super-packet holds what cwnd and the peer's
+    /// window allow, at most max(2, pacing rate × 2⁻¹⁰ s / SMSS) segments (plus `tso_max_size` >> (min RTT /
+    /// 512 µs), Linux's `tcp_tso_rtt_log`) and at most `tso_max_size`; the pacing rate is max(cwnd, flight)
+    /// / SRTT, × 2 in slow start below ssthresh/2, × 1.2 otherwise (`tcp_pacing_ss_ratio`/`_ca_ratio`).
+    /// Outside recovery the sender waits for more ACKs instead of sending a smaller one while less than a
+    /// full super-packet and less than a third of the window (`tcp_tso_win_divisor`) may go, the oldest
+    /// outstanding segment's ACK is due within min(SRTT/2, 1 ms), and data was sent less than 1 ms ago
+    /// (that send time comes from RACK's per-segment records: without `rack` super-packets are sized but
+    /// never waited for). Counted in X_TsoBursts and X_TsoDeferrals. Default off (a segment per sending
+    /// opportunity).
+    pub tso: bool,
+    /// The largest super-packet under `tso` (`gso_max_size`), bytes; a super-packet holds two segments
+    /// even when they exceed it (`tcp_min_tso_segs`). Default 64KiB.
+    pub tso_max_size: ByteSize,
     /// TCP_CORK: hold partial segments until a full one can be sent, the application closes, or 200 ms
     /// pass (Linux TCP_CORK ceiling). Default off.
     pub cork: bool,
@@ -234,6 +250,8 @@ impl Default for TcpConfig {
             sack: true,
             nodelay: false,
             minshall: false,
+            tso: false,
+            tso_max_size: ByteSize::new(64 * 1024),
             cork: false,
             ack_policy: AckPolicy::Delayed,
             ack_every: 2,
@@ -448,6 +466,9 @@ impl TcpConfig {
         }
         if self.deferred_ack_max < 2 || self.deferred_ack_max > 64 {
             return Err(format!("deferred_ack_max = {}: accepted 2 to 64 segments", self.deferred_ack_max));
+        }
+        if self.tso_max_size.bytes() < 1024 || self.tso_max_size.bytes() > 1 << 20 {
+            return Err(format!("tso_max_size = {}: accepted 1KiB to 1MiB", self.tso_max_size));
         }
         if !(0.25..=4.0).contains(&self.recv_window_ratio) {
             return Err(format!("recv_window_ratio = {}: accepted 0.25 to 4", self.recv_window_ratio));

@@ -75,6 +75,14 @@ enum Timer {
 const TIMERS: usize = 8;
 /// A disarmed timer.
 const NO_TIMER: u64 = u64::MAX;
+/// Linux `tcp_min_tso_segs`: the smallest super-packet under `tso`, segments.
+const TSO_MIN_SEGS: u32 = 2;
+/// Linux `tcp_tso_win_divisor`: a third of the window is worth sending without waiting for more.
+const TSO_WIN_DIVISOR: u32 = 3;
+/// Linux `tcp_pacing_ss_ratio` and `tcp_pacing_ca_ratio`, percent of cwnd/SRTT: the pacing rate that sizes
+/// super-packets in slow start (below ssthresh/2) and otherwise.
+const PACING_SS_RATIO: u64 = 200;
+const PACING_CA_RATIO: u64 = 120;
 
 /// RFC 4898 §3 sender-limit states: what stopped the sender.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,30 +110,32 @@ enum Choice {
 /// or not the segment can go (the interface may be full). Choosing changes nothing; the state changes
 /// of an actual send are in `emit`. A bit set: the common case, nothing, costs one test.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-struct Notes(u8);
+struct Notes(u16);
 
 impl Notes {
     /// Enter the RFC 4898 sender-limit state `Rwin`, `Cwnd` or `Snd` (at most one is set).
-    const LIM_RWIN: u8 = 1 << 0;
-    const LIM_CWND: u8 = 1 << 1;
-    const LIM_SND: u8 = 1 << 2;
+    const LIM_RWIN: u16 = 1 << 0;
+    const LIM_CWND: u16 = 1 << 1;
+    const LIM_SND: u16 = 1 << 2;
     /// The application or (under Linux) the receiver leaves cwnd unused: RFC 2861 validation is due.
-    const VALIDATE: u8 = 1 << 3;
+    const VALIDATE: u16 = 1 << 3;
     /// Data waits for a zero window: arm the persist timer if nothing else runs.
-    const PERSIST: u8 = 1 << 4;
+    const PERSIST: u16 = 1 << 4;
     /// A short segment is held by the cork: arm its 200 ms ceiling.
-    const CORK: u8 = 1 << 5;
+    const CORK: u16 = 1 << 5;
     /// The pending fast retransmit of the head found nothing left to retransmit.
-    const HEAD_DONE: u8 = 1 << 6;
+    const HEAD_DONE: u16 = 1 << 6;
     /// The pending tail loss probe found nothing to probe with.
-    const TLP_DONE: u8 = 1 << 7;
+    const TLP_DONE: u16 = 1 << 7;
+    /// `tso`: the sender waits for more ACKs to fill a larger super-packet.
+    const TSO_DEFER: u16 = 1 << 8;
 
     #[inline]
-    fn set(&mut self, bit: u8) {
+    fn set(&mut self, bit: u16) {
         self.0 |= bit;
     }
     #[inline]
-    fn has(self, bit: u8) -> bool {
+    fn has(self, bit: u16) -> bool {
         self.0 & bit != 0
     }
     #[inline]
@@ -188,6 +198,11 @@ pub struct Connection {
     tlp_pending: bool,
     /// When data was last sent (for restart after idle).
     last_data_sent: Option<Instant>,
+    /// The end of the super-packet being sent under `tso`; new data below it goes without a new decision.
+    tso_burst_end: SeqNumber,
+    /// SND.NXT when `tso` last held data back for cwnd: until SND.UNA passes it the sender counts as
+    /// cwnd-limited for cwnd growth, as Linux's deferral sets `is_cwnd_limited`.
+    tso_cwnd_limited_until: SeqNumber,
 
     // RTT and timers.
     rtt: RttEstimator,
@@ -296,6 +311,8 @@ impl Connection {
             rack: cfg.rack.then(|| Box::new(Rack::new(iss))),
             tlp_pending: false,
             last_data_sent: None,
+            tso_burst_end: iss,
+            tso_cwnd_limited_until: iss,
             rtt,
             sampler: RttSampler::new(cfg.rtt_sampling),
             backoff: 0,
@@ -1222,7 +1239,7 @@ impl Connection {
         if acked == 0 {
             return;
         }
-        if !self.cwnd.growth_allowed(flight_size, self.smss) {
+        if !self.cwnd.growth_allowed(flight_size, self.smss) && self.snd_una > self.tso_cwnd_limited_until {
             return;
         }
         let info = AckInfo {
@@ -1495,7 +1512,7 @@ impl Connection {
             self.restart_after_idle(now);
         }
         let mut notes = Notes::default();
-        let choice = self.choose(&mut notes);
+        let choice = self.choose(now, &mut notes);
         if notes != Notes::default() {
             self.settle(now, notes);
         }
@@ -1527,7 +1544,7 @@ impl Connection {
     }
 
     /// What to send next (a pure choice), noting in `notes` what the sender learned on the way.
-    fn choose(&self, notes: &mut Notes) -> Option<Choice> {
+    fn choose(&self, now: Instant, notes: &mut Notes) -> Option<Choice> {
         match self.state {
             State::Closed | State::Listen | State::TimeWait => return self.ack_now.then_some(Choice::Ack),
             State::SynSent => {
@@ -1544,7 +1561,7 @@ impl Connection {
                 None => notes.set(Notes::TLP_DONE),
             }
         }
-        if let Some(c) = self.choose_data(notes) {
+        if let Some(c) = self.choose_data(now, notes) {
             return Some(c);
         }
         if self.probe_pending {
@@ -1559,6 +1576,12 @@ impl Connection {
     fn settle(&mut self, now: Instant, notes: Notes) {
         if notes.has(Notes::TLP_DONE) {
             self.tlp_pending = false;
+        }
+        if notes.has(Notes::TSO_DEFER) {
+            self.st.X_TsoDeferrals += 1;
+            if notes.has(Notes::LIM_CWND) {
+                self.tso_cwnd_limited_until = self.snd_nxt;
+            }
         }
         if notes.has(Notes::HEAD_DONE) {
             self.rec.retransmit_head = false;
@@ -1605,7 +1628,7 @@ impl Connection {
 
     /// Data to send: a pending fast retransmit, what the recovery phase retransmits, or new data (and
     /// the FIN) within the windows, Nagle and the cork. Notes in `plan` what holds the sender back.
-    fn choose_data(&self, notes: &mut Notes) -> Option<Choice> {
+    fn choose_data(&self, now: Instant, notes: &mut Notes) -> Option<Choice> {
         let fin_seq = self.write_end;
         let fin_pending = self.fin_queued && self.snd_nxt <= fin_seq;
         let cwnd = self.send_window();
@@ -1638,12 +1661,7 @@ impl Connection {
             notes.set(Notes::VALIDATE);
             return None;
         }
-        let wnd_edge = self.snd_una + self.snd_wnd;
-        let wnd_room = if wnd_edge > self.snd_nxt { wnd_edge - self.snd_nxt } else { 0 };
-        let cwnd_room = match self.rec.prr_allowance(self.cfg.prr) {
-            Some(allowance) => allowance.min(u32::MAX as u64) as u32,
-            None => (cwnd as i64 - pipe as i64).max(0) as u32,
-        };
+        let (wnd_room, cwnd_room) = self.new_data_rooms(cwnd, pipe);
         let len = unsent.min(self.smss).min(wnd_room).min(cwnd_room);
         if unsent > 0 && len < unsent.min(self.smss) {
             // Stopped (or about to send short) by a window: the smaller one is the limit (RFC 4898 §3 SndLim).
@@ -1681,7 +1699,81 @@ impl Connection {
         if len == 0 && fin && pipe as u64 + 1 > cwnd as u64 && self.snd_nxt != self.snd_una {
             return None;
         }
+        if self.cfg.tso
+            && self.snd_nxt >= self.tso_burst_end
+            && unsent > self.smss
+            && self.tso_defers(now, unsent, wnd_room.min(cwnd_room), cwnd)
+        {
+            notes.limit(if wnd_room < cwnd_room { SndLim::Rwin } else { SndLim::Cwnd });
+            notes.set(Notes::TSO_DEFER);
+            return None;
+        }
         Some(Choice::NewData { len, fin })
+    }
+
+    /// Room for new data: what the peer's window and what cwnd (or PRR) allow beyond SND.NXT, bytes.
+    #[inline]
+    fn new_data_rooms(&self, cwnd: u32, pipe: u32) -> (u32, u32) {
+        let wnd_edge = self.snd_una + self.snd_wnd;
+        let wnd_room = if wnd_edge > self.snd_nxt { wnd_edge - self.snd_nxt } else { 0 };
+        let cwnd_room = match self.rec.prr_allowance(self.cfg.prr) {
+            Some(allowance) => allowance.min(u32::MAX as u64) as u32,
+            None => (cwnd as i64 - pipe as i64).max(0) as u32,
+        };
+        (wnd_room, cwnd_room)
+    }
+
+    /// Linux `tcp_tso_autosize`: the most bytes one super-packet carries, about 1 ms (2⁻¹⁰ s) of the
+    /// pacing rate (`tcp_update_pacing_rate`), plus a share of `tso_max_size` on short paths
+    /// (`tcp_tso_rtt_log` = 9: halved for every 512 µs of minimum RTT), at least `TSO_MIN_SEGS` segments.
+    fn tso_burst_max(&self, cwnd: u32) -> u32 {
+        let Some(srtt) = self.rtt.srtt().filter(|d| d.as_nanos() > 0) else {
+            return TSO_MIN_SEGS * self.smss;
+        };
+        let flight = (self.snd_nxt - self.snd_una) as u64;
+        let ratio = if cwnd < self.cwnd.ssthresh() / 2 { PACING_SS_RATIO } else { PACING_CA_RATIO };
+        // bytes per 2^-10 s = max(cwnd, flight) / SRTT × ratio / 1024
+        let mut bytes =
+            (cwnd as u64).max(flight) as u128 * ratio as u128 * 1_000_000_000 / (srtt.as_nanos() as u128 * 100 * 1024);
+        if self.st.CountRTT > 0 {
+            let shift = (self.st.MinRTT * 1000.0) as u64 >> 9;
+            if shift < 32 {
+                bytes += (self.cfg.tso_max_size.bytes() >> shift) as u128;
+            }
+        }
+        let bytes = bytes.min(self.cfg.tso_max_size.bytes() as u128) as u32;
+        (bytes / self.smss).max(TSO_MIN_SEGS) * self.smss
+    }
+
+    /// Linux `tcp_tso_should_defer`: whether to wait for more ACKs rather than start a super-packet of
+    /// `limit` bytes (what cwnd and the peer's window allow now) with `unsent` bytes queued.
+    fn tso_defers(&self, now: Instant, unsent: u32, limit: u32, cwnd: u32) -> bool {
+        if !self.rec.open_or_cwr() || limit == 0 {
+            return false;
+        }
+        // Only while sending is recent (1 ms): an old write would make the deferral a burst of its own.
+        match self.last_data_sent {
+            Some(t) if now.saturating_since(t) <= Duration::from_millis(1) => {}
+            _ => return false,
+        }
+        let max = self.tso_burst_max(cwnd);
+        if limit >= max {
+            return false;
+        }
+        // A super-packet in the middle of the queue that fits whole goes (the queue's tail may still grow).
+        if unsent > max && limit >= max.min(unsent) {
+            return false;
+        }
+        if limit >= self.snd_wnd.min(cwnd) / TSO_WIN_DIVISOR {
+            return false;
+        }
+        let (Some(srtt), Some(head)) = (self.rtt.srtt(), self.rack.as_ref().and_then(|r| r.head_xmit())) else {
+            return false;
+        };
+        // Defer only when the next ACK is due soon: within min(SRTT/2, 1 ms).
+        let due = head + srtt;
+        let threshold = Duration::from_nanos(srtt.as_nanos() / 2).min(Duration::from_millis(1));
+        due.saturating_since(now) <= threshold
     }
 
     fn maybe_arm_persist(&mut self, now: Instant) {
@@ -1729,6 +1821,14 @@ impl Connection {
                 self.rec.on_retransmit_sent(seq, end, s, len > 0);
             }
             Choice::NewData { len, fin } => {
+                if self.cfg.tso && self.snd_nxt >= self.tso_burst_end {
+                    let cwnd = self.send_window();
+                    let (wnd_room, cwnd_room) = self.new_data_rooms(cwnd, self.pipe());
+                    let unsent = if self.write_end > self.snd_nxt { self.write_end - self.snd_nxt } else { 0 };
+                    let burst = wnd_room.min(cwnd_room).min(self.tso_burst_max(cwnd)).min(unsent).max(len);
+                    self.tso_burst_end = self.snd_nxt + burst;
+                    self.st.X_TsoBursts += 1;
+                }
                 seg.seq = self.snd_nxt;
                 seg.payload_len = len;
                 seg.flags = TcpFlags::ACK;

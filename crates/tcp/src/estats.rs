@@ -65,6 +65,11 @@ pub struct Estats {
     pub DupAcksOut: u64,
     /// ACKs not sent because SACK compression merged them into a later one (Linux `TCPAckCompressed`).
     pub AcksCompressed: u64,
+    /// Super-packets started under `tso` (Linux GSO/TSO skbs of new data).
+    pub X_TsoBursts: u64,
+    /// Sending opportunities left unused under `tso` to fill a larger super-packet (Linux
+    /// `tcp_tso_should_defer` returning true).
+    pub X_TsoDeferrals: u64,
     /// Runs of duplicate ACKs sent.
     pub DupAckEpisodes: u64,
     /// ACKs received carrying a SACK option.

@@ -75,6 +75,7 @@ impl TcpConfig {
                 comp_sack_delay: Duration::from_millis(1),
                 recv_window_ratio: 1.25,
                 grow_window: true,
+                tso: true,
                 rack: true,
                 tlp: true,
                 prr: true,

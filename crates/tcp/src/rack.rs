@@ -289,6 +289,11 @@ impl Rack {
         self.segs.iter().filter(|s| !s.sacked).map(|s| (s.end - s.start) * (!s.lost as u32 + s.rtx as u32)).sum()
     }
 
+    /// When the oldest outstanding segment was last sent (Linux: the head of the retransmit queue).
+    pub fn head_xmit(&self) -> Option<Instant> {
+        self.segs.front().map(|s| s.xmit)
+    }
+
     /// The last segment sent, for a probe that retransmits (RFC 8985 §7.3).
     pub fn last_segment(&self) -> Option<(SeqNumber, SeqNumber)> {
         self.segs.back().map(|s| (s.start, s.end))

@@ -107,6 +107,49 @@ fn test_established_linux_grow_window_acks_each_segment_while_the_window_opens()
     assert!(windows.iter().all(|&w| w == 64_088), "{windows:?}");
 }
 
+/// Linux TSO sizing and deferral (`tso`): IW 100, SRTT 10 ms, the peer's window 181 segments. A
+/// super-packet holds about 1 ms of the pacing rate, 2 × cwnd / SRTT in slow start: 0.1953 · cwnd, 19
+/// segments for cwnd = 101. The first flight leaves as 19 × 5 + 5 (nothing is due back for 10 ms, so the
+/// tail goes too). Then an ACK of one segment every 100 µs from t = 30 ms frees two segments each (one
+/// acknowledged, one of slow-start growth): the first ACK after 10 ms of silence sends its 2 at once, the
+/// next ten are held (less than a super-packet and a third of the window, the oldest segment's ACK is due,
+/// data went out less than 1 ms ago) until the ACK at 31.1 ms finds the last send more than 1 ms old and
+/// sends 21 (0.1953 · 112 segments) of the 22 allowed; the last one waits again. Without `tso` each ACK
+/// sends its two.
+#[test]
+fn test_established_tso_defers_to_fill_super_packets() {
+    let run = |tso: bool| {
+        let mut c = client_established(TcpConfig {
+            tso,
+            rack: true,
+            initial_window: InitialWindow::Segments(100),
+            send_buffer: ByteSize::new(1 << 20),
+            ..cfg()
+        });
+        send!(c, time 15, inp(50_001, 10_001, ACK, 65_535, 0).ts(pts(15), ts(10)));
+        transmit_all(&mut c, at(15));
+        assert_eq!(c.send(1 << 20), 1 << 20);
+        assert_eq!(transmit_all(&mut c, at(20)).len(), 100);
+        let first = c.estats().X_TsoBursts;
+        let mut sent = Vec::new();
+        for i in 0..12u64 {
+            let now = at(30) + Duration::from_micros(100 * i);
+            let ack = 10_001 + 1448 * (i as u32 + 1);
+            c.on_segment(now, &inp(50_001, ack, ACK, 65_535, 0).ts(pts(30), ts(20)));
+            sent.push(transmit_all(&mut c, now).iter().filter(|s| s.payload_len > 0).count());
+        }
+        let e = c.estats();
+        (first, sent, e.X_TsoDeferrals)
+    };
+    let (bursts, sent, deferrals) = run(true);
+    assert_eq!(bursts, 6, "19 × 5 + 5");
+    assert_eq!(sent, [2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 21]);
+    assert_eq!(deferrals, 11);
+    let (bursts, sent, deferrals) = run(false);
+    assert_eq!((bursts, deferrals), (0, 0));
+    assert_eq!(sent, [2; 12]);
+}
+
 /// Ten segments at t=20, the first lost; three SACKing duplicate ACKs at t=30..32 start recovery and
 /// the head is retransmitted at t=32. RFC 6298 (5.3) leaves the timer where the last ACK of new data
 /// (none here: the send at t=20) put it, 1 s later; Linux restarts it from the retransmission.
