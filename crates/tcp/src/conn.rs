@@ -1726,6 +1726,7 @@ impl Connection {
     /// Linux `tcp_tso_autosize`: the most bytes one super-packet carries, about 1 ms (2⁻¹⁰ s) of the
     /// pacing rate (`tcp_update_pacing_rate`), plus a share of `tso_max_size` on short paths
     /// (`tcp_tso_rtt_log` = 9: halved for every 512 µs of minimum RTT), at least `TSO_MIN_SEGS` segments.
+    #[inline(never)]
     fn tso_burst_max(&self, cwnd: u32) -> u32 {
         let Some(srtt) = self.rtt.srtt().filter(|d| d.as_nanos() > 0) else {
             return TSO_MIN_SEGS * self.smss;
@@ -1745,8 +1746,21 @@ impl Connection {
         (bytes / self.smss).max(TSO_MIN_SEGS) * self.smss
     }
 
+    /// A super-packet starts at SND.NXT with a segment of `len` bytes: it holds what the windows allow now,
+    /// at most `tso_burst_max`.
+    #[inline(never)]
+    fn start_tso_burst(&mut self, len: u32) {
+        let cwnd = self.send_window();
+        let (wnd_room, cwnd_room) = self.new_data_rooms(cwnd, self.pipe());
+        let unsent = if self.write_end > self.snd_nxt { self.write_end - self.snd_nxt } else { 0 };
+        let burst = wnd_room.min(cwnd_room).min(self.tso_burst_max(cwnd)).min(unsent).max(len);
+        self.tso_burst_end = self.snd_nxt + burst;
+        self.st.X_TsoBursts += 1;
+    }
+
     /// Linux `tcp_tso_should_defer`: whether to wait for more ACKs rather than start a super-packet of
     /// `limit` bytes (what cwnd and the peer's window allow now) with `unsent` bytes queued.
+    #[inline(never)]
     fn tso_defers(&self, now: Instant, unsent: u32, limit: u32, cwnd: u32) -> bool {
         if !self.rec.open_or_cwr() || limit == 0 {
             return false;
@@ -1822,12 +1836,7 @@ impl Connection {
             }
             Choice::NewData { len, fin } => {
                 if self.cfg.tso && self.snd_nxt >= self.tso_burst_end {
-                    let cwnd = self.send_window();
-                    let (wnd_room, cwnd_room) = self.new_data_rooms(cwnd, self.pipe());
-                    let unsent = if self.write_end > self.snd_nxt { self.write_end - self.snd_nxt } else { 0 };
-                    let burst = wnd_room.min(cwnd_room).min(self.tso_burst_max(cwnd)).min(unsent).max(len);
-                    self.tso_burst_end = self.snd_nxt + burst;
-                    self.st.X_TsoBursts += 1;
+                    self.start_tso_burst(len);
                 }
                 seg.seq = self.snd_nxt;
                 seg.payload_len = len;
