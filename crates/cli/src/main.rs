@@ -123,10 +123,10 @@ enum Command {
 #[derive(clap::Args)]
 struct RenderArgs {
     /// Write points.csv and one CSV per time series into DIR.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = directory)]
     csv: Option<std::path::PathBuf>,
     /// Write SVG plots (time series, sweeps) into DIR.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = directory)]
     plot: Option<std::path::PathBuf>,
     /// Write a self-contained HTML page (table, plots, RFC 4898 counters, scenario, provenance) to FILE.
     #[arg(long, value_name = "FILE.html")]
@@ -134,6 +134,16 @@ struct RenderArgs {
     /// Write the time series in flent's data format (version 4, gzipped JSON) to FILE.flent.gz.
     #[arg(long, value_name = "FILE.flent.gz")]
     flent: Option<std::path::PathBuf>,
+}
+
+/// A directory for several output files: "-" (stdout) cannot hold them.
+fn directory(s: &str) -> Result<std::path::PathBuf, String> {
+    if s == "-" {
+        return Err(
+            "a directory is needed for several files; \"-\" (stdout) takes one file only (--json, --report)".into()
+        );
+    }
+    Ok(s.into())
 }
 
 impl RenderArgs {

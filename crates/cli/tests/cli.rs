@@ -324,3 +324,18 @@ fn the_msg_table_shows_the_time_per_message_from_a_run_and_from_its_saved_result
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains(row), "the saved result's table has the row {row:?}");
 }
+
+/// `--csv` and `--plot` write several files: "-" is refused before anything runs (it used to create a
+/// directory named "-").
+#[test]
+fn directory_outputs_refuse_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write(&dir, "ok.toml", GOOD);
+    for flag in ["--csv", "--plot"] {
+        let out = tcplab().current_dir(dir.path()).args(["run", &scenario, flag, "-", "--quiet"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flag}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(flag) && err.contains("directory"), "{err}");
+        assert!(!dir.path().join("-").exists(), "{flag} created \"-\"");
+    }
+}

@@ -314,6 +314,7 @@ mod os {
     use std::collections::VecDeque;
     use std::io;
     use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+    use std::path::Path;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
     use std::thread::JoinHandle;
@@ -436,12 +437,25 @@ mod os {
             merge_records(inputs, &mut out)?;
             out.flush()
         })();
-        match r.and_then(|()| std::fs::rename(&tmp, &spec.path)) {
+        match r.and_then(|()| put_in_place(&tmp, &spec.path)) {
             Ok(()) => Ok(()),
             Err(e) => {
                 let _ = std::fs::remove_file(&tmp);
                 Err(e)
             }
+        }
+    }
+
+    /// Renames the finished trace into place — or, when the target is a device or FIFO (e.g. /dev/null),
+    /// writes into it, since a rename would replace the node.
+    fn put_in_place(tmp: &Path, target: &Path) -> io::Result<()> {
+        match std::fs::metadata(target) {
+            Ok(m) if !m.is_file() && !m.is_dir() => {
+                let mut into = std::fs::OpenOptions::new().write(true).open(target)?;
+                io::copy(&mut std::fs::File::open(tmp)?, &mut into)?;
+                std::fs::remove_file(tmp)
+            }
+            _ => std::fs::rename(tmp, target),
         }
     }
 

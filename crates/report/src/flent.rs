@@ -185,6 +185,5 @@ pub fn write(doc: &Value, path: &Path) -> Result<(), String> {
         tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644)).map_err(io)?;
     }
     tmp.as_file().sync_all().map_err(io)?;
-    tmp.persist(path).map_err(|e| io(e.error))?;
-    Ok(())
+    crate::persist(tmp, path).map_err(io)
 }

@@ -68,6 +68,55 @@ pub fn write_atomic(path: &str, text: &str) -> std::io::Result<()> {
         tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644))?;
     }
     tmp.as_file().sync_all()?;
-    tmp.persist(target).map_err(|e| e.error)?;
-    Ok(())
+    persist(tmp, target)
+}
+
+/// Puts a finished temporary file at `target`: renamed into place, so that a file there is always
+/// complete — unless `target` exists and is not a regular file (a device such as /dev/null, a FIFO): a
+/// rename would replace that node (as root, `--json /dev/null` would leave a regular file at /dev/null),
+/// so the bytes are written into it instead. A directory is refused.
+pub fn persist(tmp: tempfile::NamedTempFile, target: &Path) -> std::io::Result<()> {
+    match std::fs::metadata(target) {
+        Ok(m) if m.is_dir() => Err(std::io::Error::other("is a directory")),
+        Ok(m) if !m.is_file() => {
+            let mut into = std::fs::OpenOptions::new().write(true).open(target)?;
+            std::io::copy(&mut std::fs::File::open(tmp.path())?, &mut into)?;
+            into.flush()
+        }
+        _ => tmp.persist(target).map(|_| ()).map_err(|e| e.error),
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use std::io::Read;
+    use std::os::unix::fs::FileTypeExt;
+
+    /// A result written to a FIFO (as to /dev/null or /dev/stdout) goes through it and leaves the node a
+    /// FIFO; a rename would have replaced it with a regular file.
+    #[test]
+    fn writing_to_a_fifo_keeps_the_fifo() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("out");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !made.is_ok_and(|s| s.success()) {
+            assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true and mkfifo failed");
+            eprintln!("skipping: mkfifo is not available");
+            return;
+        }
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || {
+                let mut text = String::new();
+                std::fs::File::open(fifo).unwrap().read_to_string(&mut text).unwrap();
+                text
+            })
+        };
+        super::write_atomic(&fifo.to_string_lossy(), "{\"a\": 1}\n").unwrap();
+        assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO was replaced");
+        assert_eq!(reader.join().unwrap(), "{\"a\": 1}\n");
+        // A directory is refused, not replaced.
+        let err = super::write_atomic(&dir.path().to_string_lossy(), "x").unwrap_err();
+        assert!(err.to_string().contains("directory"), "{err}");
+    }
 }

@@ -191,7 +191,7 @@ impl PcapProbe {
         let out = self.out.take().expect("finish is called once");
         let tmp = out.into_inner().map_err(|e| e.into_error())?;
         tmp.as_file().sync_all()?;
-        tmp.persist(&self.target).map_err(|e| e.error)?;
+        crate::persist(tmp, &self.target)?;
         Ok(self.packets)
     }
 
