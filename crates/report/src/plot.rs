@@ -390,7 +390,7 @@ pub fn time_series_charts(doc: &Value, p: &Value, notes: &mut Vec<String>) -> Ve
         }
     }
     if !lines.is_empty() {
-        let title = format!("{name}: smoothed RTT (RFC 6298 SRTT)");
+        let title = format!("{name}: smoothed RTT (the end's own RTO estimator)");
         out.push((
             "rtt".into(),
             Chart {
