@@ -19,15 +19,17 @@ enum Rule {
     Info,
 }
 
-/// Linux's own counters shown as evidence for a disagreement (the sending namespace's `nstat` deltas).
-const NSTAT: [&str; 7] = [
-    "TcpExt.TCPHystartTrainDetect",
-    "TcpExt.TCPHystartDelayDetect",
-    "TcpExt.TCPSackRecovery",
-    "TcpExt.TCPLossProbes",
-    "TcpExt.TCPLossProbeRecovery",
-    "TcpExt.TCPTimeouts",
-    "TcpExt.TCPSACKReorder",
+/// Linux's own counters shown as evidence for a disagreement (the sending namespace's `nstat` deltas), each
+/// beside the simulator's RFC 4898 counter of the same event where it has one (summed over the side's ends).
+const NSTAT: [(&str, Option<&str>); 8] = [
+    ("TcpExt.TCPHystartTrainDetect", Some("HystartTrainDetect")),
+    ("TcpExt.TCPHystartTrainCwnd", Some("HystartTrainCwnd")),
+    ("TcpExt.TCPHystartDelayDetect", Some("HystartDelayDetect")),
+    ("TcpExt.TCPSackRecovery", Some("FastRetran")),
+    ("TcpExt.TCPLossProbes", Some("LossProbes")),
+    ("TcpExt.TCPLossProbeRecovery", Some("LossProbeRecoveries")),
+    ("TcpExt.TCPTimeouts", Some("Timeouts")),
+    ("TcpExt.TCPSACKReorder", None),
 ];
 
 /// The figures of one backend's result: (name, rule, value).
@@ -92,11 +94,25 @@ fn figures(d: &ResultDoc) -> Vec<(String, Rule, Option<f64>)> {
     out
 }
 
-/// The Linux backend's counters of `side`'s namespace (0 when they did not change); absent on the simulator.
+/// The Linux backend's counters of `side`'s namespace (0 when they did not change); on the simulator the
+/// matching RFC 4898 counters (HystartTrainCwnd in packets, as Linux counts it), absent where there is none.
 fn nstat_rows(d: &ResultDoc, side: &str, out: &mut Vec<(String, Rule, Option<f64>)>) {
-    let netstat = d.points[0].health.as_ref().and_then(|h| h.get("netstat")?.get(side).cloned());
-    for k in NSTAT {
-        let v = netstat.as_ref().map(|n| n.get(k).and_then(Value::as_f64).unwrap_or(0.0));
+    let p = &d.points[0];
+    let netstat = p.health.as_ref().and_then(|h| h.get("netstat")?.get(side).cloned());
+    let sim = |k: &str| -> Option<f64> {
+        let ends: Vec<&Value> = p.connections.iter().filter(|c| c.side == side).map(|c| &c.estats).collect();
+        let per_end = |e: &Value| {
+            let v = e.get(k)?.as_f64()?;
+            Some(if k == "HystartTrainCwnd" { v / e.get("CurMSS")?.as_f64()?.max(1.0) } else { v })
+        };
+        ends.iter().map(|e| per_end(e)).sum()
+    };
+    for (k, estat) in NSTAT {
+        let v = match &netstat {
+            Some(n) => Some(n.get(k).and_then(Value::as_f64).unwrap_or(0.0)),
+            None if p.health.is_none() => estat.and_then(sim),
+            None => None,
+        };
         out.push((format!("{side} {}", k.trim_start_matches("TcpExt.")), Rule::Info, v));
     }
 }
