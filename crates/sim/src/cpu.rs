@@ -81,6 +81,14 @@ impl<S> Cpu<S> {
         done
     }
 
+    /// Core time spent by `now`: what was charged, less the work still queued on the cores after `now`
+    /// (each core runs its work back to back from when it was charged, so that part has not run yet).
+    /// Utilization over a window is the difference of two of these, never more than the cores' time.
+    pub fn executed_by(&self, now: Instant) -> Duration {
+        let pending: u64 = self.busy_until.iter().map(|&t| t.saturating_since(now).as_nanos()).sum();
+        self.busy.saturating_sub(Duration::from_nanos(pending))
+    }
+
     /// Charges the processing of a received segment; returns when it takes effect (never before an
     /// earlier arrival's).
     pub fn receive(&mut self, now: Instant, cost: Duration) -> Instant {
@@ -96,6 +104,22 @@ mod tests {
 
     fn us(n: u64) -> Duration {
         Duration::from_micros(n)
+    }
+
+    /// Two cores, 30 µs of work charged at t = 0 on each and 30 µs more queued behind one: by t = 40 µs
+    /// both cores have run 30 µs and the second 10 µs of its queued work (70 µs executed of 90 charged);
+    /// by 100 µs everything.
+    #[test]
+    fn executed_time_leaves_out_queued_work() {
+        let mut cpu: Cpu<()> = Cpu::new(CpuSpec { cores: 2, ..CpuSpec::default() });
+        let t0 = Instant::ZERO;
+        cpu.charge(t0, us(30));
+        cpu.charge(t0, us(30));
+        cpu.charge(t0, us(30));
+        assert_eq!(cpu.busy, us(90));
+        assert_eq!(cpu.executed_by(t0 + us(40)), us(70));
+        assert_eq!(cpu.executed_by(t0 + us(100)), us(90));
+        assert_eq!(cpu.executed_by(t0), us(0));
     }
 
     #[test]

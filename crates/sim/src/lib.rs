@@ -789,7 +789,7 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
     fn snapshot_cpu(&mut self, end: usize) {
         for h in [CLIENT, SERVER] {
             if let Some(cpu) = &self.net.io.cpus[h] {
-                self.net.cpu_busy_at[h][end] = cpu.busy;
+                self.net.cpu_busy_at[h][end] = cpu.executed_by(self.net.io.now);
             }
         }
     }
