@@ -1702,7 +1702,7 @@ impl Connection {
         if self.cfg.tso
             && self.snd_nxt >= self.tso_burst_end
             && unsent > self.smss
-            && self.tso_defers(now, unsent, wnd_room.min(cwnd_room), cwnd)
+            && self.tso_defers(now, wnd_room.min(cwnd_room), cwnd)
         {
             notes.limit(if wnd_room < cwnd_room { SndLim::Rwin } else { SndLim::Cwnd });
             notes.set(Notes::TSO_DEFER);
@@ -1759,9 +1759,9 @@ impl Connection {
     }
 
     /// Linux `tcp_tso_should_defer`: whether to wait for more ACKs rather than start a super-packet of
-    /// `limit` bytes (what cwnd and the peer's window allow now) with `unsent` bytes queued.
+    /// `limit` bytes (what cwnd and the peer's window allow now).
     #[inline(never)]
-    fn tso_defers(&self, now: Instant, unsent: u32, limit: u32, cwnd: u32) -> bool {
+    fn tso_defers(&self, now: Instant, limit: u32, cwnd: u32) -> bool {
         if !self.rec.open_or_cwr() || limit == 0 {
             return false;
         }
@@ -1770,12 +1770,10 @@ impl Connection {
             Some(t) if now.saturating_since(t) <= Duration::from_millis(1) => {}
             _ => return false,
         }
-        let max = self.tso_burst_max(cwnd);
-        if limit >= max {
-            return false;
-        }
-        // A super-packet in the middle of the queue that fits whole goes (the queue's tail may still grow).
-        if unsent > max && limit >= max.min(unsent) {
+        // A full super-packet goes. (Linux also sends a queued skb that fits whole when it is not the queue's
+        // tail; here the send queue is one byte stream cut into super-packets of at most this size, so that
+        // rule is this one.)
+        if limit >= self.tso_burst_max(cwnd) {
             return false;
         }
         if limit >= self.snd_wnd.min(cwnd) / TSO_WIN_DIVISOR {
