@@ -109,6 +109,24 @@ fn first_burst_rises_to_the_down_links_ceiling_sooner_with_nodelay() {
     assert!(saturated_at[1] < saturated_at[0], "NODELAY saturates at a smaller burst: {saturated_at:?}");
 }
 
+/// The server's Nagle against two transactions in flight (first burst 1, NODELAY only at the client): the
+/// second response waits for the first one's ACK, which rides on the client's next request. A stack sends
+/// what that ACK released before the server application reads the request (BSD `tcp_input` ends in
+/// `tcp_output`, Linux runs `tcp_data_snd_check` in softirq), so the held response crosses alone and the
+/// new one is held in turn: one response per round trip, the rate of one transaction in flight. Were the
+/// application's reply to join the held response first, both would go in one segment pair and the rate
+/// would be a third higher (41.6/s). With NODELAY at the server too, both transactions are in flight.
+#[test]
+fn nagle_at_the_server_lets_one_response_cross_per_round_trip() {
+    let t0 = 0.030 + frame_time(32.0, 2e6) + frame_time(1000.0, 8e6);
+    let nagle = rate(&["test.burst=1", "client.tcp.nodelay=true"]);
+    eprintln!("burst 1, server Nagle: {nagle} tps, one per round trip {}", 1.0 / t0);
+    assert!((nagle * t0 - 1.0).abs() < 0.01, "{nagle} vs {}", 1.0 / t0);
+    let nodelay = rate(&["test.burst=1", "client.tcp.nodelay=true", "server.tcp.nodelay=true"]);
+    eprintln!("burst 1, NODELAY both ends: {nodelay} tps, two per round trip {}", 2.0 / t0);
+    assert!((nodelay * t0 / 2.0 - 1.0).abs() < 0.02, "{nodelay} vs {}", 2.0 / t0);
+}
+
 #[test]
 fn crr_costs_one_handshake_more_per_transaction() {
     let rr_doc = run_scenario(&scenario(IDLE, &[]), 1);

@@ -396,11 +396,25 @@ impl RdpConnection {
     }
 
     fn has_output(&self) -> bool {
+        self.has_output_besides_ack() || (self.acks_owed > 0 && matches!(self.state, State::Open | State::SynRcvd))
+    }
+
+    /// A RST, a SYN, a retransmission or new data is due (anything but a bare ACK).
+    fn has_output_besides_ack(&self) -> bool {
         self.rst_due.is_some()
             || (self.syn_due && matches!(self.state, State::SynSent | State::SynRcvd))
             || (self.state == State::Open
                 && (self.out.iter().any(|s| s.resend) || (!self.queue.is_empty() && self.window_open())))
-            || (self.acks_owed > 0 && matches!(self.state, State::Open | State::SynRcvd))
+    }
+
+    /// [`RdpConnection::poll_transmit`] before the application hears of the event just processed: a bare
+    /// ACK waits for the application's read and reply (`tcplab_transport::Transport::poll_transmit_before_app`).
+    pub fn poll_transmit_before_app(&mut self, now: Instant, room: tcplab_transport::TxRoom) -> Option<RdpSegment> {
+        if !self.has_output_besides_ack() {
+            self.stalled = false;
+            return None;
+        }
+        self.poll_transmit(now, room)
     }
 
     /// The next segment to send, if any. Order: RST, SYN, retransmissions (ascending), new data, a bare ACK.

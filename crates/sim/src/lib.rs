@@ -466,7 +466,7 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
         let ep = &mut self.eps[e as usize];
         ep.touched = false;
         if !ep.waiting {
-            self.io.transmit(ep, e);
+            self.io.transmit(ep, e, false);
         }
         self.io.sync_timer(ep, e);
         if !ep.finished && ep.conn.is_finished() {
@@ -524,13 +524,19 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
         None
     }
 
-    /// Sends what endpoint `e` (`ep`, not waiting for NIC room) has to send.
+    /// Sends what endpoint `e` (`ep`, not waiting for NIC room) has to send; `before_app`: only what the
+    /// event itself released, before the application runs (no pure ACK; `Transport::poll_transmit_before_app`).
     #[inline(always)]
-    fn transmit(&mut self, ep: &mut Ep<T>, e: u32) {
+    fn transmit(&mut self, ep: &mut Ep<T>, e: u32, before_app: bool) {
         let h = ep.host;
         loop {
             let room = if self.hosts[h].nic.is_full(self.now) { TxRoom::Full } else { TxRoom::Free };
-            match ep.conn.poll_transmit(self.now, room) {
+            let seg = if before_app {
+                ep.conn.poll_transmit_before_app(self.now, room)
+            } else {
+                ep.conn.poll_transmit(self.now, room)
+            };
+            match seg {
                 Some(seg) => self.send_packet(h, seg),
                 None => {
                     if ep.conn.stalled() {
@@ -722,6 +728,12 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
             ep.established = true;
             self.net.established_count += 1;
             self.app_event(a, host, Event::Established(c));
+        }
+        // The stack sends what the event released before the application runs (a reply the application
+        // writes cannot join data that was free to go): `Transport::poll_transmit_before_app`.
+        let ep = &mut self.net.eps[e as usize];
+        if !ep.waiting && ep.conn.may_send_before_app() {
+            self.net.io.transmit(ep, e, true);
         }
         let ep = &self.net.eps[e as usize];
         if ep.established {

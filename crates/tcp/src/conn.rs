@@ -246,6 +246,9 @@ pub struct Connection {
     last_ack_sent: SeqNumber,
 
     stalled: bool,
+    /// `poll_transmit_before_app` found cwnd or the peer's window closed: the `poll_transmit` after the
+    /// application (same instant, same windows) can send an ACK at most.
+    windows_closed: bool,
     /// One past the last short segment sent (Minshall's rule).
     snd_sml: SeqNumber,
     /// The cork's 200 ms ceiling passed: a short segment may go.
@@ -338,6 +341,7 @@ impl Connection {
             ts_recent: 0,
             last_ack_sent: SeqNumber(0),
             stalled: false,
+            windows_closed: false,
             snd_sml: iss,
             cork_released: false,
             snd_lim: None,
@@ -525,6 +529,7 @@ impl Connection {
 
     /// Runs every timer that is due at `now`.
     pub fn on_timeout(&mut self, now: Instant) {
+        self.windows_closed = false;
         let due = |t: u64| t <= now.as_nanos();
         if due(self.timers[Timer::TimeWait as usize]) {
             self.disarm(Timer::TimeWait);
@@ -697,6 +702,7 @@ impl Connection {
 
     /// Processes one segment addressed to this connection.
     pub fn on_segment(&mut self, now: Instant, seg: &TcpSegment) {
+        self.windows_closed = false;
         self.st.SegsIn += 1;
         if seg.payload_len > 0 {
             self.st.DataSegsIn += 1;
@@ -1503,7 +1509,43 @@ impl Connection {
     /// every input. With `TxRoom::Full` nothing is sent; if something was ready it counts as a
     /// `SendStall` and the caller should call again when the interface has room.
     pub fn poll_transmit(&mut self, now: Instant, room: TxRoom) -> Option<TcpSegment> {
+        self.next_segment(now, room, false)
+    }
+
+    /// [`Connection::poll_transmit`] before the application hears of the event just processed: anything
+    /// but a pure ACK, which waits for the application's read and reply (see
+    /// [`tcplab_transport::Transport::poll_transmit_before_app`]).
+    pub fn poll_transmit_before_app(&mut self, now: Instant, room: TxRoom) -> Option<TcpSegment> {
+        if self.only_an_ack_could_go() {
+            debug_assert!(matches!(self.choose(now, &mut Notes::default()), None | Some(Choice::Ack)));
+            self.stalled = false;
+            return None;
+        }
+        self.next_segment(now, room, true)
+    }
+
+    /// Nothing but an ACK can be chosen: a synchronized connection with no unsent data or FIN, no
+    /// retransmission, loss probe or zero-window probe due (what `choose` would find, in a few tests).
+    #[inline(always)]
+    pub(crate) fn only_an_ack_could_go(&self) -> bool {
+        let fin_unsent = self.fin_queued && self.snd_nxt <= self.write_end;
+        self.is_synchronized()
+            && self.snd_nxt >= self.write_end
+            && !fin_unsent
+            && !self.tlp_pending
+            && !self.probe_pending
+            && !self.rec.retransmit_head
+            && !self.rec.retransmits()
+    }
+
+    // One copy, so that `choose`, `settle` and `emit` inline into it (as into a single `poll_transmit`).
+    #[inline(never)]
+    fn next_segment(&mut self, now: Instant, room: TxRoom, hold_ack: bool) -> Option<TcpSegment> {
         self.stalled = false;
+        if !hold_ack && std::mem::take(&mut self.windows_closed) && !self.ack_now {
+            debug_assert!(self.choose(now, &mut Notes::default()).is_none());
+            return None;
+        }
         if self.cfg.slow_start_after_idle
             && self.snd_una == self.snd_nxt
             && self.last_data_sent.is_some()
@@ -1513,8 +1555,19 @@ impl Connection {
         }
         let mut notes = Notes::default();
         let choice = self.choose(now, &mut notes);
-        if notes != Notes::default() {
+        // Before the application, a pure ACK or nothing is held back. If the windows stopped the sender,
+        // nothing the application does opens them: that is settled now, and the call after the application
+        // looks for an ACK only (a bulk sender's every ACK). Otherwise that call settles what was found
+        // (sender-limit state, cwnd validation, a TSO deferral, a probe with nothing to send).
+        let hold = hold_ack && matches!(choice, None | Some(Choice::Ack));
+        let windows_closed =
+            hold && choice.is_none() && notes.has(Notes::LIM_CWND | Notes::LIM_RWIN) && !notes.has(Notes::TSO_DEFER);
+        if (!hold || windows_closed) && notes != Notes::default() {
             self.settle(now, notes);
+        }
+        if hold {
+            self.windows_closed = windows_closed;
+            return None;
         }
         let choice = choice?;
         if room == TxRoom::Full && self.cfg.ifq_full != IfqFull::Drop {

@@ -45,6 +45,14 @@ impl Transport for Connection {
         Connection::poll_transmit(self, now, room)
     }
     #[inline]
+    fn may_send_before_app(&self) -> bool {
+        !self.only_an_ack_could_go()
+    }
+    #[inline]
+    fn poll_transmit_before_app(&mut self, now: Instant, room: TxRoom) -> Option<TcpSegment> {
+        Connection::poll_transmit_before_app(self, now, room)
+    }
+    #[inline]
     fn stalled(&self) -> bool {
         Connection::stalled(self)
     }

@@ -80,6 +80,21 @@ pub trait Transport: Sized {
     fn on_segment(&mut self, now: Instant, seg: &Self::Segment);
     /// The next segment to send, if any; `room` says whether the interface can take one.
     fn poll_transmit(&mut self, now: Instant, room: TxRoom) -> Option<Self::Segment>;
+    /// Like [`Transport::poll_transmit`], called after an event (a segment, a timer) and before the
+    /// application hears of it: what the event itself lets the endpoint send — data an acknowledgement
+    /// released, retransmissions, control segments — but no pure acknowledgement. A stack finishes its
+    /// input processing, output included, before the reader wakes (BSD's `tcp_input` ends in `tcp_output`,
+    /// Linux's `tcp_rcv_established` in `tcp_data_snd_check`), so what the application writes in reply
+    /// cannot join data that was already free to go. An acknowledgement waits for
+    /// [`Transport::poll_transmit`] after the application ran, at the same instant: it then carries the
+    /// window the application's read opens and rides on what it writes (Linux defers such an ACK to
+    /// `tcp_recvmsg`; in BSD it is the window update after the read).
+    fn poll_transmit_before_app(&mut self, now: Instant, room: TxRoom) -> Option<Self::Segment>;
+    /// False when [`Transport::poll_transmit_before_app`] would certainly find nothing (a cheap test the
+    /// engine makes first: most events at a receiver leave only an acknowledgement to send).
+    fn may_send_before_app(&self) -> bool {
+        true
+    }
     /// The last [`Transport::poll_transmit`] had a segment ready but the interface was full.
     fn stalled(&self) -> bool;
     /// The earliest instant at which [`Transport::on_timeout`] has work to do.

@@ -146,6 +146,31 @@ fn test_established_nagle_holds_second_small_write() {
     recv!(c, time 30, [out(10_101, 50_001, PSH_ACK, 32_768, 100).ts(31, pts(30))]);
 }
 
+/// Before the application hears of a segment (`poll_transmit_before_app`), the connection sends what the
+/// segment released — here the small write Nagle held, freed by the ACK riding on the peer's reply — but
+/// no pure ACK: that waits for the call after the application has read, and then carries the window the
+/// read opened.
+#[test]
+fn test_established_before_app_sends_released_data_but_no_pure_ack() {
+    let mut c = client_established(cfg());
+    assert_eq!(c.send(100), 100);
+    recv!(c, time 20, [out(10_001, 50_001, PSH_ACK, 32_768, 100).ts(21, pts(10))]);
+    assert_eq!(c.send(100), 100);
+    recv_nothing!(c, time 21);
+    send!(c, time 30, peer(50_001, 10_101, PSH_ACK, 100, 30, 21));
+    let released = c.poll_transmit_before_app(at(30), TxRoom::Free).into_iter().collect::<Vec<_>>();
+    // The reply is unread: the window is 100 bytes short (65,436 B → field 32,718).
+    assert_segments(&released, &[out(10_101, 50_101, PSH_ACK, 32_718, 100).ts(31, pts(30))]);
+    assert!(c.poll_transmit_before_app(at(30), TxRoom::Free).is_none());
+
+    // Two full-sized segments call for an ACK at once (RFC 1122 §4.2.3.2), but not before the application.
+    send!(c, time 40, peer(50_101, 10_201, ACK, 1448, 40, 31));
+    send!(c, time 40, peer(51_549, 10_201, ACK, 1448, 40, 31));
+    assert!(c.poll_transmit_before_app(at(40), TxRoom::Free).is_none());
+    assert_eq!(c.recv(u64::MAX), 100 + 2 * 1448);
+    recv!(c, time 40, [out(10_201, 52_997, ACK, 32_768, 0).ts(41, pts(40))]);
+}
+
 /// TCP_NODELAY: the second small write goes at once too.
 #[test]
 fn test_established_nodelay_sends_small_writes_at_once() {
