@@ -56,6 +56,7 @@ impl TcpConfig {
                     ..CubicConfig::default()
                 },
                 initial_window: InitialWindow::Segments(10),
+                minshall: true,
                 ack_policy: AckPolicy::Linux,
                 ato_min: Duration::from_millis(40),
                 delayed_ack_timeout: Duration::from_millis(200),
