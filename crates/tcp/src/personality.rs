@@ -53,6 +53,7 @@ impl TcpConfig {
                     hystart: true,
                     alpha_switch: false,
                     growth_floor_before_loss: true,
+                    whole_segments: true,
                     ..CubicConfig::default()
                 },
                 initial_window: InitialWindow::Segments(10),

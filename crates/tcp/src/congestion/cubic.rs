@@ -66,6 +66,14 @@ pub struct CubicConfig {
     /// ends slow start without loss (W_max = cwnd_epoch, K = 0, RFC 9438 §4.10). Not in RFC 9438.
     /// Default off.
     pub growth_floor_before_loss: bool,
+    /// A congestion event computes in whole segments, as Linux's `bictcp_recalc_ssthresh` does with its
+    /// packet-counted cwnd: ssthresh = max(⌊⌊cwnd/SMSS⌋ · β₁₀₂₄ / 1024⌋, 2) segments and W_max =
+    /// ⌊cwnd/SMSS⌋ (with fast convergence ⌊⌊cwnd/SMSS⌋ · (1024 + β₁₀₂₄) / 2048⌋) segments, where β₁₀₂₄ is β
+    /// in 1/1024 units (0.7 → 717, Linux's `beta`). After recovery cwnd = ssthresh is then a whole number of
+    /// segments, and growth restarts from there: at windows of 10–15 segments that costs about 0.5 segment
+    /// a cycle against RFC 9438 §4.6's FlightSize·β in bytes (−11% goodput at 10 Mbit/s, 20 ms, 1% loss;
+    /// docs/tcp.md). Default off (the RFC).
+    pub whole_segments: bool,
 }
 
 impl Default for CubicConfig {
@@ -79,6 +87,7 @@ impl Default for CubicConfig {
             hystart_ack_delta: Duration::from_millis(2),
             alpha_switch: true,
             growth_floor_before_loss: false,
+            whole_segments: false,
         }
     }
 }
@@ -366,12 +375,19 @@ impl CongestionControl for Cubic {
         let cwnd = self.cwnd;
         let beta = self.cfg.beta;
         // §4.7: a congestion event below the previous W_max remembers less of it.
-        self.w_max = Some(match self.w_max {
-            Some(w) if self.cfg.fast_convergence && cwnd < w => cwnd * (1.0 + beta) / 2.0,
-            _ => cwnd,
-        });
-        // §4.6: ssthresh = max(FlightSize·β, 2 SMSS); cwnd_prior = cwnd.
-        self.ssthresh = ((flight_size as f64 * beta).round() as u32).max(2 * smss);
+        let converging = matches!(self.w_max, Some(w) if self.cfg.fast_convergence && cwnd < w);
+        if self.cfg.whole_segments {
+            // Linux: `bictcp_recalc_ssthresh` on the packet count, integer arithmetic throughout.
+            let beta_1024 = (beta * 1024.0).round() as u64;
+            let (segs, flight_segs) = ((cwnd / smss as f64) as u64, (flight_size / smss.max(1)) as u64);
+            let w_max = if converging { segs * (1024 + beta_1024) / 2048 } else { segs };
+            self.w_max = Some((w_max * smss as u64) as f64);
+            self.ssthresh = ((flight_segs * beta_1024 / 1024).max(2) * smss as u64).min(MAX_CWND as u64) as u32;
+        } else {
+            self.w_max = Some(if converging { cwnd * (1.0 + beta) / 2.0 } else { cwnd });
+            // §4.6: ssthresh = max(FlightSize·β, 2 SMSS); cwnd_prior = cwnd.
+            self.ssthresh = ((flight_size as f64 * beta).round() as u32).max(2 * smss);
+        }
         self.cwnd_prior = cwnd;
         match event {
             CongestionEvent::FastRetransmit => {
@@ -515,6 +531,31 @@ mod tests {
         let mut cc = Cubic::new(10 * MSS, Abc::L1, CubicConfig::default());
         cc.on_congestion_event(Instant::ZERO, CongestionEvent::FastRetransmit, 2 * MSS, MSS);
         assert_eq!(cc.ssthresh(), 2 * MSS, "floor of 2 SMSS");
+    }
+
+    #[test]
+    fn whole_segments_reduce_as_linux_counts() {
+        // Linux `bictcp_recalc_ssthresh` on a packet count, β = 717/1024: cwnd 13.5 segments counts as 13,
+        // ssthresh ⌊13·717/1024⌋ = 9 segments (RFC: 13.5·0.7 = 9.45); 8 → 5 (5.6); 2 → 2 (the floor).
+        let cfg = CubicConfig { whole_segments: true, ..CubicConfig::default() };
+        for (cwnd, ssthresh, rfc) in [(13_500, 9 * MSS, 9_450), (8 * MSS, 5 * MSS, 5_600), (2 * MSS, 2 * MSS, 2 * MSS)]
+        {
+            let mut cc = Cubic::new(10 * MSS, Abc::L1, cfg);
+            cc.set_window(cwnd);
+            cc.on_congestion_event(Instant::ZERO, CongestionEvent::FastRetransmit, cwnd, MSS);
+            assert_eq!((cc.ssthresh(), cc.window()), (ssthresh, ssthresh), "cwnd {cwnd}");
+            assert_eq!(cc.w_max(), Some(cwnd / MSS * MSS), "cwnd {cwnd}");
+            let mut rfc_cc = Cubic::new(10 * MSS, Abc::L1, CubicConfig::default());
+            rfc_cc.set_window(cwnd);
+            rfc_cc.on_congestion_event(Instant::ZERO, CongestionEvent::FastRetransmit, cwnd, MSS);
+            assert_eq!(rfc_cc.ssthresh(), rfc, "RFC 9438 at cwnd {cwnd}");
+        }
+        // Fast convergence in whole segments: a loss at 90 below W_max 100 remembers ⌊90·1741/2048⌋ = 76.
+        let mut cc = after_loss(100, cfg);
+        cc.set_window(90 * MSS + 600);
+        cc.on_congestion_event(Instant::ZERO, CongestionEvent::FastRetransmit, 90 * MSS + 600, MSS);
+        assert_eq!(cc.w_max(), Some(76 * MSS));
+        assert_eq!(cc.ssthresh(), 63 * MSS);
     }
 
     /// cwnd in segments at the first ACK at or after each of `checks` seconds into the stage that starts
