@@ -123,7 +123,8 @@ pub struct TcpConfig {
     /// `reno_friendly` (true, §4.3), `alpha_switch` (true: α_cubic becomes 1 at cwnd_prior, §4.3; Linux
     /// keeps α constant), `hystart` (false: Linux's HyStart, ACK-train and delay detectors) with
     /// `hystart_ack_delta` (2ms), `growth_floor_before_loss` (false: Linux's 5% per RTT until the first
-    /// loss). Default: the RFC's values.
+    /// loss), `whole_segments` (false: a congestion event in whole segments, ssthresh = ⌊⌊cwnd⌋·717/1024⌋
+    /// as Linux's packet-counted `bictcp_recalc_ssthresh`). Default: the RFC's values.
     pub cubic: CubicConfig,
     /// Slow-start growth per ACK (RFC 3465 §2.2): `off` (+1 SMSS per ACK), `l1` (RFC 5681 (2):
     /// min(N, SMSS)), `l2` (min(N, 2·SMSS)), `unlimited` (N; Linux). Default `l1`.
