@@ -245,9 +245,10 @@ impl AckState {
 
     /// Data went out at `now`: Linux `tcp_event_data_sent` takes data sent soon after data arrived for an
     /// interactive exchange (pingpong).
-    pub fn on_data_sent(&mut self, now: Instant) {
+    pub fn on_data_sent(&mut self, now: Instant, cfg: &TcpConfig) {
         if let AckState::Linux(l) = self {
-            if l.last_rcv.is_some_and(|t| now.saturating_since(t) < l.ato) {
+            // In whole ticks when the timers have one (Linux compares jiffies).
+            if l.last_rcv.is_some_and(|t| ticks_between(cfg, t, now) < l.ato) {
                 l.pingpong = true;
             }
         }
@@ -273,8 +274,8 @@ impl LinuxAck {
                 self.ato = cfg.ato_min;
             }
             Some(last) => {
-                let m = now.saturating_since(last);
-                let half_ato = Duration::from_nanos(self.ato.as_nanos() / 2);
+                let m = ticks_between(cfg, last, now);
+                let half_ato = halve(cfg, self.ato);
                 if m <= half_min {
                     self.ato = half_ato + half_min;
                 } else if m < self.ato {
@@ -313,6 +314,25 @@ impl Linux22Ack {
             self.ato = self.ato.min(cfg.ato_min);
         }
     }
+}
+
+/// The time from `a` to `b`, in whole timer ticks when the timers have one (Linux counts jiffies:
+/// `tcp_jiffies32 - lrcvtime`), exact otherwise.
+fn ticks_between(cfg: &TcpConfig, a: Instant, b: Instant) -> Duration {
+    let tick = cfg.tick.as_nanos();
+    if tick == 0 {
+        return b.saturating_since(a);
+    }
+    Duration::from_nanos((b.as_nanos() / tick).saturating_sub(a.as_nanos() / tick) * tick)
+}
+
+/// Half of `d`, rounded down to whole ticks when the timers have one (`ato >> 1` in jiffies).
+fn halve(cfg: &TcpConfig, d: Duration) -> Duration {
+    let tick = cfg.tick.as_nanos();
+    if tick == 0 {
+        return Duration::from_nanos(d.as_nanos() / 2);
+    }
+    Duration::from_nanos(d.as_nanos() / tick / 2 * tick)
 }
 
 /// The Linux 2.2 jiffy: the timer tick (1 ms when `tick` is 0).

@@ -233,6 +233,10 @@ pub struct Connection {
     sack_recent: [Option<SeqNumber>; 4],
     dsack: Option<SackBlock>,
     ack_now: bool,
+    /// The application's read called for the pending ACK (a window update, Linux `tcp_cleanup_rbuf`): a
+    /// stack sends it within the read (BSD `PRU_RCVD` → `tcp_output`, Linux `tcp_send_ack`), so it leaves
+    /// as a pure ACK ahead of anything the application writes next.
+    ack_on_read: bool,
     /// The next ACK repeats RCV.NXT because of out-of-order or duplicate data.
     dup_ack_pending: bool,
     /// SACK compression (Linux `compressed_ack_rcv_nxt`, `dup_ack_counter`, `compressed_ack`): the
@@ -333,6 +337,7 @@ impl Connection {
             sack_recent: [None; 4],
             dsack: None,
             ack_now: false,
+            ack_on_read: false,
             dup_ack_pending: false,
             comp_rcv_nxt: SeqNumber(0),
             comp_dup_acks: 0,
@@ -462,11 +467,13 @@ impl Connection {
         let free = self.recv_free();
         if free >= window_before as u64 + self.rcv_mss as u64 && free >= 2 * window_before as u64 {
             self.ack_now = true;
+            self.ack_on_read = true;
         }
         // Linux tcp_cleanup_rbuf: a read that empties the receive queue after a short pushed segment is
         // ACKed at once, unless the connection is interactive (pingpong) and only one such segment came.
         if self.ack.ack_on_drain() && self.readable() == 0 && self.rcv_nxt != self.last_ack_sent {
             self.ack_now = true;
+            self.ack_on_read = true;
         }
         n
     }
@@ -1608,6 +1615,9 @@ impl Connection {
             }
             _ => {}
         }
+        if self.ack_now && self.ack_on_read {
+            return Some(Choice::Ack);
+        }
         if self.tlp_pending {
             match self.choose_loss_probe() {
                 Some(c) => return Some(c),
@@ -1912,7 +1922,7 @@ impl Connection {
                 self.cork_released = false;
                 self.disarm(Timer::Cork);
                 if len > 0 {
-                    self.ack.on_data_sent(now);
+                    self.ack.on_data_sent(now, &self.cfg);
                     self.sampler.on_data_sent(self.snd_nxt, now, self.ts_ok);
                 }
             }
@@ -2008,6 +2018,7 @@ impl Connection {
         }
         self.dup_ack_pending = false;
         self.ack_now = false;
+        self.ack_on_read = false;
         self.comp_pending = 0;
         self.disarm(Timer::CompressedAck);
         self.ack.on_ack_sent(&self.cfg);

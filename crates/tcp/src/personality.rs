@@ -59,6 +59,7 @@ impl TcpConfig {
                 initial_window: InitialWindow::Segments(10),
                 minshall: true,
                 ack_policy: AckPolicy::Linux,
+                tick: Duration::from_millis(4),
                 ato_min: Duration::from_millis(40),
                 delayed_ack_timeout: Duration::from_millis(200),
                 rto_model: RtoModel::Linux,

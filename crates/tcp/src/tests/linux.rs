@@ -335,3 +335,33 @@ fn test_established_packet_cwnd_stays_whole_after_validation_and_moderation() {
     assert!(e.OtherReductions >= 3, "decayed and moderated: {}", e.OtherReductions);
     assert!(seen.iter().all(|w| w % SMSS_TS == 0), "whole segments: {seen:?}");
 }
+
+/// Linux `tcp_cleanup_rbuf`: a read that drains a short pushed segment outside pingpong mode sends its
+/// ACK within the read (`tcp_send_ack` inside `recvmsg`), so the ACK leaves as a pure segment ahead of the
+/// reply the application writes next — the kernel's rr-dsl trace shows this order. Once data has gone
+/// out within the ATO of data arriving, the connection is interactive (pingpong): the next request's ACK
+/// waits and rides on the reply.
+#[test]
+fn test_established_linux_a_read_acks_ahead_of_the_reply() {
+    let mut c = client_established(TcpConfig { ack_policy: AckPolicy::Linux, ..cfg() });
+    send!(c, time 20, peer(50_001, 10_001, PSH_ACK, 100, 20, 11));
+    assert!(c.poll_transmit_before_app(at(20), TxRoom::Free).is_none(), "no pure ACK before the read");
+    assert_eq!(c.recv(u64::MAX), 100);
+    assert_eq!(c.send(200), 200);
+    let got = transmit_all(&mut c, at(20));
+    let shape: Vec<(u32, u32, u32)> = got.iter().map(|s| (s.seq.0, s.ack.0, s.payload_len)).collect();
+    assert_eq!(
+        shape,
+        [(10_001, 50_101, 0), (10_001, 50_101, 200)],
+        "{:?}",
+        got.iter().map(describe).collect::<Vec<_>>()
+    );
+
+    // Pingpong now (the reply left 0 ms after the request came): the next request's ACK rides on the reply.
+    send!(c, time 50, peer(50_101, 10_201, PSH_ACK, 100, 50, 21));
+    assert_eq!(c.recv(u64::MAX), 100);
+    assert_eq!(c.send(200), 200);
+    let got = transmit_all(&mut c, at(50));
+    let shape: Vec<(u32, u32, u32)> = got.iter().map(|s| (s.seq.0, s.ack.0, s.payload_len)).collect();
+    assert_eq!(shape, [(10_201, 50_201, 200)], "{:?}", got.iter().map(describe).collect::<Vec<_>>());
+}
