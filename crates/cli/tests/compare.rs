@@ -54,16 +54,28 @@ fn compare_shows_the_slow_start_exit_beside_the_kernels() {
     )
     .unwrap();
     let json = dir.path().join("cmp.json");
-    let out = tcplab().arg("compare").arg(&scenario).arg("--json").arg(&json).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let row = |name: &str| {
-        let r = doc["summary"].as_array().unwrap().iter().find(|r| r["figure"] == name).unwrap_or_else(|| {
-            panic!("no row {name}: {}", doc["summary"]);
-        });
-        (r["sim"].as_f64(), r["linux"].as_f64())
-    };
-    assert_eq!(row("client TCPHystartTrainDetect"), (Some(1.0), Some(1.0)));
-    let (Some(sim), Some(linux)) = row("client TCPHystartTrainCwnd") else { panic!("both backends count the exit") };
-    assert!((sim / linux - 1.0).abs() <= 0.25, "exit at {sim} packets, the kernel's at {linux}");
+    // The kernel's ACK train is 1.23 ms between ACKs against a 2 ms limit: a slow phase of the VM's wake-ups
+    // can break it and move the kernel's exit (measured once: 202 packets instead of 122). Such a run is
+    // repeated (up to three), as the Linux backend's docs tell callers to do.
+    let mut exits = Vec::new();
+    for _ in 0..3 {
+        let out = tcplab().arg("compare").arg(&scenario).arg("--json").arg(&json).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let row = |name: &str| {
+            let r = doc["summary"].as_array().unwrap().iter().find(|r| r["figure"] == name).unwrap_or_else(|| {
+                panic!("no row {name}: {}", doc["summary"]);
+            });
+            (r["sim"].as_f64(), r["linux"].as_f64())
+        };
+        assert_eq!(row("client TCPHystartTrainDetect"), (Some(1.0), Some(1.0)));
+        let (Some(sim), Some(linux)) = row("client TCPHystartTrainCwnd") else {
+            panic!("both backends count the exit")
+        };
+        if (sim / linux - 1.0).abs() <= 0.25 {
+            return;
+        }
+        exits.push((sim, linux));
+    }
+    panic!("slow-start exits (simulator, kernel) in packets, three runs: {exits:?}");
 }

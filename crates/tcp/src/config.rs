@@ -231,7 +231,8 @@ pub struct TcpConfig {
     /// per cwnd ACKs, cwnd a whole number of segments) or bytes (the RFCs). Default `bytes`.
     pub cwnd_unit: CwndUnit,
     /// Timer granularity: every protocol timer fires on a multiple of this tick (0 = exact; 10ms for a
-    /// HZ=100 kernel; 200ms/500ms for the BSD fast/slow timers). Default 0.
+    /// HZ=100 kernel, 4ms for HZ=250; 200ms/500ms for the BSD fast/slow timers). Under the `linux` ACK
+    /// policy the ATO and the pingpong test count whole ticks too (jiffies). Default 0.
     pub tick: Duration,
     /// How long a connection stays in TIME-WAIT (RFC 9293 §3.6: 2·MSL). Default 60s (Linux).
     pub time_wait: Duration,
