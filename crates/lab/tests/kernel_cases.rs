@@ -94,29 +94,13 @@ fn case_c_goodput_under_one_percent_loss_is_the_kernels() {
     assert!((mean / 3.50e6 - 1.0).abs() < 0.10, "mean goodput {mean} b/s, the kernel 3.50 Mbit/s");
 }
 
-/// `rr-dsl`'s path (2 Mbit/s up, 8 Mbit/s down, 15 ms each way; 32 B requests, 1000 B responses) with
-/// Nagle on both ends.
-const RR_DSL: &str = r#"
-name = "rr-dsl-linux"
-[path.up]
-rate = "2mbit"
-delay = "15ms"
-queue = "200pkt"
-[path.down]
-rate = "8mbit"
-delay = "15ms"
-queue = "200pkt"
-[client]
-stack = "linux"
-[server]
-stack = "linux"
-[test]
-kind = "tcp_rr"
-duration = "10s"
-request = "32B"
-response = "1000B"
-"#;
+/// A shipped scenario's text (`scenarios/NAME.toml`).
+fn shipped(name: &str) -> &'static str {
+    tcplab_lab::SHIPPED.iter().find(|s| s.name == name).expect("shipped").text
+}
 
+/// The shipped `rr-dsl` (2 Mbit/s up, 8 Mbit/s down, 15 ms each way; 32 B requests, 1000 B responses; Nagle
+/// at the client) with `linux` on both ends, so Nagle at both; its sweep is not run, `set` picks the burst.
 #[test]
 fn rr_under_nagle_runs_at_the_kernels_transaction_rate() {
     // Linux 6.18 here (`tcplab run … --backend linux`, 10 s): 243.3 and 244.8 transactions/s with 17 in
@@ -135,7 +119,9 @@ fn rr_under_nagle_runs_at_the_kernels_transaction_rate() {
         (&["test.burst=1", "client.tcp.nodelay=true"][..], 31.0),
         (&["test.burst=32"][..], 472.8),
     ] {
-        let got = rr(&run_scenario(&scenario(RR_DSL, set), 1).points[0]).transactions_per_s;
+        let set: Vec<&str> =
+            ["client.stack=\"linux\"", "server.stack=\"linux\""].into_iter().chain(set.iter().copied()).collect();
+        let got = rr(&run_scenario(&scenario(shipped("rr-dsl"), &set), 1).points[0]).transactions_per_s;
         eprintln!("{set:?}: {got} transactions/s, Linux {kernel}");
         assert!((got / kernel - 1.0).abs() < 0.05, "{set:?}: {got} vs the kernel's {kernel}");
     }
@@ -148,7 +134,7 @@ fn random_loss_at_ten_megabits_costs_what_it_costs_the_kernel() {
     // rounds the window matters: the kernel's packet-counted CUBIC sets ssthresh = ⌊⌊cwnd⌋·717/1024⌋
     // packets (cubic.whole_segments); in bytes, as RFC 9438 writes it, the personality ran 11% faster
     // (3.25 Mbit/s over the same seeds).
-    let text = tcplab_lab::SHIPPED.iter().find(|s| s.name == "lossy-10m").expect("shipped").text;
+    let text = shipped("lossy-10m");
     let s = scenario(text, &["client.stack=\"linux\"", "server.stack=\"linux\""]);
     let seeds = 1..=6u64;
     let n = seeds.clone().count() as f64;

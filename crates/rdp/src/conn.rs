@@ -400,7 +400,7 @@ impl RdpConnection {
     }
 
     /// A RST, a SYN, a retransmission or new data is due (anything but a bare ACK).
-    fn has_output_besides_ack(&self) -> bool {
+    pub(crate) fn has_output_besides_ack(&self) -> bool {
         self.rst_due.is_some()
             || (self.syn_due && matches!(self.state, State::SynSent | State::SynRcvd))
             || (self.state == State::Open

@@ -35,6 +35,10 @@ impl Transport for RdpConnection {
         RdpConnection::poll_transmit(self, now, room)
     }
     #[inline]
+    fn may_send_before_app(&self) -> bool {
+        RdpConnection::has_output_besides_ack(self)
+    }
+    #[inline]
     fn poll_transmit_before_app(&mut self, now: Instant, room: TxRoom) -> Option<RdpSegment> {
         RdpConnection::poll_transmit_before_app(self, now, room)
     }
