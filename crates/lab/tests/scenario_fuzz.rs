@@ -308,3 +308,11 @@ fn regression_an_oversized_send_buffer_is_refused_at_its_key() {
     assert_eq!(e.key, "client.tcp.send_buffer", "{e}");
     check(&Doc { text: text.into(), rates: (56_000, 56_000), kind: "tcp_rr" });
 }
+
+/// Found by the fuzzer (CI): a `bsd-4.4` receiver of 1-byte messages from a `linux` sender over a lossy
+/// 1 Mbit/s path with no delay.
+#[test]
+fn regression_maerts_bsd_receiver_of_one_byte_messages_on_a_lossy_path() {
+    let text = "name = \"fuzz\"\nseed = 7\n[path.up]\nrate = \"1mbit\"\ndelay = \"0s\"\nqueue = \"100pkt\"\nloss = { model = \"bernoulli\", p = 0.05 }\n[client]\nstack = \"bsd-4.4\"\ntcp = {  }\n[server]\nstack = \"linux\"\ntcp = {  }\n[test]\nkind = \"tcp_maerts\"\nduration = \"3000ms\"\nmessage = \"1B\"\nparallel = 1\n";
+    check(&Doc { text: text.into(), rates: (1_000_000, 1_000_000), kind: "tcp_maerts" });
+}

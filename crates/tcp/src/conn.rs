@@ -958,6 +958,12 @@ impl Connection {
             return;
         }
         self.rcv_nxt = fin + 1;
+        // A FIN right at the window's edge is taken (it needs no buffer space; Linux and BSD take it
+        // too): the edge moves over it so that RCV.NXT never passes the advertised edge, which the
+        // window arithmetic (acceptability, window updates on read) relies on.
+        if self.rcv_adv < self.rcv_nxt {
+            self.rcv_adv = self.rcv_nxt;
+        }
         self.ack_now = true;
         match self.state {
             State::SynReceived | State::Established => self.state = State::CloseWait,

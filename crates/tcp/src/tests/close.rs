@@ -235,3 +235,21 @@ fn test_fin_wait_2_send_buffer_is_empty_once_the_fin_is_acked() {
     let c = client_fin_wait_2();
     assert_eq!(c.send_buffer_free(), cfg().send_buffer.bytes());
 }
+
+/// A FIN at the receive window's right edge, read in the same instant (found by the scenario fuzzer: the
+/// application read before any ACK had moved the edge). The fixture's edge is 115537 (65536 bytes from
+/// 50001); the peer sends 45 full segments and a last one of 376 bytes with the FIN, which takes sequence
+/// number 115537, the edge itself. The FIN is taken (CLOSE-WAIT) and the application reads all 65536
+/// bytes at once; the ACK then covers the FIN (115538) and announces the whole buffer again, 65536 bytes
+/// → field ⌈65536 / 2⌉ = 32768.
+#[test]
+fn test_established_fin_at_the_window_edge() {
+    let mut c = client_established(cfg());
+    for k in 0..45 {
+        send!(c, time 20, peer(50_001 + k * 1448, 10_001, ACK, 1448, 20, 11));
+    }
+    send!(c, time 20, peer(115_161, 10_001, FIN_ACK, 376, 20, 11));
+    assert_eq!(c.state(), State::CloseWait);
+    assert_eq!(c.recv(u64::MAX), 65_536);
+    recv!(c, time 20, [out(10_001, 115_538, ACK, 32_768, 0).ts(21, pts(20))]);
+}
