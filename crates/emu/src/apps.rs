@@ -171,6 +171,16 @@ mod os {
     /// segment (a byte of send buffer each), would spend seconds filling its buffer while the reader, on
     /// the same thread, waits.
     const WRITE_TURN: u32 = 64;
+    /// Bytes a writer hands to its sockets in one turn before it yields the loop, as [`WRITE_TURN`] does
+    /// for messages. netperf's sender and receiver are separate processes; here one thread drives both
+    /// ends, and a bulk writer woken by a third of a 16 MiB send buffer freed used to copy ~5 MB (80 calls
+    /// of 64 KiB) before the receiving end could read. Linux acknowledges at once only what the
+    /// application has read, or while the window still opens (`__tcp_ack_snd_check`), so the receiver
+    /// answered that wait with one ACK for 20–45 segments, the sender released a whole window at once, and
+    /// at 1 Gbit/s a 100-packet queue overflowed at cwnd 116, below the path's 172 (traced with
+    /// `tcp:tcp_probe` and `net:net_dev_queue`; bulk-1g 3 s: 520–560 Mbit/s, 350–660 retransmissions).
+    /// One 64 KiB call per turn: 760–900 Mbit/s, 95–150.
+    const WRITE_TURN_BYTES: u64 = 64 * 1024;
 
     struct Conn {
         fd: Option<OwnedFd>,
@@ -209,6 +219,8 @@ mod os {
         yielded: Vec<usize>,
         /// `Sockets::push` calls in the current event.
         pushes: u32,
+        /// Bytes sent in the current event.
+        turn_bytes: u64,
         lingering: Vec<usize>,
         /// Per application: the deadlines it asked for.
         timers: Vec<Vec<u64>>,
@@ -325,6 +337,11 @@ mod os {
             // One send call, as the application's one write (a `tcp_msg` message is one call, and the kernel
             // pushes at the end of each: `tcp_sendmsg` → `tcp_push`); a short write leaves the rest for the
             // application's next call, once the socket is writable again.
+            if self.turn_bytes >= WRITE_TURN_BYTES {
+                // The turn is over: the application hears `Writable` again on the next round.
+                self.yielded.push(i);
+                return 0;
+            }
             let n = bytes.min(MAX_SEND) as usize;
             if self.zeros.len() < n {
                 self.zeros = vec![0; n.next_power_of_two().min(MAX_SEND as usize)];
@@ -345,6 +362,7 @@ mod os {
                 if (r as usize) < n {
                     self.conns[i].writable = false;
                 }
+                self.turn_bytes += r as u64;
                 return r as u64;
             }
         }
@@ -566,6 +584,7 @@ mod os {
         fn deliver(&mut self, a: usize, ev: Event) {
             let (side, app) = &mut self.apps[a];
             self.host.pushes = 0;
+            self.host.turn_bytes = 0;
             let mut ctx = Ctx { host: &mut self.host, app: a, side: *side, tb: self.tb };
             app.on_event(ev, &mut ctx);
         }
@@ -786,6 +805,7 @@ mod os {
                     queue: Vec::new(),
                     yielded: Vec::new(),
                     pushes: 0,
+                    turn_bytes: 0,
                     lingering: Vec::new(),
                     timers: vec![Vec::new(); n],
                     ready: vec![false; n],
