@@ -142,6 +142,33 @@ fn crr_costs_one_round_trip_more_than_rr() {
     assert_eq!(health.hidden_drops, 0);
 }
 
+/// One connection of 64 KiB writes from `sender` to the other side, which reads everything.
+fn stream_apps(sender: Side) -> Vec<(Side, App)> {
+    let role = |side: Side| if side == sender { Role::Send { message: 64 * 1024 } } else { Role::Receive };
+    let client = StreamConfig {
+        opening: Opening::Connect { connections: 1, port: PORT, ports: 1, at: Instant::ZERO, spacing: Duration::ZERO },
+        role: role(Side::Client),
+        gates_measurement: true,
+    };
+    let server = StreamConfig {
+        opening: Opening::Accept { port: PORT, ports: 1, connections: 1 },
+        role: role(Side::Server),
+        gates_measurement: true,
+    };
+    vec![(Side::Server, App::Stream(Stream::new(server))), (Side::Client, App::Stream(Stream::new(client)))]
+}
+
+/// The stream report of the application on `side`.
+fn stream_report(run: &AppsRun, side: Side) -> tcplab_workload::StreamReport {
+    run.apps
+        .iter()
+        .find_map(|(s, a)| match a.report() {
+            Report::Stream(r) if *s == side => Some(r),
+            _ => None,
+        })
+        .unwrap()
+}
+
 #[test]
 fn maerts_reaches_the_analytic_bound_server_to_client() {
     if !common::ready() {
@@ -153,26 +180,8 @@ fn maerts_reaches_the_analytic_bound_server_to_client() {
     let mut spec = TestbedSpec::symmetric(common::link("100mbit", "20ms", "325pkt"));
     spec.server.send_buffer = ByteSize::new(4 << 20);
     spec.client.recv_buffer = ByteSize::new(4 << 20);
-    let client = StreamConfig {
-        opening: Opening::Connect { connections: 1, port: PORT, ports: 1, at: Instant::ZERO, spacing: Duration::ZERO },
-        role: Role::Receive,
-        gates_measurement: true,
-    };
-    let server = StreamConfig {
-        opening: Opening::Accept { port: PORT, ports: 1, connections: 1 },
-        role: Role::Send { message: 64 * 1024 },
-        gates_measurement: true,
-    };
-    let apps = vec![(Side::Server, App::Stream(Stream::new(server))), (Side::Client, App::Stream(Stream::new(client)))];
-    let (run, health) = run(&spec, apps, Duration::from_secs(10));
-    let received = run
-        .apps
-        .iter()
-        .find_map(|(side, a)| match a.report() {
-            Report::Stream(s) if *side == Side::Client => Some(s),
-            _ => None,
-        })
-        .unwrap();
+    let (run, health) = run(&spec, stream_apps(Side::Server), Duration::from_secs(10));
+    let received = stream_report(&run, Side::Client);
     let goodput = received.window_bytes as f64 * 8.0 / received.elapsed.as_secs_f64();
     let bound = common::bound_bps(100e6);
     eprintln!("goodput {:.2} Mbit/s, bound {:.2}; {:?}", goodput / 1e6, bound / 1e6, run.server_netstat);
@@ -208,30 +217,13 @@ fn a_bulk_writer_leaves_its_reader_the_loop_at_one_gigabit() {
     let mut spec = TestbedSpec::symmetric(link);
     spec.client.send_buffer = ByteSize::new(16 << 20);
     spec.server.recv_buffer = ByteSize::new(16 << 20);
-    let client = StreamConfig {
-        opening: Opening::Connect { connections: 1, port: PORT, ports: 1, at: Instant::ZERO, spacing: Duration::ZERO },
-        role: Role::Send { message: 64 * 1024 },
-        gates_measurement: true,
-    };
-    let server = StreamConfig {
-        opening: Opening::Accept { port: PORT, ports: 1, connections: 1 },
-        role: Role::Receive,
-        gates_measurement: true,
-    };
-    let apps = vec![(Side::Server, App::Stream(Stream::new(server))), (Side::Client, App::Stream(Stream::new(client)))];
+    let apps = stream_apps(Side::Client);
     // Both figures move with the machine's load from run to run: a pair that misses is measured again.
     let mut pairs = Vec::new();
     for _ in 0..3 {
         let t = tcplab_emu::run_stream_until_valid(&threaded, 3).unwrap().stream.throughput_bps;
         let (run, _) = run(&spec, apps.clone(), Duration::from_secs(3));
-        let received = run
-            .apps
-            .iter()
-            .find_map(|(side, a)| match a.report() {
-                Report::Stream(s) if *side == Side::Server => Some(s),
-                _ => None,
-            })
-            .unwrap();
+        let received = stream_report(&run, Side::Server);
         let one_loop = received.window_bytes as f64 * 8.0 / received.elapsed.as_secs_f64();
         eprintln!("threaded {:.1} Mbit/s, one loop {:.1}", t / 1e6, one_loop / 1e6);
         pairs.push((t, one_loop));
