@@ -45,13 +45,14 @@ pub struct EmulatorConfig {
     pub realtime: bool,
     /// Busy-poll instead of sleeping when the next release is this close. 0: always sleep on the timerfd.
     pub spin: Duration,
-    /// Receive coalescing, as a NIC's GRO does: the first frame of a super-packet may be held this long
-    /// for the following frames of the same super-packet, so that they reach the receiver in one write.
-    /// Frames are never released early; the hold shows in the lateness figures. 0: every frame at its
-    /// own instant. Default 50us (a common NIC interrupt-coalescing delay): at 100 Mbit/s, where frames
-    /// are 123 us apart, nothing is held; at 1 Gbit/s it cuts the emulator's writes (and the receiver's
+    /// Receive coalescing, as a NIC's GRO does, per direction (up: at the server, down: at the client;
+    /// a scenario's `host.rx_coalesce`): the first frame of a super-packet may be held this long for the
+    /// following frames of the same super-packet, so that they reach the receiver in one write. Frames are
+    /// never released early; the hold shows in the lateness figures. 0: every frame at its own instant.
+    /// Default 50us both ways (a common NIC interrupt-coalescing delay): at 100 Mbit/s, where frames are
+    /// 123 us apart, nothing is held; at 1 Gbit/s it cuts the emulator's writes (and the receiver's
     /// per-packet work) about fourfold.
-    pub coalesce: Duration,
+    pub coalesce: [Duration; 2],
     /// A packet trace from the emulator's own tap ([`PcapSpec`]). Default none.
     pub pcap: Option<PcapSpec>,
 }
@@ -101,7 +102,7 @@ impl Default for EmulatorConfig {
             gso: true,
             realtime: true,
             spin: Duration::ZERO,
-            coalesce: Duration::from_micros(50),
+            coalesce: [Duration::from_micros(50); 2],
             pcap: None,
         }
     }
@@ -383,7 +384,9 @@ mod os {
             let mut emu =
                 Emulator { stop: stop.clone(), threads: Vec::new(), t0_ns, pcap: cfg.pcap.clone().map(|p| (p, parts)) };
             let mut taps = taps.into_iter();
-            for (name, input, output, spec) in [("up", c.clone(), s.clone(), up), ("down", s, c, down)] {
+            for (k, (name, input, output, spec)) in
+                [("up", c.clone(), s.clone(), up), ("down", s, c, down)].into_iter().enumerate()
+            {
                 let stop = stop.clone();
                 let cfg = cfg.clone();
                 let (entered, delivered) = (taps.next().flatten(), taps.next().flatten());
@@ -391,7 +394,7 @@ mod os {
                     .name(format!("tcplab-emu-{name}"))
                     .spawn(move || {
                         let mut d = Direction::new(spec, &cfg, t0_ns, entered, delivered);
-                        d.run(input.as_raw_fd(), output.as_raw_fd(), &stop, &cfg)
+                        d.run(input.as_raw_fd(), output.as_raw_fd(), &stop, &cfg, cfg.coalesce[k])
                     })
                     .map_err(|e| EmuError::os("starting an emulator thread", e))?;
                 emu.threads.push(h);
@@ -569,6 +572,7 @@ mod os {
             output: RawFd,
             stop: &AtomicBool,
             cfg: &EmulatorConfig,
+            coalesce: tcplab_units::Duration,
         ) -> io::Result<DirectionHealth> {
             sys::set_timer_slack_1ns();
             self.h.realtime = cfg.realtime && sys::try_sched_fifo(50);
@@ -578,7 +582,7 @@ mod os {
             ep.add_in(input)?;
             ep.add_in(timer.raw())?;
             let spin = cfg.spin.as_nanos();
-            let hold = cfg.coalesce.as_nanos();
+            let hold = coalesce.as_nanos();
             let mut armed = 0u64;
             while !stop.load(Ordering::Relaxed) {
                 self.read_some(input)?;

@@ -45,7 +45,7 @@ fn emulator_figures() {
     if !common::ready() {
         return;
     }
-    let exact = EmulatorConfig { gso: false, coalesce: Duration::ZERO, ..EmulatorConfig::default() };
+    let exact = EmulatorConfig { gso: false, coalesce: [Duration::ZERO; 2], ..EmulatorConfig::default() };
     let gso = EmulatorConfig::default();
     println!("| run | goodput Gbit/s (1–4 s) | frames/s (both directions) | frames per read (up) | reads / writes (up) | up lateness p50 / p99 / max µs | CPU up / down (cores) | hidden drops | reads at cap (up) |");
     println!("|---|---|---|---|---|---|---|---|---|");

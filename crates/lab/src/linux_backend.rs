@@ -128,7 +128,12 @@ pub fn run(s: &Scenario, seed: u64, pcap: Option<PcapSpec>) -> Result<LinuxRun, 
         seed,
         up_drop_frames: Vec::new(),
         down_drop_frames: Vec::new(),
-        emulator: tcplab_emu::EmulatorConfig { pcap, ..Default::default() },
+        // Each direction coalesces as the host it delivers to: up for the server, down for the client.
+        emulator: tcplab_emu::EmulatorConfig {
+            pcap,
+            coalesce: [s.server.host.rx_coalesce(), s.client.host.rx_coalesce()],
+            ..Default::default()
+        },
         limits: Default::default(),
         client_ports: (*ports != crate::scenario::PortRange::default()).then_some((ports.low, ports.high)),
     };

@@ -34,6 +34,7 @@ pub fn sim_spec(s: &Scenario) -> SimSpec<RdpConfig> {
         ephemeral_ports: (h.host.ephemeral_ports.low, h.host.ephemeral_ports.high),
         cpu: None,
         fragment_ttl: h.host.fragment_ttl,
+        rx_coalesce: h.host.rx_coalesce(),
     };
     let n = s.test.parallel.max(1);
     let ports = n.div_ceil(s.client.host.ephemeral_ports.len()) as u16;

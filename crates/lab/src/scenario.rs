@@ -125,6 +125,36 @@ pub struct Nic {
     /// first fragment arrived this long ago is discarded (`ReasmFails`). Matters only with a link `mtu`.
     #[serde(default = "default_fragment_ttl", skip_serializing_if = "is_default_fragment_ttl")]
     pub fragment_ttl: Duration,
+    /// Receive coalescing (GRO behind the NIC's interrupt moderation, `"50us"`): how long an arriving
+    /// segment waits for the segments that continue it, to reach TCP with them as one packet. Absent: the
+    /// personality's default ([`default_rx_coalesce`]), filled in when the scenario is resolved.
+    #[serde(default, skip_serializing_if = "is_no_rx_coalesce")]
+    pub rx_coalesce: Option<Duration>,
+}
+
+impl Nic {
+    /// The receive coalescing hold (resolved: the scenario's value or its personality's default).
+    pub fn rx_coalesce(&self) -> Duration {
+        self.rx_coalesce.unwrap_or_default()
+    }
+}
+
+/// The receive coalescing of a host with personality `stack` unless its scenario says: 50 µs for `linux`
+/// (GRO, in Linux since 2.6.29, behind a common interrupt-coalescing delay; the Linux backend's emulator
+/// coalesces the same way), none for the older stacks, whose hosts predate GRO.
+pub fn default_rx_coalesce(stack: &str) -> Duration {
+    if stack == "linux" {
+        Duration::from_micros(50)
+    } else {
+        Duration::ZERO
+    }
+}
+
+/// The largest `host.rx_coalesce` accepted (NICs' interrupt-coalescing settings stay below a millisecond).
+pub const MAX_RX_COALESCE: Duration = Duration::from_millis(10);
+
+fn is_no_rx_coalesce(d: &Option<Duration>) -> bool {
+    d.is_none_or(|d| d.is_zero())
 }
 
 fn default_fragment_ttl() -> Duration {
@@ -177,6 +207,7 @@ impl Default for Nic {
             ephemeral_ports: PortRange::default(),
             cpu: None,
             fragment_ttl: default_fragment_ttl(),
+            rx_coalesce: None,
         }
     }
 }
@@ -1056,6 +1087,15 @@ fn resolve_host(ctx: &Ctx, side: &str, raw: RawHost, rdp: bool) -> Result<Host, 
             "accepted a positive time, e.g. \"30s\" (a zero timeout would discard every fragmented datagram)",
         ));
     }
+    if raw.host.rx_coalesce.is_some_and(|d| d > MAX_RX_COALESCE) {
+        return Err(ctx.error(
+            &format!("{side}.host.rx_coalesce"),
+            format!(
+                "{}: accepted 0s (off) to {MAX_RX_COALESCE} (a NIC's interrupt-coalescing delay, e.g. \"50us\")",
+                raw.host.rx_coalesce.unwrap_or_default()
+            ),
+        ));
+    }
     let rdp = match (raw.rdp, rdp) {
         (Some(_), false) => {
             return Err(ctx.error(
@@ -1072,7 +1112,9 @@ fn resolve_host(ctx: &Ctx, side: &str, raw: RawHost, rdp: bool) -> Result<Host, 
         }
         (None, false) => None,
     };
-    Ok(Host { stack: raw.stack, tcp, rdp, host: raw.host })
+    let host =
+        Nic { rx_coalesce: Some(raw.host.rx_coalesce.unwrap_or_else(|| default_rx_coalesce(&raw.stack))), ..raw.host };
+    Ok(Host { stack: raw.stack, tcp, rdp, host })
 }
 
 /// Lays `over` on `base`; nested tables (`cubic = { c = 0.5 }`) change only the keys they name.

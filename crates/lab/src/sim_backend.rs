@@ -41,6 +41,7 @@ pub fn sim_spec(s: &Scenario) -> SimSpec<TcpConfig> {
             per_timer: c.per_timer,
         }),
         fragment_ttl: h.host.fragment_ttl,
+        rx_coalesce: h.host.rx_coalesce(),
     };
     let n = s.test.parallel.max(1);
     // One client address has only so many ephemeral ports per server port: spread over more server ports.

@@ -170,3 +170,48 @@ parallel = 200
     let spread = timeouts(&["test.start_spread=\"20ms\""]);
     assert!(together >= 20 && spread * 10 <= together, "timeouts: {together} together, {spread} spread");
 }
+
+#[test]
+fn receive_coalescing_defaults_by_personality_and_refuses_a_hold_beyond_10ms() {
+    let text = "name = \"g\"\n[path.up]\nrate = \"1gbit\"\ndelay = \"1ms\"\n[server]\nstack = \"linux\"\nhost = { rx_coalesce = \"20ms\" }\n[test]\nkind = \"tcp_stream\"\nduration = \"1s\"\n";
+    let load = |set: &[&str]| {
+        let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+        tcplab_lab::load(&tcplab_lab::Source { name: "g.toml", text }, &set)
+    };
+    let e = load(&[]).unwrap_err().to_string();
+    assert!(e.starts_with("g.toml:7: server.host.rx_coalesce") && e.contains("0s (off) to 10ms"), "{e}");
+    let s = load(&["server.host.rx_coalesce=\"0s\""]).unwrap();
+    assert_eq!(s.server.host.rx_coalesce(), tcplab_units::Duration::ZERO);
+    // Unset: `linux` hosts coalesce for 50 us, the older personalities not at all.
+    let s = load(&["server.host={}"]).unwrap();
+    assert_eq!(s.server.host.rx_coalesce(), tcplab_units::Duration::from_micros(50));
+    assert_eq!(s.client.host.rx_coalesce(), tcplab_units::Duration::ZERO);
+}
+
+#[test]
+fn a_coalescing_receiver_acks_each_batch_of_a_saturated_gigabit_path() {
+    // Frames 12.3 us apart, a 50 us hold: batches of 5 frames, one ACK each (the default ACKs every 2).
+    let text = r#"
+name = "gro"
+[path.up]
+rate = "1gbit"
+delay = "1ms"
+queue = "100pkt"
+[test]
+kind = "tcp_stream"
+duration = "2s"
+message = "64KiB"
+send_buffer = "16MiB"
+recv_buffer = "16MiB"
+"#;
+    let per_ack = |set: &[&str]| {
+        let doc = run(text, set);
+        let ends = &doc.points[0].connections;
+        let rx = ends.iter().find(|c| c.side == "server").expect("the server's end");
+        rx.estats["DataSegsIn"].as_f64().unwrap() / rx.estats["SegsOut"].as_f64().unwrap()
+    };
+    let plain = per_ack(&[]);
+    let gro = per_ack(&["server.host.rx_coalesce=\"50us\""]);
+    assert!((1.95..=2.0).contains(&plain), "{plain}");
+    assert!((4.5..=5.0).contains(&gro), "{gro} data segments per ACK");
+}

@@ -167,6 +167,10 @@ fn doc() -> impl Strategy<Value = Doc> {
                 t.push_str("host = { nic_rate = \"20mbit\", txqueuelen = 8 }\n");
             }
             t.push_str(&format!("[server]\nstack = \"{}\"\ntcp = {}\n", STACKS[ss], tcp_table(&sk)));
+            // Receive coalescing long enough to batch frames at every rate here, on half of the cases.
+            if (dur + msg) % 2 == 1 {
+                t.push_str("host = { rx_coalesce = \"2ms\" }\n");
+            }
             // A few simulated seconds, but no more than ~40 Mbit through the faster direction, so that a
             // case stays well under a second in a debug build.
             let fastest = RATES[up.0].1.max(down.map_or(0, |d| RATES[d.0].1));

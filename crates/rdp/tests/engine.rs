@@ -31,6 +31,7 @@ fn host(cfg: &RdpConfig) -> HostSpec<RdpConfig> {
         ephemeral_ports: EPHEMERAL_PORTS,
         cpu: None,
         fragment_ttl: FRAGMENT_TTL,
+        rx_coalesce: Duration::ZERO,
     }
 }
 

@@ -48,8 +48,10 @@ impl CpuSpec {
 pub(crate) struct Cpu<S> {
     pub spec: CpuSpec,
     busy_until: Vec<Instant>,
-    /// Received segments in arrival order, each with the instant its processing completes.
-    pub backlog: VecDeque<(Instant, S)>,
+    /// Received segments in arrival order, each with the instant its processing completes and whether it
+    /// ends its packet (a coalesced batch's segments take effect together, the last one's application
+    /// turn with them).
+    pub backlog: VecDeque<(Instant, S, bool)>,
     last_effect: Instant,
     pub seq: u64,
     /// Core time charged so far.

@@ -68,7 +68,14 @@ pub struct HostSpec<C> {
     /// IP reassembly timeout: an incomplete datagram is discarded this long after its first fragment
     /// arrived ([`FRAGMENT_TTL`] by default).
     pub fragment_ttl: Duration,
+    /// Receive coalescing (a NIC's GRO behind its interrupt moderation): a segment is held this long at most
+    /// for the segments that continue it (`Segment::coalesces`), and the batch reaches the transport as one
+    /// packet when its last segment has arrived. Zero: each segment on its own.
+    pub rx_coalesce: Duration,
 }
+
+/// The largest packet receive coalescing builds, IP header included (Linux `gro_max_size`, 64 KiB).
+pub const GRO_MAX_SIZE: u32 = 65_536;
 
 /// Linux's IP reassembly timeout (`net.ipv4.ipfrag_time`, 30 s); RFC 1122 §3.3.2 recommends 60 to 120 s,
 /// RFC 791 an initial timer of 15 s.
@@ -273,6 +280,34 @@ struct Path<S> {
     /// its sender fragments.
     mtu: u32,
     next_ip_id: u32,
+    /// Receive coalescing at the host the direction delivers to: its hold (zero: off), the segments held
+    /// for the batch being gathered, and how many more arrivals complete it.
+    gro_hold: Duration,
+    gro_held: Vec<S>,
+    gro_left: u32,
+}
+
+impl<S: Segment> Path<S> {
+    /// How many of the packets in flight behind `first` (which has just arrived) join it in one coalesced
+    /// packet: those that continue it and arrive within the hold, up to `GRO_MAX_SIZE`.
+    fn gro_batch(&self, first: &InFlight<S>) -> u32 {
+        let until = first.arrival + self.gro_hold;
+        let mut size = first.seg.ip_len();
+        let mut prev = &first.seg;
+        let mut n = 0;
+        for f in &self.in_flight {
+            if f.arrival > until || f.fragment || !S::coalesces(&first.seg, prev, &f.seg) {
+                break;
+            }
+            size += f.seg.payload_len();
+            if size > GRO_MAX_SIZE {
+                break;
+            }
+            n += 1;
+            prev = &f.seg;
+        }
+        n
+    }
 }
 
 /// What the per-packet path needs besides the endpoints: the clock, the event queue, the hosts, the path, the
@@ -505,18 +540,23 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
     }
 
     /// A segment reached host `h`, which has a CPU model: `Some(seg)` if it takes effect now, `None` if it
-    /// waits in the receive backlog.
+    /// waits in the receive backlog. A coalesced batch costs one packet's processing (its `first` segment's);
+    /// the others take effect with it.
     #[cold]
     #[inline(never)]
-    fn cpu_receive(&mut self, h: HostId, seg: T::Segment) -> Option<T::Segment> {
+    fn cpu_receive(&mut self, h: HostId, seg: T::Segment, first: bool, last: bool) -> Option<T::Segment> {
         let now = self.now;
         let cpu = self.cpus[h].as_mut().expect("only hosts with a CPU model have a backlog");
-        let cost = if seg.payload_len() > 0 { cpu.spec.per_segment_in } else { cpu.spec.per_ack_in };
+        let cost = match (first, seg.payload_len() > 0) {
+            (false, _) => Duration::ZERO,
+            (true, true) => cpu.spec.per_segment_in,
+            (true, false) => cpu.spec.per_ack_in,
+        };
         let done = cpu.receive(now, cost);
         if done == now && cpu.backlog.is_empty() {
             return Some(seg);
         }
-        cpu.backlog.push_back((done, seg));
+        cpu.backlog.push_back((done, seg, last));
         if cpu.backlog.len() == 1 {
             cpu.seq += 1;
             self.queue.push(done, Class::Cpu, h as u32, cpu.seq);
@@ -836,29 +876,67 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
             }
         } else {
             self.net.io.probe.on_packet(now, PacketEvent::Delivered { dir }, &p.seg);
+            if !path.gro_hold.is_zero() {
+                if path.gro_left > 0 {
+                    path.gro_held.push(p.seg);
+                    path.gro_left -= 1;
+                    if path.gro_left == 0 {
+                        self.receive_batch(dir);
+                    }
+                    return;
+                }
+                let n = path.gro_batch(&p);
+                if n > 0 {
+                    path.gro_held.push(p.seg);
+                    path.gro_left = n;
+                    return;
+                }
+            }
         }
         if self.net.io.any_cpu && self.net.io.cpus[h].is_some() {
-            if let Some(seg) = self.net.io.cpu_receive(h, p.seg) {
-                self.deliver(h, &seg);
+            if let Some(seg) = self.net.io.cpu_receive(h, p.seg, true, true) {
+                self.deliver(h, &seg, true);
             }
         } else {
-            self.deliver(h, &p.seg);
+            self.deliver(h, &p.seg, true);
         }
+    }
+
+    /// The batch the host at the end of `dir` gathered is complete: its segments reach the transport as one
+    /// packet (charged to a CPU model as one). Out of line: most runs do not coalesce.
+    #[inline(never)]
+    fn receive_batch(&mut self, dir: Dir) {
+        let h: HostId = 1 - dir;
+        let mut held = std::mem::take(&mut self.net.io.paths[dir].gro_held);
+        let n = held.len();
+        for (i, seg) in held.drain(..).enumerate() {
+            let last = i + 1 == n;
+            if self.net.io.any_cpu && self.net.io.cpus[h].is_some() {
+                if let Some(seg) = self.net.io.cpu_receive(h, seg, i == 0, last) {
+                    self.deliver(h, &seg, last);
+                }
+            } else {
+                self.deliver(h, &seg, last);
+            }
+        }
+        self.net.io.paths[dir].gro_held = held;
     }
 
     /// A host's CPU finished the head of its receive backlog: the segment reaches its transport.
     fn on_cpu(&mut self, h: HostId) {
         let cpu = self.net.io.cpus[h].as_mut().expect("a CPU event has a CPU");
-        let (_, seg) = cpu.backlog.pop_front().expect("a CPU event has a segment");
-        if let Some(&(next, _)) = cpu.backlog.front() {
+        let (_, seg, last) = cpu.backlog.pop_front().expect("a CPU event has a segment");
+        if let Some(&(next, _, _)) = cpu.backlog.front() {
             cpu.seq += 1;
             self.net.io.queue.push(next, Class::Cpu, h as u32, cpu.seq);
         }
-        self.deliver(h, &seg);
+        self.deliver(h, &seg, last);
     }
 
     /// Hands a segment to the connection its ports name, or to a listener; counts it if there is neither.
-    fn deliver(&mut self, h: HostId, seg: &T::Segment) {
+    /// `last`: the packet's last segment (a coalesced batch's others only update the connection), after which
+    /// the connection and its application act.
+    fn deliver(&mut self, h: HostId, seg: &T::Segment, last: bool) {
         let now = self.net.io.now;
         let (dst, src) = (seg.dst_port(), seg.src_port());
         let key = port_key(dst, src);
@@ -891,7 +969,9 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
             return;
         }
         self.net.eps[e as usize].conn.on_segment(now, seg);
-        self.after_io(e);
+        if last {
+            self.after_io(e);
+        }
     }
 
     fn on_timer(&mut self, e: u32) {
@@ -980,6 +1060,9 @@ where
             m.bytes().min(u32::MAX as u64) as u32
         }),
         next_ip_id: 0,
+        gro_hold: spec.hosts[1 - d].rx_coalesce,
+        gro_held: Vec::new(),
+        gro_left: 0,
     };
     let n_apps = spec.apps.len();
     let mut w: World<T, &mut P> = World {

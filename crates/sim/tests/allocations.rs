@@ -30,11 +30,16 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-fn spec(loss: f64, secs: u64) -> SimSpec<TcpConfig> {
+/// A bulk run; `gro`: the receiver coalesces for 50 us (batches of 5 frames on this path).
+fn spec(loss: f64, gro: bool, secs: u64) -> SimSpec<TcpConfig> {
+    let mut server = common::host(16 << 20);
+    if gro {
+        server.rx_coalesce = Duration::from_micros(50);
+    }
     SimSpec {
         up: common::link("1gbit", "1ms", 100, loss),
         down: common::link("1gbit", "1ms", 100, 0.0),
-        hosts: [common::host(16 << 20), common::host(16 << 20)],
+        hosts: [common::host(16 << 20), server],
         apps: vec![
             (SERVER, common::acceptor(5001, None, true)),
             (CLIENT, common::opener(5001, Duration::ZERO, Some(65536), true)),
@@ -52,11 +57,11 @@ fn allocations_of(spec: &SimSpec<TcpConfig>) -> (u64, u64) {
 #[test]
 fn allocations_do_not_grow_with_duration() {
     // One test function: the counter is process-wide, so the runs must not overlap with other tests.
-    for loss in [0.0, 0.001] {
-        let (short, short_segs) = allocations_of(&spec(loss, 2));
-        let (long, long_segs) = allocations_of(&spec(loss, 8));
+    for (loss, gro) in [(0.0, false), (0.001, false), (0.0, true)] {
+        let (short, short_segs) = allocations_of(&spec(loss, gro, 2));
+        let (long, long_segs) = allocations_of(&spec(loss, gro, 8));
         eprintln!(
-            "loss {loss}: {short} allocations for {short_segs} data segments (2 s), {long} for {long_segs} (8 s)"
+            "loss {loss}, coalescing {gro}: {short} allocations for {short_segs} data segments (2 s), {long} for {long_segs} (8 s)"
         );
         assert!(long_segs > 3 * short_segs, "the long run moves more packets ({short_segs} vs {long_segs})");
         // Queues and scoreboards reach their working size early; a longer run may meet a slightly

@@ -34,6 +34,12 @@ pub trait Segment: Clone {
     fn dst_port(&self) -> u16;
     /// A segment that asks to open a connection (TCP: SYN without ACK), which a listener accepts.
     fn opens_connection(&self) -> bool;
+    /// Receive coalescing (a NIC's GRO): whether `next`, arriving right after `prev` in a batch that `first`
+    /// began, joins them into one packet for the receiving stack. Default: never (GRO knows only TCP).
+    fn coalesces(first: &Self, prev: &Self, next: &Self) -> bool {
+        let _ = (first, prev, next);
+        false
+    }
 }
 
 /// Statistics of one endpoint: serialized as its RFC 4898-style variables, plus the few figures every
@@ -145,6 +151,29 @@ impl Segment for tcplab_wire::TcpSegment {
     fn opens_connection(&self) -> bool {
         self.flags.syn() && !self.flags.ack()
     }
+    /// Linux `tcp_gro_receive`: in-sequence data of one flow whose headers match word for word (ACK
+    /// number, flags but PSH and FIN, window, options: so the timestamps too), each no longer than the
+    /// first; a short segment, PSH or FIN ends the batch after joining it, CWR never joins; pure ACKs and
+    /// SYN, RST or URG segments never coalesce. (The engine bounds a batch's size.)
+    fn coalesces(first: &Self, prev: &Self, next: &Self) -> bool {
+        use tcplab_wire::TcpFlags;
+        let ends = TcpFlags::FIN.union(TcpFlags::PSH);
+        let never = TcpFlags::SYN.union(TcpFlags::RST).union(TcpFlags::URG);
+        let masked = !(ends.0 | TcpFlags::CWR.0);
+        first.payload_len > 0
+            && next.payload_len > 0
+            && prev.payload_len == first.payload_len
+            && next.payload_len <= first.payload_len
+            && prev.flags.0 & (ends.0 | never.0) == 0
+            && next.flags.0 & (never.0 | TcpFlags::CWR.0) == 0
+            && prev.flags.0 & masked == next.flags.0 & masked
+            && next.src_port == prev.src_port
+            && next.dst_port == prev.dst_port
+            && next.seq == prev.seq + prev.payload_len
+            && next.ack == prev.ack
+            && next.window == prev.window
+            && next.options == prev.options
+    }
 }
 
 impl Segment for tcplab_wire::RdpSegment {
@@ -163,5 +192,74 @@ impl Segment for tcplab_wire::RdpSegment {
     /// RFC 908 §3.5: a SYN without ACK asks for a connection (LISTEN takes it to SYN-RCVD).
     fn opens_connection(&self) -> bool {
         self.flags.syn() && !self.flags.ack()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Segment;
+    use tcplab_wire::{SeqNumber, TcpFlags, TcpOptions, TcpSegment, Timestamps};
+
+    /// A full-sized data segment at `seq` (payload 1448, timestamps 7/3, ACK 1000, window 500).
+    fn data(seq: u32) -> TcpSegment {
+        TcpSegment {
+            src_port: 40000,
+            dst_port: 5001,
+            seq: SeqNumber(seq),
+            ack: SeqNumber(1000),
+            flags: TcpFlags::ACK,
+            window: 500,
+            options: TcpOptions { timestamps: Some(Timestamps { tsval: 7, tsecr: 3 }), ..TcpOptions::default() },
+            payload_len: 1448,
+        }
+    }
+
+    fn joins(prev: &TcpSegment, next: &TcpSegment) -> bool {
+        TcpSegment::coalesces(&data(0), prev, next)
+    }
+
+    #[test]
+    fn in_sequence_segments_with_identical_headers_coalesce() {
+        assert!(joins(&data(0), &data(1448)));
+        assert!(!joins(&data(0), &data(2896)), "a gap");
+        assert!(!joins(&data(1448), &data(0)), "out of order");
+        let short = TcpSegment { payload_len: 100, ..data(1448) };
+        assert!(joins(&data(0), &short), "a shorter last segment joins");
+        assert!(!joins(&short, &TcpSegment { seq: SeqNumber(1548), ..data(0) }), "and ends the batch");
+        let longer = TcpSegment { payload_len: 1460, ..data(1448) };
+        assert!(!joins(&data(0), &longer), "longer than the first");
+    }
+
+    #[test]
+    fn any_header_difference_ends_the_batch() {
+        let next = data(1448);
+        let ts = TcpOptions { timestamps: Some(Timestamps { tsval: 8, tsecr: 3 }), ..next.options };
+        for other in [
+            TcpSegment { ack: SeqNumber(2000), ..next },
+            TcpSegment { window: 501, ..next },
+            TcpSegment { options: ts, ..next },
+            TcpSegment { src_port: 40001, ..next },
+            TcpSegment { flags: TcpFlags::ACK.union(TcpFlags::CWR), ..next },
+            TcpSegment { flags: TcpFlags::ACK.union(TcpFlags::URG), ..next },
+            TcpSegment { payload_len: 0, ..next },
+        ] {
+            assert!(!joins(&data(0), &other), "{other:?}");
+        }
+    }
+
+    #[test]
+    fn psh_and_fin_join_as_the_last_segment() {
+        let pushed = TcpSegment { flags: TcpFlags::ACK.union(TcpFlags::PSH), ..data(1448) };
+        let fin = TcpSegment { flags: TcpFlags::ACK.union(TcpFlags::FIN), ..data(1448) };
+        assert!(joins(&data(0), &pushed));
+        assert!(joins(&data(0), &fin));
+        assert!(!joins(&pushed, &data(2896)));
+        assert!(!joins(&fin, &data(2896)));
+    }
+
+    #[test]
+    fn rdp_segments_never_coalesce() {
+        let s = tcplab_wire::RdpSegment::default();
+        assert!(!tcplab_wire::RdpSegment::coalesces(&s, &s, &s));
     }
 }

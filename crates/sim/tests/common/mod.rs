@@ -31,6 +31,7 @@ pub fn host(buffer: u64) -> HostSpec<TcpConfig> {
         ephemeral_ports: EPHEMERAL_PORTS,
         cpu: None,
         fragment_ttl: FRAGMENT_TTL,
+        rx_coalesce: Duration::ZERO,
     }
 }
 
