@@ -1750,7 +1750,10 @@ impl Connection {
             // the queue and, with Nagle, nothing is outstanding; or when it fills half the largest window.
             // Minshall: only a short segment outstanding holds the next one. Cork holds any short segment
             // until close or its 200 ms ceiling.
-            let nagle_ok = if self.cfg.minshall { self.snd_sml <= self.snd_una } else { self.snd_nxt == self.snd_una };
+            // Minshall (Linux `tcp_minshall_check`): a short segment is outstanding when SND.SML lies in
+            // (SND.UNA, SND.NXT]; one left behind 2^31 bytes ago compares as ahead of SND.UNA, not as sent.
+            let short_outstanding = self.snd_sml > self.snd_una && self.snd_sml <= self.snd_nxt;
+            let nagle_ok = if self.cfg.minshall { !short_outstanding } else { self.snd_nxt == self.snd_una };
             let corked = self.cfg.cork && !self.fin_queued && !self.cork_released;
             let ok = !corked
                 && ((all_queued && (self.cfg.nodelay || nagle_ok))

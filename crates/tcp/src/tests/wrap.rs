@@ -119,3 +119,23 @@ fn test_established_fast_retransmit_after_2gib() {
     let e = p.client.estats();
     assert_eq!((e.FastRetran, e.Timeouts), (1, 0));
 }
+
+/// Minshall's Nagle holds a short segment while an earlier short one is unacknowledged, and finds that out
+/// from SND.SML, the end of the last short segment sent. A bulk transfer sends none until its tail, so after
+/// 2 GiB SND.SML (still the ISS) compares modulo 2^32 as beyond SND.UNA: the tail was held for good and
+/// the connection never closed. Linux's `tcp_minshall_check` asks that SND.SML lie between SND.UNA and
+/// SND.NXT, which a stale one does not.
+#[test]
+fn test_established_minshall_sends_the_short_tail_after_2gib() {
+    // A send buffer of whole segments: every segment but the tail is full-sized.
+    let total = (1u64 << 31) + 64 * MIB + 1000;
+    let cfg = TcpConfig { minshall: true, send_buffer: cfg_bytes(256 * 65_483), ..cfg_jumbo() };
+    let mut p = Pair::with_iss(cfg.clone(), cfg, dur_ms(1), 1000, REMOTE_ISS);
+    p.record = false;
+    p.establish();
+    p.to_write[0] = total;
+    p.close_when_written[0] = true;
+    p.run_to_idle();
+    assert_clean(&p, total);
+    assert_eq!(p.client.state(), State::FinWait2, "the FIN went after the short tail and was acknowledged");
+}
