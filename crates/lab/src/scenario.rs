@@ -127,8 +127,9 @@ pub struct Nic {
     pub fragment_ttl: Duration,
     /// Receive coalescing (GRO behind the NIC's interrupt moderation, `"50us"`): how long an arriving
     /// segment waits for the segments that continue it, to reach TCP with them as one packet. Absent: the
-    /// personality's default ([`default_rx_coalesce`]), filled in when the scenario is resolved.
-    #[serde(default, skip_serializing_if = "is_no_rx_coalesce")]
+    /// personality's default ([`default_rx_coalesce`]), filled in when the scenario is resolved (so a
+    /// result echoes the hold that applied, `"0s"` included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rx_coalesce: Option<Duration>,
 }
 
@@ -152,10 +153,6 @@ pub fn default_rx_coalesce(stack: &str) -> Duration {
 
 /// The largest `host.rx_coalesce` accepted (NICs' interrupt-coalescing settings stay below a millisecond).
 pub const MAX_RX_COALESCE: Duration = Duration::from_millis(10);
-
-fn is_no_rx_coalesce(d: &Option<Duration>) -> bool {
-    d.is_none_or(|d| d.is_zero())
-}
 
 fn default_fragment_ttl() -> Duration {
     tcplab_sim::FRAGMENT_TTL

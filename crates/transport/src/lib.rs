@@ -160,8 +160,7 @@ impl Segment for tcplab_wire::TcpSegment {
         let ends = TcpFlags::FIN.union(TcpFlags::PSH);
         let never = TcpFlags::SYN.union(TcpFlags::RST).union(TcpFlags::URG);
         let masked = !(ends.0 | TcpFlags::CWR.0);
-        first.payload_len > 0
-            && next.payload_len > 0
+        next.payload_len > 0
             && prev.payload_len == first.payload_len
             && next.payload_len <= first.payload_len
             && prev.flags.0 & (ends.0 | never.0) == 0
