@@ -203,10 +203,19 @@ fn table(sim: &[ResultDoc], linux: &[ResultDoc]) -> String {
             Some(format!("{:.0}/{:.0}", p99("up")? as f64 / 1e3, p99("down")? as f64 / 1e3))
         })
         .collect();
+    let stalls: Vec<String> = linux
+        .iter()
+        .filter_map(|d| {
+            let max = |dir: &str| health(d, dir)?.get("wake_lateness")?.get("max_ns")?.as_u64();
+            Some(format!("{:.2}/{:.2}", max("up")? as f64 / 1e6, max("down")? as f64 / 1e6))
+        })
+        .collect();
     out += &format!(
-        "\nlinux run health: {valid} of {} valid ({attempts} runs made); p99 release lateness up/down, us: {}\n",
+        "\nlinux run health: {valid} of {} valid ({attempts} runs made); p99 release lateness up/down, us: {}; \
+         longest emulator stall up/down, ms: {}\n",
         linux.len(),
-        late.join(", ")
+        late.join(", "),
+        stalls.join(", ")
     );
     for (i, d) in linux.iter().enumerate() {
         if health(d, "valid") == Some(json!(false)) {

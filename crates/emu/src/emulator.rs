@@ -108,7 +108,11 @@ impl Default for EmulatorConfig {
     }
 }
 
-/// Release lateness (actual write instant minus the model's arrival instant), ns.
+/// The longest a direction thread sleeps, even with nothing due: the resolution at which
+/// [`DirectionHealth::wake_lateness`] sees a stall.
+pub const HEARTBEAT: Duration = Duration::from_micros(500);
+
+/// Lateness percentiles over a run's samples, ns.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Lateness {
     pub frames: u64,
@@ -148,6 +152,12 @@ pub struct DirectionHealth {
     pub writes: u64,
     pub write_errors: u64,
     pub lateness: Lateness,
+    /// How late the thread woke for its timer (a release instant, or the heartbeat it keeps every
+    /// [`HEARTBEAT`] while it waits for input), over every expiry. The longest is the longest time the
+    /// emulator could not act: a CPU the hypervisor took away, or an idle vCPU whose wake-up came late.
+    /// Release lateness misses such a stall when no frame was due; the sender's packets then wait unseen
+    /// in its TUN queue and reach the model in one burst when the thread runs again.
+    pub wake_lateness: Lateness,
     /// CPU time of the thread (user + system; includes the receiver's kernel work done inside `write`), s.
     pub cpu_s: f64,
     /// Whether SCHED_FIFO was granted.
@@ -328,7 +338,7 @@ mod os {
 
     use super::{
         build_subpacket, merge_records, pcap_header, pcap_record, DirectionHealth, DirectionSpec, EmulatorConfig,
-        Lateness, PcapSpec, Pkt, BUF_LEN,
+        Lateness, PcapSpec, Pkt, BUF_LEN, HEARTBEAT,
     };
     use crate::error::EmuError;
     use crate::sys;
@@ -501,6 +511,8 @@ mod os {
         scratch: Vec<u8>,
         pcap_scratch: Vec<u8>,
         late: Vec<u32>,
+        /// How late each timer expiry was noticed, ns.
+        wake_late: Vec<u32>,
         h: DirectionHealth,
         /// Trace records of the frames entering this direction, and of those it delivers.
         entered: Option<Tap>,
@@ -560,6 +572,7 @@ mod os {
                 scratch: vec![0; BUF_LEN],
                 pcap_scratch: if entered.is_some() || delivered.is_some() { vec![0; BUF_LEN] } else { Vec::new() },
                 late: Vec::with_capacity(1 << 16),
+                wake_late: Vec::with_capacity(1 << 16),
                 h: DirectionHealth::default(),
                 entered,
                 delivered,
@@ -583,23 +596,30 @@ mod os {
             ep.add_in(timer.raw())?;
             let spin = cfg.spin.as_nanos();
             let hold = coalesce.as_nanos();
+            let heartbeat = HEARTBEAT.as_nanos();
+            // The instant the timer is set for; 0 once it has fired.
             let mut armed = 0u64;
             while !stop.load(Ordering::Relaxed) {
                 self.read_some(input)?;
                 let now = sys::monotonic_ns();
                 let next = self.release(output, now, hold);
                 let now = sys::monotonic_ns();
-                match next {
-                    Some(at) if at <= now + spin => continue,
-                    Some(at) if armed != at => {
-                        timer.set_abs(at)?;
-                        armed = at;
-                    }
-                    Some(_) => {}
-                    None => {}
+                if next.is_some_and(|at| at <= now + spin) {
+                    continue;
                 }
-                if ep.wait(20)? > 0 {
+                // Even with nothing due the thread wakes every HEARTBEAT, so that a stall while it waits for
+                // input shows as a late wake-up (below), not only as a burst at the receiver.
+                let deadline = next.map_or(now + heartbeat, |at| at.min(now + heartbeat));
+                if armed == 0 || deadline < armed {
+                    timer.set_abs(deadline)?;
+                    armed = deadline;
+                }
+                ep.wait(20)?;
+                let woke = sys::monotonic_ns();
+                if armed != 0 && armed <= woke {
+                    self.wake_late.push(woke.saturating_sub(armed).min(u32::MAX as u64) as u32);
                     timer.drain();
+                    armed = 0;
                 }
             }
             for tap in [&mut self.entered, &mut self.delivered].into_iter().flatten() {
@@ -608,6 +628,7 @@ mod os {
             self.h.link = self.link.stats();
             self.h.in_flight_at_stop = self.line.len() as u64;
             self.h.lateness = Lateness::from_samples(std::mem::take(&mut self.late));
+            self.h.wake_lateness = Lateness::from_samples(std::mem::take(&mut self.wake_late));
             self.h.cpu_s = (sys::thread_cpu_ns() - cpu0) as f64 * 1e-9;
             Ok(self.h.clone())
         }

@@ -36,7 +36,7 @@ pub mod tun;
 #[cfg(target_os = "linux")]
 pub use apps::run_apps;
 pub use apps::{AppsRun, AppsSpec, ConnEnd, SystemCpu};
-pub use emulator::{DirectionHealth, EmulatorConfig, Lateness, PcapSpec, PcapTap};
+pub use emulator::{DirectionHealth, EmulatorConfig, Lateness, PcapSpec, PcapTap, HEARTBEAT};
 pub use error::EmuError;
 pub use knobs::{honoured_knobs, linux_tcp, LinuxTcp};
 #[cfg(target_os = "linux")]
@@ -46,7 +46,7 @@ pub use stream::{connect_pair, run_stream_on};
 pub use stream::{Sample, StreamResult, StreamSpec};
 #[cfg(target_os = "linux")]
 pub use testbed::Testbed;
-pub use testbed::{Health, HealthLimits, PingRtt, Side, TestbedSpec, CLIENT_ADDR, SERVER_ADDR};
+pub use testbed::{default_stall_limit, Health, HealthLimits, PingRtt, Side, TestbedSpec, CLIENT_ADDR, SERVER_ADDR};
 
 use serde::Serialize;
 use tcplab_link::LinkConfig;

@@ -10,7 +10,7 @@
 //! ```
 
 use serde::Serialize;
-use tcplab_link::LinkConfig;
+use tcplab_link::{LinkConfig, QueueLimit};
 use tcplab_tcp::TcpConfig;
 use tcplab_units::Duration;
 
@@ -79,12 +79,33 @@ pub struct HealthLimits {
     pub max_p99_lateness: Duration,
     /// Largest acceptable number of hidden drops (kernel-side TUN drops and errors, failed writes).
     pub max_hidden_drops: u64,
+    /// Longest acceptable stall of an emulator thread (its longest wake-up lateness, either direction).
+    /// `None`: [`default_stall_limit`] of the path.
+    pub max_stall: Option<Duration>,
 }
 
 impl Default for HealthLimits {
     fn default() -> Self {
-        HealthLimits { max_p99_lateness: Duration::from_millis(1), max_hidden_drops: 0 }
+        HealthLimits { max_p99_lateness: Duration::from_millis(1), max_hidden_drops: 0, max_stall: None }
     }
+}
+
+/// The longest emulator stall a run on this path tolerates by default: the time the faster-draining
+/// direction's queue, full, takes to empty at its rate (1500-byte datagrams for a queue counted in
+/// packets), kept between 1 ms (the heartbeat's resolution, with room) and 20 ms (an outage on any path).
+/// While a thread stalls, the sender's packets wait unseen in its TUN queue and then enter the model in one
+/// burst: a burst the path's own queue could have held at worst moves losses a little, a longer one makes
+/// losses the path would not have made.
+pub fn default_stall_limit(up: &LinkConfig, down: &LinkConfig) -> Duration {
+    let drain = |l: &LinkConfig| {
+        let bytes = match l.queue {
+            QueueLimit::Packets(n) => n as u64 * l.framing.wire_len(crate::knobs::MTU) as u64,
+            QueueLimit::Bytes(b) => b,
+        };
+        l.rate.tx_time(bytes)
+    };
+    let d = drain(up).min(drain(down));
+    d.max(Duration::from_millis(1)).min(Duration::from_millis(20))
 }
 
 /// Run health: what the emulator saw, what the kernel dropped behind its back, and whether the run counts.
@@ -145,8 +166,8 @@ mod os {
     use tcplab_units::Duration;
 
     use super::{
-        dotted, parse_ping, sorted, split_seed, Health, HealthLimits, PingRtt, Side, TestbedSpec, CLIENT_ADDR,
-        SERVER_ADDR,
+        default_stall_limit, dotted, parse_ping, sorted, split_seed, Health, HealthLimits, PingRtt, Side, TestbedSpec,
+        CLIENT_ADDR, SERVER_ADDR,
     };
     use crate::emulator::{DirectionSpec, Emulator};
     use crate::error::EmuError;
@@ -162,6 +183,7 @@ mod os {
         pub client_tcp: LinuxTcp,
         pub server_tcp: LinuxTcp,
         limits: HealthLimits,
+        max_stall: Duration,
     }
 
     impl Testbed {
@@ -187,7 +209,8 @@ mod os {
                 dst_prefix: (CLIENT_ADDR, 24),
             };
             let emu = Emulator::start(c, s, up, down, &spec.emulator)?;
-            Ok(Testbed { emu: Some(emu), run, client_tcp, server_tcp, limits: spec.limits })
+            let max_stall = spec.limits.max_stall.unwrap_or_else(|| default_stall_limit(&spec.up, &spec.down));
+            Ok(Testbed { emu: Some(emu), run, client_tcp, server_tcp, limits: spec.limits, max_stall })
         }
 
         pub fn netns(&self, side: Side) -> &Netns {
@@ -245,6 +268,14 @@ mod os {
                 if p99 > self.limits.max_p99_lateness {
                     invalid_reasons
                         .push(format!("{name}: p99 release lateness {} (limit {})", p99, self.limits.max_p99_lateness));
+                }
+                let stall = Duration::from_nanos(d.wake_lateness.max_ns);
+                if stall > self.max_stall {
+                    invalid_reasons.push(format!(
+                        "{name}: the emulator thread stalled for {:.2} ms (its latest wake-up; limit {:.2} ms)",
+                        stall.as_secs_f64() * 1e3,
+                        self.max_stall.as_secs_f64() * 1e3
+                    ));
                 }
             }
             Ok(Health {
@@ -324,6 +355,31 @@ mod os {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn link(rate: &str, queue: &str) -> LinkConfig {
+        serde_json::from_value(serde_json::json!({ "rate": rate, "queue": queue })).unwrap()
+    }
+
+    #[test]
+    fn stall_limit_is_the_faster_draining_queue() {
+        // 100 frames of 1538 wire bytes at 1 Gbit/s: 1.2304 ms; the 1000-frame ACK direction drains in 12.3 ms.
+        let l = default_stall_limit(&link("1gbit", "100pkt"), &link("1gbit", "1000pkt"));
+        assert_eq!(l.as_nanos(), 1_230_400);
+        // 1650 frames at 1 Gbit/s: 20.3 ms up, but the other direction's 1000 frames drain in 12.3 ms.
+        let l = default_stall_limit(&link("1gbit", "1650pkt"), &link("1gbit", "1000pkt"));
+        assert_eq!(l.as_nanos(), 12_304_000);
+        // A byte-sized queue: 64 KiB at 100 Mbit/s is 5.24288 ms.
+        let l = default_stall_limit(&link("100mbit", "64KiB"), &link("100mbit", "1000pkt"));
+        assert_eq!(l.as_nanos(), 5_242_880);
+    }
+
+    #[test]
+    fn stall_limit_is_kept_between_1ms_and_20ms() {
+        // 10 frames at 1 Gbit/s drain in 123 us: a stall the heartbeat can barely see; 1 ms instead.
+        assert_eq!(default_stall_limit(&link("1gbit", "10pkt"), &link("1gbit", "10pkt")).as_millis(), 1);
+        // 1000 frames at 10 Mbit/s drain in 1.23 s: no path forgives a stall that long; 20 ms instead.
+        assert_eq!(default_stall_limit(&link("10mbit", "1000pkt"), &link("10mbit", "1000pkt")).as_millis(), 20);
+    }
 
     #[test]
     fn ping_summary_parses() {

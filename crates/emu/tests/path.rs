@@ -68,3 +68,29 @@ fn idle_ping_rtt_is_twice_the_delay() {
     }
     panic!("no run within 0.5 ms of 40 ms: {runs:?}");
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn an_idle_emulator_wakes_every_heartbeat_and_times_each_wake_up() {
+    use tcplab_emu::{Testbed, TestbedSpec, HEARTBEAT};
+    if !common::ready() {
+        return;
+    }
+    // No traffic at all: each direction thread has nothing due and wakes only for its heartbeat, so its
+    // wake-up lateness has about one sample per HEARTBEAT; a stall (a late wake-up) shows in the maximum.
+    let mut tb = Testbed::start(&TestbedSpec::symmetric(common::link("100mbit", "20ms", "1000pkt"))).unwrap();
+    let t0 = std::time::Instant::now();
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let health = tb.finish().unwrap();
+    let beats = t0.elapsed().as_nanos() as f64 / HEARTBEAT.as_nanos() as f64;
+    for (name, d) in [("up", &health.up), ("down", &health.down)] {
+        let w = d.wake_lateness;
+        eprintln!("{name}: {w:?} over {beats:.0} heartbeats");
+        assert_eq!(d.link.frames_in, 0, "{name}: traffic on an idle path");
+        // At most one wake-up per heartbeat (a late one moves the next); at least 70% of them unless the
+        // machine stalled the thread for 300 ms in one second.
+        assert!(w.frames as f64 <= beats * 1.02 + 2.0, "{name}: {} wake-ups in {beats:.0} heartbeats", w.frames);
+        assert!(w.frames as f64 >= beats * 0.7, "{name}: {} wake-ups in {beats:.0} heartbeats", w.frames);
+        assert!(w.p50_ns <= w.p99_ns && w.p99_ns <= w.max_ns);
+    }
+}
