@@ -170,12 +170,30 @@ fn rows(sim: &[ResultDoc], linux: &[ResultDoc]) -> Vec<Row> {
         .collect()
 }
 
-fn table(sim: &[ResultDoc], linux: &[ResultDoc]) -> String {
-    let s = &sim[0].scenario;
-    let seeds = if sim.len() == 1 {
-        format!("seed {}", sim[0].seed)
+/// The seeds whose figures are compared: those whose Linux run is valid, or every seed when none is (the
+/// table then says so). An invalid run's figures show the testbed, not the kernel.
+fn judged(sim: &[ResultDoc], linux: &[ResultDoc]) -> (Vec<ResultDoc>, Vec<ResultDoc>, bool) {
+    let valid: Vec<usize> = (0..linux.len()).filter(|&i| health(&linux[i], "valid") == Some(json!(true))).collect();
+    if valid.is_empty() {
+        return (sim.to_vec(), linux.to_vec(), false);
+    }
+    let (s, l) = valid.iter().map(|&i| (sim[i].clone(), linux[i].clone())).unzip();
+    (s, l, true)
+}
+
+fn table(sim_all: &[ResultDoc], linux: &[ResultDoc]) -> String {
+    let (sim_j, linux_j, any_valid) = judged(sim_all, linux);
+    let s = &sim_all[0].scenario;
+    let seeds = if sim_all.len() == 1 {
+        format!("seed {}", sim_all[0].seed)
     } else {
-        format!("seeds {}..{}, means of {} runs", sim[0].seed, sim[sim.len() - 1].seed, sim.len())
+        let of = if sim_j.len() == sim_all.len() {
+            format!("{} runs", sim_j.len())
+        } else {
+            let n = sim_j.len();
+            format!("the {n} seed{} whose Linux run is valid", if n == 1 { "" } else { "s" })
+        };
+        format!("seeds {}..{}, means of {of}", sim_all[0].seed, sim_all[sim_all.len() - 1].seed)
     };
     let mut out = format!(
         "{} on both backends: {} (up {} {}, down {} {}; {seeds})\n",
@@ -190,7 +208,10 @@ fn table(sim: &[ResultDoc], linux: &[ResultDoc]) -> String {
         "diff = (simulator - linux) / linux; x = simulator / linux; !! beyond 5% (rates) or 2x (retransmissions)\n\n";
     out += &format!("{:<34} {:>14} {:>14} {:>9}\n", "figure", "simulator", "linux", "diff");
     let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
-    for r in rows(sim, linux) {
+    if !any_valid {
+        out += "!! no Linux run was valid (below): these figures show the testbed as much as the kernel\n";
+    }
+    for r in rows(&sim_j, &linux_j) {
         let flag = if r.flagged { "  !!" } else { "" };
         out += &format!("{:<34} {:>14} {:>14} {:>9}{flag}\n", r.name, f(r.sim), f(r.linux), r.diff);
     }
@@ -263,7 +284,8 @@ pub fn compare(arg: &str, set: &[String], seed: Option<u64>, runs: u32, json: Op
         print!("{}", table(&sims, &linuxes));
     }
     if let Some(path) = json {
-        let summary: Vec<Value> = rows(&sims, &linuxes)
+        let (sim_j, linux_j, _) = judged(&sims, &linuxes);
+        let summary: Vec<Value> = rows(&sim_j, &linux_j)
             .into_iter()
             .map(|r| json!({ "figure": r.name, "sim": r.sim, "linux": r.linux, "diff": r.diff, "flagged": r.flagged }))
             .collect();
@@ -273,4 +295,42 @@ pub fn compare(arg: &str, set: &[String], seed: Option<u64>, runs: u32, json: Op
         tcplab_report::write_atomic(path, &text).map_err(|e| Failure::Run(format!("{path}: cannot write: {e}")))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A real (simulated) result of seed `seed`, labelled with a Linux run's validity.
+    fn doc(seed: u64, valid: bool) -> ResultDoc {
+        let Ok((name, text)) = crate::scenario_text("bulk-10m") else { panic!("bulk-10m is shipped") };
+        let s = tcplab_lab::load(&Source { name: &name, text: &text }, &["test.duration=\"1s\"".to_string()]).unwrap();
+        let mut d = tcplab_lab::run_scenario(&s, seed).unwrap();
+        d.points[0].health = Some(json!({ "valid": valid, "invalid_reasons": ["up: stalled"] }));
+        d
+    }
+
+    #[test]
+    fn means_are_over_the_seeds_whose_linux_run_is_valid() {
+        let sim = [doc(1, true), doc(2, true), doc(3, true)];
+        let (s, l, any) = judged(&sim, &[doc(1, false), doc(2, true), doc(3, false)]);
+        assert!(any);
+        assert_eq!(s.iter().map(|d| d.seed).collect::<Vec<_>>(), [2]);
+        assert_eq!(l.iter().map(|d| d.seed).collect::<Vec<_>>(), [2]);
+        let t = table(&sim, &[doc(1, false), doc(2, true), doc(3, false)]);
+        assert!(t.contains("means of the 1 seed whose Linux run is valid"), "{t}");
+        assert!(t.contains("!! linux run 0 (seed 1) INVALID"), "{t}");
+    }
+
+    #[test]
+    fn with_no_valid_run_every_seed_counts_and_the_table_says_so() {
+        let sim = [doc(1, true), doc(2, true)];
+        let linux = [doc(1, false), doc(2, false)];
+        let (s, l, any) = judged(&sim, &linux);
+        assert!(!any);
+        assert_eq!((s.len(), l.len()), (2, 2));
+        let t = table(&sim, &linux);
+        assert!(t.contains("no Linux run was valid"), "{t}");
+        assert!(t.contains("means of 2 runs"), "{t}");
+    }
 }
