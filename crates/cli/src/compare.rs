@@ -217,20 +217,8 @@ fn table(sim_all: &[ResultDoc], linux: &[ResultDoc]) -> String {
     }
     let valid = linux.iter().filter(|d| health(d, "valid") == Some(json!(true))).count();
     let attempts: u64 = linux.iter().filter_map(|d| health(d, "attempts")?.as_u64()).sum();
-    let late: Vec<String> = linux
-        .iter()
-        .filter_map(|d| {
-            let p99 = |dir: &str| health(d, dir)?.get("lateness")?.get("p99_ns")?.as_u64();
-            Some(format!("{:.0}/{:.0}", p99("up")? as f64 / 1e3, p99("down")? as f64 / 1e3))
-        })
-        .collect();
-    let stalls: Vec<String> = linux
-        .iter()
-        .filter_map(|d| {
-            let max = |dir: &str| health(d, dir)?.get("wake_lateness")?.get("max_ns")?.as_u64();
-            Some(format!("{:.2}/{:.2}", max("up")? as f64 / 1e6, max("down")? as f64 / 1e6))
-        })
-        .collect();
+    let late = up_down(linux, "lateness", "p99_ns", 1e3, 0);
+    let stalls = up_down(linux, "wake_lateness", "max_ns", 1e6, 2);
     out += &format!(
         "\nlinux run health: {valid} of {} valid ({attempts} runs made); p99 release lateness up/down, us: {}; \
          longest emulator stall up/down, ms: {}\n",
@@ -248,6 +236,12 @@ fn table(sim_all: &[ResultDoc], linux: &[ResultDoc]) -> String {
         }
     }
     out
+}
+
+/// One health figure of each run, `up/down`, in ns divided by `scale`: `["66/19", "70/23"]`.
+fn up_down(linux: &[ResultDoc], figure: &str, field: &str, scale: f64, decimals: usize) -> Vec<String> {
+    let of = |d: &ResultDoc, dir: &str| Some(health(d, dir)?.get(figure)?.get(field)?.as_u64()? as f64 / scale);
+    linux.iter().filter_map(|d| Some(format!("{:.decimals$}/{:.decimals$}", of(d, "up")?, of(d, "down")?))).collect()
 }
 
 fn health(d: &ResultDoc, k: &str) -> Option<Value> {
@@ -306,7 +300,12 @@ mod tests {
         let Ok((name, text)) = crate::scenario_text("bulk-10m") else { panic!("bulk-10m is shipped") };
         let s = tcplab_lab::load(&Source { name: &name, text: &text }, &["test.duration=\"1s\"".to_string()]).unwrap();
         let mut d = tcplab_lab::run_scenario(&s, seed).unwrap();
-        d.points[0].health = Some(json!({ "valid": valid, "invalid_reasons": ["up: stalled"] }));
+        d.points[0].health = Some(json!({
+            "valid": valid,
+            "invalid_reasons": ["up: stalled"],
+            "up": { "lateness": { "p99_ns": 66_400 }, "wake_lateness": { "max_ns": 1_504_000 } },
+            "down": { "lateness": { "p99_ns": 19_000 }, "wake_lateness": { "max_ns": 800_000 } },
+        }));
         d
     }
 
@@ -320,6 +319,8 @@ mod tests {
         let t = table(&sim, &[doc(1, false), doc(2, true), doc(3, false)]);
         assert!(t.contains("means of the 1 seed whose Linux run is valid"), "{t}");
         assert!(t.contains("!! linux run 0 (seed 1) INVALID"), "{t}");
+        assert!(t.contains("p99 release lateness up/down, us: 66/19, 66/19, 66/19;"), "{t}");
+        assert!(t.contains("longest emulator stall up/down, ms: 1.50/0.80, 1.50/0.80, 1.50/0.80"), "{t}");
     }
 
     #[test]

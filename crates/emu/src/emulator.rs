@@ -151,6 +151,7 @@ pub struct DirectionHealth {
     /// Writes to the output device, and how many failed (a failed write is a hidden drop).
     pub writes: u64,
     pub write_errors: u64,
+    /// Release lateness: each frame's write instant minus the model's arrival instant.
     pub lateness: Lateness,
     /// How late the thread woke for its timer (a release instant, or the heartbeat it keeps every
     /// [`HEARTBEAT`] while it waits for input), over every expiry. The longest is the longest time the
