@@ -5,6 +5,7 @@ pub mod error;
 pub mod linux_backend;
 pub mod merge;
 pub mod probes;
+pub mod published;
 mod rdp_backend;
 pub mod result;
 pub mod scenario;

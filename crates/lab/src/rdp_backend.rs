@@ -282,6 +282,7 @@ pub fn run_point(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<RdpConnec
             ip_server: ip_counters(s, r.ip)[1],
         },
         health: None,
+        published: Vec::new(),
         confidence: None,
     };
     let engine = EngineCounters {

@@ -74,6 +74,21 @@ pub struct Point {
     /// Linux backend: the run's health (emulator lateness, hidden drops, whether the run is valid).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub health: Option<serde_json::Value>,
+    /// The scenario's published figures that apply to this point, beside the lab's (`[[published]]`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub published: Vec<crate::published::Comparison>,
+}
+
+impl Point {
+    /// Sets `published` from the `[[published]]` figures of `s`, the point's own resolved scenario, that
+    /// apply to it; called once the point's metrics are final (after its iterations are averaged).
+    pub fn compare_published(&mut self, s: &Scenario) {
+        if s.published.is_empty() {
+            return;
+        }
+        let json = serde_json::to_value(&*self).expect("a point serializes");
+        self.published = crate::published::compare(s, &json);
+    }
 }
 
 /// Figures of merit, one type per kind of test; a metric that does not apply is absent, not zero.
@@ -611,6 +626,7 @@ pub fn run_point_with(
         logvars: run.logvars,
         links: run.links,
         health: None,
+        published: Vec::new(),
     };
     Ok(PointRun { point, engine: run.engine })
 }
@@ -648,7 +664,8 @@ pub fn run_scenario_with_rdp(
 }
 
 /// The document of one point run on the simulator.
-fn single_point_doc(s: &Scenario, seed: u64, p: PointRun) -> ResultDoc {
+fn single_point_doc(s: &Scenario, seed: u64, mut p: PointRun) -> ResultDoc {
+    p.point.compare_published(s);
     ResultDoc {
         schema: "tcplab.result/1",
         tcplab: env!("CARGO_PKG_VERSION"),
@@ -703,7 +720,10 @@ pub fn run_scenario_linux_with(
         links: run.links,
         health: Some(health),
         confidence: None,
+        published: Vec::new(),
     };
+    let mut point = point;
+    point.compare_published(s);
     Ok(ResultDoc {
         schema: "tcplab.result/1",
         tcplab: env!("CARGO_PKG_VERSION"),

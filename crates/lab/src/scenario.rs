@@ -25,6 +25,10 @@ pub struct Scenario {
     /// default ones.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub plot: Vec<PlotSpec>,
+    /// Published or measured reference figures (`[[published]]`), compared with the lab's at every point
+    /// they apply to and drawn on the plots of their metric.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub published: Vec<crate::published::PublishedSeries>,
 }
 
 /// One `[[plot]]` table (docs/scenario.md § Plots): a metric against a swept key (`x`, `y`, and `lines` for
@@ -398,6 +402,8 @@ struct RawScenario {
     test: RawTest,
     #[serde(default)]
     plot: Vec<PlotSpec>,
+    #[serde(default)]
+    published: Vec<crate::published::PublishedSeries>,
 }
 
 fn default_seed() -> u64 {
@@ -888,6 +894,7 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
         client,
         server,
         plot: Vec::new(),
+        published: Vec::new(),
         test: Test {
             kind: t.kind,
             duration,
@@ -905,6 +912,8 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
     };
     check_plots(ctx, &scenario, &raw.plot)?;
     scenario.plot = raw.plot;
+    check_published(ctx, &scenario, &raw.published)?;
+    scenario.published = raw.published;
     Ok(scenario)
 }
 
@@ -966,36 +975,7 @@ fn check_plots(ctx: &Ctx, s: &Scenario, plots: &[PlotSpec]) -> Result<(), Scenar
                 if p.lines.as_ref() == Some(x) {
                     return Err(ctx.error(&key("lines"), format!("{x:?} is x already; accepted another swept key")));
                 }
-                // `client.VAR` / `server.VAR`: an RFC 4898 variable of that side's TCP connection ends, summed.
-                // ... or `client.VAR.mean` / `.stddev`: a statistic of that side's samples of a variable
-                // `test.series = { vars }` samples, over the measurement window.
-                let sampled = s.test.series_vars.as_deref().unwrap_or_default();
-                let counter = y
-                    .split_once('.')
-                    .filter(|(side, _)| !s.test.kind.is_rdp() && (*side == "client" || *side == "server"))
-                    .is_some_and(|(_, var)| match var.rsplit_once('.') {
-                        Some((v, "mean" | "stddev")) => sampled.iter().any(|x| x == v),
-                        _ => crate::probes::estats_vars().iter().any(|v| v == var),
-                    });
-                if let Some(accepted) = crate::result::metric_names(s) {
-                    if !counter && !accepted.contains(&y.as_str()) {
-                        let counters = if s.test.kind.is_rdp() {
-                            ""
-                        } else {
-                            ", or client.VAR / server.VAR with an RFC 4898 variable of test.series' list (e.g. \
-                             \"client.SendStall\"), or client.VAR.mean / .stddev of a variable test.series = { vars } \
-                             samples"
-                        };
-                        return Err(ctx.error(
-                            &key("y"),
-                            format!(
-                                "{y:?}: not a metric of test.kind = {:?}; accepted: {}{counters}",
-                                s.test.kind.key(),
-                                accepted.join(", ")
-                            ),
-                        ));
-                    }
-                }
+                check_metric(ctx, s, y, &key("y"))?;
             }
             (None, None, _) | (None, _, None) => {
                 let missing = if p.x.is_none() && p.y.is_none() {
@@ -1011,6 +991,118 @@ fn check_plots(ctx: &Ctx, s: &Scenario, plots: &[PlotSpec]) -> Result<(), Scenar
                      series = [\"VAR\", ...]",
                 ));
             }
+        }
+    }
+    Ok(())
+}
+
+/// Checks that `y` names something every point of the run will have: a metric of the test kind, an RFC
+/// 4898 variable of one side (`client.VAR`), or a statistic of a sampled one (`client.VAR.mean`).
+fn check_metric(ctx: &Ctx, s: &Scenario, y: &str, key: &str) -> Result<(), ScenarioError> {
+    // `client.VAR` / `server.VAR`: an RFC 4898 variable of that side's TCP connection ends, summed.
+    // ... or `client.VAR.mean` / `.stddev`: a statistic of that side's samples of a variable
+    // `test.series = { vars }` samples, over the measurement window.
+    let sampled = s.test.series_vars.as_deref().unwrap_or_default();
+    let counter = y
+        .split_once('.')
+        .filter(|(side, _)| !s.test.kind.is_rdp() && (*side == "client" || *side == "server"))
+        .is_some_and(|(_, var)| match var.rsplit_once('.') {
+            Some((v, "mean" | "stddev")) => sampled.iter().any(|x| x == v),
+            _ => crate::probes::estats_vars().iter().any(|v| v == var),
+        });
+    if let Some(accepted) = crate::result::metric_names(s) {
+        if !counter && !accepted.contains(&y) {
+            let counters = if s.test.kind.is_rdp() {
+                ""
+            } else {
+                ", or client.VAR / server.VAR with an RFC 4898 variable of test.series' list (e.g. \
+                 \"client.SendStall\"), or client.VAR.mean / .stddev of a variable test.series = { vars } \
+                 samples"
+            };
+            return Err(ctx.error(
+                key,
+                format!(
+                    "{y:?}: not a metric of test.kind = {:?}; accepted: {}{counters}",
+                    s.test.kind.key(),
+                    accepted.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Validates the `[[published]]` tables (docs/scenario.md § Published figures): a metric the run has, a
+/// unit that converts to the metric's, keys of the scenario, one finite figure per x value.
+fn check_published(
+    ctx: &Ctx,
+    s: &Scenario,
+    published: &[crate::published::PublishedSeries],
+) -> Result<(), ScenarioError> {
+    use crate::published::{metric_unit, units_of};
+    for (i, p) in published.iter().enumerate() {
+        let key = |field: &str| format!("published[{i}].{field}");
+        if p.source.trim().is_empty() {
+            return Err(
+                ctx.error(&key("source"), "empty; accepted the source in words, e.g. \"the 2002 DSL TCP_RR report\"")
+            );
+        }
+        check_metric(ctx, s, &p.metric, &key("metric"))?;
+        let units = units_of(metric_unit(&p.metric));
+        if !units.iter().any(|(u, _)| *u == p.unit) {
+            let names: Vec<String> = units.iter().map(|(u, _)| format!("{u:?}")).collect();
+            return Err(ctx.error(
+                &key("unit"),
+                format!("{:?}: not a unit of {}; accepted: {}", p.unit, p.metric, names.join(", ")),
+            ));
+        }
+        let not_key = |path: &str| {
+            format!(
+                "{path:?}: not a key of the scenario; accepted a key path as --set and [sweep] take it, e.g. \
+                 \"test.burst\", \"client.tcp.nodelay\""
+            )
+        };
+        for k in p.at.keys() {
+            if !is_scenario_key(s, k) {
+                return Err(ctx.error(&key("where"), not_key(k)));
+            }
+        }
+        match &p.x {
+            Some(x) => {
+                if !is_scenario_key(s, x) {
+                    return Err(ctx.error(&key("x"), not_key(x)));
+                }
+                if p.x_values.is_empty() || p.x_values.len() != p.y_values.len() {
+                    return Err(ctx.error(
+                        &key("y_values"),
+                        format!(
+                            "{} figures for {} x_values; accepted one figure per value of x",
+                            p.y_values.len(),
+                            p.x_values.len()
+                        ),
+                    ));
+                }
+                if let Some(v) = p.x_values.iter().find(|v| !(v.is_number() || v.is_string() || v.is_boolean())) {
+                    return Err(ctx.error(&key("x_values"), format!("{v}: accepted numbers, strings or booleans")));
+                }
+            }
+            None => {
+                if !p.x_values.is_empty() {
+                    return Err(ctx.error(&key("x_values"), "given without x; accepted with x = \"KEY\" only"));
+                }
+                if p.y_values.len() != 1 {
+                    return Err(ctx.error(
+                        &key("y_values"),
+                        format!(
+                            "{} figures without x; accepted exactly one (it applies to every point)",
+                            p.y_values.len()
+                        ),
+                    ));
+                }
+            }
+        }
+        if let Some(y) = p.y_values.iter().find(|y| !y.is_finite()) {
+            return Err(ctx.error(&key("y_values"), format!("{y}: accepted finite numbers")));
         }
     }
     Ok(())

@@ -496,6 +496,7 @@ fn run_plan_point(p: &PlanPoint, seed: u64, repeat: Option<Repeat>) -> Result<(P
         let r = crate::result::run_point(&p.scenario, seed)?;
         let mut point = r.point;
         point.params = p.params.clone();
+        point.compare_published(&p.scenario);
         return Ok((point, r.engine));
     };
     let mut engine = EngineCounters::default();
@@ -543,6 +544,7 @@ fn run_plan_point(p: &PlanPoint, seed: u64, repeat: Option<Repeat>) -> Result<(P
         interval: ci.map_or(0.0, |i| i.relative_width()),
         met: ci.is_some_and(|i| i.met(rep.width)),
     });
+    point.compare_published(&p.scenario);
     Ok((point, engine))
 }
 

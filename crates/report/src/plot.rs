@@ -46,6 +46,8 @@ pub struct Line {
     pub markers: bool,
     /// Error bars `(x, low, high)` around points, e.g. confidence intervals.
     pub errors: Vec<(f64, f64, f64)>,
+    /// Figures from elsewhere (a publication's): crosses at the points, no line between them.
+    pub published: bool,
 }
 /// Tableau's ten colours: distinct, and readable on white.
 const PALETTE: [RGBColor; 10] = [
@@ -212,6 +214,12 @@ where
         }
         let col = PALETTE[colour % PALETTE.len()];
         let style = col.stroke_width(2);
+        if l.published {
+            let drawn =
+                chart.draw_series(l.points.iter().map(|&p| Cross::new(p, 7, col.stroke_width(3)))).map_err(err)?;
+            drawn.label(l.label.as_str()).legend(move |(x, y)| Cross::new((x + 11, y), 6, col.stroke_width(3)));
+            continue;
+        }
         let drawn = if l.dashed {
             chart.draw_series(DashedLineSeries::new(l.points.iter().copied(), 7, 5, style)).map_err(err)?
         } else {
@@ -469,49 +477,7 @@ fn sweep_metrics(doc: &Value) -> Vec<(&'static str, &'static str, f64)> {
     }
 }
 
-/// The value at a dotted path (`latency_us.p99`) of an object.
-fn at<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
-    path.split('.').try_fold(v, |v, k| v.get(k))
-}
-
-/// A point's value of `metric`: a dotted path in `metrics` (`latency_us.p99`), or `client.VAR` /
-/// `server.VAR`, an RFC 4898 variable summed over that side's connection ends (`connections[].estats`).
-fn point_value(p: &Value, metric: &str) -> Option<f64> {
-    if let Some((side, var)) = metric.split_once('.').filter(|(side, _)| *side == "client" || *side == "server") {
-        if let Some((var, stat @ ("mean" | "stddev"))) = var.rsplit_once('.') {
-            return series_statistic(p, side, var, stat);
-        }
-        let ends = p["connections"].as_array()?.iter().filter(|c| c["side"] == side);
-        let values: Vec<f64> = ends.filter_map(|c| c["estats"][var].as_f64()).collect();
-        return (!values.is_empty()).then(|| values.iter().sum());
-    }
-    at(&p["metrics"], metric).and_then(Value::as_f64)
-}
-
-/// The mean or (population) standard deviation of the samples `points[].logvars` holds of `var` at `side`'s
-/// ends, within the measurement window.
-fn series_statistic(p: &Value, side: &str, var: &str, stat: &str) -> Option<f64> {
-    let lv = &p["logvars"];
-    let col = lv["columns"].as_array()?.iter().position(|c| c == var)?;
-    let (start, end) = (lv["measure_start_s"].as_f64()?, lv["measure_end_s"].as_f64()?);
-    let values: Vec<f64> = lv["ends"]
-        .as_array()?
-        .iter()
-        .filter(|e| e["side"] == side)
-        .flat_map(|e| e["rows"].as_array().into_iter().flatten())
-        .filter(|r| r[0].as_f64().is_some_and(|t| t >= start && t <= end))
-        .filter_map(|r| r[col].as_f64())
-        .collect();
-    if values.is_empty() {
-        return None;
-    }
-    let n = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / n;
-    match stat {
-        "mean" => Some(mean),
-        _ => Some((values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt()),
-    }
-}
+use tcplab_lab::published::point_value;
 
 /// A parameter value as a label (`"10mbit"`, `true`, `4`).
 fn label(v: &Value) -> String {
@@ -803,6 +769,7 @@ pub fn scenario_charts(doc: &Value, notes: &mut Vec<String>) -> Vec<(String, Cha
                             ..Line::default()
                         });
                     }
+                    c.lines.extend(published_lines(doc, x, y, scale, c.x_categories.as_deref()));
                     out.push((name, c))
                 }
                 None => notes.push(format!("plot {name}: not drawn: no point has the metric {y}")),
@@ -859,6 +826,34 @@ pub fn scenario_charts(doc: &Value, notes: &mut Vec<String>) -> Vec<(String, Cha
                 "plot {name}: not drawn: no connection end has a non-zero sample of {}",
                 vars.join(", ")
             ));
+        }
+    }
+    out
+}
+
+/// The scenario's `[[published]]` series of metric `y` against `x`, each a line of crosses (in the plot's
+/// unit, `scale` from the metric's own): figures at x values the run has no point for are drawn too, on a
+/// numeric axis; on a categorical one only where a category matches.
+fn published_lines(doc: &Value, x: &str, y: &str, scale: f64, cats: Option<&[String]>) -> Vec<Line> {
+    use tcplab_lab::published::{metric_unit, units_of, PublishedSeries};
+    let series: Vec<PublishedSeries> = serde_json::from_value(doc["scenario"]["published"].clone()).unwrap_or_default();
+    let mut out = Vec::new();
+    for s in series.iter().filter(|s| s.metric == y && s.x.as_deref() == Some(x)) {
+        let factor = units_of(metric_unit(y)).iter().find(|(u, _)| *u == s.unit).map_or(1.0, |(_, f)| *f);
+        let points = s
+            .x_values
+            .iter()
+            .zip(&s.y_values)
+            .filter_map(|(xv, yv)| {
+                let at = match cats {
+                    Some(cats) => cats.iter().position(|c| *c == label(xv))? as f64,
+                    None => xv.as_f64()?,
+                };
+                Some((at, yv * factor * scale))
+            })
+            .collect::<Vec<_>>();
+        if !points.is_empty() {
+            out.push(Line { label: s.name(), points, published: true, ..Line::default() });
         }
     }
     out

@@ -18,6 +18,7 @@ pub fn table_json(doc: &Value) -> String {
         _ => stream_table(doc),
     };
     out += &cpu_table(doc);
+    out += &published_table(doc);
     out += &health_lines(doc);
     out
 }
@@ -351,6 +352,90 @@ pub(crate) fn health_lines(doc: &Value) -> String {
             let hidden = h["hidden_drops"].as_u64().unwrap_or(0);
             out += &format!("run health: valid (hidden drops {hidden})\n");
         }
+    }
+    out
+}
+
+/// A figure as a cell: with the decimals the published figure was given with, and at least as many as its
+/// size asks for (2 below 10, 1 below 1000).
+fn figure(v: f64, decimals: usize) -> String {
+    let size = if v.abs() < 10.0 {
+        2
+    } else if v.abs() < 1000.0 {
+        1
+    } else {
+        0
+    };
+    format!("{v:.*}", decimals.max(size))
+}
+
+/// The published figures beside the lab's (`points[].published`, from the scenario's `[[published]]`): one
+/// row per figure with the point's swept values, the metric, both figures in the source's unit and the
+/// difference; then the sources.
+fn published_table(doc: &Value) -> String {
+    let series = doc["scenario"]["published"].as_array().map(Vec::as_slice).unwrap_or_default();
+    if series.is_empty() {
+        return String::new();
+    }
+    let (ph, cells) = param_columns(doc);
+    let mut rows: Vec<[String; 6]> = Vec::new();
+    for (p, cell) in points(doc).iter().zip(&cells) {
+        for c in p["published"].as_array().into_iter().flatten() {
+            let unit = text(&c["unit"]);
+            let published = f(&c["as_published"]);
+            let factor = if published != 0.0 { f(&c["published"]) / published } else { 1.0 };
+            let shown = c["as_published"].to_string();
+            let decimals = shown.split_once('.').map_or(0, |(_, d)| d.len());
+            let lab = f(&c["lab"]) / if factor != 0.0 { factor } else { 1.0 };
+            let diff = c["difference"].as_f64().map_or_else(|| "-".into(), |d| format!("{:+.1}%", d * 100.0));
+            let index = c["series"].as_u64().unwrap_or_default() + 1;
+            rows.push([
+                cell.clone(),
+                text(&c["metric"]),
+                format!("{} {unit}", figure(published, decimals)),
+                format!("{} {unit}", figure(lab, decimals)),
+                diff,
+                format!("[{index}]"),
+            ]);
+        }
+    }
+    let header = [
+        ph.trim_end().to_string(),
+        "metric".into(),
+        "published".into(),
+        "lab".into(),
+        "difference".into(),
+        "source".into(),
+    ];
+    let mut widths = header.clone().map(|h| h.chars().count());
+    for r in &rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.trim_end().chars().count());
+        }
+    }
+    let line = |cells: &[String; 6]| {
+        let mut l = String::new();
+        for (k, (c, w)) in cells.iter().zip(widths).enumerate() {
+            if k == 0 && w == 0 {
+                continue;
+            }
+            l += &format!("{:<w$}  ", c.trim_end());
+        }
+        l.trim_end().to_string() + "\n"
+    };
+    let mut out = String::from("\nPublished figures beside the lab's\n");
+    out += &line(&header);
+    if rows.is_empty() {
+        out += "(no point of this run is one the sources give a figure for)\n";
+    }
+    for r in &rows {
+        out += &line(r);
+    }
+    for (i, s) in series.iter().enumerate() {
+        let name = serde_json::from_value::<tcplab_lab::published::PublishedSeries>(s.clone())
+            .map_or_else(|_| text(&s["source"]), |s| s.name());
+        let note = s["note"].as_str().map(|n| format!("; {n}")).unwrap_or_default();
+        out += &format!("[{}] {name}{note}\n", i + 1);
     }
     out
 }
