@@ -20,6 +20,15 @@ pub fn estats_vars() -> Vec<String> {
     }
 }
 
+/// The names of RDP's per-connection statistics (`tcplab_rdp::RdpStats`) that are numbers: what
+/// `client.VAR` / `server.VAR` name for an RDP test.
+pub fn rdp_stats_vars() -> Vec<String> {
+    match serde_json::to_value(tcplab_rdp::RdpStats::default()) {
+        Ok(serde_json::Value::Object(m)) => m.into_iter().filter(|(_, v)| v.is_number()).map(|(k, _)| k).collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// Seconds since the start of the run, as the exact decimal of the nanoseconds (`0.3`, not the
 /// `0.30000000000000004` of multiplying by 1e-9): the division of two exactly represented integers rounds
 /// once, to the `f64` nearest the decimal, which prints as that decimal.

@@ -1002,18 +1002,21 @@ fn check_metric(ctx: &Ctx, s: &Scenario, y: &str, key: &str) -> Result<(), Scena
     // `client.VAR` / `server.VAR`: an RFC 4898 variable of that side's TCP connection ends, summed.
     // ... or `client.VAR.mean` / `.stddev`: a statistic of that side's samples of a variable
     // `test.series = { vars }` samples, over the measurement window.
+    // An RDP test's ends have RDP's statistics (`RdpStats`: `client.MaxSmoothedRTT`), not sampled ones.
     let sampled = s.test.series_vars.as_deref().unwrap_or_default();
-    let counter = y
-        .split_once('.')
-        .filter(|(side, _)| !s.test.kind.is_rdp() && (*side == "client" || *side == "server"))
-        .is_some_and(|(_, var)| match var.rsplit_once('.') {
+    let counter =
+        y.split_once('.').filter(|(side, _)| *side == "client" || *side == "server").is_some_and(|(_, var)| match var
+            .rsplit_once('.')
+        {
+            _ if s.test.kind.is_rdp() => crate::probes::rdp_stats_vars().iter().any(|v| v == var),
             Some((v, "mean" | "stddev")) => sampled.iter().any(|x| x == v),
             _ => crate::probes::estats_vars().iter().any(|v| v == var),
         });
     if let Some(accepted) = crate::result::metric_names(s) {
         if !counter && !accepted.contains(&y) {
             let counters = if s.test.kind.is_rdp() {
-                ""
+                ", or client.VAR / server.VAR with a statistic of RDP's connection ends (e.g. \
+                 \"client.MaxSmoothedRTT\", \"client.SegsRetrans\")"
             } else {
                 ", or client.VAR / server.VAR with an RFC 4898 variable of test.series' list (e.g. \
                  \"client.SendStall\"), or client.VAR.mean / .stddev of a variable test.series = { vars } \
@@ -1247,6 +1250,10 @@ pub const SHIPPED: &[Shipped] = &[
     Shipped {
         name: "classic/rdp-rtt-feedback",
         text: include_str!("../../../scenarios/classic/rdp-rtt-feedback.toml"),
+    },
+    Shipped {
+        name: "classic/rdp-rtt-feedback-random",
+        text: include_str!("../../../scenarios/classic/rdp-rtt-feedback-random.toml"),
     },
     Shipped { name: "classic/txqueuelen", text: include_str!("../../../scenarios/classic/txqueuelen.toml") },
 ];
