@@ -48,6 +48,9 @@ pub struct Line {
     pub errors: Vec<(f64, f64, f64)>,
     /// Figures from elsewhere (a publication's): crosses at the points, no line between them.
     pub published: bool,
+    /// Drawn in the colour of the chart's line at this index (a published series beside the lab's line
+    /// it is compared with) rather than the next one.
+    pub colour_of: Option<usize>,
 }
 /// Tableau's ten colours: distinct, and readable on white.
 const PALETTE: [RGBColor; 10] = [
@@ -212,7 +215,7 @@ where
         if !(l.dashed && i > 0) {
             colour = if i == 0 { 0 } else { colour + 1 };
         }
-        let col = PALETTE[colour % PALETTE.len()];
+        let col = PALETTE[l.colour_of.map_or(colour, |k| k) % PALETTE.len()];
         let style = col.stroke_width(2);
         if l.published {
             let drawn =
@@ -769,7 +772,8 @@ pub fn scenario_charts(doc: &Value, notes: &mut Vec<String>) -> Vec<(String, Cha
                             ..Line::default()
                         });
                     }
-                    c.lines.extend(published_lines(doc, x, y, scale, c.x_categories.as_deref()));
+                    let published = published_lines(doc, x, y, line_axis, scale, &c);
+                    c.lines.extend(published);
                     out.push((name, c))
                 }
                 None => notes.push(format!("plot {name}: not drawn: no point has the metric {y}")),
@@ -832,9 +836,10 @@ pub fn scenario_charts(doc: &Value, notes: &mut Vec<String>) -> Vec<(String, Cha
 }
 
 /// The scenario's `[[published]]` series of metric `y` against `x`, each a line of crosses (in the plot's
-/// unit, `scale` from the metric's own): figures at x values the run has no point for are drawn too, on a
+/// unit, `scale` from the metric's own; in the colour of the lab's line of the same `lines` value): figures at x values the run has no point for are drawn too, on a
 /// numeric axis; on a categorical one only where a category matches.
-fn published_lines(doc: &Value, x: &str, y: &str, scale: f64, cats: Option<&[String]>) -> Vec<Line> {
+fn published_lines(doc: &Value, x: &str, y: &str, line_axis: Option<&str>, scale: f64, chart: &Chart) -> Vec<Line> {
+    let cats = chart.x_categories.as_deref();
     use tcplab_lab::published::{metric_unit, units_of, PublishedSeries};
     let series: Vec<PublishedSeries> = serde_json::from_value(doc["scenario"]["published"].clone()).unwrap_or_default();
     let mut out = Vec::new();
@@ -852,8 +857,13 @@ fn published_lines(doc: &Value, x: &str, y: &str, scale: f64, cats: Option<&[Str
                 Some((at, yv * factor * scale))
             })
             .collect::<Vec<_>>();
+        // The lab's line of the same `where` value of the lines axis lends its colour.
+        let colour_of = line_axis.and_then(|a| {
+            let value = s.at.get(a)?;
+            chart.lines.iter().position(|l| !l.published && l.label == format!("{a} = {}", label(value)))
+        });
         if !points.is_empty() {
-            out.push(Line { label: s.name(), points, published: true, ..Line::default() });
+            out.push(Line { label: s.name(), points, published: true, colour_of, ..Line::default() });
         }
     }
     out
