@@ -387,7 +387,12 @@ fn published_table(doc: &Value) -> String {
             let shown = c["as_published"].to_string();
             let decimals = shown.split_once('.').map_or(0, |(_, d)| d.len());
             let lab = f(&c["lab"]) / if factor != 0.0 { factor } else { 1.0 };
-            let diff = c["difference"].as_f64().map_or_else(|| "-".into(), |d| format!("{:+.1}%", d * 100.0));
+            // A percentage's difference is in percentage points; any other figure's relative.
+            let diff = if unit == "%" {
+                format!("{:+.1} pp", lab - published)
+            } else {
+                c["difference"].as_f64().map_or_else(|| "-".into(), |d| format!("{:+.1}%", d * 100.0))
+            };
             let index = c["series"].as_u64().unwrap_or_default() + 1;
             rows.push([
                 cell.clone(),
