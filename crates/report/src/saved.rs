@@ -373,6 +373,7 @@ fn figure(v: f64, decimals: usize) -> String {
 /// row per figure with the point's swept values, the metric, both figures in the source's unit and the
 /// difference; then the sources.
 fn published_table(doc: &Value) -> String {
+    use tcplab_lab::published::{metric_unit, units_of};
     let series = doc["scenario"]["published"].as_array().map(Vec::as_slice).unwrap_or_default();
     if series.is_empty() {
         return String::new();
@@ -383,10 +384,11 @@ fn published_table(doc: &Value) -> String {
         for c in p["published"].as_array().into_iter().flatten() {
             let unit = text(&c["unit"]);
             let published = f(&c["as_published"]);
-            let factor = if published != 0.0 { f(&c["published"]) / published } else { 1.0 };
+            let metric = text(&c["metric"]);
+            let factor = units_of(metric_unit(&metric)).iter().find(|(u, _)| *u == unit).map_or(1.0, |(_, f)| *f);
             let shown = c["as_published"].to_string();
             let decimals = shown.split_once('.').map_or(0, |(_, d)| d.len());
-            let lab = f(&c["lab"]) / if factor != 0.0 { factor } else { 1.0 };
+            let lab = f(&c["lab"]) / factor;
             // A percentage's difference is in percentage points; any other figure's relative.
             let diff = if unit == "%" {
                 format!("{:+.1} pp", lab - published)
@@ -396,7 +398,7 @@ fn published_table(doc: &Value) -> String {
             let index = c["series"].as_u64().unwrap_or_default() + 1;
             rows.push([
                 cell.clone(),
-                text(&c["metric"]),
+                metric,
                 format!("{} {unit}", figure(published, decimals)),
                 format!("{} {unit}", figure(lab, decimals)),
                 diff,
