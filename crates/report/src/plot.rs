@@ -774,6 +774,12 @@ pub fn scenario_charts(doc: &Value, notes: &mut Vec<String>) -> Vec<(String, Cha
                     }
                     let published = published_lines(doc, x, y, line_axis, scale, &c);
                     c.lines.extend(published);
+                    // Beside a reference or a publication, the lab's one line needs a name in the legend.
+                    if c.lines.len() > 1 {
+                        for l in c.lines.iter_mut().filter(|l| l.label.is_empty()) {
+                            l.label = "tcplab".into();
+                        }
+                    }
                     out.push((name, c))
                 }
                 None => notes.push(format!("plot {name}: not drawn: no point has the metric {y}")),
