@@ -54,6 +54,31 @@ pub(crate) enum AckState {
     },
     Linux(LinuxAck),
     Linux22(Linux22Ack),
+    /// Mentat's deferred ACK (Solaris 2.5.1 `tcp.c`), in bytes as that code counts.
+    Mentat(MentatAck),
+}
+
+/// Mentat's receiver: `tcp_rack_cur_max` and `tcp_rack_abs_max`, bytes.
+#[derive(Debug, Clone)]
+pub(crate) struct MentatAck {
+    /// Unacknowledged bytes that force an ACK now; 0 until the first segment (`tcp_rwnd_set` clears it),
+    /// then one MSS more with every ACK it forces, up to `abs_max`.
+    cur_max: u32,
+    /// The ceiling of `cur_max`; 0 until the first segment sets it from the window and the MSS.
+    abs_max: u32,
+}
+
+impl MentatAck {
+    /// `tcp_rwnd_set`: (rwnd / mss / 2) segments, here also at most `deferred_ack_max` (illumos caps it by
+    /// `tcps_deferred_acks_max`).
+    fn abs_max(&mut self, v: &RcvView, cfg: &TcpConfig) -> u32 {
+        if self.abs_max == 0 {
+            let mss = v.rcv_mss.max(1) as u64;
+            let segs = (v.recv_limit / mss / 2).clamp(1, cfg.deferred_ack_max as u64);
+            self.abs_max = (segs * mss) as u32;
+        }
+        self.abs_max
+    }
 }
 
 /// Linux's receiver (2.4 and later).
@@ -92,6 +117,7 @@ impl AckState {
                 AckState::Linux(LinuxAck { quick: 0, pingpong: false, ato: cfg.ato_min, last_rcv: None, pushed: 0 })
             }
             AckPolicy::Linux22 => AckState::Linux22(Linux22Ack { quick: false, ato: cfg.ato_min, last_rcv: None }),
+            AckPolicy::Mentat => AckState::Mentat(MentatAck { cur_max: 0, abs_max: 0 }),
         }
     }
 
@@ -128,9 +154,11 @@ impl AckState {
     }
 
     /// A segment filled a hole (acknowledged at once): ACK avoidance starts its ramp again.
-    pub fn on_hole_filled(&mut self) {
-        if let AckState::Avoidance { defer_k, .. } = self {
-            *defer_k = 2;
+    pub fn on_hole_filled(&mut self, v: &RcvView) {
+        match self {
+            AckState::Avoidance { defer_k, .. } => *defer_k = 2,
+            AckState::Mentat(m) => m.cur_max = v.rcv_mss,
+            _ => {}
         }
     }
 
@@ -138,16 +166,33 @@ impl AckState {
     pub fn on_out_of_order(&mut self, v: &RcvView, cfg: &TcpConfig) {
         match self {
             AckState::Avoidance { defer_k, .. } => *defer_k = 2,
+            // Mentat: an unacceptable or out-of-order segment means ACKs came too seldom.
+            AckState::Mentat(m) => m.cur_max = v.rcv_mss,
             // Linux before 4.18: tcp_enter_quickack_mode in tcp_data_queue.
             AckState::Linux(l) if cfg.quickack_on_reorder => l.quick = v.quickack_budget(),
             _ => {}
         }
     }
 
-    /// Whether in-order data (not a hole fill), `full` when it is a full-sized segment, must be
-    /// acknowledged now.
-    pub fn ack_now(&mut self, full: bool, psh: bool, v: &RcvView, cfg: &TcpConfig) -> bool {
+    /// Whether in-order data (not a hole fill) of `len` bytes, `full` when it is a full-sized segment,
+    /// must be acknowledged now. `v.unacked` already counts the segment.
+    pub fn ack_now(&mut self, len: u32, full: bool, psh: bool, v: &RcvView, cfg: &TcpConfig) -> bool {
         match self {
+            // Solaris 2.5.1 tcp_rput: rack_cnt (bytes since the last ACK) against rack_cur_max; then the
+            // short-segment rule on the bytes unacknowledged before this one (rnxt - rack).
+            AckState::Mentat(m) => {
+                let abs_max = m.abs_max(v, cfg);
+                let mss = v.rcv_mss.max(1);
+                if v.unacked >= m.cur_max {
+                    m.cur_max = (m.cur_max + mss).min(abs_max);
+                    true
+                } else if len < mss {
+                    let before = v.unacked.saturating_sub(len);
+                    before != 0 && before % mss != 0
+                } else {
+                    false
+                }
+            }
             AckState::Every => true,
             AckState::Delayed { full_segs } | AckState::Bsd { full_segs } => {
                 *full_segs += full as u32;
@@ -211,6 +256,18 @@ impl AckState {
     pub fn on_delayed_ack_timeout(&mut self, v: &RcvView, cfg: &TcpConfig) {
         match self {
             AckState::Avoidance { defer_k, .. } => *defer_k = 2,
+            // Solaris 2.5.1 tcp_timer: more than an MSS held until the timer means the sender is out of
+            // step with the deferral: fall back toward ACK-every-other-segment, for good.
+            AckState::Mentat(m) => {
+                let mss = v.rcv_mss.max(1);
+                if v.unacked > mss {
+                    let abs_max = m.abs_max(v, cfg);
+                    if abs_max > 2 * mss {
+                        m.abs_max = abs_max - mss;
+                    }
+                    m.cur_max = mss;
+                }
+            }
             // Linux tcp_delack_timer_handler: leave pingpong, or back the ATO off.
             AckState::Linux(l) => {
                 if l.pingpong {
@@ -239,7 +296,7 @@ impl AckState {
                     }
                 }
             }
-            AckState::Every | AckState::Linux22(_) => {}
+            AckState::Every | AckState::Linux22(_) | AckState::Mentat(_) => {}
         }
     }
 

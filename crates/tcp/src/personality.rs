@@ -31,8 +31,9 @@ pub const PERSONALITIES: &[(&str, &str)] = &[
     ),
     (
         "hpux-11",
-        "HP-UX 11 style: byte-counted cwnd, IW 4 segments, ACK avoidance up to 22 segments per ACK, \
-         500 ms minimum RTO",
+        "HP-UX 11 (Mentat STREAMS TCP): byte-counted cwnd, IW 4 segments, Mentat deferred ACKs (ramp to half \
+         the window, 50 ms timer, a sub-MSS tail only starts the timer), no timestamps or SACK between two \
+         HP-UX hosts, 500 ms minimum RTO",
     ),
     (
         "bsd-4.4",
@@ -125,7 +126,13 @@ impl TcpConfig {
             "hpux-11" => Some(TcpConfig {
                 cwnd_unit: CwndUnit::Bytes,
                 initial_window: InitialWindow::Segments(4),
-                ack_policy: AckPolicy::Avoidance,
+                // Mentat's deferred ACK and Nagle (Solaris 2.5.1 tcp.c; docs/personalities.md).
+                ack_policy: AckPolicy::Mentat,
+                delayed_ack_timeout: Duration::from_millis(50),
+                // tcp_ts_enable = 2 and tcp_sack_enable = 2 (HP-UX defaults): accepted, never initiated,
+                // so two HP-UX hosts use neither.
+                timestamps: false,
+                sack: false,
                 deferred_ack_max: 22,
                 abc: Abc::Off,
                 rto_min: Duration::from_millis(500),
