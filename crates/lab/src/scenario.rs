@@ -859,7 +859,10 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
         if rdp {
             return Err(ctx.error(
                 "test.nodelay",
-                format!("not used by test.kind = {:?} (RDP has no Nagle algorithm); accepted with the tcp_* kinds", t.kind.key()),
+                format!(
+                    "not used by test.kind = {:?} (RDP has no Nagle algorithm); accepted with the tcp_* kinds",
+                    t.kind.key()
+                ),
             ));
         }
         // netperf -D: both ends (loc_nodelay and rem_nodelay).

@@ -400,3 +400,54 @@ fn jiffy(cfg: &TcpConfig) -> Duration {
         cfg.tick
     }
 }
+
+#[cfg(test)]
+mod mentat_tests {
+    use super::*;
+
+    fn view(unacked: u32) -> RcvView {
+        RcvView {
+            unacked,
+            rcv_mss: 1460,
+            window: 57344,
+            rto: Duration::from_millis(500),
+            srtt: None,
+            recv_limit: 57344,
+        }
+    }
+
+    #[test]
+    fn test_mentat_cur_max_ramps_one_mss_per_forced_ack_up_to_half_the_window() {
+        let cfg = TcpConfig { ack_policy: AckPolicy::Mentat, ..TcpConfig::default() };
+        let mut a = AckState::new(&cfg);
+        // cur_max starts at 0 (tcp_rwnd_set): the first segment is ACKed at once, and so is the next
+        // (cur_max one MSS), then every 2nd, 3rd, ... segment.
+        let mut acks = Vec::new();
+        let mut held = 0;
+        for _ in 0..30 {
+            held += 1460;
+            if a.ack_now(1460, true, false, &view(held), &cfg) {
+                acks.push(held / 1460);
+                held = 0;
+            }
+        }
+        assert_eq!(acks, vec![1, 1, 2, 3, 4, 5, 6, 7]);
+        // The ceiling: 57344 / 1460 / 2 = 19 segments.
+        let AckState::Mentat(m) = &a else { unreachable!() };
+        assert_eq!(m.abs_max, 19 * 1460);
+    }
+
+    #[test]
+    fn test_mentat_short_segment_on_a_multiple_of_the_mss_only_starts_the_timer() {
+        let cfg = TcpConfig { ack_policy: AckPolicy::Mentat, ..TcpConfig::default() };
+        // Two full segments held, then the 952-byte tail of a response: 2920 bytes before it, a multiple
+        // of the MSS: wait for the response, which carries the ACK.
+        let mut b = AckState::Mentat(MentatAck { cur_max: 4 * 1460, abs_max: 19 * 1460 });
+        assert!(!b.ack_now(952, false, true, &view(2 * 1460 + 952), &cfg));
+        // A short segment after a short one (unacknowledged bytes not a multiple of the MSS): ACK now.
+        assert!(b.ack_now(128, false, true, &view(2 * 1460 + 952 + 128), &cfg));
+        // Nothing held before a lone request: the timer only.
+        let mut c = AckState::Mentat(MentatAck { cur_max: 4 * 1460, abs_max: 19 * 1460 });
+        assert!(!c.ack_now(128, false, true, &view(128), &cfg));
+    }
+}
