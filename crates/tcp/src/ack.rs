@@ -188,7 +188,7 @@ impl AckState {
                     true
                 } else if len < mss {
                     let before = v.unacked.saturating_sub(len);
-                    before != 0 && before % mss != 0
+                    before != 0 && !before.is_multiple_of(mss)
                 } else {
                     false
                 }
