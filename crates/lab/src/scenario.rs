@@ -380,6 +380,12 @@ pub struct Test {
     /// Extra transactions in flight at the start (netperf `-b`), TCP_RR only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub burst: Option<u32>,
+    /// netperf `-D`: TCP_NODELAY on both ends. netperf 2.2 sets `loc_nodelay` and `rem_nodelay` together
+    /// (netperf.c/nettest_bsd.c, tag netperf-2.2pl4), the remote one through the test request to
+    /// netserver. When set, it overrides `client.tcp.nodelay` and `server.tcp.nodelay`; absent: each
+    /// host's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nodelay: Option<bool>,
     /// With `test.series = { interval, vars }`: the RFC 4898 variables sampled on every connection end
     /// (docs/results.md, `logvars`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -459,6 +465,7 @@ struct RawTest {
     response: Option<ByteSize>,
     burst: Option<u32>,
     interval: Option<Duration>,
+    nodelay: Option<bool>,
 }
 
 /// `test.series`: `"100ms"` (the first sender's default columns) or `{ interval = "100ms", vars = [...] }`.
@@ -854,6 +861,20 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
     if let Some(b) = t.recv_buffer {
         receiver.tcp.recv_buffer = b;
     }
+    if let Some(nd) = t.nodelay {
+        if rdp {
+            return Err(ctx.error(
+                "test.nodelay",
+                format!(
+                    "not used by test.kind = {:?} (RDP has no Nagle algorithm); accepted with the tcp_* kinds",
+                    t.kind.key()
+                ),
+            ));
+        }
+        // netperf -D: both ends (loc_nodelay and rem_nodelay).
+        sender.tcp.nodelay = nd;
+        receiver.tcp.nodelay = nd;
+    }
     let message = match (&receiver.rdp, t.message) {
         (Some(_), m) => m.unwrap_or(ByteSize::new(RDP_DEFAULT_MESSAGE)),
         (None, m) if msg => m.unwrap_or(ByteSize::new(MSG_DEFAULT_MESSAGE)),
@@ -908,6 +929,7 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
             request,
             response,
             burst,
+            nodelay: t.nodelay,
         },
     };
     check_plots(ctx, &scenario, &raw.plot)?;

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{estats, msg, rr, run_scenario, scenario, stream};
+use common::{estats, msg, run_scenario, scenario, stream};
 use tcplab_lab::result::{Metrics, Point};
 use tcplab_lab::SHIPPED;
 
@@ -22,58 +22,7 @@ fn end<'a>(p: &'a Point, side: &str) -> &'a serde_json::Value {
     &p.connections.iter().find(|c| c.side == side).unwrap_or_else(|| panic!("a {side} end")).estats
 }
 
-/// The ceiling of a TCP_RR whose responses fill the down link: every response is 8192 bytes of payload in
-/// full 1448-byte segments (MSS 1460 less 12 of timestamps), each carried in 1448 + 52 bytes of IP and 38 of
-/// Ethernet framing, so the link carries 8192 × 1538 / 1448 = 8701.3 wire bytes per transaction (8732 if
-/// every response were its own six segments; back-to-back responses share segments, so the ceiling uses
-/// the smaller figure). Transactions per second = rate / (8 × 8701.3).
-fn rr_ceiling(down_bps: f64) -> f64 {
-    down_bps / (8.0 * 8192.0 * 1538.0 / 1448.0)
-}
-
-#[test]
-fn dsl_rr_never_exceeds_the_down_links_ceiling_and_saturates_with_one_extra_transaction() {
-    // 384 kbit/s down: 5.517 transactions/s. A 60 s window makes the start (the first response is
-    // complete about 0.3 s in, and the window opens from IW 4) a small share.
-    let ceiling = rr_ceiling(384_000.0);
-    let tps = |burst: u32| {
-        let p = point("classic/dsl-rr", &[&format!("test.burst={burst}"), "test.duration=\"60s\""]);
-        rr(&p).transactions_per_s
-    };
-    let (b0, b1, b4) = (tps(0), tps(1), tps(4));
-    eprintln!("dsl-rr: ceiling {ceiling:.3}/s, burst 0: {b0}, 1: {b1}, 4: {b4}");
-    for t in [b0, b1, b4] {
-        assert!(t <= ceiling, "{t} above the ceiling {ceiling}");
-    }
-    // One transaction at a time cannot fill the line: each waits a round trip (100 ms) plus the request's
-    // serialization (218 B at 128 kbit/s, 13.6 ms) besides the response's 181.3 ms, so at most
-    // 1 / 0.295 s = 3.39/s, 61 % of the ceiling.
-    assert!(b0 < 0.62 * ceiling, "{b0}");
-    // Two in flight keep the down link busy: a response is 181 ms on the wire, more than the 114 ms the
-    // next request needs to reach the server, so the rate is the ceiling.
-    assert!(b1 > 0.97 * ceiling && b4 > 0.97 * ceiling, "{b1} {b4} against {ceiling}");
-}
-
-#[test]
-fn dsl_rr_nodelay_saturates_at_a_smaller_burst_than_nagle() {
-    // 1500 kbit/s down: 21.55 transactions/s. With Nagle the client's back-to-back requests leave one
-    // segment per round trip (a short segment waits while another is unacknowledged), so more must be in
-    // flight before the responses fill the line. Saturated: at least 90 % of the ceiling in 10 s.
-    let ceiling = rr_ceiling(1_500_000.0);
-    let first_saturated = |nodelay: bool| {
-        (0..=8u32)
-            .find(|b| {
-                let set = [&format!("test.burst={b}"), &format!("client.tcp.nodelay={nodelay}")[..]];
-                let t = rr(&point("classic/dsl-rr-nodelay", &set)).transactions_per_s;
-                assert!(t <= ceiling, "{t} above {ceiling}");
-                t >= 0.9 * ceiling
-            })
-            .expect("saturates by burst 8")
-    };
-    let (nagle, nodelay) = (first_saturated(false), first_saturated(true));
-    eprintln!("dsl-rr-nodelay: saturated from burst {nodelay} with NODELAY, {nagle} with Nagle");
-    assert!(nodelay < nagle, "NODELAY {nodelay}, Nagle {nagle}");
-}
+// classic/dsl-rr and classic/dsl-rr-nodelay: crates/lab/tests/classic_dsl.rs.
 
 /// The receiver's CPU per full data segment in classic/gige-ack-avoidance, microseconds: 15 to take the
 /// segment in, 4 per KB to copy its 1448 bytes to the application (5.656), 5 for the receive call that

@@ -54,6 +54,31 @@ pub(crate) enum AckState {
     },
     Linux(LinuxAck),
     Linux22(Linux22Ack),
+    /// Mentat's deferred ACK (Solaris 2.5.1 `tcp.c`), in bytes as that code counts.
+    Mentat(MentatAck),
+}
+
+/// Mentat's receiver: `tcp_rack_cur_max` and `tcp_rack_abs_max`, bytes.
+#[derive(Debug, Clone)]
+pub(crate) struct MentatAck {
+    /// Unacknowledged bytes that force an ACK now; 0 until the first segment (`tcp_rwnd_set` clears it),
+    /// then one MSS more with every ACK it forces, up to `abs_max`.
+    cur_max: u32,
+    /// The ceiling of `cur_max`; 0 until the first segment sets it from the window and the MSS.
+    abs_max: u32,
+}
+
+impl MentatAck {
+    /// `tcp_rwnd_set`: (rwnd / mss / 2) segments, here also at most `deferred_ack_max` (illumos caps it by
+    /// `tcps_deferred_acks_max`).
+    fn abs_max(&mut self, v: &RcvView, cfg: &TcpConfig) -> u32 {
+        if self.abs_max == 0 {
+            let mss = v.rcv_mss.max(1) as u64;
+            let segs = (v.recv_limit / mss / 2).clamp(1, cfg.deferred_ack_max as u64);
+            self.abs_max = (segs * mss) as u32;
+        }
+        self.abs_max
+    }
 }
 
 /// Linux's receiver (2.4 and later).
@@ -92,6 +117,7 @@ impl AckState {
                 AckState::Linux(LinuxAck { quick: 0, pingpong: false, ato: cfg.ato_min, last_rcv: None, pushed: 0 })
             }
             AckPolicy::Linux22 => AckState::Linux22(Linux22Ack { quick: false, ato: cfg.ato_min, last_rcv: None }),
+            AckPolicy::Mentat => AckState::Mentat(MentatAck { cur_max: 0, abs_max: 0 }),
         }
     }
 
@@ -128,9 +154,11 @@ impl AckState {
     }
 
     /// A segment filled a hole (acknowledged at once): ACK avoidance starts its ramp again.
-    pub fn on_hole_filled(&mut self) {
-        if let AckState::Avoidance { defer_k, .. } = self {
-            *defer_k = 2;
+    pub fn on_hole_filled(&mut self, v: &RcvView) {
+        match self {
+            AckState::Avoidance { defer_k, .. } => *defer_k = 2,
+            AckState::Mentat(m) => m.cur_max = v.rcv_mss,
+            _ => {}
         }
     }
 
@@ -138,16 +166,33 @@ impl AckState {
     pub fn on_out_of_order(&mut self, v: &RcvView, cfg: &TcpConfig) {
         match self {
             AckState::Avoidance { defer_k, .. } => *defer_k = 2,
+            // Mentat: an unacceptable or out-of-order segment means ACKs came too seldom.
+            AckState::Mentat(m) => m.cur_max = v.rcv_mss,
             // Linux before 4.18: tcp_enter_quickack_mode in tcp_data_queue.
             AckState::Linux(l) if cfg.quickack_on_reorder => l.quick = v.quickack_budget(),
             _ => {}
         }
     }
 
-    /// Whether in-order data (not a hole fill), `full` when it is a full-sized segment, must be
-    /// acknowledged now.
-    pub fn ack_now(&mut self, full: bool, psh: bool, v: &RcvView, cfg: &TcpConfig) -> bool {
+    /// Whether in-order data (not a hole fill) of `len` bytes, `full` when it is a full-sized segment,
+    /// must be acknowledged now. `v.unacked` already counts the segment.
+    pub fn ack_now(&mut self, len: u32, full: bool, psh: bool, v: &RcvView, cfg: &TcpConfig) -> bool {
         match self {
+            // Solaris 2.5.1 tcp_rput: rack_cnt (bytes since the last ACK) against rack_cur_max; then the
+            // short-segment rule on the bytes unacknowledged before this one (rnxt - rack).
+            AckState::Mentat(m) => {
+                let abs_max = m.abs_max(v, cfg);
+                let mss = v.rcv_mss.max(1);
+                if v.unacked >= m.cur_max {
+                    m.cur_max = (m.cur_max + mss).min(abs_max);
+                    true
+                } else if len < mss {
+                    let before = v.unacked.saturating_sub(len);
+                    before != 0 && !before.is_multiple_of(mss)
+                } else {
+                    false
+                }
+            }
             AckState::Every => true,
             AckState::Delayed { full_segs } | AckState::Bsd { full_segs } => {
                 *full_segs += full as u32;
@@ -211,6 +256,18 @@ impl AckState {
     pub fn on_delayed_ack_timeout(&mut self, v: &RcvView, cfg: &TcpConfig) {
         match self {
             AckState::Avoidance { defer_k, .. } => *defer_k = 2,
+            // Solaris 2.5.1 tcp_timer: more than an MSS held until the timer means the sender is out of
+            // step with the deferral: fall back toward ACK-every-other-segment, for good.
+            AckState::Mentat(m) => {
+                let mss = v.rcv_mss.max(1);
+                if v.unacked > mss {
+                    let abs_max = m.abs_max(v, cfg);
+                    if abs_max > 2 * mss {
+                        m.abs_max = abs_max - mss;
+                    }
+                    m.cur_max = mss;
+                }
+            }
             // Linux tcp_delack_timer_handler: leave pingpong, or back the ATO off.
             AckState::Linux(l) => {
                 if l.pingpong {
@@ -239,7 +296,7 @@ impl AckState {
                     }
                 }
             }
-            AckState::Every | AckState::Linux22(_) => {}
+            AckState::Every | AckState::Linux22(_) | AckState::Mentat(_) => {}
         }
     }
 
@@ -341,5 +398,56 @@ fn jiffy(cfg: &TcpConfig) -> Duration {
         Duration::from_millis(1)
     } else {
         cfg.tick
+    }
+}
+
+#[cfg(test)]
+mod mentat_tests {
+    use super::*;
+
+    fn view(unacked: u32) -> RcvView {
+        RcvView {
+            unacked,
+            rcv_mss: 1460,
+            window: 57344,
+            rto: Duration::from_millis(500),
+            srtt: None,
+            recv_limit: 57344,
+        }
+    }
+
+    #[test]
+    fn test_mentat_cur_max_ramps_one_mss_per_forced_ack_up_to_half_the_window() {
+        let cfg = TcpConfig { ack_policy: AckPolicy::Mentat, ..TcpConfig::default() };
+        let mut a = AckState::new(&cfg);
+        // cur_max starts at 0 (tcp_rwnd_set): the first segment is ACKed at once, and so is the next
+        // (cur_max one MSS), then every 2nd, 3rd, ... segment.
+        let mut acks = Vec::new();
+        let mut held = 0;
+        for _ in 0..30 {
+            held += 1460;
+            if a.ack_now(1460, true, false, &view(held), &cfg) {
+                acks.push(held / 1460);
+                held = 0;
+            }
+        }
+        assert_eq!(acks, vec![1, 1, 2, 3, 4, 5, 6, 7]);
+        // The ceiling: 57344 / 1460 / 2 = 19 segments.
+        let AckState::Mentat(m) = &a else { unreachable!() };
+        assert_eq!(m.abs_max, 19 * 1460);
+    }
+
+    #[test]
+    fn test_mentat_short_segment_on_a_multiple_of_the_mss_only_starts_the_timer() {
+        let cfg = TcpConfig { ack_policy: AckPolicy::Mentat, ..TcpConfig::default() };
+        // Two full segments held, then the 952-byte tail of a response: 2920 bytes before it, a multiple
+        // of the MSS: wait for the response, which carries the ACK.
+        let mut b = AckState::Mentat(MentatAck { cur_max: 4 * 1460, abs_max: 19 * 1460 });
+        assert!(!b.ack_now(952, false, true, &view(2 * 1460 + 952), &cfg));
+        // A short segment after a short one (unacknowledged bytes not a multiple of the MSS): ACK now.
+        assert!(b.ack_now(128, false, true, &view(2 * 1460 + 952 + 128), &cfg));
+        // Nothing held before a lone request: the timer only.
+        let mut c = AckState::Mentat(MentatAck { cur_max: 4 * 1460, abs_max: 19 * 1460 });
+        assert!(!c.ack_now(128, false, true, &view(128), &cfg));
     }
 }

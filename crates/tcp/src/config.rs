@@ -49,6 +49,15 @@ pub struct TcpConfig {
     /// Minshall's Nagle variant: hold a short segment only while a previously sent *short* segment is
     /// unacknowledged (Linux `tcp_minshall_check`). Applies when Nagle is on. Default off.
     pub minshall: bool,
+    /// Mentat's Nagle test (the STREAMS TCP of Solaris 2.x and, by descent, HP-UX 11): a short piece is
+    /// held only while data is unacknowledged and the *last segment sent* was shorter than the Nagle
+    /// limit, naglim = min(MSS, `tcp_naglim_def` = 4095). Solaris 2.5.1 `tcp.c` (1.156, 1996) `tcp_wput`
+    /// and `tcp_wput_slow` ("last packet sent < nagle limit", `tcp_last_sent_len`); the same test in
+    /// illumos `tcp_output.c` `tcp_wput_data`. So the short tail of a write that follows a full segment
+    /// is never held, whether or not that segment has been acknowledged; a run of small writes waits
+    /// for the ACK of the first. Applies when Nagle is on. Default off (RFC 896: any unacknowledged
+    /// data holds a short segment).
+    pub nagle_last_sent: bool,
     /// TSO/GSO as Linux sizes and defers it (`tcp_tso_autosize`, `tcp_tso_should_defer`, `tcp_write_xmit`):
     /// new data leaves in super-packets whose segments go out at one instant, as a kernel hands a
     /// 64 KiB GSO packet to a device faster than the path. A super-packet holds what cwnd and the peer's
@@ -79,7 +88,16 @@ pub struct TcpConfig {
     /// fires that many ticks after the current tick; an ACK at once only every two full segments or
     /// for out-of-order data; no ACK on read); `avoidance`
     /// (HP-UX-style: the deferral ramps from 2 to `deferred_ack_max` segments, reset by loss, hole fill or
-    /// timer). Out-of-order data, hole fills and duplicates are acknowledged at once under every policy.
+    /// timer); `mentat` (the deferred ACK of Mentat's STREAMS TCP, Solaris 2.5.1 `tcp.c` 1.156 `tcp_rput`,
+    /// `tcp_timer`, `tcp_rwnd_set`, counted in bytes as that code does: an ACK goes at once when the
+    /// bytes unacknowledged reach `rack_cur_max`, which starts at 0 and grows by one MSS with every such
+    /// ACK up to `rack_abs_max` = min(`deferred_ack_max`, receive window / MSS / 2) segments; a segment
+    /// shorter than the MSS is ACKed at once only when the bytes already unacknowledged are neither 0
+    /// nor a multiple of the MSS, else it starts the timer ("the tail piece of a transaction": the
+    /// response will carry the ACK); any other segment starts the timer, `delayed_ack_timeout`
+    /// (`tcp_deferred_ack_interval`); when it fires with more than one MSS unacknowledged, cur_max
+    /// drops to one MSS and abs_max by one MSS (not below 2); out-of-order data drops cur_max to one
+    /// MSS). Out-of-order data, hole fills and duplicates are acknowledged at once under every policy.
     /// Default `delayed`.
     pub ack_policy: AckPolicy,
     /// Delayed ACK (RFC 1122 §4.2.3.2, RFC 9293 §3.8.6.3): acknowledge every `ack_every` full-sized
@@ -90,7 +108,8 @@ pub struct TcpConfig {
     /// the upper bound on the ATO (TCP_DELACK_MAX). Default 200ms.
     pub delayed_ack_timeout: Duration,
     /// Under `ack_policy = "avoidance"`: the most full-sized segments acknowledged by one ACK (HP-UX
-    /// `tcp_deferred_ack_max`, in segments). Default 22.
+    /// `tcp_deferred_ack_max`, in segments); under `mentat`, the cap on `rack_abs_max` besides half the
+    /// receive window (illumos `tcps_deferred_acks_max`). Default 22.
     pub deferred_ack_max: u32,
     /// Under `ack_policy = "linux"`: the smallest ATO, and the delayed-ACK timeout outside pingpong mode
     /// (TCP_ATO_MIN, HZ/25). Under `ack_policy = "linux-2.2"`: the ATO ceiling after a short pushed
@@ -252,6 +271,7 @@ impl Default for TcpConfig {
             sack: true,
             nodelay: false,
             minshall: false,
+            nagle_last_sent: false,
             tso: false,
             tso_max_size: ByteSize::new(64 * 1024),
             cork: false,
@@ -309,6 +329,7 @@ pub enum AckPolicy {
     #[serde(rename = "linux-2.2")]
     Linux22,
     Avoidance,
+    Mentat,
 }
 
 /// RTT sampling policies (see [`TcpConfig::rtt_sampling`]).

@@ -255,6 +255,8 @@ pub struct Connection {
     windows_closed: bool,
     /// One past the last short segment sent (Minshall's rule).
     snd_sml: SeqNumber,
+    /// Payload of the last new-data segment sent (Mentat `tcp_last_sent_len`, for `nagle_last_sent`).
+    last_sent_len: u32,
     /// The cork's 200 ms ceiling passed: a short segment may go.
     cork_released: bool,
     /// RFC 4898 sender-limit state and when it was entered.
@@ -348,6 +350,7 @@ impl Connection {
             stalled: false,
             windows_closed: false,
             snd_sml: iss,
+            last_sent_len: 0,
             cork_released: false,
             snd_lim: None,
             ack: AckState::new(&cfg),
@@ -1446,14 +1449,14 @@ impl Connection {
             }
             if had_holes {
                 self.ack_now = true; // RFC 5681 §4.2: a segment that fills a hole is ACKed at once
-                self.ack.on_hole_filled();
+                self.ack.on_hole_filled(&v);
                 if !self.ooo.is_empty() {
                     self.dup_ack_pending = false;
                 }
                 return;
             }
             let full = len >= self.rcv_mss;
-            let now_by_policy = self.ack.ack_now(full, psh, &v, &self.cfg);
+            let now_by_policy = self.ack.ack_now(len, full, psh, &v, &self.cfg);
             let now_by_chance = self.cfg.ack_immediate_p > 0.0 && self.draw() < self.cfg.ack_immediate_p;
             if now_by_policy || now_by_chance {
                 self.ack_now = true;
@@ -1753,7 +1756,15 @@ impl Connection {
             // Minshall (Linux `tcp_minshall_check`): a short segment is outstanding when SND.SML lies in
             // (SND.UNA, SND.NXT]; one left behind 2^31 bytes ago compares as ahead of SND.UNA, not as sent.
             let short_outstanding = self.snd_sml > self.snd_una && self.snd_sml <= self.snd_nxt;
-            let nagle_ok = if self.cfg.minshall { !short_outstanding } else { self.snd_nxt == self.snd_una };
+            // Mentat (`nagle_last_sent`): only a short *last* segment holds the next one, acknowledged or
+            // not, and only while something is unacknowledged.
+            let nagle_ok = if self.cfg.nagle_last_sent {
+                self.snd_nxt == self.snd_una || self.last_sent_len >= self.smss
+            } else if self.cfg.minshall {
+                !short_outstanding
+            } else {
+                self.snd_nxt == self.snd_una
+            };
             let corked = self.cfg.cork && !self.fin_queued && !self.cork_released;
             let ok = !corked
                 && ((all_queued && (self.cfg.nodelay || nagle_ok))
@@ -1927,6 +1938,9 @@ impl Connection {
                 }
                 if len < self.smss {
                     self.snd_sml = self.snd_nxt;
+                }
+                if len > 0 {
+                    self.last_sent_len = len; // Mentat tcp_last_sent_len
                 }
                 self.cork_released = false;
                 self.disarm(Timer::Cork);

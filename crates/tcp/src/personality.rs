@@ -31,8 +31,8 @@ pub const PERSONALITIES: &[(&str, &str)] = &[
     ),
     (
         "hpux-11",
-        "HP-UX 11 style: byte-counted cwnd, IW 4 segments, ACK avoidance up to 22 segments per ACK, \
-         500 ms minimum RTO",
+        "HP-UX 11 (Mentat STREAMS TCP): byte-counted cwnd, IW 4 segments, Mentat deferred ACKs (ramp to half \
+         the window, 50 ms timer, a sub-MSS tail only starts the timer), no SACK between two HP-UX hosts, 500 ms minimum RTO",
     ),
     (
         "bsd-4.4",
@@ -125,7 +125,13 @@ impl TcpConfig {
             "hpux-11" => Some(TcpConfig {
                 cwnd_unit: CwndUnit::Bytes,
                 initial_window: InitialWindow::Segments(4),
-                ack_policy: AckPolicy::Avoidance,
+                // Mentat's deferred ACK and Nagle (Solaris 2.5.1 tcp.c; docs/personalities.md).
+                ack_policy: AckPolicy::Mentat,
+                delayed_ack_timeout: Duration::from_millis(50),
+                // tcp_sack_enable = 2 (HP-UX default): accepted, never initiated, so two HP-UX hosts use
+                // none. (tcp_ts_enable = 2 likewise; timestamps stay on here until
+                // classic/gige-ack-avoidance, calibrated with them, is revisited: docs/personalities.md.)
+                sack: false,
                 deferred_ack_max: 22,
                 abc: Abc::Off,
                 rto_min: Duration::from_millis(500),
