@@ -230,6 +230,35 @@ mod tests {
         assert_eq!(cpu.busy, us(18));
     }
 
+    /// One core: a 100 us call issued at 0 is preempted by 30 us of protocol work charged at 50 us (an
+    /// arrival during the copy): the call completes at 130 us, not 100; a second application's call queues
+    /// behind it; utilization counts only what ran.
+    #[test]
+    fn protocol_work_preempts_a_call_which_ends_that_much_later() {
+        let mut cpu: Cpu<()> = Cpu::new(CpuSpec { cores: 1, ..CpuSpec::default() });
+        let t0 = Instant::ZERO;
+        assert_eq!(cpu.call(t0, 7, us(100)), (0, Some(t0 + us(100))));
+        assert_eq!(cpu.call(t0 + us(10), 8, us(20)), (0, None), "behind the first: no event of its own yet");
+        assert_eq!(cpu.charge(t0 + us(50), us(30)), t0 + us(80), "the segment does not wait for the copy");
+        assert_eq!(cpu.executed_by(t0 + us(60)), us(60));
+        assert_eq!(cpu.complete(0, t0 + us(100)), Err(t0 + us(130)), "preempted for 30 us");
+        assert_eq!(cpu.complete(0, t0 + us(130)), Ok(7));
+        assert_eq!(cpu.next_done(0, t0 + us(130)), Some(t0 + us(150)));
+        assert_eq!(cpu.complete(0, t0 + us(150)), Ok(8));
+        assert_eq!(cpu.executed_by(t0 + us(150)), us(150));
+        assert_eq!(cpu.busy, us(150));
+    }
+
+    /// Two cores: a call goes where it finishes first (the core without protocol work queued).
+    #[test]
+    fn a_call_runs_on_the_core_where_it_finishes_first() {
+        let mut cpu: Cpu<()> = Cpu::new(CpuSpec { cores: 2, ..CpuSpec::default() });
+        let t0 = Instant::ZERO;
+        cpu.charge(t0, us(50));
+        assert_eq!(cpu.call(t0, 1, us(10)), (1, Some(t0 + us(10))));
+        assert_eq!(cpu.call(t0, 2, us(10)), (1, None), "behind the first (done at 20 us) rather than at 60 us");
+    }
+
     #[test]
     fn a_call_costs_the_call_plus_its_copy_per_kb() {
         let spec = CpuSpec { cores: 1, per_call: us(3), per_kb_copy: us(2), ..CpuSpec::default() };
