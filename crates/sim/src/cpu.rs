@@ -1,12 +1,14 @@
 //! The host CPU cost model, which gives netperf's service demand.
 //!
 //! Work is charged to a host's cores: each received segment, each sent segment, each send or receive
-//! call (with its copy, per KB) and each protocol timer costs a configured time. A unit of work starts when
+//! call (with its copy, per KB) and each protocol timer costs a configured time. Protocol work starts when
 //! the least busy core is free and occupies it for its cost. A received segment takes effect (reaches its
 //! transport) only when its processing completes, and segments take effect in the order they arrived, so
-//! a saturated CPU holds a backlog of segments and the host becomes the bottleneck, as the CPU-bound hosts
-//! of the early gigabit measurements were. Sent segments, calls and timers occupy a core from the moment
-//! they happen (their effect is not delayed; the core's time is, which delays the segments behind them).
+//! a saturated CPU holds a backlog of segments and the host becomes the bottleneck. Sent segments and
+//! timers occupy a core from the moment they happen (their effect is not delayed; the core's time is).
+//! An application's call runs in the time protocol work leaves free on its core and takes effect when it
+//! is done (the engine holds its effect and the application until then), so a host that is behind slows
+//! its application, as a real call returns only when its copy is done.
 //!
 //! Costs are zero unless configured: a host without a model is infinitely fast.
 

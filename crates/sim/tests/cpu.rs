@@ -57,8 +57,7 @@ fn a_cpu_bound_receiver_runs_at_its_cpu_rate_while_busy() {
     // overflows the path's 1000-packet queue; the losses change nothing above.)
     assert!(busy > 0.95 && busy <= 1.0, "{busy}");
     // Two cores process twice as fast (still below the 1 Gbit/s link's 941 Mbit/s).
-    let (r2, two) =
-        bulk("1gbit", CpuSpec { cores: 2, per_segment_in: us(40.0), ..receiver_cpu() }, AckPolicy::Every);
+    let (r2, two) = bulk("1gbit", CpuSpec { cores: 2, per_segment_in: us(40.0), ..receiver_cpu() }, AckPolicy::Every);
     let busy2 = r2.cpu[SERVER].unwrap().busy_window.as_secs_f64() / 20.0;
     let per_segment_us = 40.0 + 2.0 + MSS_PAYLOAD / 1024.0;
     let expected = 2.0 * MSS_PAYLOAD * 8.0 / (per_segment_us * 1e-6);
