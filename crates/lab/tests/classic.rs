@@ -24,42 +24,6 @@ fn end<'a>(p: &'a Point, side: &str) -> &'a serde_json::Value {
 
 // classic/dsl-rr and classic/dsl-rr-nodelay: crates/lab/tests/classic_dsl.rs.
 
-/// The receiver's CPU per full data segment in classic/gige-ack-avoidance, microseconds: 15 to take the
-/// segment in, 4 per KB to copy its 1448 bytes to the application (5.656), 5 for the receive call that
-/// reads it, and one 10 us ACK per K segments.
-fn receiver_us_per_segment(k: f64) -> f64 {
-    15.0 + 4.0 * 1448.0 / 1024.0 + 5.0 + 10.0 / k
-}
-
-#[test]
-fn gige_ack_avoidance_acks_one_segment_in_k_and_the_cpu_bound_receiver_speeds_up() {
-    let mut last = 0.0;
-    for k in [2u32, 8, 32] {
-        let p =
-            point("classic/gige-ack-avoidance", &[&format!("client.tcp.deferred_ack_max={k}"), "test.duration=\"1s\""]);
-        let m = stream(&p);
-        let (client, server) = (estats(&p.connections[0]), estats(&p.connections[1]));
-        let (client, server) = if p.connections[0].side == "client" { (client, server) } else { (server, client) };
-        // ACKs per data segment: the receiver's segments without data over the sender's data segments.
-        let acks = (client.SegsOut - client.DataSegsOut) as f64 / server.DataSegsOut as f64;
-        // The receiver's one core is the bottleneck: it moves 1448 bytes per receiver_us_per_segment(K).
-        let expected = 1448.0 * 8.0 / receiver_us_per_segment(k as f64) * 1e6;
-        let cpu = m.cpu.as_ref().expect("both hosts have a CPU model");
-        eprintln!(
-            "K = {k}: {acks:.4} ACKs per segment, {:.1} Mbit/s (model {:.1}), {cpu:?}",
-            m.throughput_bps / 1e6,
-            expected / 1e6
-        );
-        // 1/K, within the ramp from 2 (31 ACKs for the first 527 segments at K = 32), the handshake and the
-        // close.
-        assert!((acks * k as f64 - 1.0).abs() < 0.08, "K = {k}: {acks}");
-        assert!((m.throughput_bps / expected - 1.0).abs() < 0.02, "K = {k}: {} vs {expected}", m.throughput_bps);
-        assert!(cpu.cpu_util_percent.local.unwrap() > 99.0, "the receiver is CPU-bound");
-        assert!(m.throughput_bps > last, "throughput rises with K");
-        last = m.throughput_bps;
-    }
-}
-
 #[test]
 fn txqueuelen_stalls_vanish_once_the_queue_outgrows_the_window_and_goodput_is_the_line_rate() {
     // Goodput on gigabit Ethernet with 1500-byte frames: 1448 bytes of payload per 1538 bytes on the wire

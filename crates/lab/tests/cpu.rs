@@ -61,3 +61,34 @@ fn bad_cpu_keys_are_errors_at_their_key() {
     let e = bad("server.host.cpu.per_call=\"fast\"");
     assert!(e.contains("server.host.cpu.per_call"), "{e}");
 }
+
+/// A call takes time: a receiver bound by its copy (10 us per KB, one core) behind a 10 Gbit/s path reads
+/// later, its buffer fills, the window closes and the host sets the rate, 1024 x 8 bit / 10 us = 819.2
+/// Mbit/s, with a service demand of the configured 10 us/KB and a utilization of at most 100 %.
+#[test]
+fn a_copy_bound_receiver_sets_the_rate_and_its_service_demand_is_the_copy() {
+    let text = r#"
+name = "copy"
+[path.up]
+rate = "10gbit"
+delay = "50us"
+queue = "1000pkt"
+[client]
+stack = "linux"
+[server]
+stack = "linux"
+host = { cpu = { cores = 1, per_kb_copy = "10us" } }
+[test]
+kind = "tcp_stream"
+duration = "1s"
+send_buffer = "1MiB"
+recv_buffer = "1MiB"
+"#;
+    let doc = common::run_scenario(&common::scenario(text, &[]), 1);
+    let Metrics::Stream(m) = &doc.points[0].metrics else { panic!("a stream test") };
+    let cpu = m.cpu.as_ref().expect("the server has a CPU model");
+    let (util, demand) = (cpu.cpu_util_percent.remote.unwrap(), cpu.service_demand_us_per_kb.remote.unwrap());
+    assert!((m.throughput_bps / 819.2e6 - 1.0).abs() < 0.02, "{} bit/s", m.throughput_bps);
+    assert!((demand / 10.0 - 1.0).abs() < 0.02, "{demand} us/KB");
+    assert!(util <= 100.0 && util > 98.0, "{util} %");
+}

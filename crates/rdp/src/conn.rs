@@ -225,6 +225,16 @@ impl RdpConnection {
         taken
     }
 
+    /// How many of `bytes` [`RdpConnection::send`] would take now: as many largest messages as there are
+    /// free slots (nothing once closing or closed).
+    pub fn send_room(&self, bytes: u64) -> u64 {
+        let open = matches!(self.state, State::SynSent | State::SynRcvd | State::Open | State::Listen);
+        if !open || self.close_requested {
+            return 0;
+        }
+        bytes.min(self.send_buffer_free())
+    }
+
     /// Room in the send queue, bytes (free message slots times the largest message).
     pub fn send_buffer_free(&self) -> u64 {
         u64::from(self.cfg.send_queue.saturating_sub(self.queue.len() as u32)) * u64::from(self.max_message())

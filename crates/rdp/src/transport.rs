@@ -80,6 +80,9 @@ impl Transport for RdpConnection {
     fn send_buffer_free(&self) -> u64 {
         RdpConnection::send_buffer_free(self)
     }
+    fn send_room(&self, bytes: u64) -> u64 {
+        RdpConnection::send_room(self, bytes)
+    }
     fn readable(&self) -> u64 {
         RdpConnection::readable(self)
     }

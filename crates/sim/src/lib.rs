@@ -343,6 +343,39 @@ struct Net<T: Transport, P> {
     finished_count: usize,
     /// An application asked to end the measurement now (handled after the event).
     end_requested: bool,
+    /// Per application, on a host with a CPU model: the call it is in.
+    calls: Vec<AppCall>,
+}
+
+/// A send or a receive call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Send,
+    Recv,
+}
+
+/// An application's call whose work is still running on a core: its effect on the connection (the bytes
+/// entering the send buffer or leaving the receive buffer) waits for the end of that work.
+#[derive(Debug, Clone, Copy)]
+struct Pending {
+    conn: u32,
+    op: Op,
+    bytes: u64,
+}
+
+/// An application on a host with a CPU model is one thread: while a call of it runs, it makes no other
+/// (a further call moves nothing and the connection is noted, as is any event it could not act on), and the
+/// closes it asks for follow the call. When the call returns, the application hears of what it missed.
+#[derive(Debug, Clone, Default)]
+struct AppCall {
+    pending: Option<Pending>,
+    missed: Vec<u32>,
+    closes: Vec<u32>,
+}
+
+/// The source of a host's call-completion events for core `k`.
+fn call_source(h: HostId, k: usize) -> u32 {
+    (h as u32) << 11 | k as u32
 }
 
 /// An application's view of its host.
@@ -380,17 +413,19 @@ impl<T: Transport, P: Probe<T>> Sockets for Ctx<'_, T, P> {
     #[inline(always)]
     fn send(&mut self, c: ConnId, bytes: u64) -> u64 {
         self.net.touch(c.0);
-        let n = self.net.eps[c.0 as usize].conn.send(bytes);
-        self.net.io.charge_call(self.host, n);
-        n
+        if self.net.io.any_cpu && self.net.io.cpus[self.host].is_some() {
+            return self.net.call(self.host, self.app, c.0, Op::Send, bytes);
+        }
+        self.net.eps[c.0 as usize].conn.send(bytes)
     }
 
     #[inline(always)]
     fn recv(&mut self, c: ConnId, max: u64) -> u64 {
         self.net.touch(c.0);
-        let n = self.net.eps[c.0 as usize].conn.recv(max);
-        self.net.io.charge_call(self.host, n);
-        n
+        if self.net.io.any_cpu && self.net.io.cpus[self.host].is_some() {
+            return self.net.call(self.host, self.app, c.0, Op::Recv, max);
+        }
+        self.net.eps[c.0 as usize].conn.recv(max)
     }
 
     /// Services the endpoint now (what `after_io` does once the application returns), then reports whether
@@ -414,6 +449,14 @@ impl<T: Transport, P: Probe<T>> Sockets for Ctx<'_, T, P> {
 
     fn close(&mut self, c: ConnId) {
         self.net.touch(c.0);
+        // In a call (CPU model): the close follows it, after the data the call is still writing.
+        if self.net.io.any_cpu {
+            let st = &mut self.net.calls[self.app as usize];
+            if st.pending.is_some() {
+                st.closes.push(c.0);
+                return;
+            }
+        }
         self.net.eps[c.0 as usize].conn.close()
     }
 
@@ -493,6 +536,46 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
         }
     }
 
+    /// Application `app` on host `h` (which has a CPU model) calls send or receive on endpoint `e`: the call
+    /// is sized now (what the buffer would give), its work queued on a core, and its effect applied when
+    /// that work completes (`World::on_call`). Returns the bytes the call moves, 0 if it would block or the
+    /// application is already in a call. A call whose cost is zero takes effect at once.
+    #[cold]
+    #[inline(never)]
+    fn call(&mut self, h: HostId, app: u32, e: u32, op: Op, bytes: u64) -> u64 {
+        let st = &mut self.calls[app as usize];
+        if st.pending.is_some() {
+            if !st.missed.contains(&e) {
+                st.missed.push(e);
+            }
+            return 0;
+        }
+        let conn = &mut self.eps[e as usize].conn;
+        let n = match op {
+            Op::Send => conn.send_room(bytes),
+            Op::Recv => conn.readable().min(bytes),
+        };
+        if n == 0 {
+            return 0;
+        }
+        let now = self.io.now;
+        let cpu = self.io.cpus[h].as_mut().expect("a call is charged to its host's CPU model");
+        let cost = cpu.spec.call(n);
+        if cost.is_zero() {
+            return match op {
+                Op::Send => conn.send(n),
+                Op::Recv => conn.recv(n),
+            };
+        }
+        let (core, done) = cpu.call(now, app, cost);
+        if let Some(t) = done {
+            cpu.call_seq += 1;
+            self.io.queue.push(t, Class::Call, call_source(h, core), cpu.call_seq);
+        }
+        st.pending = Some(Pending { conn: e, op, bytes: n });
+        n
+    }
+
     /// Lets endpoint `e` send what it can, keeps its timer in the queue, and notes its state changes.
     #[inline(always)]
     fn service(&mut self, e: u32) {
@@ -521,14 +604,6 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
 }
 
 impl<T: Transport, P: Probe<T>> Io<T, P> {
-    /// A send or receive call that moved `bytes` (a call that moved nothing would have blocked).
-    #[inline(always)]
-    fn charge_call(&mut self, h: HostId, bytes: u64) {
-        if self.any_cpu && bytes > 0 && self.cpus[h].is_some() {
-            self.charge(h, |spec| spec.call(bytes));
-        }
-    }
-
     /// Charges work to host `h`'s CPU (which it has). Out of line: the cost model is off in most runs, and
     /// its code should not weigh on the per-packet path that runs without it.
     #[cold]
@@ -775,25 +850,90 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         if !ep.waiting && ep.conn.may_send_before_app() {
             self.net.io.transmit(ep, e, true);
         }
-        let ep = &self.net.eps[e as usize];
-        if ep.established {
-            let app = &self.apps[a as usize];
-            let readable = app.wants_readable() && (ep.conn.readable() > 0 || ep.conn.is_eof());
-            // "May have room": the application's send finds out; a free-space check here would be
-            // repeated by that send.
-            let writable = app.wants_writable();
-            if readable {
-                self.app_event(a, host, Event::Readable(c));
-            }
-            if writable {
-                self.app_event(a, host, Event::Writable(c));
-            }
+        if self.net.eps[e as usize].established {
+            self.app_io(a, host, e);
         }
         self.net.current = u32::MAX;
         self.net.service(e);
         if !self.net.touched.is_empty() || self.measure_start.is_none() {
             self.service_touched();
         }
+    }
+
+    /// Tells application `a` (on `host`) that its established endpoint `e` may be readable or writable; an
+    /// application in a call (CPU model) hears of it when the call returns.
+    #[inline(always)]
+    fn app_io(&mut self, a: u32, host: HostId, e: u32) {
+        if self.net.io.any_cpu && self.net.calls[a as usize].pending.is_some() {
+            let missed = &mut self.net.calls[a as usize].missed;
+            if !missed.contains(&e) {
+                missed.push(e);
+            }
+            return;
+        }
+        let c = ConnId(e);
+        let ep = &self.net.eps[e as usize];
+        let app = &self.apps[a as usize];
+        let readable = app.wants_readable() && (ep.conn.readable() > 0 || ep.conn.is_eof());
+        // "May have room": the application's send finds out; a free-space check here would be
+        // repeated by that send.
+        let writable = app.wants_writable();
+        if readable {
+            self.app_event(a, host, Event::Readable(c));
+        }
+        if writable {
+            self.app_event(a, host, Event::Writable(c));
+        }
+    }
+
+    /// Core `k` of the host in `source`'s completion event: if its head call is done (protocol work may have
+    /// preempted it, then it is due later), the call takes effect, the application returns from it (its
+    /// closes follow) and hears of what it missed meanwhile.
+    #[cold]
+    #[inline(never)]
+    fn on_call(&mut self, source: u32) {
+        let (h, k) = ((source >> 11) as usize, (source & 0x7ff) as usize);
+        let now = self.net.io.now;
+        let io = &mut self.net.io;
+        let cpu = io.cpus[h].as_mut().expect("a call event has a CPU");
+        let a = match cpu.complete(k, now) {
+            Ok(a) => a,
+            Err(later) => {
+                cpu.call_seq += 1;
+                io.queue.push(later, Class::Call, source, cpu.call_seq);
+                return;
+            }
+        };
+        if let Some(t) = cpu.next_done(k, now) {
+            cpu.call_seq += 1;
+            io.queue.push(t, Class::Call, source, cpu.call_seq);
+        }
+        let st = &mut self.net.calls[a as usize];
+        let p = st.pending.take().expect("a completed call is its application's");
+        let closes = std::mem::take(&mut st.closes);
+        let mut missed = std::mem::take(&mut st.missed);
+        let conn = &mut self.net.eps[p.conn as usize].conn;
+        // Sized when it was issued: the buffer can only have gained room or data since, unless the
+        // connection was reset meanwhile.
+        let _moved = match p.op {
+            Op::Send => conn.send(p.bytes),
+            Op::Recv => conn.recv(p.bytes),
+        };
+        self.net.touch(p.conn);
+        for c in closes {
+            self.net.eps[c as usize].conn.close();
+            self.net.touch(c);
+        }
+        if !missed.contains(&p.conn) {
+            missed.insert(0, p.conn);
+        }
+        let host = self.app_host_of(a);
+        for e in missed {
+            if self.net.eps[e as usize].established {
+                self.app_io(a, host, e);
+            }
+        }
+        self.service_touched();
     }
 
     fn service_touched(&mut self) {
@@ -1088,6 +1228,7 @@ where
             established_count: 0,
             finished_count: 0,
             end_requested: false,
+            calls: vec![AppCall::default(); n_apps],
         },
         apps: spec.apps.iter().map(|(_, a)| a.clone()).collect(),
         app_host: spec.apps.iter().map(|(h, _)| *h).collect(),
@@ -1132,6 +1273,7 @@ where
             Class::Control => w.end_measurement(),
             Class::Cpu => w.on_cpu(ev.source as usize),
             Class::Reassembly => w.net.io.on_reassembly_timer(ev.source as usize),
+            Class::Call => w.on_call(ev.source),
         }
         if w.net.end_requested {
             w.net.end_requested = false;

@@ -28,6 +28,10 @@ pub enum Class {
     Control = 5,
     /// A host's IP reassembly timer: the oldest incomplete datagram may have expired. Source: the host.
     Reassembly = 6,
+    /// An application's send or receive call may have completed on a host's core (the CPU cost model): its
+    /// effect follows. Source: host << 11 | core. Last, so that the call's end sees what happened at its
+    /// instant (a segment processed then was processed first, as the interrupt that preempts a copy).
+    Call = 7,
 }
 
 impl Class {
@@ -39,7 +43,8 @@ impl Class {
             3 => Class::NicRoom,
             4 => Class::App,
             5 => Class::Control,
-            _ => Class::Reassembly,
+            6 => Class::Reassembly,
+            _ => Class::Call,
         }
     }
 }

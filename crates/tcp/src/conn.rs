@@ -433,14 +433,20 @@ impl Connection {
         self.cfg.send_buffer.bytes().saturating_sub(queued)
     }
 
-    /// The application writes `bytes`; returns how many the send buffer took.
-    pub fn send(&mut self, bytes: u64) -> u64 {
+    /// How many of `bytes` [`Connection::send`] would take now (nothing after the application's close, or
+    /// in a state that takes no data).
+    pub fn send_room(&self, bytes: u64) -> u64 {
         if self.fin_queued
             || !matches!(self.state, State::SynSent | State::SynReceived | State::Established | State::CloseWait)
         {
             return 0;
         }
-        let n = bytes.min(self.send_buffer_free());
+        bytes.min(self.send_buffer_free())
+    }
+
+    /// The application writes `bytes`; returns how many the send buffer took.
+    pub fn send(&mut self, bytes: u64) -> u64 {
+        let n = self.send_room(bytes);
         self.write_end += n as u32;
         n
     }

@@ -91,6 +91,10 @@ impl Transport for Connection {
         Connection::send_buffer_free(self)
     }
     #[inline]
+    fn send_room(&self, bytes: u64) -> u64 {
+        Connection::send_room(self, bytes)
+    }
+    #[inline]
     fn readable(&self) -> u64 {
         Connection::readable(self)
     }

@@ -123,6 +123,9 @@ pub trait Transport: Sized {
 
     /// Queues up to `bytes` for sending; returns how many were taken.
     fn send(&mut self, bytes: u64) -> u64;
+    /// How many of `bytes` [`Transport::send`] would take now; changes nothing. An engine that makes a send
+    /// call take time (a CPU model: the copy into the send buffer completes later) sizes the call with it.
+    fn send_room(&self, bytes: u64) -> u64;
     /// Free room in the send buffer, bytes.
     fn send_buffer_free(&self) -> u64;
     /// Bytes the application can read now.
