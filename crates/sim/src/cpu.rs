@@ -83,6 +83,11 @@ impl<S> Cpu<S> {
         done
     }
 
+    /// When the least busy core is free for new work (`now` if one is idle).
+    pub fn free_at(&self, now: Instant) -> Instant {
+        self.busy_until.iter().copied().min().unwrap_or(now).max(now)
+    }
+
     /// Core time spent by `now`: what was charged, less the work still queued on the cores after `now`
     /// (each core runs its work back to back from when it was charged, so that part has not run yet).
     /// Utilization over a window is the difference of two of these, never more than the cores' time.

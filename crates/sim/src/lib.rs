@@ -407,6 +407,11 @@ impl<T: Transport, P: Probe<T>> Sockets for Ctx<'_, T, P> {
         ep.waiting
     }
 
+    fn cpu_free_at(&self) -> Instant {
+        let now = self.net.io.now;
+        self.net.io.cpus[self.host].as_ref().map_or(now, |cpu| cpu.free_at(now))
+    }
+
     fn ports(&self, c: ConnId) -> (u16, u16) {
         let ep = &self.net.eps[c.0 as usize];
         (ep.local_port, ep.remote_port)

@@ -76,6 +76,13 @@ pub trait Sockets {
         let _ = c;
         false
     }
+    /// When the host's CPU can take the application's next call: `now` unless the host has a CPU cost
+    /// model (`host.cpu`) whose cores are all still busy with work charged before, the calls and segments
+    /// of the application itself included. A writer bound by its CPU starts its next call then. A
+    /// backend without a cost model (real sockets: the call itself takes the time) keeps this default.
+    fn cpu_free_at(&self) -> Instant {
+        self.now()
+    }
     /// The connection's (local port, remote port).
     fn ports(&self, c: ConnId) -> (u16, u16);
     /// Reads up to `max` bytes; returns how many were read.

@@ -152,6 +152,8 @@ pub struct MsgSender {
     next_due: Instant,
     /// Messages started over the run (all connections).
     written: u64,
+    /// Back to back on a host with a CPU cost model: the writer's next call waits for the CPU until then.
+    cpu_wait: Option<Instant>,
 }
 
 impl MsgSender {
@@ -167,6 +169,7 @@ impl MsgSender {
             stopped: false,
             next_due: Instant::ZERO,
             written: 0,
+            cpu_wait: None,
         }
     }
 
@@ -206,13 +209,19 @@ impl MsgSender {
     }
 
     /// Writes on connection `i` what is due, one message per send call with a push after each, until the
-    /// send buffer is full, the interface has no room, or nothing is due.
+    /// send buffer is full, the interface has no room, or nothing is due. Back to back, each call also
+    /// waits for the host's CPU ([`Sockets::cpu_free_at`]): a writer always ahead of the network is bound
+    /// by what its calls and the segments they send cost, as the CPU-bound hosts of the 2001 small-message
+    /// measurements were.
     fn write<S: Sockets>(&mut self, i: usize, s: &mut S) {
         if !self.measuring || self.stopped || self.conns[i].closed {
             return;
         }
         let paced = self.cfg.interval.is_some();
         loop {
+            if !paced && self.cpu_busy(s) {
+                return;
+            }
             let c = &mut self.conns[i];
             if c.left > 0 {
                 c.left -= s.send(c.id, c.left);
@@ -242,6 +251,20 @@ impl MsgSender {
         }
     }
 
+    /// Back to back: whether the CPU is still busy with earlier work, in which case a timer wakes the
+    /// writer when it is free (one timer at a time).
+    fn cpu_busy<S: Sockets>(&mut self, s: &mut S) -> bool {
+        let (now, free) = (s.now(), s.cpu_free_at());
+        if free <= now {
+            return false;
+        }
+        if self.cpu_wait.is_none_or(|t| t <= now) {
+            self.cpu_wait = Some(free);
+            s.set_timer(free);
+        }
+        true
+    }
+
     /// Paced: the rounds due by now; asks for a timer for the next one.
     fn pace<S: Sockets>(&mut self, s: &mut S) {
         let Some(interval) = self.cfg.interval else { return };
@@ -268,7 +291,14 @@ impl MsgSender {
             Event::Timer => {
                 self.open_due(s);
                 if self.measuring && !self.stopped {
-                    self.pace(s);
+                    if self.cfg.interval.is_some() {
+                        self.pace(s);
+                    } else if self.cpu_wait.is_some_and(|t| t <= s.now()) {
+                        self.cpu_wait = None;
+                        for i in 0..self.conns.len() {
+                            self.write(i, s);
+                        }
+                    }
                 }
             }
             Event::Established(c) => {
