@@ -29,11 +29,12 @@ fn run(stack: &str, p: f64, duration: &str, extra: &[&str]) -> (MsgMetrics, u64,
 }
 
 /// The report's "theoretical best without merging" is one minimum TCP frame per message on the wire.
-/// Linux 2.2 and 2.4 both negotiate timestamps, so the frame is 1 byte of payload + 20 of IP + 20 of TCP
-/// + 12 of timestamp option = 53 bytes of IP datagram, + 14 of Ethernet header + 4 of FCS = 71 bytes
-/// (above the 64-byte minimum frame, so no padding), + 8 of preamble and SFD + 12 of inter-frame gap =
-/// 91 bytes on the wire = 728 bits = 7.28 us at 100 Mbit/s (the report rounds it down to 7.2). The lab
-/// gives exactly that when the hosts are faster than the wire.
+/// Linux 2.2 and 2.4 both negotiate timestamps, so the frame carries 1 byte of payload, 20 of IP, 20 of
+/// TCP and 12 of timestamp option (a 53-byte IP datagram), plus 14 of Ethernet header and 4 of FCS: 71
+/// bytes, above the 64-byte minimum frame, so no padding. With 8 of preamble and SFD and 12 of
+/// inter-frame gap that is 91 bytes on the wire, 728 bits, 7.28 us at 100 Mbit/s (the report rounds it
+/// down to 7.2). In the lab the wire never carries more than one such frame per 7.28 us, and a time per
+/// message below it means messages shared frames.
 #[test]
 fn one_frame_per_message_takes_7_28_us_on_fast_ethernet() {
     let ip = 1 + 20 + 20 + 12;

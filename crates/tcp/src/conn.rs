@@ -449,7 +449,7 @@ impl Connection {
         };
         let unsent = self.write_end.diff(sent_end).max(0) as u64;
         let charged = (sent + unsent.div_ceil(smss)) * truesize;
-        let tail_room = if unsent % smss != 0 { smss - unsent % smss } else { 0 };
+        let tail_room = if unsent.is_multiple_of(smss) { 0 } else { smss - unsent % smss };
         let sndbuf = self.cfg.send_buffer.bytes();
         let new_skbs = if charged < sndbuf { (sndbuf - charged).div_ceil(truesize) } else { 0 };
         tail_room + new_skbs * smss
