@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{estats, msg, run_scenario, scenario, stream};
+use common::{estats, msg, rr, run_scenario, scenario, stream};
 use tcplab_lab::result::{Metrics, Point};
 use tcplab_lab::SHIPPED;
 
@@ -44,39 +44,7 @@ fn txqueuelen_stalls_vanish_once_the_queue_outgrows_the_window_and_goodput_is_th
     assert_eq!(s2000, 0);
 }
 
-#[test]
-fn small_messages_stall_a_tick_on_linux_2_2_and_not_on_2_4() {
-    let run = |stack: &str, p: f64| {
-        let set = [
-            &format!("server.stack=\"{stack}\""),
-            &format!("server.tcp.ack_immediate_p={p}")[..],
-            "test.duration=\"300ms\"",
-        ];
-        let point = point("classic/small-messages", &set);
-        let m = msg(&point).clone();
-        let segs = estats(point.connections.iter().find(|c| c.side == "client").unwrap()).DataSegsOut;
-        (m, segs)
-    };
-    let (old, old_segs) = run("linux-2.2", 0.0);
-    let (old_p, old_p_segs) = run("linux-2.2", 0.125);
-    let (new, _) = run("linux-2.4", 0.0);
-    eprintln!("2.2: {:?} {old_segs} segments", old.time_per_message_us);
-    eprintln!("2.2, p = 1/8: {:?} {old_p_segs} segments", old_p.time_per_message_us);
-    eprintln!("2.4: {:?}", new.time_per_message_us);
-    // 2.2: the short segment in flight is ACKed on the next 10 ms tick, and Nagle holds every message
-    // written meanwhile: a gap of a tick, a thousand times the 10 us pace.
-    assert!(old.time_per_message_us.max >= 9_000.0, "{:?}", old.time_per_message_us);
-    // 2.4 ACKs the short segment when the application reads it: no gap beyond a round trip (about 70 us).
-    assert!(new.time_per_message_us.max < 200.0, "{:?}", new.time_per_message_us);
-    assert!(old.time_per_message_us.max > 100.0 * new.time_per_message_us.max);
-    // An immediate ACK with p = 1/8 releases the held messages at once for one segment in eight: per tick
-    // the sender then gets 1 / (1 − p) = 8/7 segments out instead of 1 (a geometric run of immediate ACKs),
-    // but the run still ends in a tick's wait, so the worst case stays a tick (docs/classic.md: this is
-    // where the lab and the expectation of orders of magnitude part).
-    let ratio = old_p_segs as f64 / old_segs as f64;
-    assert!((1.0..1.4).contains(&ratio), "{old_p_segs} / {old_segs}");
-    assert!(old_p.time_per_message_us.max >= 9_000.0);
-}
+// classic/small-messages: crates/lab/tests/classic_small_messages.rs.
 
 #[test]
 fn rdp_eack_retransmits_n_p_over_1_minus_p_with_no_duplicates() {

@@ -19,6 +19,17 @@ pub struct TcpConfig {
     /// Send buffer (SO_SNDBUF), bytes: how much unacknowledged plus unsent data the application may queue.
     /// Default 64KiB.
     pub send_buffer: ByteSize,
+    /// What each segment queued in the send buffer is charged, bytes, as Linux charges an skb's `truesize`
+    /// against SO_SNDBUF whatever it carries (0 = payload bytes only). Linux 2.2/2.4 `tcp_do_sendmsg` /
+    /// `tcp_sendmsg` give a write that finds no unsent tail segment with room a new skb sized for a whole
+    /// MSS (MAX_TCP_HEADER + 15 + mss_cache, about 1.8 KB with `struct sk_buff` for an Ethernet MSS) and
+    /// append later writes to that unsent tail; a new skb is taken only while the charges are below
+    /// `send_buffer` (`tcp_memory_free`, `sock_wmalloc`); an skb is freed when wholly acknowledged. So a
+    /// NODELAY writer of 1-byte messages, each leaving as its own segment, blocks after about
+    /// `send_buffer` / `send_buffer_truesize` unacknowledged segments. The send queue is counted as the
+    /// unacknowledged segments (with `cwnd_unit = "packets"` exactly, else by SMSS) plus the unsent bytes
+    /// in SMSS-sized skbs. Default 0.
+    pub send_buffer_truesize: ByteSize,
     /// Receive buffer (SO_RCVBUF), bytes: the largest window this endpoint offers is this times
     /// `recv_window_ratio`. Default 64KiB.
     pub recv_buffer: ByteSize,
@@ -262,6 +273,7 @@ impl Default for TcpConfig {
         TcpConfig {
             mss: ByteSize::new(1460),
             send_buffer: ByteSize::new(64 * 1024),
+            send_buffer_truesize: ByteSize::new(0),
             recv_buffer: ByteSize::new(64 * 1024),
             recv_window_ratio: 1.0,
             grow_window: false,

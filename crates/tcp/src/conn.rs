@@ -430,7 +430,32 @@ impl Connection {
         let first_unacked = if self.is_established() { self.snd_una } else { self.iss + 1 };
         // Once the FIN is acknowledged SND.UNA is one past the end of written data: nothing is queued.
         let queued = self.write_end.diff(first_unacked).max(0) as u64;
-        self.cfg.send_buffer.bytes().saturating_sub(queued)
+        let free = self.cfg.send_buffer.bytes().saturating_sub(queued);
+        let truesize = self.cfg.send_buffer_truesize.bytes();
+        if truesize == 0 {
+            return free;
+        }
+        free.min(self.skb_room(first_unacked, truesize))
+    }
+
+    /// Under `send_buffer_truesize`: the bytes the application may still write, Linux 2.2/2.4 style: the
+    /// room left in the unsent tail skb, plus a whole SMSS for each new skb it may still take (one is
+    /// taken while the charges stay below `send_buffer`).
+    #[inline(never)]
+    fn skb_room(&self, first_unacked: SeqNumber, truesize: u64) -> u64 {
+        let smss = self.smss.max(1) as u64;
+        let sent_end = if self.snd_nxt > first_unacked { self.snd_nxt } else { first_unacked };
+        let sent = if self.cwnd.counts_packets() {
+            self.cwnd.packets_out() as u64
+        } else {
+            ((sent_end - first_unacked) as u64).div_ceil(smss)
+        };
+        let unsent = self.write_end.diff(sent_end).max(0) as u64;
+        let charged = (sent + unsent.div_ceil(smss)) * truesize;
+        let tail_room = if unsent.is_multiple_of(smss) { 0 } else { smss - unsent % smss };
+        let sndbuf = self.cfg.send_buffer.bytes();
+        let new_skbs = if charged < sndbuf { (sndbuf - charged).div_ceil(truesize) } else { 0 };
+        tail_room + new_skbs * smss
     }
 
     /// How many of `bytes` [`Connection::send`] would take now (nothing after the application's close, or
@@ -1125,9 +1150,10 @@ impl Connection {
         self.ack_rtt_sample = None;
         // The handshake paths move SND.UNA past the SYN themselves, so everything here is data (or the FIN).
         let data_acked = ack.min(self.write_end).diff(self.snd_una).max(0) as u32;
-        let flight_before = self.snd_nxt - self.snd_una;
+        let flight_before = self.cwnd_flight();
         self.st.ThruOctetsAcked += data_acked as u64;
         self.snd_una = ack;
+        self.cwnd.on_cumulative_ack(ack);
         self.rec.on_cumulative_ack(ack);
         if let Some(rack) = self.rack.as_mut().filter(|_| self.sack_ok) {
             rack.on_cumulative_ack(ack, now);
@@ -1179,7 +1205,7 @@ impl Connection {
                 }
                 self.grow_cwnd(now, data_acked, flight_before);
                 if self.cfg.max_burst != 0 {
-                    let flight = self.snd_nxt - self.snd_una;
+                    let flight = self.cwnd_flight();
                     if self.cwnd.moderate(flight, self.cfg.max_burst, self.smss) {
                         self.st.OtherReductions += 1;
                     }
@@ -1243,7 +1269,7 @@ impl Connection {
 
     #[inline(never)]
     fn cwnd_decay(&mut self, now: Instant) {
-        let flight = self.snd_nxt - self.snd_una;
+        let flight = self.cwnd_flight();
         let iw = self.cfg.initial_window.bytes(self.smss);
         let send_buffer_full = self.send_buffer_free() < self.smss as u64;
         if self.cwnd.decay(now, flight, self.rtt.rto(), iw, self.smss, send_buffer_full) {
@@ -1357,6 +1383,17 @@ impl Connection {
         if self.cfg.undo && self.rec.on_dsack(b, self.smss) {
             self.cwnd.on_spurious_congestion_event();
             self.st.CongOverCount += 1;
+        }
+    }
+
+    /// What is in flight as cwnd counts it: bytes, or with `cwnd_unit = "packets"` whole segments (Linux
+    /// `tcp_packets_in_flight`: a 1-byte segment takes a whole packet of cwnd), as bytes of SMSS each.
+    #[inline]
+    fn cwnd_flight(&self) -> u32 {
+        if self.cwnd.counts_packets() {
+            self.cwnd.packets_out().saturating_mul(self.smss)
+        } else {
+            self.snd_nxt - self.snd_una
         }
     }
 
@@ -1807,6 +1844,15 @@ impl Connection {
         let wnd_room = if wnd_edge > self.snd_nxt { wnd_edge - self.snd_nxt } else { 0 };
         let cwnd_room = match self.rec.prr_allowance(self.cfg.prr) {
             Some(allowance) => allowance.min(u32::MAX as u64) as u32,
+            // Linux `tcp_snd_test` (2.2, 2.4): outside recovery a segment goes while fewer packets than
+            // cwnd are in flight, whatever their size; it may then carry a whole SMSS.
+            None if self.cwnd.counts_packets() && self.rec.is_open() => {
+                if self.cwnd.packets_out() < cwnd / self.smss.max(1) {
+                    self.smss
+                } else {
+                    0
+                }
+            }
             None => (cwnd as i64 - pipe as i64).max(0) as u32,
         };
         (wnd_room, cwnd_room)
@@ -1938,6 +1984,9 @@ impl Connection {
                     rack.on_send(self.snd_nxt, self.snd_nxt + len + fin as u32, now);
                 }
                 self.snd_nxt += len + fin as u32;
+                if len + fin as u32 > 0 {
+                    self.cwnd.on_segment_sent(self.snd_nxt);
+                }
                 // RFC 3042: a segment that goes beyond cwnd on a duplicate ACK is limited transmit.
                 if self.rec.is_open() && self.rec.dupacks > 0 && self.snd_nxt - self.snd_una > self.cwnd.window() {
                     self.rec.limited_sent += len;

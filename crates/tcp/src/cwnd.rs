@@ -8,7 +8,10 @@
 //! Read RFC 2861 §3 (decay while application-limited, no growth while not cwnd-limited), RFC 7661 §4
 //! (pipeACK, the non-validated phase and its loss response), RFC 5681 §4.1.
 
+use std::collections::VecDeque;
+
 use tcplab_units::{Duration, Instant};
+use tcplab_wire::SeqNumber;
 
 use crate::config::{CwndUnit, Cwv, TcpConfig};
 use crate::congestion::{AckInfo, CongestionControl, CongestionEvent, Growth, SlowStartExit};
@@ -45,6 +48,10 @@ pub(crate) struct Cwnd {
     validation: Validation,
     /// cwnd counts whole segments (`cwnd_unit = "packets"`).
     packets: bool,
+    /// With `packets`: the segments sent as new data and not yet wholly acknowledged, by the sequence
+    /// number that ends each (Linux `packets_out`: a partly acknowledged skb stays on the retransmission
+    /// queue, `tcp_clean_rtx_queue`). Empty otherwise.
+    packets_out: VecDeque<SeqNumber>,
 }
 
 impl Cwnd {
@@ -64,7 +71,40 @@ impl Cwnd {
                 nvp_since: None,
             }),
         };
-        Cwnd { cc: crate::congestion::build(cfg, smss), validation, packets: cfg.cwnd_unit == CwndUnit::Packets }
+        Cwnd {
+            cc: crate::congestion::build(cfg, smss),
+            validation,
+            packets: cfg.cwnd_unit == CwndUnit::Packets,
+            packets_out: VecDeque::new(),
+        }
+    }
+
+    /// Whether cwnd counts packets (`cwnd_unit = "packets"`).
+    #[inline]
+    pub fn counts_packets(&self) -> bool {
+        self.packets
+    }
+
+    /// New data `[start, end)` left as one segment (counted only when cwnd counts packets).
+    #[inline]
+    pub fn on_segment_sent(&mut self, end: SeqNumber) {
+        if self.packets {
+            self.packets_out.push_back(end);
+        }
+    }
+
+    /// SND.UNA moved to `una`: the segments it wholly covers leave the count.
+    #[inline]
+    pub fn on_cumulative_ack(&mut self, una: SeqNumber) {
+        while self.packets_out.front().is_some_and(|&end| end <= una) {
+            self.packets_out.pop_front();
+        }
+    }
+
+    /// Segments of new data in flight (Linux `packets_out`), when cwnd counts packets.
+    #[inline]
+    pub fn packets_out(&self) -> u32 {
+        self.packets_out.len() as u32
     }
 
     #[inline]

@@ -110,6 +110,9 @@ impl TcpConfig {
                 abc: Abc::Off,
                 abc_ca: false,
                 ack_policy: AckPolicy::Linux22,
+                // tcp_do_sendmsg: an MSS-sized skb per new segment, charged against SO_SNDBUF (65535, the
+                // 2.2 wmem default) by its truesize: MAX_TCP_HEADER + 15 + MSS, aligned, + struct sk_buff.
+                send_buffer_truesize: ByteSize::new(1800),
                 ato_min: Duration::from_millis(20),
                 delayed_ack_timeout: Duration::from_millis(200),
                 ifq_full: IfqFull::Cwr,
