@@ -235,8 +235,9 @@ pub struct TcpConfig {
     /// Linux 2.4 cwnd moderation (`tcp_moderate_cwnd`): cwnd = min(cwnd, in flight + `max_burst`
     /// segments), counted in OtherReductions, where 2.4 calls it from `tcp_try_to_open`: on a "dubious"
     /// ACK in the open state (one that acknowledges nothing new, carries no data and leaves the window
-    /// unchanged, or brings new SACK information; `tcp_ack_is_dubious`) and on the ACK that ends a CWR.
-    /// An ordinary ACK of new data is not moderated. 0 = off. Default 0.
+    /// unchanged, or brings new SACK information; `tcp_ack_is_dubious`) and on the ACK that ends a CWR,
+    /// a fast recovery or the recovery after a timeout. An ordinary ACK of new data in the open state is
+    /// not moderated. 0 = off. Default 0.
     pub max_burst: u32,
     /// Whether cwnd counts packets (Linux: slow start +1 segment per ACK, congestion avoidance +1 segment
     /// per cwnd ACKs, cwnd a whole number of segments) or bytes (the RFCs). Default `bytes`.

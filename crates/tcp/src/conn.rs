@@ -1149,6 +1149,8 @@ impl Connection {
                 if self.cwnd.window() < before {
                     self.st.OtherReductions += 1;
                 }
+                // 2.4's ACK that ends recovery goes on to tcp_try_to_open (its state is Open again).
+                self.moderate_cwnd();
             }
             AckVerdict::PartialAck { restart_rto } => restart_timer = restart_rto,
             AckVerdict::Reducing { sack, ended } => {
@@ -1156,6 +1158,7 @@ impl Connection {
                     if let Some(rack) = self.rack.as_mut() {
                         rack.on_recovery_exit();
                     }
+                    self.moderate_cwnd();
                 }
                 if !sack && self.cfg.ifq_full == IfqFull::Linux24 {
                     // 2.4's tcp_fastretrans_alert in CWR: tcp_cwnd_down on each ACK, or, on the ACK that
@@ -1176,6 +1179,9 @@ impl Connection {
                     }
                 }
                 self.grow_cwnd(now, data_acked, flight_before);
+                if ended {
+                    self.moderate_cwnd();
+                }
             }
             AckVerdict::Open => {
                 if self.cfg.cwv == Cwv::Rfc7661 {
