@@ -239,9 +239,14 @@ pub struct TcpConfig {
     /// Clock granularity G in RTO = SRTT + max(G, 4·RTTVAR) (RFC 6298 §2). Default 1ms.
     pub clock_granularity: Duration,
     /// What the sender does when the host's interface queue is full: `block` (wait for room, count
-    /// SendStall), `cwr` (Linux 2.4: also enter CWR, halving ssthresh, counted in SendStall and
-    /// CongSignals), `drop` (send anyway; the interface drops the segment and loss recovery repairs it).
-    /// Default `block`.
+    /// SendStall), `cwr` (also enter CWR: a multiplicative decrease from cwnd at once, counted in
+    /// SendStall and CongSignals once per window), `linux-2.4` (CWR as Linux 2.4 and web100 2.x did it:
+    /// `tcp_enter_cwr` sets ssthresh = max(cwnd/2, 2) segments and cwnd = min(cwnd, in flight + 1);
+    /// `tcp_cwnd_down` then takes one segment off cwnd per two ACKs while cwnd > ssthresh/2, keeping
+    /// cwnd ≤ in flight + 1; when SND.UNA passes SND.NXT of the entry, `tcp_complete_cwr` sets cwnd =
+    /// min(cwnd, ssthresh), so cwnd may slow-start back up to ssthresh; web100 counts CongSignals on every
+    /// refusal, `web100_update_congestion` being called unconditionally from `tcp_enter_cwr`), `drop`
+    /// (send anyway; the interface drops the segment and loss recovery repairs it). Default `block`.
     pub ifq_full: IfqFull,
     /// Congestion window validation: `off`; `rfc2861` (RFC 2861 §3: when application-limited for an RTO,
     /// cwnd = (cwnd + used)/2, counted in OtherReductions; no cwnd growth while not cwnd-limited). The
@@ -252,10 +257,17 @@ pub struct TcpConfig {
     /// (RFC 2861 as Linux's `tcp_cwnd_application_limited` does it: once per RTO while limited by the
     /// application or the receive window, ssthresh = max(ssthresh, ¾cwnd) and cwnd = (cwnd + max(used,
     /// IW))/2, whole segments when `cwnd_unit = "packets"`; not while the send buffer is full, and only
-    /// outside recovery). Default `off`.
+    /// outside recovery); `linux-2.4` (Linux 2.4: `tcp_cwnd_application_limited` as under `linux` but
+    /// with the window used counted as at least 2 segments, not IW, and cwnd grown only on an ACK for
+    /// which the packets in flight before it were at least cwnd, `tcp_ack`'s `prior_in_flight >=
+    /// snd_cwnd`, in slow start as in congestion avoidance). Default `off`.
     pub cwv: Cwv,
-    /// Linux 2.4 cwnd moderation: on an ACK in the open state, cwnd = min(cwnd, in flight + `max_burst`
-    /// segments), counted in OtherReductions. 0 = off. Default 0.
+    /// Linux 2.4 cwnd moderation (`tcp_moderate_cwnd`): cwnd = min(cwnd, in flight + `max_burst`
+    /// segments), counted in OtherReductions, where 2.4 calls it from `tcp_try_to_open`: on a "dubious"
+    /// ACK in the open state (one that acknowledges nothing new, carries no data and leaves the window
+    /// unchanged, or brings new SACK information; `tcp_ack_is_dubious`) and on the ACK that ends a CWR,
+    /// a fast recovery or the recovery after a timeout. An ordinary ACK of new data in the open state is
+    /// not moderated. 0 = off. Default 0.
     pub max_burst: u32,
     /// Whether cwnd counts packets (Linux: slow start +1 segment per ACK, congestion avoidance +1 segment
     /// per cwnd ACKs, cwnd a whole number of segments) or bytes (the RFCs). Default `bytes`.
@@ -359,6 +371,8 @@ pub enum RttSampling {
 pub enum IfqFull {
     Block,
     Cwr,
+    #[serde(rename = "linux-2.4")]
+    Linux24,
     Drop,
 }
 
@@ -370,6 +384,8 @@ pub enum Cwv {
     Rfc2861,
     Rfc7661,
     Linux,
+    #[serde(rename = "linux-2.4")]
+    Linux24,
 }
 
 /// The unit cwnd is kept in (see [`TcpConfig::cwnd_unit`]).

@@ -1064,6 +1064,12 @@ impl Connection {
             if dup {
                 self.on_dup_ack(now);
             }
+            // 2.4's tcp_ack_is_dubious: an ACK with no data, no new acknowledgement and no larger
+            // window (FLAG_NOT_DUP unset: tcp_may_update_window false), or with new SACK information,
+            // goes to tcp_try_to_open.
+            if (seg.payload_len == 0 && window <= old_wnd) || new_sack {
+                self.moderate_cwnd();
+            }
         }
         if self.rack_on() {
             let pure_dup = ack == una_before && !new_sack && seg.payload_len == 0;
@@ -1178,12 +1184,26 @@ impl Connection {
                 if self.cwnd.window() < before {
                     self.st.OtherReductions += 1;
                 }
+                // 2.4's ACK that ends recovery goes on to tcp_try_to_open (its state is Open again).
+                self.moderate_cwnd();
             }
             AckVerdict::PartialAck { restart_rto } => restart_timer = restart_rto,
             AckVerdict::Reducing { sack, ended } => {
                 if sack && ended {
                     if let Some(rack) = self.rack.as_mut() {
                         rack.on_recovery_exit();
+                    }
+                    self.moderate_cwnd();
+                }
+                if !sack && self.cfg.ifq_full == IfqFull::Linux24 {
+                    // 2.4's tcp_fastretrans_alert in CWR: tcp_cwnd_down on each ACK, or, on the ACK that
+                    // ends it, tcp_complete_cwr and then tcp_try_to_open's moderation.
+                    let flight = self.snd_nxt - self.snd_una;
+                    if ended {
+                        self.cwnd.complete_cwr_linux24();
+                        self.moderate_cwnd();
+                    } else {
+                        self.cwnd.cwnd_down_linux24(flight, self.smss);
                     }
                 }
             }
@@ -1194,6 +1214,9 @@ impl Connection {
                     }
                 }
                 self.grow_cwnd(now, data_acked, flight_before);
+                if ended {
+                    self.moderate_cwnd();
+                }
             }
             AckVerdict::Open => {
                 if self.cfg.cwv == Cwv::Rfc7661 {
@@ -1204,12 +1227,6 @@ impl Connection {
                     }
                 }
                 self.grow_cwnd(now, data_acked, flight_before);
-                if self.cfg.max_burst != 0 {
-                    let flight = self.cwnd_flight();
-                    if self.cwnd.moderate(flight, self.cfg.max_burst, self.smss) {
-                        self.st.OtherReductions += 1;
-                    }
-                }
             }
         }
 
@@ -1278,14 +1295,37 @@ impl Connection {
     }
 
     /// The interface refused a segment: count the stall and, under `ifq_full = "cwr"`, reduce cwnd once per
-    /// window as Linux 2.4's `tcp_enter_cwr` (here at once to ssthresh rather than one segment per two ACKs).
+    /// window (at once to ssthresh); under `"linux-2.4"` as 2.4's `tcp_enter_cwr`, whose every call web100
+    /// counted in CongSignals, the reduction itself made one segment per two ACKs (`tcp_cwnd_down`).
     fn on_send_stall(&mut self, now: Instant) {
         self.st.SendStall += 1;
-        if self.cfg.ifq_full == IfqFull::Cwr && self.rec.is_open() {
-            self.count_congestion_signal();
-            let cwnd = self.cwnd.window();
-            self.cwnd.on_congestion_event(now, CongestionEvent::FastRetransmit, cwnd, self.smss);
-            self.rec.enter_cwr(self.snd_nxt);
+        match self.cfg.ifq_full {
+            IfqFull::Cwr if self.rec.is_open() => {
+                self.count_congestion_signal();
+                let cwnd = self.cwnd.window();
+                self.cwnd.on_congestion_event(now, CongestionEvent::FastRetransmit, cwnd, self.smss);
+                self.rec.enter_cwr(self.snd_nxt);
+            }
+            IfqFull::Linux24 => {
+                self.count_congestion_signal();
+                if self.rec.is_open() {
+                    let flight = self.cwnd_flight();
+                    self.cwnd.enter_cwr_linux24(flight, self.smss);
+                    self.rec.enter_cwr(self.snd_nxt);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Linux 2.4 `tcp_moderate_cwnd` (`max_burst`), where `tcp_try_to_open` calls it; counted in
+    /// OtherReductions when it lowers cwnd.
+    fn moderate_cwnd(&mut self) {
+        if self.cfg.max_burst != 0 && self.rec.is_open() {
+            let flight = self.cwnd_flight();
+            if self.cwnd.moderate(flight, self.cfg.max_burst, self.smss) {
+                self.st.OtherReductions += 1;
+            }
         }
     }
 
@@ -1293,7 +1333,11 @@ impl Connection {
         if acked == 0 {
             return;
         }
-        if !self.cwnd.growth_allowed(flight_size, self.smss) && self.snd_una > self.tso_cwnd_limited_until {
+        // Under `tso` a deferral leaves the window unfilled on purpose: growth stays allowed up to the last
+        // cwnd-limited SND.NXT. Without it that mark is never set, and a comparison with it (an ISS) would
+        // flip once 2^31 bytes have been sent.
+        let tso_limited = self.cfg.tso && self.snd_una <= self.tso_cwnd_limited_until;
+        if !self.cwnd.growth_allowed(flight_size, self.smss) && !tso_limited {
             return;
         }
         let info = AckInfo {

@@ -33,9 +33,11 @@ struct NewCwv {
 #[derive(Debug, Clone, Copy)]
 enum Validation {
     Off,
-    /// RFC 2861 §3, or Linux's variant of it (`linux`): the largest flight used since `stamp`.
+    /// RFC 2861 §3, or Linux's variant of it (`linux`, and 2.4's with `linux24`): the largest flight
+    /// used since `stamp`.
     Rfc2861 {
         linux: bool,
+        linux24: bool,
         used: u32,
         stamp: Instant,
     },
@@ -52,6 +54,8 @@ pub(crate) struct Cwnd {
     /// number that ends each (Linux `packets_out`: a partly acknowledged skb stays on the retransmission
     /// queue, `tcp_clean_rtx_queue`). Empty otherwise.
     packets_out: VecDeque<SeqNumber>,
+    /// Linux 2.4 `tcp_cwnd_down`'s count of ACKs in CWR (its `snd_cwnd_cnt`): a segment per two.
+    cwr_acks: u32,
 }
 
 impl Cwnd {
@@ -59,9 +63,12 @@ impl Cwnd {
     pub fn new(cfg: &TcpConfig, smss: u32) -> Self {
         let validation = match cfg.cwv {
             Cwv::Off => Validation::Off,
-            Cwv::Rfc2861 | Cwv::Linux => {
-                Validation::Rfc2861 { linux: cfg.cwv == Cwv::Linux, used: 0, stamp: Instant::ZERO }
-            }
+            Cwv::Rfc2861 | Cwv::Linux | Cwv::Linux24 => Validation::Rfc2861 {
+                linux: cfg.cwv != Cwv::Rfc2861,
+                linux24: cfg.cwv == Cwv::Linux24,
+                used: 0,
+                stamp: Instant::ZERO,
+            },
             Cwv::Rfc7661 => Validation::Rfc7661(NewCwv {
                 acked: 0,
                 rtt_start: Instant::ZERO,
@@ -76,6 +83,7 @@ impl Cwnd {
             validation,
             packets: cfg.cwnd_unit == CwndUnit::Packets,
             packets_out: VecDeque::new(),
+            cwr_acks: 0,
         }
     }
 
@@ -141,12 +149,18 @@ impl Cwnd {
     }
 
     /// Whether an ACK may grow cwnd: RFC 2861 §3 (and Linux `tcp_is_cwnd_limited`) grows only a window
-    /// the sender fills; RFC 7661 §4.3 not in the non-validated phase. `flight_size` is what was
-    /// outstanding before the ACK.
+    /// the sender fills; Linux 2.4's `tcp_ack` only when the packets in flight before the ACK were at
+    /// least cwnd; RFC 7661 §4.3 not in the non-validated phase. `flight_size` is what was outstanding
+    /// before the ACK.
     #[inline]
     pub fn growth_allowed(&self, flight_size: u32, smss: u32) -> bool {
         match self.validation {
             Validation::Off => true,
+            Validation::Rfc2861 { linux24: true, .. } => {
+                // Both in packets: a short segment in flight is one, cwnd its whole segments.
+                let smss = smss.max(1);
+                flight_size.div_ceil(smss) >= self.cc.window() / smss
+            }
             Validation::Rfc2861 { .. } => {
                 let cwnd = self.cc.window();
                 if cwnd < self.cc.ssthresh() {
@@ -236,14 +250,19 @@ impl Cwnd {
         smss: u32,
         send_buffer_full: bool,
     ) -> bool {
-        let Validation::Rfc2861 { linux, used, stamp } = &mut self.validation else { return false };
-        let linux = *linux;
+        let Validation::Rfc2861 { linux, linux24, used, stamp } = &mut self.validation else { return false };
+        let (linux, linux24) = (*linux, *linux24);
         *used = (*used).max(flight);
         if now.saturating_since(*stamp) < rto {
             return false;
         }
         let cwnd = self.cc.window();
-        let window_used = if linux { (*used).max(iw) } else { *used };
+        // 2.4: win_used = max(snd_cwnd_used, 2); later kernels floor it at the initial window.
+        let window_used = match (linux, linux24) {
+            (_, true) => (*used).max(2 * smss),
+            (true, false) => (*used).max(iw),
+            (false, false) => *used,
+        };
         let mut reduced = false;
         if window_used < cwnd && !(linux && send_buffer_full) {
             let mut target = ((cwnd as u64 + window_used as u64) / 2) as u32;
@@ -276,6 +295,43 @@ impl Cwnd {
         false
     }
 
+    /// Linux 2.4 `tcp_enter_cwr` (`ifq_full = "linux-2.4"`), from the open state: ssthresh =
+    /// max(cwnd/2, 2 segments) (`tcp_recalc_ssthresh`), cwnd = min(cwnd, in flight + 1 segment), and
+    /// `tcp_cwnd_down`'s ACK count restarts (`snd_cwnd_cnt = 0`). `flight` is in flight now.
+    pub fn enter_cwr_linux24(&mut self, flight: u32, smss: u32) {
+        let cwnd = self.cc.window();
+        let half = (cwnd / 2).max(2 * smss);
+        self.cc.set_ssthresh(if self.packets { half - half % smss } else { half });
+        self.cc.set_window(cwnd.min(self.in_flight_plus(flight, smss)));
+        self.cwr_acks = 0;
+    }
+
+    /// Linux 2.4 `tcp_cwnd_down`, on every ACK while in CWR: one segment off cwnd per two ACKs while
+    /// cwnd is above ssthresh/2, and cwnd at most in flight (`flight`, after the ACK) + 1 segment.
+    pub fn cwnd_down_linux24(&mut self, flight: u32, smss: u32) {
+        self.cwr_acks += 1;
+        let decrement = self.cwr_acks / 2;
+        self.cwr_acks %= 2;
+        let mut cwnd = self.cc.window();
+        if decrement > 0 && cwnd > self.cc.ssthresh() / 2 {
+            cwnd = cwnd.saturating_sub(smss).max(smss);
+        }
+        self.cc.set_window(cwnd.min(self.in_flight_plus(flight, smss)));
+    }
+
+    /// Linux 2.4 `tcp_complete_cwr`, when CWR ends: cwnd = min(cwnd, ssthresh). A cwnd that
+    /// `tcp_cwnd_down` took below ssthresh then grows back in slow start.
+    pub fn complete_cwr_linux24(&mut self) {
+        let cwnd = self.cc.window().min(self.cc.ssthresh());
+        self.cc.set_window(cwnd);
+    }
+
+    /// `tcp_packets_in_flight() + 1` in bytes: whole segments when cwnd counts packets, at least one.
+    fn in_flight_plus(&self, flight: u32, smss: u32) -> u32 {
+        let flight = if self.packets { flight.div_ceil(smss).saturating_mul(smss) } else { flight };
+        flight.saturating_add(smss)
+    }
+
     /// RFC 5681 §4.1 restart after idle: cwnd = min(RW, cwnd). Returns true when cwnd was reduced.
     pub fn restart(&mut self, rw: u32) -> bool {
         if rw < self.cc.window() {
@@ -283,5 +339,50 @@ impl Cwnd {
             return true;
         }
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u32 = 1448;
+
+    fn linux24(segments: u32) -> Cwnd {
+        let cfg = TcpConfig::personality("linux-2.4").unwrap();
+        let mut c = Cwnd::new(&cfg, MSS);
+        c.set_initial(segments * MSS);
+        c
+    }
+
+    /// 2.4's `tcp_enter_cwr`, `tcp_cwnd_down` and `tcp_complete_cwr` (tcp_input.c): ssthresh = cwnd/2,
+    /// then one segment per two ACKs down to ssthresh/2, never above in flight + 1, and at the end cwnd =
+    /// min(cwnd, ssthresh), which can leave it below ssthresh for slow start to grow back.
+    #[test]
+    fn linux24_cwr_takes_a_segment_per_two_acks_down_to_half_ssthresh() {
+        let mut c = linux24(40);
+        c.enter_cwr_linux24(39 * MSS, MSS);
+        assert_eq!((c.window(), c.ssthresh()), (40 * MSS, 20 * MSS));
+        c.cwnd_down_linux24(39 * MSS, MSS);
+        assert_eq!(c.window(), 40 * MSS, "the first ACK only counts");
+        c.cwnd_down_linux24(39 * MSS, MSS);
+        assert_eq!(c.window(), 39 * MSS);
+        for _ in 0..100 {
+            c.cwnd_down_linux24(39 * MSS, MSS);
+        }
+        assert_eq!(c.window(), 10 * MSS, "floor ssthresh/2");
+        c.cwnd_down_linux24(4 * MSS, MSS);
+        assert_eq!(c.window(), 5 * MSS, "at most in flight + 1");
+        c.complete_cwr_linux24();
+        assert_eq!((c.window(), c.ssthresh()), (5 * MSS, 20 * MSS));
+    }
+
+    /// 2.4's `tcp_ack` calls `tcp_cong_avoid` only when `prior_in_flight >= snd_cwnd`, in packets.
+    #[test]
+    fn linux24_grows_only_a_filled_window() {
+        let c = linux24(40);
+        assert!(c.growth_allowed(40 * MSS, MSS));
+        assert!(c.growth_allowed(39 * MSS + 1, MSS), "a short segment in flight counts as one");
+        assert!(!c.growth_allowed(39 * MSS, MSS));
     }
 }

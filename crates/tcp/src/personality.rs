@@ -21,8 +21,9 @@ pub const PERSONALITIES: &[(&str, &str)] = &[
     ),
     (
         "linux-2.4",
-        "Linux 2.4: packet-counted cwnd, NewReno+SACK, interface stall -> CWR, cwnd moderation (3 segments), \
-         RFC 2861 validation, HZ=100 timers, 200 ms minimum RTO, quickack/pingpong ACKs",
+        "Linux 2.4: packet-counted cwnd grown only when filled, NewReno+SACK, interface stall -> 2.4's CWR \
+         (one segment per two ACKs), cwnd moderation (3 segments) on dubious ACKs, RFC 2861 validation, HZ=100 \
+         timers, 200 ms minimum RTO, quickack/pingpong ACKs",
     ),
     (
         "linux-2.2",
@@ -93,9 +94,9 @@ impl TcpConfig {
                 ack_policy: AckPolicy::Linux,
                 ato_min: Duration::from_millis(40),
                 delayed_ack_timeout: Duration::from_millis(200),
-                ifq_full: IfqFull::Cwr,
+                ifq_full: IfqFull::Linux24,
                 max_burst: 3,
-                cwv: Cwv::Rfc2861,
+                cwv: Cwv::Linux24,
                 tick: Duration::from_millis(10),
                 clock_granularity: Duration::from_millis(10),
                 rto_min: Duration::from_millis(200),

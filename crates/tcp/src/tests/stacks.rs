@@ -77,6 +77,22 @@ fn test_established_full_interface_queue() {
     assert_eq!((refused, sent, send_stall), (false, 2, 0));
 }
 
+/// `ifq_full = "linux-2.4"`: 2.4's `tcp_enter_cwr` with nothing in flight sets ssthresh = max(cwnd/2, 2)
+/// = 2 segments and cwnd = in flight + 1 = 1 segment; a second refusal changes nothing but is counted
+/// again in CongSignals, as web100 counted every call of `tcp_enter_cwr`.
+#[test]
+fn test_established_full_interface_queue_linux24() {
+    let cfg = TcpConfig { ifq_full: IfqFull::Linux24, cwnd_unit: crate::config::CwndUnit::Packets, ..cfg() };
+    let mut c = client_established(cfg);
+    assert_eq!(c.send(4 * 1448), 4 * 1448);
+    assert!(c.poll_transmit(at(20), TxRoom::Full).is_none());
+    assert_eq!((c.ssthresh(), c.cwnd()), (2896, 1448));
+    assert!(c.poll_transmit(at(20), TxRoom::Full).is_none());
+    let e = c.estats();
+    assert_eq!((e.SendStall, e.CongSignals), (2, 2));
+    assert_eq!(transmit_all(&mut c, at(21)).len(), 1);
+}
+
 /// Sixty segments (IW 20) over a 50 ms RTT; segment 3 is lost, and so is its first retransmission.
 /// RFC 6675 recovery has no rule for a lost retransmission: the RTO (1 s) repairs it. Linux's
 /// `tcp_mark_lost_retrans` (`lost_retransmit_detection`: DupThresh segments sent after the
