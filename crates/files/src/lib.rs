@@ -275,6 +275,42 @@ fn open_stream(p: &Path) -> io::Result<File> {
     Ok(f)
 }
 
+/// Reads an input file (a scenario, a result document) as UTF-8 text: only a regular file, reached
+/// through links or not, of at most `limit` bytes. A device or FIFO (`/dev/zero`, `/dev/stdin`) is
+/// refused, since it could be read without end; so is a file that grows past `limit` while being read.
+pub fn read_regular(path: &Path, limit: u64) -> io::Result<String> {
+    use std::io::Read;
+    let not_regular = || {
+        refused("not a regular file (a device, FIFO or directory could be read without end); accepted: a regular file".into())
+    };
+    let too_big = |size: String| refused(format!("{size} bytes, over the limit of {limit} bytes for this input"));
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(not_regular());
+    }
+    let mut o = std::fs::OpenOptions::new();
+    o.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // A FIFO swapped in since the check must not block the open.
+        o.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    let f = o.open(path)?;
+    let m = f.metadata()?;
+    if !m.is_file() {
+        return Err(not_regular());
+    }
+    if m.len() > limit {
+        return Err(too_big(m.len().to_string()));
+    }
+    let mut bytes = Vec::with_capacity(m.len() as usize);
+    f.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_big(format!("more than {limit}")));
+    }
+    String::from_utf8(bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("not UTF-8 text: {e}")))
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Temporaries and their registry
 

@@ -244,3 +244,30 @@ fn root_does_not_follow_or_remove_what_other_users_planted() {
     assert_eq!(sweep_stale(&shared), Vec::<PathBuf>::new());
     assert!(theirs.exists());
 }
+
+/// Item 6: inputs are regular files of bounded size; /dev/zero, a FIFO and a directory are refused
+/// without reading them.
+#[test]
+fn inputs_are_bounded_regular_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("s.toml");
+    std::fs::write(&f, "name = \"x\"\n").unwrap();
+    assert_eq!(read_regular(&f, 100).unwrap(), "name = \"x\"\n");
+    let link = dir.path().join("link.toml");
+    symlink(&f, &link).unwrap();
+    assert_eq!(read_regular(&link, 100).unwrap(), "name = \"x\"\n");
+    let err = read_regular(&f, 5).unwrap_err();
+    assert!(err.to_string().contains("11 bytes, over the limit of 5 bytes"), "{err}");
+    for p in [Path::new("/dev/zero"), dir.path()] {
+        let err = read_regular(p, 1 << 20).unwrap_err();
+        assert!(err.to_string().contains("not a regular file"), "{}: {err}", p.display());
+    }
+    let fifo = dir.path().join("fifo");
+    let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    let err = read_regular(&fifo, 1 << 20).unwrap_err();
+    assert!(err.to_string().contains("not a regular file"), "{err}");
+    std::fs::write(&f, [0xff, 0xfe]).unwrap();
+    assert!(read_regular(&f, 100).unwrap_err().to_string().contains("not UTF-8"));
+}
