@@ -449,20 +449,27 @@ pub fn effective_jobs(jobs: usize) -> (usize, Option<String>) {
 }
 
 /// A pool of `jobs` threads, or of fewer when the system refuses that many (a process limit): results
-/// do not depend on the number of threads, so half as many is tried, down to one, before giving up.
+/// do not depend on the number of threads, so half as many is tried, down to one, before giving up. The
+/// threads a failed attempt started are still exiting when the next attempt starts, so each attempt
+/// waits 20 ms first, and one thread is tried for half a second.
 fn worker_pool(jobs: usize) -> Result<rayon::ThreadPool, RunError> {
     let mut n = jobs;
+    let mut tries_at_one = 0;
     loop {
         match rayon::ThreadPoolBuilder::new().num_threads(n).build() {
             Ok(pool) => return Ok(pool),
-            Err(_) if n != 1 => {
-                let tried = if n == 0 { std::thread::available_parallelism().map_or(1, |c| c.get()) } else { n };
-                n = (tried / 2).max(1);
-            }
-            Err(e) => {
+            Err(e) if n == 1 && tries_at_one >= 25 => {
                 return Err(RunError::Unsupported(format!(
                     "cannot start even one worker thread ({e}); a process or thread limit (ulimit -u) is too low"
                 )))
+            }
+            Err(_) => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                let tried = if n == 0 { std::thread::available_parallelism().map_or(1, |c| c.get()) } else { n };
+                n = (tried / 2).max(1);
+                if tried == 1 {
+                    tries_at_one += 1;
+                }
             }
         }
     }
