@@ -45,10 +45,7 @@ const NEEDED_CAPS: [(u32, &str, &str); 2] = [
 /// starts: root's children get the bounding set) lines of a /proc/PID/status text, with which set.
 pub fn missing_capabilities(status: &str) -> Vec<String> {
     let set = |key: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(key))
-            .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        status.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
     };
     let mut missing = Vec::new();
     for (key, what) in [("CapEff:", "effective set"), ("CapBnd:", "bounding set")] {

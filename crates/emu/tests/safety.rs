@@ -180,8 +180,11 @@ fn the_sweep_leaves_foreign_namespaces_and_their_processes_alone() {
     std::fs::create_dir_all("/run/tcplab/netns").unwrap();
     let marker = format!("/run/tcplab/netns/{}", foreign[2]);
     let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
-    std::fs::write(&marker, format!("tcplab netns marker 1\npid={dead}\nstart=1\nboot={}\ndev=1\nino=1\n", boot.trim()))
-        .unwrap();
+    std::fs::write(
+        &marker,
+        format!("tcplab netns marker 1\npid={dead}\nstart=1\nboot={}\ndev=1\nino=1\n", boot.trim()),
+    )
+    .unwrap();
     let mut inside = Command::new("ip").args(["netns", "exec", &foreign[0], "sleep", "600"]).spawn().unwrap();
     std::thread::sleep(std::time::Duration::from_millis(200));
 

@@ -83,9 +83,10 @@ pub fn resolve(path: &Path) -> io::Result<Resolved> {
                 return match std::fs::metadata(dir) {
                     Ok(m) if m.is_dir() => Ok(Resolved::File(p)),
                     Ok(_) => Err(refused(format!("{} is not a directory", dir.display()))),
-                    Err(e) if via_link => {
-                        Err(refused(format!("it is a symbolic link to {}, whose directory is missing: {e}", p.display())))
-                    }
+                    Err(e) if via_link => Err(refused(format!(
+                        "it is a symbolic link to {}, whose directory is missing: {e}",
+                        p.display()
+                    ))),
                     Err(e) => Err(io::Error::new(e.kind(), format!("directory {}: {e}", dir.display()))),
                 };
             }
@@ -281,7 +282,10 @@ fn open_stream(p: &Path) -> io::Result<File> {
 pub fn read_regular(path: &Path, limit: u64) -> io::Result<String> {
     use std::io::Read;
     let not_regular = || {
-        refused("not a regular file (a device, FIFO or directory could be read without end); accepted: a regular file".into())
+        refused(
+            "not a regular file (a device, FIFO or directory could be read without end); accepted: a regular file"
+                .into(),
+        )
     };
     let too_big = |size: String| refused(format!("{size} bytes, over the limit of {limit} bytes for this input"));
     if !std::fs::metadata(path)?.is_file() {
@@ -356,7 +360,9 @@ impl Temp {
             .suffix(TEMP_SUFFIX)
             .rand_bytes(TEMP_RANDOM)
             .tempfile_in(dir)
-            .map_err(|e| io::Error::new(e.kind(), format!("creating a temporary file in {}: {e}", dir.display())))?;
+            .map_err(|e| {
+            io::Error::new(e.kind(), format!("creating a temporary file in {}: {e}", dir.display()))
+        })?;
         // The file is ours to remove (registry, Drop), not tempfile's.
         let (file, tpath) = t.into_parts();
         let path = tpath.keep().map_err(|e| e.error)?;

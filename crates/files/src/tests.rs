@@ -163,13 +163,13 @@ fn temporaries_have_unpredictable_recognisable_names() {
     assert_eq!(parse_temp_name(name), Some((std::process::id(), own_start_time())), "{name}");
     assert_eq!(std::fs::metadata(a.path()).unwrap().permissions().mode() & 0o777, 0o600);
     for bad in [
-        ".tcplab-12-34-abcdefghijk.part",    // 11 random characters
-        ".tcplab-12-34-abcdefghijkl.partx",  // suffix
-        ".tcplab-12-34-abcdefghij-l.part",   // not alphanumeric
-        "x.tcplab-12-34-abcdefghijkl.part",  // prefix
-        ".tcplab-12--abcdefghijkl.part",     // no start time
-        ".tcplab-1x-34-abcdefghijkl.part",   // pid not a number
-        "real.json.tcplab-12-0.part",        // the old predictable names are not ours to judge
+        ".tcplab-12-34-abcdefghijk.part",   // 11 random characters
+        ".tcplab-12-34-abcdefghijkl.partx", // suffix
+        ".tcplab-12-34-abcdefghij-l.part",  // not alphanumeric
+        "x.tcplab-12-34-abcdefghijkl.part", // prefix
+        ".tcplab-12--abcdefghijkl.part",    // no start time
+        ".tcplab-1x-34-abcdefghijkl.part",  // pid not a number
+        "real.json.tcplab-12-0.part",       // the old predictable names are not ours to judge
     ] {
         assert_eq!(parse_temp_name(bad), None, "{bad}");
     }
