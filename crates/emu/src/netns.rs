@@ -197,7 +197,7 @@ impl Run {
         for ns in [&run.client, &run.server] {
             LIVE.lock().unwrap_or_else(|p| p.into_inner()).push(ns.name.clone());
             run_ip(&["netns", "add", &ns.name])?;
-            write_marker(&markers, &ns.name)?;
+            write_marker(markers, &ns.name)?;
             for key in [
                 "net.ipv6.conf.all.disable_ipv6",
                 "net.ipv6.conf.default.disable_ipv6",
