@@ -140,7 +140,7 @@ fn device_inputs_are_refused() {
 }
 
 /// Item 7: `--jobs 100000` is clamped with a note, and the sweep runs as with few jobs; under a process
-/// limit (as an unprivileged user, root ignores the limit) the pool shrinks instead of panicking.
+/// limit (as an unprivileged user: root ignores the limit) the pool shrinks instead of panicking.
 #[test]
 fn jobs_beyond_reason_are_clamped_and_never_panic() {
     let dir = tempfile::tempdir().unwrap();
@@ -160,7 +160,9 @@ fn jobs_beyond_reason_are_clamped_and_never_panic() {
     if !is_root() {
         return skip("needs root (to run as an unprivileged user under RLIMIT_NPROC)");
     }
-    // The binary must be reachable by `nobody`; a copy in a world-readable directory is.
+    // A uid no process runs under (not `nobody`, which daemons use: the limit counts every process of
+    // the user). The binary must be reachable by it; a copy in a world-readable directory is.
+    const UNUSED_ID: u32 = 61_234;
     let copy = dir.path().join("tcplab");
     std::fs::copy(bin(), &copy).unwrap();
     use std::os::unix::fs::PermissionsExt;
@@ -174,7 +176,10 @@ fn jobs_beyond_reason_are_clamped_and_never_panic() {
     unsafe {
         cmd.pre_exec(|| {
             let lim = libc::rlimit { rlim_cur: 3, rlim_max: 3 };
-            if libc::setrlimit(libc::RLIMIT_NPROC, &lim) != 0 || libc::setgid(65534) != 0 || libc::setuid(65534) != 0 {
+            if libc::setrlimit(libc::RLIMIT_NPROC, &lim) != 0
+                || libc::setgid(UNUSED_ID) != 0
+                || libc::setuid(UNUSED_ID) != 0
+            {
                 return Err(std::io::Error::last_os_error());
             }
             Ok(())
