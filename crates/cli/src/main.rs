@@ -162,9 +162,22 @@ impl RenderArgs {
     }
 }
 
+/// The largest scenario file read (a scenario is a few kilobytes of TOML).
+const SCENARIO_LIMIT: u64 = 16 << 20;
+/// The largest result document read by `report` and `merge` (a 600 s run with 100 us series writes
+/// about 200 MB).
+const RESULT_LIMIT: u64 = 1 << 30;
+
+/// Reads an input file: a regular file (a device or FIFO such as /dev/zero could be read without end)
+/// of at most `limit` bytes, else exit 2 with the reason.
+fn read_input(path: &str, limit: u64) -> Result<String, Failure> {
+    tcplab_files::read_regular(Path::new(path), limit)
+        .map_err(|e| Failure::BadInput(format!("{path}: cannot read: {e}")))
+}
+
 /// `tcplab report RESULT.json`: the table and the files of `run` from a saved result.
 fn report(path: &str, r: &RenderArgs, quiet: bool) -> Result<(), Failure> {
-    let text = std::fs::read_to_string(path).map_err(|e| Failure::BadInput(format!("{path}: cannot read: {e}")))?;
+    let text = read_input(path, RESULT_LIMIT)?;
     let doc: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| Failure::BadInput(format!("{path}: not JSON: {e}")))?;
     if doc["schema"] != "tcplab.result/1" {
@@ -198,6 +211,10 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    // SIGINT, SIGTERM and SIGHUP remove every temporary file (and the Linux backend's namespaces) before
+    // the process dies of the signal; a SIGKILLed run's temporaries are removed by the next run
+    // (tcplab_files).
+    tcplab_files::install_signal_cleanup();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -255,7 +272,7 @@ fn read_plan(arg: &str, set: &[String], suite: &suite::SuiteArgs) -> Result<tcpl
 /// The name to report errors against and the text of a scenario file or shipped scenario.
 fn scenario_text(arg: &str) -> Result<(String, String), Failure> {
     let (name, text) = if Path::new(arg).exists() {
-        let text = std::fs::read_to_string(arg).map_err(|e| Failure::BadInput(format!("{arg}: cannot read: {e}")))?;
+        let text = read_input(arg, SCENARIO_LIMIT)?;
         (arg.to_string(), text)
     } else if let Some(s) = SHIPPED.iter().find(|s| s.name == arg) {
         (format!("scenarios/{}.toml", s.name), s.text.to_string())
@@ -280,7 +297,7 @@ fn check(arg: &str, set: &[String], suite: &suite::SuiteArgs) -> Result<(), Fail
 fn merge(shards: &[String], out: &str) -> Result<(), Failure> {
     let mut docs = Vec::new();
     for path in shards {
-        let text = std::fs::read_to_string(path).map_err(|e| Failure::BadInput(format!("{path}: cannot read: {e}")))?;
+        let text = read_input(path, RESULT_LIMIT)?;
         let doc: serde_json::Value =
             serde_json::from_str(&text).map_err(|e| Failure::BadInput(format!("{path}: not JSON: {e}")))?;
         docs.push((path.clone(), doc));
@@ -321,6 +338,12 @@ fn run(
     }
     let shard = suite.shard.as_deref().map(tcplab_lab::sweep::parse_shard).transpose().map_err(Failure::BadInput)?;
     let plan = read_plan(arg, set, suite)?;
+    // Before running: whether the backend can run here (root with CAP_SYS_ADMIN and CAP_NET_ADMIN), and
+    // whether each output file can be written where it is asked for.
+    if backend == "linux" {
+        tcplab_emu::check_environment().map_err(|e| Failure::BadInput(format!("--backend linux: {e}")))?;
+    }
+    check_outputs(out)?;
     if backend == "linux" {
         if !suite.is_plain() || plan.points.len() > 1 || plan.repeat.is_some() {
             return Err(Failure::BadInput(
@@ -349,7 +372,11 @@ fn run(
         return emit(&doc, out, quiet);
     }
     if out.pcap.is_none() {
-        let opts = tcplab_lab::sweep::RunOptions { seed, jobs: suite.jobs, shard };
+        let (jobs, note) = tcplab_lab::sweep::effective_jobs(suite.jobs);
+        if let Some(note) = note {
+            eprintln!("tcplab: note: {note}");
+        }
+        let opts = tcplab_lab::sweep::RunOptions { seed, jobs, shard };
         let progress = suite::Progress::new(plan.points.len(), quiet);
         let outcome = tcplab_lab::sweep::run_plan(&plan, opts, &|done, _| progress.set(done));
         progress.finish();
@@ -406,6 +433,25 @@ fn run(
         p.finish().map_err(|e| Failure::Run(format!("{path}: cannot write: {e}")))?;
     }
     emit(&doc, out, quiet)
+}
+
+/// Refuses, before a run, an output file that cannot be written where it is asked for (a directory, a
+/// missing directory, a block device, a dangling or foreign link: see tcplab_files::resolve), so that
+/// the error does not come after the whole run.
+fn check_outputs(out: &Outputs) -> Result<(), Failure> {
+    let files = [
+        ("--json", out.json.as_deref().filter(|p| *p != "-").map(std::path::PathBuf::from)),
+        ("--pcap", out.pcap.as_deref().map(std::path::PathBuf::from)),
+        ("--report", out.render.report.clone().filter(|p| p.as_os_str() != "-")),
+        ("--flent", out.render.flent.clone()),
+    ];
+    for (flag, path) in files {
+        if let Some(p) = path {
+            tcplab_files::resolve(&p)
+                .map_err(|e| Failure::BadInput(format!("{flag} {}: cannot write: {e}", p.display())))?;
+        }
+    }
+    Ok(())
 }
 
 /// Prints the table (unless quiet or the JSON goes to stdout), writes the JSON and the rendered files.

@@ -326,7 +326,6 @@ mod os {
     use std::collections::VecDeque;
     use std::io;
     use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-    use std::path::Path;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
     use std::thread::JoinHandle;
@@ -335,7 +334,6 @@ mod os {
     use tcplab_units::Instant;
 
     use std::io::Write;
-    use std::path::PathBuf;
 
     use super::{
         build_subpacket, merge_records, pcap_header, pcap_record, DirectionHealth, DirectionSpec, EmulatorConfig,
@@ -350,9 +348,18 @@ mod os {
         stop: Arc<AtomicBool>,
         threads: Vec<JoinHandle<io::Result<DirectionHealth>>>,
         pub t0_ns: u64,
-        /// The trace asked for, and the files of its record streams (up entered, up delivered, down
-        /// entered, down delivered; `None` for a stream the tap does not need).
-        pcap: Option<(PcapSpec, Vec<Option<PathBuf>>)>,
+        /// The trace asked for, where it goes, and the temporaries of its record streams (up entered, up
+        /// delivered, down entered, down delivered; `None` for a stream the tap does not need).
+        pcap: Option<Trace>,
+    }
+
+    /// The files of a trace being taken: every one is a registered temporary of `tcplab_files`, created
+    /// exclusively with an unpredictable name, removed on drop, on SIGINT/SIGTERM/SIGHUP, and by the
+    /// next run after SIGKILL.
+    struct Trace {
+        spec: PcapSpec,
+        out: tcplab_files::Output,
+        parts: Vec<Option<tcplab_files::Temp>>,
     }
 
     impl Emulator {
@@ -369,19 +376,20 @@ mod os {
             let stop = Arc::new(AtomicBool::new(false));
             let t0_ns = sys::monotonic_ns();
             let wall0_ns = sys::realtime_ns();
-            // One file per record stream; they are merged in time order when the emulator stops.
-            let mut parts: Vec<Option<PathBuf>> = vec![None; 4];
+            // One temporary per record stream, beside the trace (or in the temporary directory when the
+            // trace goes to a device or descriptor); they are merged in time order when the emulator stops.
+            let mut trace = None;
             let mut taps: Vec<Option<Tap>> = (0..4).map(|_| None).collect();
             if let Some(p) = &cfg.pcap {
+                let at = |e: io::Error| EmuError::os(format!("writing {}", p.path.display()), e);
+                let out = tcplab_files::Output::create(&p.path).map_err(at)?;
+                let mut parts: Vec<Option<tcplab_files::Temp>> = (0..4).map(|_| None).collect();
                 for (k, on) in p.tap.streams().into_iter().enumerate() {
                     if !on {
                         continue;
                     }
-                    let mut name = p.path.clone().into_os_string();
-                    name.push(format!(".tcplab-{}-{k}.part", std::process::id()));
-                    let path = PathBuf::from(name);
-                    let f = std::fs::File::create(&path)
-                        .map_err(|e| EmuError::os(format!("creating {}", path.display()), e))?;
+                    let part = tcplab_files::Temp::new_in(&out.scratch_dir()).map_err(at)?;
+                    let f = part.file().try_clone().map_err(at)?;
                     taps[k] = Some(Tap {
                         out: io::BufWriter::with_capacity(1 << 20, f),
                         wall0_ns,
@@ -389,11 +397,11 @@ mod os {
                         rec: Vec::with_capacity(BUF_LEN + 16),
                         err: None,
                     });
-                    parts[k] = Some(path);
+                    parts[k] = Some(part);
                 }
+                trace = Some(Trace { spec: p.clone(), out, parts });
             }
-            let mut emu =
-                Emulator { stop: stop.clone(), threads: Vec::new(), t0_ns, pcap: cfg.pcap.clone().map(|p| (p, parts)) };
+            let mut emu = Emulator { stop: stop.clone(), threads: Vec::new(), t0_ns, pcap: trace };
             let mut taps = taps.into_iter();
             for (k, (name, input, output, spec)) in
                 [("up", c.clone(), s.clone(), up), ("down", s, c, down)].into_iter().enumerate()
@@ -426,57 +434,31 @@ mod os {
             }
             let down = out.pop().unwrap_or_default();
             let up = out.pop().unwrap_or_default();
-            if let Some((spec, parts)) = self.pcap.take() {
-                let r = write_trace(&spec, &parts);
-                remove_parts(&parts);
-                r.map_err(|e| EmuError::os(format!("writing {}", spec.path.display()), e))?;
+            if let Some(trace) = self.pcap.take() {
+                let path = trace.spec.path.clone();
+                write_trace(trace).map_err(|e| EmuError::os(format!("writing {}", path.display()), e))?;
             }
             Ok((up, down))
         }
     }
 
-    /// The trace file: the header, then the streams' records merged in time order (written beside the
-    /// target and renamed into place, so a reader never sees a partial trace).
-    fn write_trace(spec: &PcapSpec, parts: &[Option<PathBuf>]) -> io::Result<()> {
+    /// The trace file: the header, then the streams' records merged in time order (a regular file is
+    /// written beside the target and renamed into place, so a reader never sees a partial trace). The
+    /// parts are read back through the descriptors they were written with, never reopened by name.
+    fn write_trace(trace: Trace) -> io::Result<()> {
+        use std::io::Seek;
+        let Trace { spec, out, parts } = trace;
         let mut inputs: Vec<Box<dyn io::Read>> = Vec::new();
         for p in parts.iter().flatten() {
-            inputs.push(Box::new(io::BufReader::with_capacity(1 << 20, std::fs::File::open(p)?)));
+            let mut f = p.file().try_clone()?;
+            f.seek(io::SeekFrom::Start(0))?;
+            inputs.push(Box::new(io::BufReader::with_capacity(1 << 20, f)));
         }
-        let mut tmp = spec.path.clone().into_os_string();
-        tmp.push(format!(".tcplab-{}.part", std::process::id()));
-        let tmp = PathBuf::from(tmp);
-        let mut out = io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);
-        let r = (|| {
-            out.write_all(&pcap_header(spec.snaplen))?;
-            merge_records(inputs, &mut out)?;
-            out.flush()
-        })();
-        match r.and_then(|()| put_in_place(&tmp, &spec.path)) {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                let _ = std::fs::remove_file(&tmp);
-                Err(e)
-            }
-        }
-    }
-
-    /// Renames the finished trace into place — or, when the target is a device or FIFO (e.g. /dev/null),
-    /// writes into it, since a rename would replace the node.
-    fn put_in_place(tmp: &Path, target: &Path) -> io::Result<()> {
-        match std::fs::metadata(target) {
-            Ok(m) if !m.is_file() && !m.is_dir() => {
-                let mut into = std::fs::OpenOptions::new().write(true).open(target)?;
-                io::copy(&mut std::fs::File::open(tmp)?, &mut into)?;
-                std::fs::remove_file(tmp)
-            }
-            _ => std::fs::rename(tmp, target),
-        }
-    }
-
-    fn remove_parts(parts: &[Option<PathBuf>]) {
-        for p in parts.iter().flatten() {
-            let _ = std::fs::remove_file(p);
-        }
+        let mut out = io::BufWriter::with_capacity(1 << 20, out);
+        out.write_all(&pcap_header(spec.snaplen))?;
+        merge_records(inputs, &mut out)?;
+        out.into_inner().map_err(|e| e.into_error())?.commit()
+        // `parts` are dropped here: their files are removed.
     }
 
     impl Drop for Emulator {
@@ -485,9 +467,8 @@ mod os {
             for h in self.threads.drain(..) {
                 let _ = h.join();
             }
-            if let Some((_, parts)) = self.pcap.take() {
-                remove_parts(&parts);
-            }
+            // Dropping the trace removes its temporaries.
+            self.pcap.take();
         }
     }
 

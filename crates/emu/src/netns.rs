@@ -2,6 +2,15 @@
 //! success, error, panic and SIGINT/SIGTERM/SIGHUP; leftovers of a killed run (whose process is gone) are
 //! removed by the next run. Nothing here touches the host's interfaces, routes, firewall or sysctls: every
 //! setting is written from a thread that has entered the run's own namespace.
+//!
+//! A name proves nothing (anyone can `ip netns add tcplab-1-0-mine`), so each namespace this backend
+//! creates gets a marker, `/run/tcplab/netns/<name>` (a directory only root can write), recording the
+//! creating process's pid and start time, the boot, and the namespace's own identity (the device and
+//! inode of `/run/netns/<name>`, which the kernel gives each namespace). The sweep of leftovers removes a
+//! namespace only when its marker says a process that is gone made it and the namespace at that name is
+//! still the one it made; it never kills: the processes a run starts die with it (`PR_SET_PDEATHSIG`),
+//! and any other process inside is left running (the namespace lives on, unnamed, until it exits).
+//! A run's own clean-up kills only processes inside its namespaces that descend from this process.
 
 use std::io;
 use std::os::unix::fs::MetadataExt;
@@ -14,6 +23,11 @@ use crate::sys;
 /// Every namespace name this backend creates starts with this.
 pub const PREFIX: &str = "tcplab-";
 const NETNS_DIR: &str = "/run/netns";
+/// Where the markers of the namespaces this backend made are kept (root-only, like /run/netns).
+const MARKER_PARENT: &str = "/run/tcplab";
+const MARKER_DIR: &str = "/run/tcplab/netns";
+/// The first line of a marker.
+const MARKER_MAGIC: &str = "tcplab netns marker 1";
 
 /// Namespaces of live runs of this process, removed by the signal and panic hooks.
 static LIVE: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -21,7 +35,35 @@ static LIVE: Mutex<Vec<String>> = Mutex::new(Vec::new());
 static RUN_LOCK: Mutex<()> = Mutex::new(());
 static HOOKS: Once = Once::new();
 
-/// Fails with a clear message unless this is Linux, we are root, and the tools exist.
+/// Linux capability numbers (include/uapi/linux/capability.h) the backend needs, with what for.
+const NEEDED_CAPS: [(u32, &str, &str); 2] = [
+    (21, "CAP_SYS_ADMIN", "network namespaces: `ip netns add`/`exec`, setns(2), mounts"),
+    (12, "CAP_NET_ADMIN", "TUN devices, addresses, routes and sysctls inside the namespaces"),
+];
+
+/// The needed capabilities missing from the `CapEff` (this process) or `CapBnd` (the `ip` programs it
+/// starts: root's children get the bounding set) lines of a /proc/PID/status text, with which set.
+pub fn missing_capabilities(status: &str) -> Vec<String> {
+    let set = |key: &str| {
+        status.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+    };
+    let mut missing = Vec::new();
+    for (key, what) in [("CapEff:", "effective set"), ("CapBnd:", "bounding set")] {
+        let Some(bits) = set(key) else {
+            missing.push(format!("{key} unreadable in /proc/self/status"));
+            continue;
+        };
+        for (bit, name, _) in NEEDED_CAPS {
+            if bits & (1 << bit) == 0 && !missing.iter().any(|m: &String| m.starts_with(name)) {
+                missing.push(format!("{name} (not in the {what}, {key} {bits:016x})"));
+            }
+        }
+    }
+    missing
+}
+
+/// Fails with a clear message unless this is Linux, we are root with the capabilities the backend
+/// needs (CAP_SYS_ADMIN, CAP_NET_ADMIN), and the tools exist.
 pub fn check_environment() -> Result<(), EmuError> {
     if !cfg!(target_os = "linux") {
         return Err(EmuError::Unsupported(format!(
@@ -34,6 +76,19 @@ pub fn check_environment() -> Result<(), EmuError> {
         return Err(EmuError::Unsupported(
             "it needs root (it creates network namespaces and TUN devices); run as root or under sudo".into(),
         ));
+    }
+    // Root in a container or under `capsh --drop` may lack them; without this check the run would fail
+    // later with a mount or ioctl error.
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let missing = missing_capabilities(&status);
+    if !missing.is_empty() {
+        let needs: Vec<String> = NEEDED_CAPS.iter().map(|(_, n, why)| format!("{n} ({why})")).collect();
+        return Err(EmuError::Unsupported(format!(
+            "it needs {}; this root process lacks {}. Run it as root with those capabilities (a container \
+             needs --cap-add SYS_ADMIN --cap-add NET_ADMIN, or --privileged)",
+            needs.join(" and "),
+            missing.join(", ")
+        )));
     }
     if !std::path::Path::new("/dev/net/tun").exists() {
         return Err(EmuError::Unsupported("/dev/net/tun is missing (load the tun module)".into()));
@@ -136,11 +191,13 @@ impl Run {
         static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let tag = format!("{PREFIX}{}-{}-{n}", std::process::id(), start_time(std::process::id()).unwrap_or(0));
+        let markers = marker_dir()?;
         let run =
             Run { client: Netns { name: format!("{tag}-c") }, server: Netns { name: format!("{tag}-s") }, _lock: lock };
         for ns in [&run.client, &run.server] {
             LIVE.lock().unwrap_or_else(|p| p.into_inner()).push(ns.name.clone());
             run_ip(&["netns", "add", &ns.name])?;
+            write_marker(markers, &ns.name)?;
             for key in [
                 "net.ipv6.conf.all.disable_ipv6",
                 "net.ipv6.conf.default.disable_ipv6",
@@ -163,16 +220,19 @@ impl Drop for Run {
         let mut live = LIVE.lock().unwrap_or_else(|p| p.into_inner());
         for ns in [&self.client.name, &self.server.name] {
             remove_netns(ns);
+            remove_marker(ns);
             live.retain(|n| n != ns);
         }
     }
 }
 
-/// Kills every process inside the namespace and removes it.
+/// Removes one of this run's namespaces, after killing the processes inside it that this process
+/// started (its descendants); any other process inside keeps running.
 fn remove_netns(name: &str) {
     let path = format!("{NETNS_DIR}/{name}");
     if let Ok(meta) = std::fs::metadata(&path) {
-        for pid in pids_in_netns(meta.ino()) {
+        let me = std::process::id() as i32;
+        for pid in pids_in_netns(meta.ino()).into_iter().filter(|&p| descends_from(p, me)) {
             // SAFETY: sending a signal has no memory-safety preconditions.
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }
@@ -189,98 +249,186 @@ fn pids_in_netns(ino: u64) -> Vec<i32> {
         .collect()
 }
 
-/// Field 22 of /proc/PID/stat: the process start time in clock ticks since boot (tells a reused pid apart).
-fn start_time(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after_comm = stat.rsplit_once(')')?.1;
-    after_comm.split_whitespace().nth(19)?.parse().ok()
+/// Whether `ancestor` is `pid`'s parent, grandparent, ... (field 4 of /proc/PID/stat).
+fn descends_from(pid: i32, ancestor: i32) -> bool {
+    let mut p = pid;
+    for _ in 0..4096 {
+        let Some(parent) = std::fs::read_to_string(format!("/proc/{p}/stat"))
+            .ok()
+            .and_then(|s| s.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse::<i32>().ok())
+        else {
+            return false;
+        };
+        if parent == ancestor {
+            return true;
+        }
+        if parent <= 1 {
+            return false;
+        }
+        p = parent;
+    }
+    false
 }
 
-/// Removes namespaces `tcplab-<pid>-<start>-...` whose process is gone (or whose pid now names another
-/// process). Returns the names removed.
+/// Field 22 of /proc/PID/stat: the process start time in clock ticks since boot (tells a reused pid apart).
+fn start_time(pid: u32) -> Option<u64> {
+    tcplab_files::process_start_time(pid)
+}
+
+/// This boot's id (proc(5)): a marker from another boot names a namespace that cannot exist any more.
+fn boot_id() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id").map(|s| s.trim().to_string()).unwrap_or_default()
+}
+
+/// A directory only root can have made and written: exists (or is made, 0700), is not a link, is owned
+/// by root and writable by no one else.
+fn root_only_dir(path: &str) -> Result<(), EmuError> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    match std::fs::DirBuilder::new().mode(0o700).create(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(EmuError::os(format!("creating {path}"), e)),
+    }
+    let m = std::fs::symlink_metadata(path).map_err(|e| EmuError::os(format!("checking {path}"), e))?;
+    if !m.file_type().is_dir() || m.uid() != 0 || m.permissions().mode() & 0o022 != 0 {
+        return Err(EmuError::Unsupported(format!(
+            "{path} must be a directory owned by root and writable by root only (it keeps the markers of the \
+             namespaces tcplab made); it is not: remove it"
+        )));
+    }
+    Ok(())
+}
+
+fn marker_dir() -> Result<&'static str, EmuError> {
+    root_only_dir(MARKER_PARENT)?;
+    root_only_dir(MARKER_DIR)?;
+    Ok(MARKER_DIR)
+}
+
+/// What a marker records.
+#[derive(Debug, PartialEq, Eq)]
+struct Marker {
+    pid: u32,
+    start: u64,
+    boot: String,
+    dev: u64,
+    ino: u64,
+}
+
+impl Marker {
+    fn parse(text: &str) -> Option<Marker> {
+        let mut lines = text.lines();
+        if lines.next()? != MARKER_MAGIC {
+            return None;
+        }
+        let mut kv = std::collections::BTreeMap::new();
+        for l in lines {
+            let (k, v) = l.split_once('=')?;
+            kv.insert(k, v);
+        }
+        Some(Marker {
+            pid: kv.get("pid")?.parse().ok()?,
+            start: kv.get("start")?.parse().ok()?,
+            boot: kv.get("boot")?.to_string(),
+            dev: kv.get("dev")?.parse().ok()?,
+            ino: kv.get("ino")?.parse().ok()?,
+        })
+    }
+
+    fn text(&self) -> String {
+        format!(
+            "{MARKER_MAGIC}\npid={}\nstart={}\nboot={}\ndev={}\nino={}\n",
+            self.pid, self.start, self.boot, self.dev, self.ino
+        )
+    }
+}
+
+/// Records that this process made namespace `name` (just created by `ip netns add`).
+fn write_marker(dir: &str, name: &str) -> Result<(), EmuError> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = format!("{NETNS_DIR}/{name}");
+    let m = std::fs::metadata(&path).map_err(|e| EmuError::os(format!("checking {path}"), e))?;
+    let pid = std::process::id();
+    let marker = Marker { pid, start: start_time(pid).unwrap_or(0), boot: boot_id(), dev: m.dev(), ino: m.ino() };
+    let at = format!("{dir}/{name}");
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&at)
+        .map_err(|e| EmuError::os(format!("creating the marker {at}"), e))?;
+    f.write_all(marker.text().as_bytes()).map_err(|e| EmuError::os(format!("writing the marker {at}"), e))
+}
+
+fn remove_marker(name: &str) {
+    let _ = std::fs::remove_file(format!("{MARKER_DIR}/{name}"));
+}
+
+/// Removes the namespaces of dead runs of this program: those whose marker in /run/tcplab/netns says a
+/// process that is gone (pid and start time) made them, this boot, and whose `/run/netns/<name>` is still
+/// that namespace (device and inode). Kills nothing. A namespace without a marker — another program's,
+/// or one named like ours by hand — is never touched. Returns the names removed.
 pub fn sweep_leftovers() -> Vec<String> {
-    let Ok(dir) = std::fs::read_dir(NETNS_DIR) else { return Vec::new() };
+    let Ok(dir) = std::fs::read_dir(MARKER_DIR) else { return Vec::new() };
+    // Markers are trusted only in a directory that only root could have written.
+    let Ok(d) = std::fs::symlink_metadata(MARKER_DIR) else { return Vec::new() };
+    if !d.file_type().is_dir() || d.uid() != 0 || d.mode() & 0o022 != 0 {
+        return Vec::new();
+    }
+    let boot = boot_id();
     let mut removed = Vec::new();
     for name in dir.filter_map(|e| e.ok()?.file_name().into_string().ok()) {
-        let Some(rest) = name.strip_prefix(PREFIX) else { continue };
-        let mut parts = rest.split('-');
-        let (Some(pid), Some(start)) = (parts.next(), parts.next()) else { continue };
-        let (Ok(pid), Ok(start)) = (pid.parse::<u32>(), start.parse::<u64>()) else { continue };
-        let alive = start_time(pid) == Some(start);
-        if !alive {
-            remove_netns(&name);
-            removed.push(name);
+        if !name.starts_with(PREFIX) || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+            continue;
         }
+        let at = format!("{MARKER_DIR}/{name}");
+        let Ok(m) = std::fs::symlink_metadata(&at) else { continue };
+        if !m.file_type().is_file() || m.uid() != 0 {
+            continue;
+        }
+        let Some(marker) = std::fs::read_to_string(&at).ok().as_deref().and_then(Marker::parse) else { continue };
+        if marker.boot == boot && start_time(marker.pid) == Some(marker.start) {
+            continue; // its run is alive
+        }
+        let path = format!("{NETNS_DIR}/{name}");
+        let same = std::fs::metadata(&path).is_ok_and(|n| n.dev() == marker.dev && n.ino() == marker.ino);
+        if marker.boot == boot && same {
+            let _ = sys::remove_netns_mount(&path);
+            removed.push(name.clone());
+        }
+        // The marker has served (or names a namespace that is gone or no longer ours).
+        let _ = std::fs::remove_file(&at);
     }
     removed
 }
 
 fn cleanup_live() {
-    // try_lock: a signal may arrive while this thread holds the lock; then the Drop in progress cleans up.
-    let names = match LIVE.try_lock() {
-        Ok(mut l) => std::mem::take(&mut *l),
-        Err(_) => return,
-    };
+    // Another thread holds the lock only for a moment (a push, or a namespace's removal); a panic hook
+    // may run on the thread that holds it, so wait a bounded time rather than for ever.
+    let mut names = None;
+    for _ in 0..200 {
+        match LIVE.try_lock() {
+            Ok(mut l) => names = Some(std::mem::take(&mut *l)),
+            Err(std::sync::TryLockError::Poisoned(p)) => names = Some(std::mem::take(&mut *p.into_inner())),
+            Err(std::sync::TryLockError::WouldBlock) => std::thread::sleep(std::time::Duration::from_millis(10)),
+        }
+        if names.is_some() {
+            break;
+        }
+    }
+    let Some(names) = names else { return };
     for n in names {
         remove_netns(&n);
+        remove_marker(&n);
     }
 }
 
-static mut SIGNAL_PIPE_WR: libc::c_int = -1;
-
-extern "C" fn on_signal(sig: libc::c_int) {
-    let b = sig as u8;
-    // SAFETY: write(2) is async-signal-safe; the fd is set once before the handler is installed.
-    unsafe { libc::write(SIGNAL_PIPE_WR, (&b as *const u8).cast(), 1) };
-}
-
-/// On SIGINT/SIGTERM/SIGHUP a helper thread removes the live namespaces, restores the default action and
-/// raises the signal again, so the process still dies of it. With `panic = "abort"` (no unwinding, so no
-/// Drop) the panic hook removes them too.
+/// On SIGINT/SIGTERM/SIGHUP (and a panic when panics abort), `tcplab_files`' handler removes the live
+/// temporaries and calls [`cleanup_live`], then the process dies of the signal as before.
 fn install_hooks() {
-    HOOKS.call_once(|| {
-        let mut fds = [0; 2];
-        // SAFETY: `fds` has room for two fds.
-        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-            return;
-        }
-        // SAFETY: written once, before any handler that reads it is installed.
-        unsafe { SIGNAL_PIPE_WR = fds[1] };
-        let rd = fds[0];
-        std::thread::Builder::new()
-            .name("tcplab-emu-signals".into())
-            .spawn(move || loop {
-                let mut b = 0u8;
-                // SAFETY: reads one byte into `b`.
-                let n = unsafe { libc::read(rd, (&mut b as *mut u8).cast(), 1) };
-                if n == 1 {
-                    cleanup_live();
-                    // SAFETY: restoring the default disposition and re-raising is the documented way to die
-                    // of a signal after handling it.
-                    unsafe {
-                        libc::signal(b as libc::c_int, libc::SIG_DFL);
-                        libc::raise(b as libc::c_int);
-                    }
-                }
-            })
-            .ok();
-        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-            // SAFETY: `on_signal` only calls write(2).
-            unsafe {
-                let mut sa: libc::sigaction = std::mem::zeroed();
-                sa.sa_sigaction = on_signal as *const () as usize;
-                sa.sa_flags = libc::SA_RESTART;
-                libc::sigaction(sig, &sa, std::ptr::null_mut());
-            }
-        }
-        if cfg!(panic = "abort") {
-            let prev = std::panic::take_hook();
-            std::panic::set_hook(Box::new(move |info| {
-                cleanup_live();
-                prev(info);
-            }));
-        }
-    });
+    HOOKS.call_once(|| tcplab_files::on_exit_signal(cleanup_live));
 }
 
 /// Names of this backend's namespaces that exist now (for tests and `tcplab` diagnostics).

@@ -429,6 +429,52 @@ pub struct RunOptions {
     pub shard: Option<(u32, u32)>,
 }
 
+/// The most worker threads a plan runs on: four per core. Points are CPU-bound, so threads beyond the
+/// cores only take turns on them, and each costs a stack and a process-table slot; `--jobs 100000` once
+/// ran for minutes starting threads, and under a process limit the pool could not be built at all.
+pub fn max_jobs() -> usize {
+    4 * std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The worker threads `jobs` gives (0: one per core, as rayon chooses), and a note when it was clamped
+/// to [`max_jobs`].
+pub fn effective_jobs(jobs: usize) -> (usize, Option<String>) {
+    let max = max_jobs();
+    if jobs > max {
+        let cores = max / 4;
+        (max, Some(format!("--jobs {jobs} clamped to {max} (4 per core, {cores} cores); results do not depend on it")))
+    } else {
+        (jobs, None)
+    }
+}
+
+/// A pool of `jobs` threads, or of fewer when the system refuses that many (a process limit): results
+/// do not depend on the number of threads, so half as many is tried, down to one, before giving up. The
+/// threads a failed attempt started are still exiting when the next attempt starts, so each attempt
+/// waits 20 ms first, and one thread is tried for half a second.
+fn worker_pool(jobs: usize) -> Result<rayon::ThreadPool, RunError> {
+    let mut n = jobs;
+    let mut tries_at_one = 0;
+    loop {
+        match rayon::ThreadPoolBuilder::new().num_threads(n).build() {
+            Ok(pool) => return Ok(pool),
+            Err(e) if n == 1 && tries_at_one >= 25 => {
+                return Err(RunError::Unsupported(format!(
+                    "cannot start even one worker thread ({e}); a process or thread limit (ulimit -u) is too low"
+                )))
+            }
+            Err(_) => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                let tried = if n == 0 { std::thread::available_parallelism().map_or(1, |c| c.get()) } else { n };
+                n = (tried / 2).max(1);
+                if tried == 1 {
+                    tries_at_one += 1;
+                }
+            }
+        }
+    }
+}
+
 /// The seed of iteration `k` of a run seeded `seed`: the seed itself for the first, so that a point's first
 /// iteration is the run `tcplab run --set PATH=VALUE` gives; then `stream_seed(seed, 2⁴⁰ + k)`.
 pub fn iteration_seed(seed: u64, k: u32) -> u64 {
@@ -573,7 +619,7 @@ pub fn run_plan_counted(
     };
     let total = indices.len();
     let done = AtomicUsize::new(0);
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(opts.jobs).build().expect("a thread pool can be built");
+    let pool = worker_pool(effective_jobs(opts.jobs).0)?;
     let results: Vec<Result<(Point, EngineCounters), RunError>> = pool.install(|| {
         indices
             .par_iter()
@@ -633,6 +679,19 @@ pub fn parse_shard(t: &str) -> Result<(u32, u32), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Item 7 of issue 22: `--jobs` beyond four per core is clamped, with a note; 0 and small values pass.
+    #[test]
+    fn jobs_are_clamped_to_four_per_core() {
+        let max = max_jobs();
+        assert!(max >= 4);
+        assert_eq!(effective_jobs(0), (0, None));
+        assert_eq!(effective_jobs(max), (max, None));
+        let (n, note) = effective_jobs(100_000);
+        assert_eq!(n, max);
+        assert!(note.unwrap().starts_with(&format!("--jobs 100000 clamped to {max}")));
+        assert_eq!(worker_pool(3).unwrap().current_num_threads(), 3);
+    }
 
     #[test]
     fn ranges_and_lists() {

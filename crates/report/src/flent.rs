@@ -172,18 +172,9 @@ pub fn write(doc: &Value, path: &Path) -> Result<(), String> {
     let flent = document(doc)?;
     let text = serde_json::to_vec(&flent).map_err(|e| e.to_string())?;
     let io = |e: std::io::Error| format!("{}: cannot write: {e}", path.display());
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;
-    {
-        let mut gz = flate2::GzBuilder::new().mtime(0).write(tmp.as_file_mut(), flate2::Compression::default());
-        gz.write_all(&text).map_err(io)?;
-        gz.finish().map_err(io)?;
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644)).map_err(io)?;
-    }
-    tmp.as_file().sync_all().map_err(io)?;
-    crate::persist(tmp, path).map_err(io)
+    let mut out = tcplab_files::Output::create(path).map_err(io)?;
+    let mut gz = flate2::GzBuilder::new().mtime(0).write(&mut out, flate2::Compression::default());
+    gz.write_all(&text).map_err(io)?;
+    gz.finish().map_err(io)?;
+    out.commit().map_err(io)
 }

@@ -42,49 +42,23 @@ pub(crate) fn msg_header(ph: &str, pad: &str) -> String {
     out + &format!("{ph}bytes               secs.\n\n")
 }
 
-/// Writes `doc` as pretty JSON to `path` ("-" for stdout). The file appears complete or not at all:
-/// it is written to a temporary file beside the target and renamed into place.
+/// Writes `doc` as pretty JSON to `path` ("-" for stdout) through [`write_atomic`].
 pub fn write_json(doc: &ResultDoc, path: &str) -> std::io::Result<()> {
     let mut text = serde_json::to_string_pretty(doc).map_err(std::io::Error::other)?;
     text.push('\n');
     write_atomic(path, &text)
 }
 
-/// Writes `text` to `path` ("-" for stdout) through a temporary file renamed into place.
+/// Writes `text` to `path` ("-" for stdout) with tcplab's one writer ([`tcplab_files::Output`]): a
+/// regular file appears complete or not at all (a temporary beside it, renamed into place); a symbolic
+/// link is followed and the file it names replaced, the link kept; a FIFO, a character device or a
+/// descriptor path (`/dev/stdout`, `/dev/fd/N`) is written into; a directory is refused.
 pub fn write_atomic(path: &str, text: &str) -> std::io::Result<()> {
     if path == "-" {
         let mut out = std::io::stdout().lock();
         return out.write_all(text.as_bytes()).and_then(|_| out.flush());
     }
-    let target = Path::new(path);
-    let dir = target.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(text.as_bytes())?;
-    // A temporary file is private (0600); a result is an ordinary file (0644, less the umask's bits
-    // is the shell's business: we cannot read the umask without changing it).
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644))?;
-    }
-    tmp.as_file().sync_all()?;
-    persist(tmp, target)
-}
-
-/// Puts a finished temporary file at `target`: renamed into place, so that a file there is always
-/// complete — unless `target` exists and is not a regular file (a device such as /dev/null, a FIFO): a
-/// rename would replace that node (as root, `--json /dev/null` would leave a regular file at /dev/null),
-/// so the bytes are written into it instead. A directory is refused.
-pub fn persist(tmp: tempfile::NamedTempFile, target: &Path) -> std::io::Result<()> {
-    match std::fs::metadata(target) {
-        Ok(m) if m.is_dir() => Err(std::io::Error::other("is a directory")),
-        Ok(m) if !m.is_file() => {
-            let mut into = std::fs::OpenOptions::new().write(true).open(target)?;
-            std::io::copy(&mut std::fs::File::open(tmp.path())?, &mut into)?;
-            into.flush()
-        }
-        _ => tmp.persist(target).map(|_| ()).map_err(|e| e.error),
-    }
+    tcplab_files::write_file(Path::new(path), text.as_bytes())
 }
 
 #[cfg(all(test, unix))]

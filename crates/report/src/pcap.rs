@@ -22,7 +22,7 @@
 
 use std::collections::VecDeque;
 use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use tcplab_rdp::RdpConnection;
 use tcplab_sim::{Fragment, PacketEvent, Probe, CLIENT, DOWN, SERVER, UP};
@@ -127,14 +127,14 @@ enum Frame<'a> {
     Rdp(&'a RdpSegment),
 }
 
-/// A probe that writes the packets seen at one tap to a pcap file. The file is written beside its
-/// target under a temporary name and renamed into place by [`PcapProbe::finish`], so that a file at
-/// the target path is always complete.
+/// A probe that writes the packets seen at one tap to a pcap file, through tcplab's one writer
+/// ([`tcplab_files::Output`]): a regular file is written beside its target under a temporary name and
+/// renamed into place by [`PcapProbe::finish`], so that a file at the target path is always complete; a
+/// FIFO or a descriptor path (`/dev/stdout`) receives the packets as they come.
 pub struct PcapProbe {
     tap: Tap,
     snaplen: u32,
-    target: PathBuf,
-    out: Option<BufWriter<tempfile::NamedTempFile>>,
+    out: Option<BufWriter<tcplab_files::Output>>,
     err: Option<std::io::Error>,
     /// The next IPv4 identification of each host, and the one of the datagram whose fragments it is sending
     /// (a host sends a datagram's fragments one after another).
@@ -153,13 +153,11 @@ pub struct PcapProbe {
 impl PcapProbe {
     /// Starts a trace for `path` (created at [`PcapProbe::finish`]).
     pub fn create(path: &Path, tap: Tap, snaplen: u32) -> std::io::Result<PcapProbe> {
-        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let mut out = BufWriter::new(tempfile::NamedTempFile::new_in(dir)?);
+        let mut out = BufWriter::new(tcplab_files::Output::create(path)?);
         out.write_all(&file_header(snaplen))?;
         Ok(PcapProbe {
             tap,
             snaplen,
-            target: path.to_path_buf(),
             out: Some(out),
             err: None,
             next_id: [0; 2],
@@ -189,9 +187,7 @@ impl PcapProbe {
             return Err(e);
         }
         let out = self.out.take().expect("finish is called once");
-        let tmp = out.into_inner().map_err(|e| e.into_error())?;
-        tmp.as_file().sync_all()?;
-        crate::persist(tmp, &self.target)?;
+        out.into_inner().map_err(|e| e.into_error())?.commit()?;
         Ok(self.packets)
     }
 
