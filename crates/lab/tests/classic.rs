@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{estats, msg, rr, run_scenario, scenario, stream};
+use common::{estats, run_scenario, scenario, stream};
 use tcplab_lab::result::{Metrics, Point};
 use tcplab_lab::SHIPPED;
 
