@@ -243,7 +243,7 @@ fn explain_lists_every_knob_per_personality() {
     let ack = text.lines().find(|l| l.starts_with("ack_policy ")).unwrap();
     assert_eq!(
         ack.split_whitespace().collect::<Vec<_>>(),
-        ["ack_policy", "delayed", "linux", "linux", "linux-2.2", "avoidance", "bsd"]
+        ["ack_policy", "delayed", "linux", "linux", "linux-2.2", "mentat", "bsd"]
     );
     assert!(text.lines().any(|l| l.starts_with("cubic.hystart ")));
     let one = tcplab().args(["explain", "abc"]).output().unwrap();
