@@ -56,24 +56,28 @@ fn one_frame_per_message_takes_7_28_us_on_fast_ethernet() {
     assert!(m.time_per_message_us.mean < frame_us && segs < m.messages);
 }
 
-/// Linux 2.4 ACKs each 1-byte pushed segment when the application reads it (`cleanup_rbuf`), so cwnd never
-/// holds a message and every write is a packet: the writer's CPU pays a call (3.3 us), the segment out
-/// (4.5 us) and its ACK in (4.5 us) = 12.3 us per message, the figure the per-packet cost is calibrated on.
-/// The immediate-ACK probability changes nothing (every segment is ACKed already): the report's 11.6 us
-/// with p = 1/8 is predicted as 12.3 us, 6% above.
+/// Linux 2.4 ACKs a 1-byte pushed segment when the application's read leaves the receive queue empty
+/// (`cleanup_rbuf`), so cwnd never holds a message and every write is a packet: the writer's CPU pays a
+/// call (3.3 us), the segment out (4.5 us) and, for each ACK, its ACK in (4.5 us): 12.3 us per message
+/// with one ACK per segment, the figure the per-packet cost is calibrated on. The reader's call takes its
+/// 3.3 us too (the CPU model's calls take time), so a segment that arrives during a read finds the queue
+/// not yet empty and shares the next read's ACK: fewer ACKs than segments, and the mean falls below the
+/// calibration to 11.0 us (-10.5%). An immediate ACK with p = 1/8 adds ACKs back (12.3 us, +6% on the
+/// published 11.6). Both within the 15%.
 #[test]
 fn linux_2_4_sends_every_message_as_a_packet_at_the_cpus_pace() {
-    let (m, segs, acks) = run("linux-2.4", 0.0, "300ms", &[]);
+    let (m, segs, acks) = run("linux-2.4", 0.0, "1s", &[]);
     let t = &m.time_per_message_us;
     eprintln!("2.4: {t:?}, {segs} segments, {acks} ACKs, {} messages", m.messages);
-    assert!((t.mean - 12.3).abs() < 0.05, "{t:?}");
-    assert!((t.mean - 12.3).abs() / 12.3 < 0.15, "within 15% of the published 12.3 us");
+    assert!((t.mean - 12.3).abs() / 12.3 < 0.15, "within 15% of the published 12.3 us: {t:?}");
+    assert!(t.mean <= 12.3 + 0.01, "never above the one-ACK-per-segment cost: {t:?}");
     assert!(segs as f64 >= 0.999 * m.messages as f64, "one segment per message");
-    assert!(acks as f64 >= 0.999 * segs as f64, "one ACK per segment");
+    assert!(acks < segs && acks as f64 > 0.5 * segs as f64, "reads overlapping arrivals share ACKs: {acks} of {segs}");
     // No stall: the worst gap is a few messages' time, far below a 10 ms tick.
     assert!(t.max < 100.0, "{t:?}");
-    let (mp, _, _) = run("linux-2.4", 0.125, "300ms", &[]);
+    let (mp, _, acks_p) = run("linux-2.4", 0.125, "1s", &[]);
     assert!((mp.time_per_message_us.mean - 11.6).abs() / 11.6 < 0.15, "{:?}", mp.time_per_message_us);
+    assert!(acks_p > acks, "immediate ACKs add ACKs: {acks_p} against {acks}");
 }
 
 /// Linux 2.2 ACKs 1-byte segments only on its delayed-ACK timer (the next 10 ms tick; two full frames
