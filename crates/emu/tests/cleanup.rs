@@ -7,8 +7,7 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 
 use tcplab_emu::{existing_namespaces, Side, Testbed, TestbedSpec};
 
@@ -31,23 +30,7 @@ fn child_process_holding_a_testbed() {
 }
 
 fn start_child() -> (Child, Vec<String>) {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_process_holding_a_testbed", "--nocapture", "--test-threads=1"])
-        .env(CHILD_ENV, "1")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut names = Vec::new();
-    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
-        let line = line.unwrap();
-        if let Some((_, rest)) = line.split_once("NAMES ") {
-            names = rest.split_whitespace().map(String::from).collect();
-            break;
-        }
-    }
-    assert_eq!(names.len(), 2, "the child did not start a testbed");
-    (child, names)
+    common::start_child_testbed("child_process_holding_a_testbed", (CHILD_ENV, "1".as_ref()))
 }
 
 fn ip_netns_list() -> String {

@@ -8,7 +8,6 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::os::unix::fs::symlink;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
@@ -103,23 +102,7 @@ fn child_taking_a_trace() {
 }
 
 fn start_child(trace: &Path) -> (Child, Vec<String>) {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_taking_a_trace", "--nocapture", "--test-threads=1"])
-        .env(CHILD_PCAP, trace)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut names = Vec::new();
-    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
-        let line = line.unwrap();
-        if let Some((_, rest)) = line.split_once("NAMES ") {
-            names = rest.split_whitespace().map(String::from).collect();
-            break;
-        }
-    }
-    assert_eq!(names.len(), 2, "the child did not start a testbed");
-    (child, names)
+    common::start_child_testbed("child_taking_a_trace", (CHILD_PCAP, trace.as_os_str()))
 }
 
 /// Item 3: SIGINT, SIGTERM and SIGHUP remove the trace's temporaries (and the namespaces) before the

@@ -121,6 +121,12 @@ pub fn units_of(unit: &str) -> &'static [(&'static str, f64)] {
     }
 }
 
+/// The factor from `unit` (one of [`units_of`] for the metric's unit) to `metric`'s own unit; 1 for a
+/// unit not in the table (validation refuses those).
+pub fn factor(metric: &str, unit: &str) -> f64 {
+    units_of(metric_unit(metric)).iter().find(|(u, _)| *u == unit).map_or(1.0, |(_, f)| *f)
+}
+
 /// The value at a dotted path (`test.burst`, `latency_us.p99`) of a JSON object.
 fn at<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
     path.split('.').try_fold(v, |v, k| v.get(k))
@@ -198,9 +204,7 @@ pub fn compare(s: &Scenario, point: &Value) -> Vec<Comparison> {
                 .map(|k| series.y_values[k]),
         };
         let (Some(figure), Some(lab)) = (figure, point_value(point, &series.metric)) else { continue };
-        let factor =
-            units_of(metric_unit(&series.metric)).iter().find(|(u, _)| *u == series.unit).map_or(1.0, |(_, f)| *f);
-        let published = figure * factor;
+        let published = figure * factor(&series.metric, &series.unit);
         out.push(Comparison {
             series: i,
             metric: series.metric.clone(),

@@ -846,11 +846,11 @@ pub fn scenario_charts(doc: &Value, notes: &mut Vec<String>) -> Vec<(String, Cha
 /// numeric axis; on a categorical one only where a category matches.
 fn published_lines(doc: &Value, x: &str, y: &str, line_axis: Option<&str>, scale: f64, chart: &Chart) -> Vec<Line> {
     let cats = chart.x_categories.as_deref();
-    use tcplab_lab::published::{metric_unit, units_of, PublishedSeries};
+    use tcplab_lab::published::{factor, PublishedSeries};
     let series: Vec<PublishedSeries> = serde_json::from_value(doc["scenario"]["published"].clone()).unwrap_or_default();
     let mut out = Vec::new();
     for s in series.iter().filter(|s| s.metric == y && s.x.as_deref() == Some(x)) {
-        let factor = units_of(metric_unit(y)).iter().find(|(u, _)| *u == s.unit).map_or(1.0, |(_, f)| *f);
+        let factor = factor(y, &s.unit);
         let points = s
             .x_values
             .iter()

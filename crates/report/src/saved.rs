@@ -373,7 +373,6 @@ fn figure(v: f64, decimals: usize) -> String {
 /// row per figure with the point's swept values, the metric, both figures in the source's unit and the
 /// difference; then the sources.
 fn published_table(doc: &Value) -> String {
-    use tcplab_lab::published::{metric_unit, units_of};
     let series = doc["scenario"]["published"].as_array().map(Vec::as_slice).unwrap_or_default();
     if series.is_empty() {
         return String::new();
@@ -385,7 +384,7 @@ fn published_table(doc: &Value) -> String {
             let unit = text(&c["unit"]);
             let published = f(&c["as_published"]);
             let metric = text(&c["metric"]);
-            let factor = units_of(metric_unit(&metric)).iter().find(|(u, _)| *u == unit).map_or(1.0, |(_, f)| *f);
+            let factor = tcplab_lab::published::factor(&metric, &unit);
             let shown = c["as_published"].to_string();
             let decimals = shown.split_once('.').map_or(0, |(_, d)| d.len());
             let lab = f(&c["lab"]) / factor;

@@ -40,3 +40,29 @@ pub fn link(rate: &str, delay: &str, queue: &str) -> LinkConfig {
 pub fn bound_bps(bps: f64) -> f64 {
     bps * 1448.0 / 1538.0
 }
+
+/// Starts this test binary again running only `test` with `env` set (a child that builds a testbed,
+/// prints `NAMES CLIENT SERVER` and waits to be signalled or killed); returns it with the namespaces'
+/// names once it has printed them.
+#[allow(dead_code)]
+pub fn start_child_testbed(test: &str, env: (&str, &std::ffi::OsStr)) -> (std::process::Child, Vec<String>) {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .env(env.0, env.1)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut names = Vec::new();
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        if let Some((_, rest)) = line.split_once("NAMES ") {
+            names = rest.split_whitespace().map(String::from).collect();
+            break;
+        }
+    }
+    assert_eq!(names.len(), 2, "the child did not start a testbed");
+    (child, names)
+}
