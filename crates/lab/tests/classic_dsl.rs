@@ -100,3 +100,56 @@ fn dsl_rr_nodelay_fills_the_line_at_burst_3_and_nagle_later() {
     assert_eq!(nodelay, 3);
     assert!((5..=7).contains(&nagle), "Nagle full from burst {nagle}; published 6");
 }
+
+/// The 384/1500 kbit/s tables of the report, Nagle (without `-D`) and NODELAY (`-D`), bursts 0..=14.
+const PUBLISHED_NAGLE: [f64; 15] =
+    [7.09, 8.99, 12.69, 15.39, 16.09, 17.09, 21.08, 21.18, 21.18, 21.18, 21.28, 21.18, 21.28, 21.18, 21.28];
+const PUBLISHED_NODELAY: [f64; 15] =
+    [7.10, 13.89, 20.19, 21.29, 21.29, 21.29, 21.29, 21.29, 21.29, 21.29, 21.29, 21.29, 21.29, 21.29, 21.29];
+
+/// Every point of both 1500k curves beside the publication. NODELAY is within 10 % everywhere. With Nagle
+/// the lab fills the line at burst 5 where the report climbs slowly (15.39, 16.09, 17.09 at bursts 3–5) and
+/// fills it at 6: bursts 3, 4 and 5 are beyond 10 % (+11.1, +19.95 and +25.8 %), 5 beyond 20 % — outside
+/// the band (at most two beyond 10 %, none beyond 20 %), an open disagreement (docs/classic.md
+/// § 1) that this test pins so that a change which moves it is seen.
+#[test]
+fn dsl_rr_1500k_curves_beside_the_published_tables() {
+    let beyond = |published: &[f64; 15], nodelay: bool, band: f64| -> Vec<usize> {
+        (0..15)
+            .filter(|&b| {
+                let t =
+                    tps("classic/dsl-rr-nodelay", &[&format!("test.burst={b}"), &format!("test.nodelay={nodelay}")]);
+                (t / published[b] - 1.0).abs() > band
+            })
+            .collect()
+    };
+    assert_eq!(beyond(&PUBLISHED_NODELAY, true, 0.10), Vec::<usize>::new());
+    assert_eq!(beyond(&PUBLISHED_NAGLE, false, 0.10), vec![3, 4, 5]);
+    assert_eq!(beyond(&PUBLISHED_NAGLE, false, 0.20), vec![5]);
+}
+
+/// The candidates for the report's slow climb that act on timing do not move burst 5 off the line: the
+/// deferred-ACK interval (50 ms in Solaris 2.5.1's `tcp.c`, 100 ms in illumos), the deferral's cap (2, the
+/// Solaris 8 value for a remote peer, against the personality's 22), and 5 ms more each way (half of a
+/// 10 ms dummynet tick; 5 ms less each way, the mean of dummynet's tick-released delay line, fills the line
+/// at burst 5 too, docs/classic.md § 1). Each
+/// run stays within 7 % of the ceiling, where the report has 17.09 (77 % of it): what holds the report's
+/// requests back at bursts 4 and 5 is none of these (docs/classic.md § 1).
+#[test]
+fn dsl_rr_nagle_burst_5_fills_the_line_under_the_timing_candidates() {
+    let top = ceiling(1_500_000.0);
+    let base = ["test.burst=5", "test.nodelay=false"];
+    let variants: [&[&str]; 5] = [
+        &[],
+        &["client.tcp.delayed_ack_timeout=\"100ms\"", "server.tcp.delayed_ack_timeout=\"100ms\""],
+        &["client.tcp.deferred_ack_max=2", "server.tcp.deferred_ack_max=2"],
+        &["path.up.delay=\"55ms\"", "path.down.delay=\"55ms\""],
+        &["path.up.delay=\"45ms\"", "path.down.delay=\"45ms\""],
+    ];
+    for v in variants {
+        let set: Vec<&str> = base.iter().chain(v.iter()).copied().collect();
+        let t = tps("classic/dsl-rr-nodelay", &set);
+        assert!(t >= 0.93 * top && t <= top, "{v:?}: {t} against the ceiling {top}");
+        assert!(t > 1.2 * PUBLISHED_NAGLE[5], "{v:?}: {t}");
+    }
+}

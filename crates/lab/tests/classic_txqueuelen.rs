@@ -57,3 +57,49 @@ fn txqueuelen_stalls_fall_with_the_queue_and_persist_below_the_receive_window() 
     let (s10, s300) = (client(&point(10)).SendStall, client(&point(300)).SendStall);
     assert!(s10 > 100 * s300 && s300 > 0, "{s10} {s300}");
 }
+
+fn point_with(q: u32, set: &[&str]) -> Point {
+    let text = SHIPPED.iter().find(|s| s.name == "classic/txqueuelen").expect("shipped").text;
+    let mut all = vec![format!("client.host.txqueuelen={q}"), "test.duration=\"1s\"".to_string()];
+    all.extend(set.iter().map(|s| s.to_string()));
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    run_scenario(&scenario(text, &all), 1).points.remove(0)
+}
+
+/// The report's stalls ending between 200 and 300 and its CongAvoid and CongSignals at zero past 300 are
+/// what a cap on the data in flight between about 206 and 306 segments (the queue plus the 6 segments the
+/// back-to-back path holds) gives: a what-if with a 400 KB receive window (400,000 / 1448 = 276 segments;
+/// 2.4 would offer that for a SO_RCVBUF clamped to 256 KiB by rmem_max, ¾ of twice 262,144 = 393,216 bytes,
+/// docs/classic.md § 5). Below the cap the queue overflows as before; at and above 300 nothing stalls,
+/// ssthresh is never set, and cwnd grows in slow start until the window stops the flight (SlowStart = the
+/// window in segments less IW). The report's other counters still do not appear: nothing here makes the
+/// receiver send an ACK at SND.UNA (DupAcksIn), so no dubious ACK moderates cwnd (OtherReductions).
+#[test]
+fn txqueuelen_a_flight_cap_below_the_queue_stops_stalls_and_congestion_avoidance() {
+    let window = ["test.recv_buffer=\"400KB\""];
+    let e = client(&point_with(200, &window));
+    assert!(e.SendStall > 0 && e.CongAvoid > 0, "txqueuelen 200: {} stalls, {} CongAvoid", e.SendStall, e.CongAvoid);
+    for q in [300, 2000] {
+        let p = point_with(q, &window);
+        let e = client(&p);
+        assert_eq!((e.SendStall, e.CongSignals, e.CongAvoid), (0, 0, 0), "txqueuelen {q}");
+        assert!((270..=276).contains(&e.SlowStart), "txqueuelen {q}: SlowStart {}", e.SlowStart);
+        assert_eq!(e.DupAcksIn, 0, "txqueuelen {q}");
+        assert!(e.OtherReductions <= 1, "txqueuelen {q}: OtherReductions {}", e.OtherReductions);
+        let line = 1e9 * 1448.0 / 1538.0;
+        assert!((stream(&p).throughput_bps / line - 1.0).abs() < 0.002, "txqueuelen {q}");
+    }
+}
+
+/// web100 counts in DupAcksIn every pure ACK whose ACK number is SND.UNA, window updates included; the
+/// lab's receiver reads each segment as it arrives, so it never has a window to reopen and never repeats an
+/// ACK: DupAcksIn is 0 at every queue length (published: rising with txqueuelen), and with it the dubious
+/// ACKs that would moderate cwnd in 2.4's `tcp_try_to_open` (OtherReductions stays at most 1).
+#[test]
+fn txqueuelen_the_receiver_sends_no_ack_at_snd_una() {
+    for q in [10, 100, 1000] {
+        let e = client(&point(q));
+        assert_eq!(e.DupAcksIn, 0, "txqueuelen {q}");
+        assert!(e.OtherReductions <= 1, "txqueuelen {q}: OtherReductions {}", e.OtherReductions);
+    }
+}
