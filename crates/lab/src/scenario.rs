@@ -1259,8 +1259,7 @@ fn resolve_host(ctx: &Ctx, side: &str, raw: RawHost, rdp: bool) -> Result<Host, 
         }
         (None, false) => None,
     };
-    let host =
-        Nic { rx_coalesce: Some(rx_coalesce), ..raw.host };
+    let host = Nic { rx_coalesce: Some(rx_coalesce), ..raw.host };
     Ok(Host { stack: raw.stack, tcp, rdp, host })
 }
 
