@@ -77,6 +77,13 @@ pub fn check(s: &Scenario) -> Result<(), LinuxError> {
                  the path); remove it, or put the rate on the path"
             ));
         }
+        if !h.host.nic_frame_time.is_zero() {
+            return unsupported(format!(
+                "{side}.host.nic_frame_time = {}: the Linux backend has no NIC model (the TUN device takes no \
+                 time per frame); remove it",
+                h.host.nic_frame_time
+            ));
+        }
     }
     // Knobs Linux cannot express are refused before anything runs (the testbed translates them again).
     for (side, h) in [("client", &s.client), ("server", &s.server)] {

@@ -35,6 +35,7 @@ pub fn sim_spec(s: &Scenario) -> SimSpec<RdpConfig> {
         cpu: None,
         fragment_ttl: h.host.fragment_ttl,
         rx_coalesce: h.host.rx_coalesce(),
+        nic_frame_time: h.host.nic_frame_time,
     };
     let n = s.test.parallel.max(1);
     let ports = n.div_ceil(s.client.host.ephemeral_ports.len()) as u16;

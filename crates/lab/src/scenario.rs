@@ -135,6 +135,11 @@ pub struct Nic {
     /// result echoes the hold that applied, `"0s"` included).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rx_coalesce: Option<Duration>,
+    /// The NIC's own processing of each frame sent or received, one at a time on one processor shared by
+    /// both directions (`"15us"`; a firmware-driven NIC such as the Alteon Tigon-2: docs/scenario.md).
+    /// `"0s"` (the default): the NIC takes no time.
+    #[serde(default, skip_serializing_if = "is_zero_time")]
+    pub nic_frame_time: Duration,
 }
 
 impl Nic {
@@ -157,6 +162,13 @@ pub fn default_rx_coalesce(stack: &str) -> Duration {
 
 /// The largest `host.rx_coalesce` accepted (NICs' interrupt-coalescing settings stay below a millisecond).
 pub const MAX_RX_COALESCE: Duration = Duration::from_millis(10);
+
+/// The largest `host.nic_frame_time` accepted (1 ms a frame is 1,000 frames per second, slower than any NIC).
+pub const MAX_NIC_FRAME_TIME: Duration = Duration::from_millis(1);
+
+fn is_zero_time(d: &Duration) -> bool {
+    d.is_zero()
+}
 
 fn default_fragment_ttl() -> Duration {
     tcplab_sim::FRAGMENT_TTL
@@ -209,6 +221,7 @@ impl Default for Nic {
             cpu: None,
             fragment_ttl: default_fragment_ttl(),
             rx_coalesce: None,
+            nic_frame_time: Duration::ZERO,
         }
     }
 }
@@ -1210,6 +1223,26 @@ fn resolve_host(ctx: &Ctx, side: &str, raw: RawHost, rdp: bool) -> Result<Host, 
             ),
         ));
     }
+    if raw.host.nic_frame_time > MAX_NIC_FRAME_TIME {
+        return Err(ctx.error(
+            &format!("{side}.host.nic_frame_time"),
+            format!(
+                "{}: accepted 0s (off) to {MAX_NIC_FRAME_TIME} (a NIC's processing time per frame, e.g. \"15us\")",
+                raw.host.nic_frame_time
+            ),
+        ));
+    }
+    let rx_coalesce = raw.host.rx_coalesce.unwrap_or_else(|| default_rx_coalesce(&raw.stack));
+    if !raw.host.nic_frame_time.is_zero() && !rx_coalesce.is_zero() {
+        return Err(ctx.error(
+            &format!("{side}.host.nic_frame_time"),
+            format!(
+                "not with receive coalescing ({side}.host.rx_coalesce = {rx_coalesce}, the {} default if unset): \
+                 accepted with rx_coalesce = \"0s\"",
+                raw.stack
+            ),
+        ));
+    }
     let rdp = match (raw.rdp, rdp) {
         (Some(_), false) => {
             return Err(ctx.error(
@@ -1226,8 +1259,7 @@ fn resolve_host(ctx: &Ctx, side: &str, raw: RawHost, rdp: bool) -> Result<Host, 
         }
         (None, false) => None,
     };
-    let host =
-        Nic { rx_coalesce: Some(raw.host.rx_coalesce.unwrap_or_else(|| default_rx_coalesce(&raw.stack))), ..raw.host };
+    let host = Nic { rx_coalesce: Some(rx_coalesce), ..raw.host };
     Ok(Host { stack: raw.stack, tcp, rdp, host })
 }
 

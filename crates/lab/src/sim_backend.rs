@@ -42,6 +42,7 @@ pub fn sim_spec(s: &Scenario) -> SimSpec<TcpConfig> {
         }),
         fragment_ttl: h.host.fragment_ttl,
         rx_coalesce: h.host.rx_coalesce(),
+        nic_frame_time: h.host.nic_frame_time,
     };
     let n = s.test.parallel.max(1);
     // One client address has only so many ephemeral ports per server port: spread over more server ports.

@@ -32,6 +32,7 @@ fn host(cfg: &RdpConfig) -> HostSpec<RdpConfig> {
         cpu: None,
         fragment_ttl: FRAGMENT_TTL,
         rx_coalesce: Duration::ZERO,
+        nic_frame_time: Duration::ZERO,
     }
 }
 

@@ -72,6 +72,12 @@ pub struct HostSpec<C> {
     /// for the segments that continue it (`Segment::coalesces`), and the batch reaches the transport as one
     /// packet when its last segment has arrived. Zero: each segment on its own.
     pub rx_coalesce: Duration,
+    /// The NIC's own processing of each frame it sends or receives, one frame at a time on one processor
+    /// shared by both directions (a firmware-driven NIC such as the Alteon Tigon-2, whose released firmware
+    /// runs on one of its two embedded processors: Kim, Pai and Rixner, PPoPP 2003). A sent frame leaves
+    /// when the processor has done it; a received frame reaches the host when the processor has done it.
+    /// Zero: the NIC takes no time (not combined with `rx_coalesce`).
+    pub nic_frame_time: Duration,
 }
 
 /// The largest packet receive coalescing builds, IP header included (Linux `gro_max_size`, 64 KiB).
@@ -259,6 +265,23 @@ struct Host<C> {
     reasm_seq: u64,
     fragment_ttl: Duration,
     ip: IpStats,
+    /// The NIC's frame processor (`HostSpec::nic_frame_time`): its time per frame, and when the frames
+    /// given to it so far are done (it takes them in the order they come, sent and received alike).
+    nic_frame_time: Duration,
+    nic_busy: Instant,
+}
+
+impl<C> Host<C> {
+    /// Gives the NIC's frame processor a frame that is ready for it at `at`; returns when it is done (`at`
+    /// itself when the NIC takes no time).
+    #[inline(always)]
+    fn nic_process(&mut self, at: Instant) -> Instant {
+        if self.nic_frame_time.is_zero() {
+            return at;
+        }
+        self.nic_busy = self.nic_busy.max(at) + self.nic_frame_time;
+        self.nic_busy
+    }
 }
 
 struct InFlight<S> {
@@ -285,6 +308,10 @@ struct Path<S> {
     gro_hold: Duration,
     gro_held: Vec<S>,
     gro_left: u32,
+    /// Frames that reached the receiving host's NIC and wait for its frame processor, each with the instant
+    /// it is done (`HostSpec::nic_frame_time`), and the sequence of their events.
+    nic_rx: VecDeque<(Instant, InFlight<S>)>,
+    nic_rx_seq: u64,
 }
 
 impl<S: Segment> Path<S> {
@@ -696,6 +723,7 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
             self.probe.on_packet(self.now, PacketEvent::NicDropped { host: h }, &seg);
             return;
         };
+        let departs = self.hosts[h].nic_process(departs);
         self.probe.on_packet(self.now, PacketEvent::Sent { host: h, departs }, &seg);
         let dir = h;
         let path = &mut self.paths[dir];
@@ -736,6 +764,7 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
                 self.probe.on_fragment(now, PacketEvent::NicDropped { host: h }, &seg, frag);
                 continue;
             };
+            let departs = self.hosts[h].nic_process(departs);
             self.probe.on_fragment(now, PacketEvent::Sent { host: h, departs }, &seg, frag);
             let dir = h;
             let path = &mut self.paths[dir];
@@ -1006,6 +1035,43 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
             path.arrival_seq += 1;
             self.net.io.queue.push(next.arrival, Class::Arrival, dir as u32, path.arrival_seq);
         }
+        let h: HostId = 1 - dir;
+        if !self.net.io.hosts[h].nic_frame_time.is_zero() {
+            self.nic_receive(dir, p);
+            return;
+        }
+        self.reach_host(dir, p);
+    }
+
+    /// A frame reached the NIC of the host at the end of `dir`, whose frame processor takes time: it waits
+    /// for the processor. Out of line: most hosts' NICs take no time.
+    #[inline(never)]
+    fn nic_receive(&mut self, dir: Dir, p: InFlight<T::Segment>) {
+        let io = &mut self.net.io;
+        let done = io.hosts[1 - dir].nic_process(io.now);
+        let path = &mut io.paths[dir];
+        path.nic_rx.push_back((done, p));
+        if path.nic_rx.len() == 1 {
+            path.nic_rx_seq += 1;
+            io.queue.push(done, Class::NicRx, dir as u32, path.nic_rx_seq);
+        }
+    }
+
+    /// The frame processor of the NIC at the end of `dir` finished the head of its receive queue.
+    fn on_nic_rx(&mut self, dir: Dir) {
+        let io = &mut self.net.io;
+        let path = &mut io.paths[dir];
+        let (_, p) = path.nic_rx.pop_front().expect("a NIC event has a frame");
+        if let Some(&(next, _)) = path.nic_rx.front() {
+            path.nic_rx_seq += 1;
+            io.queue.push(next, Class::NicRx, dir as u32, path.nic_rx_seq);
+        }
+        self.reach_host(dir, p);
+    }
+
+    /// Packet `p` from `dir` reaches its host past the NIC: reassembly, receive coalescing, the CPU, TCP.
+    fn reach_host(&mut self, dir: Dir, p: InFlight<T::Segment>) {
+        let path = &mut self.net.io.paths[dir];
         let now = self.net.io.now;
         let h: HostId = 1 - dir;
         if p.fragment {
@@ -1188,6 +1254,8 @@ where
             reasm_seq: 0,
             fragment_ttl: s.fragment_ttl,
             ip: IpStats::default(),
+            nic_frame_time: s.nic_frame_time,
+            nic_busy: Instant::ZERO,
         }
     };
     let path = |d: Dir| Path {
@@ -1203,6 +1271,8 @@ where
         gro_hold: spec.hosts[1 - d].rx_coalesce,
         gro_held: Vec::new(),
         gro_left: 0,
+        nic_rx: VecDeque::new(),
+        nic_rx_seq: 0,
     };
     let n_apps = spec.apps.len();
     let mut w: World<T, &mut P> = World {
@@ -1251,6 +1321,7 @@ where
         w.net.io.now = ev.time;
         match ev.class {
             Class::Arrival => w.on_arrival(ev.source as usize),
+            Class::NicRx => w.on_nic_rx(ev.source as usize),
             Class::Timer => w.on_timer(ev.source),
             Class::NicRoom => w.on_nic_room(ev.source as usize),
             Class::App => {

@@ -15,35 +15,40 @@ use tcplab_units::Instant;
 pub enum Class {
     /// A packet reaches the far end of a link direction. Source: the direction.
     Arrival = 0,
+    /// The receiving NIC's processor finished the frame at the head of a direction's receive queue
+    /// (`HostSpec::nic_frame_time`): the packet reaches the host. Source: the direction. Right after
+    /// `Arrival`: the NIC hands a frame on as soon as it has it.
+    NicRx = 1,
     /// A host's CPU finished processing the segment at the head of its receive backlog (the CPU cost
     /// model). Source: the host.
-    Cpu = 1,
+    Cpu = 2,
     /// A connection's protocol timer. Source: the endpoint.
-    Timer = 2,
+    Timer = 3,
     /// A host's NIC transmit queue has room again. Source: the host.
-    NicRoom = 3,
+    NicRoom = 4,
     /// An application's timer. Source: the application.
-    App = 4,
+    App = 5,
     /// Test control: the end of the measurement (source 0), a probe's sampling tick (source 1).
-    Control = 5,
+    Control = 6,
     /// A host's IP reassembly timer: the oldest incomplete datagram may have expired. Source: the host.
-    Reassembly = 6,
+    Reassembly = 7,
     /// An application's send or receive call may have completed on a host's core (the CPU cost model): its
     /// effect follows. Source: host << 11 | core. Last, so that the call's end sees what happened at its
     /// instant (a segment processed then was processed first, as the interrupt that preempts a copy).
-    Call = 7,
+    Call = 8,
 }
 
 impl Class {
     fn from_bits(b: u64) -> Class {
         match b {
             0 => Class::Arrival,
-            1 => Class::Cpu,
-            2 => Class::Timer,
-            3 => Class::NicRoom,
-            4 => Class::App,
-            5 => Class::Control,
-            6 => Class::Reassembly,
+            1 => Class::NicRx,
+            2 => Class::Cpu,
+            3 => Class::Timer,
+            4 => Class::NicRoom,
+            5 => Class::App,
+            6 => Class::Control,
+            7 => Class::Reassembly,
             _ => Class::Call,
         }
     }

@@ -32,6 +32,7 @@ pub fn host(buffer: u64) -> HostSpec<TcpConfig> {
         cpu: None,
         fragment_ttl: FRAGMENT_TTL,
         rx_coalesce: Duration::ZERO,
+        nic_frame_time: Duration::ZERO,
     }
 }
 
