@@ -2,6 +2,9 @@
 //! the plots inline as SVG.
 
 use serde_json::Value;
+use tcplab_lab::published::point_value;
+
+use crate::names;
 
 /// Where the page came from, besides what the result itself says (version, seed, backend).
 #[derive(Debug, Clone, Default)]
@@ -123,32 +126,161 @@ figcaption{color:#555;font-size:14px}table{border-collapse:collapse;font-size:13
 th,td{border:1px solid #dde3ea;padding:3px 8px}thead th{background:#eef3f8}tbody th{text-align:left;\
 font-weight:normal;background:#fafbfc}table.num td{text-align:right;font-variant-numeric:tabular-nums}\
 dl{display:grid;grid-template-columns:max-content auto;gap:.3em 1.5em}dt{font-weight:bold}dd{margin:0}\
-.notes{color:#8a5a00}details summary{cursor:pointer;color:#1f77b4}";
+.notes{color:#8a5a00}details{margin:.4em 0}details summary{cursor:pointer;color:#1f77b4}\
+nav.toc{background:#f5f7fa;border:1px solid #dde3ea;padding:.5em 1.5em;font-size:14px}\
+nav.toc ol{margin:.3em 0;padding-left:1.5em}nav.toc ol ol{columns:2;font-size:13px}\
+section.point{border-top:1px solid #dde3ea;margin-top:1em}section.point h3{margin-bottom:.3em}\
+a.top{font-size:12px;color:#888}div.wide{overflow-x:auto}table.summary thead th{vertical-align:bottom}";
 
-/// The page: description, the table, the plots, per point the RFC 4898 counters of every connection
-/// end and the link counters, the scenario as run, and the provenance. `table` is the netperf-style
-/// table ([`crate::table`]); the plots are [`crate::plot::plots`]'.
+/// The metrics a point's summary row shows: the test kind's main ones, then the metrics the scenario's
+/// own `[[plot]]` tables draw (at most [`SUMMARY_METRICS`] in all), each only if some point has it.
+fn summary_metrics(doc: &Value) -> Vec<String> {
+    let main: &[&str] = match doc["scenario"]["test"]["kind"].as_str().unwrap_or("") {
+        "tcp_rr" | "tcp_crr" => &["transactions_per_s", "latency_us.mean", "latency_us.p99", "retransmissions"],
+        "tcp_msg" => &["messages_per_s", "time_per_message_us.mean", "time_per_message_us.p99", "retransmissions"],
+        "rdp_stream" => &["throughput_bps", "retransmissions", "duplicates_received", "timeouts"],
+        "rdp_rr" => &["transactions_per_s", "latency_us.mean", "latency_us.p99", "retransmissions"],
+        _ => &["throughput_bps", "retransmissions"],
+    };
+    let plotted = doc["scenario"]["plot"].as_array().into_iter().flatten().filter_map(|p| p["y"].as_str());
+    let points = doc["points"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let mut out: Vec<String> = Vec::new();
+    for m in main.iter().copied().chain(plotted) {
+        if out.len() < SUMMARY_METRICS
+            && !out.iter().any(|o| o == m)
+            && points.iter().any(|p| point_value(p, m).is_some())
+        {
+            out.push(m.to_string());
+        }
+    }
+    out
+}
+
+/// Most metric columns in the summary of the points.
+const SUMMARY_METRICS: usize = 10;
+
+/// The decimals a column of figures is shown with: none when every figure is whole, else enough for
+/// four significant digits of the largest.
+fn decimals(values: &[f64]) -> usize {
+    let finite = || values.iter().filter(|v| v.is_finite());
+    if finite().all(|v| v.fract() == 0.0) {
+        return 0;
+    }
+    match finite().map(|v| v.abs()).fold(0.0, f64::max) {
+        a if a >= 1000.0 => 0,
+        a if a >= 100.0 => 1,
+        a if a >= 10.0 => 2,
+        a if a >= 1.0 => 3,
+        _ => 4,
+    }
+}
+
+/// The summary of the points: a row per point, linking to its section, with the swept values and the
+/// main metrics in the units the plots use.
+fn summary_table(doc: &Value) -> String {
+    let points = doc["points"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let keys: Vec<String> =
+        points.first().and_then(|p| p["params"].as_object()).map(|m| m.keys().cloned().collect()).unwrap_or_default();
+    let metrics: Vec<(String, names::Shown)> =
+        summary_metrics(doc).into_iter().map(|m| (m.clone(), crate::plot::shown_metric(doc, &m))).collect();
+    let mut h = String::from("<div class=\"wide\"><table class=\"num summary\"><thead><tr><th>point</th>");
+    for k in &keys {
+        h += &format!("<th title=\"{}\">{}</th>", esc(k), esc(&names::key_label(k)));
+    }
+    for (m, shown) in &metrics {
+        h += &format!("<th title=\"{}\">{}</th>", esc(m), esc(&shown.label()));
+    }
+    h += "</tr></thead><tbody>";
+    let columns: Vec<Vec<Option<f64>>> = metrics
+        .iter()
+        .map(|(m, shown)| points.iter().map(|p| point_value(p, m).map(|v| v * shown.scale)).collect())
+        .collect();
+    let places: Vec<usize> =
+        columns.iter().map(|c| decimals(&c.iter().flatten().copied().collect::<Vec<_>>())).collect();
+    for (i, p) in points.iter().enumerate() {
+        h += &format!("<tr><th><a href=\"#point-{i}\">p{i}</a></th>");
+        for k in &keys {
+            h += &format!("<td>{}</td>", esc(&names::value_text(&p["params"][k.as_str()])));
+        }
+        for (column, &d) in columns.iter().zip(&places) {
+            h += &match column[i] {
+                Some(v) if v.is_finite() => format!("<td>{v:.d$}</td>"),
+                _ => "<td>\u{2013}</td>".to_string(),
+            };
+        }
+        h += "</tr>";
+    }
+    h + "</tbody></table></div>\n"
+}
+
+/// A plot as a figure with its anchor.
+fn figure_html(p: &crate::plot::Plot) -> String {
+    format!("<figure id=\"plot-{}\" title=\"{}\">{}</figure>\n", esc(&p.name), esc(&p.title), p.svg)
+}
+
+/// The page: description; a table of contents; the netperf-style table; with several points, a summary
+/// row per point linking to its section; the plots across points, and what was not drawn and why; per
+/// point, its own plots and the RFC 4898 counters of every connection end and the link counters, each
+/// collapsed (`<details>`); the scenario as run, and the provenance. One file with no scripts and nothing
+/// fetched. `table` is the netperf-style table ([`crate::table`]); the plots are [`crate::plot::plots`]'.
 pub fn page(doc: &Value, table: &str, prov: &Provenance) -> String {
     let s = &doc["scenario"];
     let name = s["name"].as_str().unwrap_or("tcplab result");
+    let points = doc["points"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let several = points.len() > 1;
+    let (plots, notes) = crate::plot::plots(doc);
+    let (across, own): (Vec<_>, Vec<_>) = plots.iter().partition(|p| p.point.is_none() || !several);
     let mut h = format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>tcplab: {}</title><style>{STYLE}</style></head><body>\n",
         esc(name)
     );
-    h += &format!("<h1>{}</h1>\n", esc(name));
+    h += &format!("<h1 id=\"top\">{}</h1>\n", esc(name));
     if let Some(d) = s["description"].as_str() {
         h += &format!("<p>{}</p>\n", esc(d));
     }
-    h += &format!("<h2>Result</h2>\n<pre class=\"table\">{}</pre>\n", esc(table));
-    let (plots, notes) = crate::plot::plots(doc);
-    h += "<h2>Plots</h2>\n";
-    for p in &plots {
-        h += &format!("<figure id=\"plot-{}\" title=\"{}\">{}</figure>\n", esc(&p.name), esc(&p.title), p.svg);
+    // Contents.
+    h += "<nav class=\"toc\" id=\"contents\"><strong>Contents</strong><ol>\n<li><a href=\"#result\">Result</a></li>\n";
+    if several {
+        h += &format!("<li><a href=\"#summary\">Summary of the {} points</a></li>\n", points.len());
     }
-    if plots.is_empty() {
-        h += "<p>No plots.</p>\n";
+    h += &format!("<li><a href=\"#plots\">Plots</a> ({})", across.len());
+    if !across.is_empty() {
+        h += "<ol>";
+        for p in &across {
+            h += &format!("<li><a href=\"#plot-{}\">{}</a></li>", esc(&p.name), esc(&p.title));
+        }
+        h += "</ol>";
+    }
+    h += "</li>\n<li><a href=\"#points\">Connections, links and each point's plots</a>";
+    if several {
+        h += "<ol>";
+        for (i, p) in points.iter().enumerate() {
+            h += &format!("<li><a href=\"#point-{i}\">p{i}: {}</a></li>", esc(&names::params_text(&p["params"])));
+        }
+        h += "</ol>";
+    }
+    h += "</li>\n<li><a href=\"#scenario\">Scenario as run</a></li>\n<li><a href=\"#provenance\">Provenance</a></li>\n";
+    h += "</ol></nav>\n";
+    h += &format!("<h2 id=\"result\">Result</h2>\n<pre class=\"table\">{}</pre>\n", esc(table));
+    if several {
+        h += "<h2 id=\"summary\">Summary of the points</h2>\n";
+        h += "<p>Each row links to the point's section, with its connections' counters and its own plots.</p>\n";
+        h += &summary_table(doc);
+    }
+    h += "<h2 id=\"plots\">Plots</h2>\n";
+    for p in &across {
+        h += &figure_html(p);
+    }
+    if across.is_empty() {
+        h += "<p>No plots across the points.</p>\n";
+    }
+    if !own.is_empty() {
+        h += &format!(
+            "<p>{} more plots of single points (time series, CDFs) are in each point's section.</p>\n",
+            own.len()
+        );
     }
     if !notes.is_empty() {
         h += "<ul class=\"notes\">";
@@ -157,20 +289,47 @@ pub fn page(doc: &Value, table: &str, prov: &Provenance) -> String {
         }
         h += "</ul>\n";
     }
-    let points = doc["points"].as_array().map(Vec::as_slice).unwrap_or_default();
-    h += "<h2>Connections: RFC 4898 statistics at the end of the run</h2>\n";
+    h += "<h2 id=\"points\">Connections: RFC 4898 statistics at the end of the run, links and NICs</h2>\n";
     for (i, p) in points.iter().enumerate() {
-        if points.len() > 1 {
-            h += &format!("<h3>Point {i}: <code>{}</code></h3>\n", esc(&p["params"].to_string()));
+        h += &format!("<section class=\"point\" id=\"point-{i}\">\n");
+        if several {
+            h += &format!(
+                "<h3>p{i}: {} <a class=\"top\" href=\"#contents\">contents</a></h3>\n<p><code>{}</code></p>\n",
+                esc(&names::params_text(&p["params"])),
+                esc(&p["params"].to_string())
+            );
         }
+        let mine: Vec<_> = own.iter().filter(|q| q.point == Some(i)).collect();
+        if !mine.is_empty() {
+            h += &format!("<details><summary>Plots of this point ({})</summary>\n", mine.len());
+            for q in mine {
+                h += &figure_html(q);
+            }
+            h += "</details>\n";
+        }
+        let (vars, ends) = estats_size(p);
+        h += &format!(
+            "<details><summary>RFC 4898 statistics: {vars} variables of {ends} connection end{}</summary>\n",
+            if ends == 1 { "" } else { "s" }
+        );
         h += &estats_table(p);
-        h += "\n<h3>Links and NICs</h3>\n";
+        h += "\n</details>\n";
+        let links = p["links"].as_object().map_or(0, |l| l.len());
+        h += &format!(
+            "<details><summary>Links and NICs: {links} queue{}</summary>\n",
+            if links == 1 { "" } else { "s" }
+        );
         h += &links_table(p);
-        h += "\n";
+        h += "\n</details>\n</section>\n";
     }
     let (form, text) = scenario_text(doc);
-    h += &format!("<h2>Scenario as run ({form})</h2>\n<pre class=\"scenario\">{}</pre>\n", esc(&text));
-    h += "<h2>Provenance</h2>\n<dl>";
+    h += &format!(
+        "<h2 id=\"scenario\">Scenario as run ({form})</h2>\n<details><summary>{} lines</summary>\n\
+         <pre class=\"scenario\">{}</pre>\n</details>\n",
+        text.lines().count(),
+        esc(&text)
+    );
+    h += "<section id=\"provenance\"><h2>Provenance</h2>\n<dl>";
     let mut row = |k: &str, v: String| h += &format!("<dt>{k}</dt><dd>{v}</dd>");
     row("tcplab", esc(&doc["tcplab"].as_str().map_or_else(|| doc["tcplab"].to_string(), String::from)));
     row("schema", esc(doc["schema"].as_str().unwrap_or("")));
@@ -185,6 +344,18 @@ pub fn page(doc: &Value, table: &str, prov: &Provenance) -> String {
         None => row("command line", format!("<code>{}</code>", esc(&cmd.join(" ")))),
     }
     row("rendered by tcplab", esc(env!("CARGO_PKG_VERSION")));
-    h += "</dl>\n</body></html>\n";
+    h += "</dl></section>\n</body></html>\n";
     h
+}
+
+/// How many RFC 4898 variables and connection ends a point's statistics table has.
+fn estats_size(p: &Value) -> (usize, usize) {
+    let conns = p["connections"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let mut vars: Vec<&str> = Vec::new();
+    for k in conns.iter().flat_map(|c| c["estats"].as_object().into_iter().flat_map(|m| m.keys())) {
+        if !vars.contains(&k.as_str()) {
+            vars.push(k);
+        }
+    }
+    (vars.len(), conns.len())
 }

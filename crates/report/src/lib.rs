@@ -4,6 +4,7 @@
 pub mod csv;
 pub mod flent;
 pub mod html;
+pub mod names;
 pub mod pcap;
 pub mod plot;
 pub mod render;

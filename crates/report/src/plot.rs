@@ -8,7 +8,10 @@ use std::path::{Path, PathBuf};
 
 use plotters::coord::ranged1d::ValueFormatter;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use serde_json::Value;
+
+use crate::names;
 
 /// One plot: its file stem, its title, and the SVG text.
 #[derive(Debug, Clone)]
@@ -16,6 +19,8 @@ pub struct Plot {
     pub name: String,
     pub title: String,
     pub svg: String,
+    /// The point whose time series or CDF it draws (`points[i]`); `None` for a plot across points.
+    pub point: Option<usize>,
 }
 
 /// What to draw: lines of (x, y) points on axes named with their units.
@@ -31,8 +36,10 @@ pub struct Chart {
     pub log_x: bool,
     /// The y axis' range; `None`: from the data (from 0 for non-negative values).
     pub y_range: Option<(f64, f64)>,
-    /// An x span shaded and labelled (the measurement window on a time axis).
+    /// An x span shaded, named in the legend (the measurement window on a time axis).
     pub band: Option<(f64, f64, String)>,
+    /// The point the chart is about (its time series, its CDF); `None` for a chart across points.
+    pub point: Option<usize>,
 }
 
 /// One line of a chart.
@@ -123,18 +130,51 @@ fn nice_above(v: f64) -> f64 {
     [1.0, 2.0, 5.0, 10.0].into_iter().map(|m| m * d).find(|&n| n >= v).unwrap_or(10.0 * d)
 }
 
-/// Draws `c` as SVG text.
+/// Height of the plotting region below the title and above the legend, px (with the title's first line
+/// and no legend, a plot is [`SIZE`]).
+const CHART_HEIGHT: u32 = SIZE.1 - TITLE_LINE - 14;
+
+/// Height of one line of the title, px; its font size.
+const TITLE_LINE: u32 = 26;
+const TITLE_FONT: u32 = 22;
+
+/// Most characters on one line of the title; a longer title is wrapped after a comma or a space.
+const TITLE_CHARS: usize = 84;
+
+/// The legend's font size and row height, px, and the width estimated for one character of its text
+/// (DejaVu Sans, the sans-serif of Debian's browsers, averages about 0.58 em).
+const LEGEND_FONT: u32 = 13;
+const LEGEND_ROW: u32 = 22;
+const LEGEND_CHAR: f64 = 7.2;
+
+/// Width of a legend entry's sample (line, cross or shading) and the gap after it, px.
+const SWATCH: u32 = 30;
+
+/// Draws `c` as SVG text: the title (wrapped when long), the axes and the lines, and below the plotting
+/// area the legend, so that it never covers a point, a line or a published figure. A line with no label
+/// has no legend entry, and a chart whose lines have no labels has no legend.
 pub fn draw(c: &Chart) -> Result<String, String> {
+    let title = wrap(&c.title, TITLE_CHARS);
+    let title_h = 14 + TITLE_LINE * title.len() as u32;
+    let legend = Legend::layout(legend_entries(c), SIZE.0);
+    let height = title_h + CHART_HEIGHT + legend.height;
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (SIZE.0, height)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let font = TextStyle::from(("sans-serif", TITLE_FONT).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+        for (i, line) in title.iter().enumerate() {
+            let at = (SIZE.0 as i32 / 2, 12 + (i as u32 * TITLE_LINE) as i32);
+            root.draw(&Text::new(line.as_str(), at, font.clone())).map_err(|e| e.to_string())?;
+        }
+        let area = root.clone().shrink((0, title_h), (SIZE.0, CHART_HEIGHT));
         let (x0, x1) = x_range(c);
         let ys =
             c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.1).chain(l.errors.iter().flat_map(|e| [e.1, e.2])));
         let (y0, y1) = c.y_range.unwrap_or_else(|| range(ys, true));
-        let mut builder = ChartBuilder::on(&root);
-        builder.caption(&c.title, ("sans-serif", 22)).margin(18).x_label_area_size(52).y_label_area_size(86);
+        let mut builder = ChartBuilder::on(&area);
+        builder.margin_top(6).margin_bottom(4).margin_left(18).margin_right(26);
+        builder.x_label_area_size(52).y_label_area_size(86);
         if c.log_x {
             // Labels at 1, 2, 5 × 10^k, grid lines at every integer × 10^k: plotters' own log ticks skip the
             // part of the axis below its first power of ten.
@@ -158,11 +198,207 @@ pub fn draw(c: &Chart) -> Result<String, String> {
         }
         root.present().map_err(|e| e.to_string())?;
     }
+    let end = svg.rfind("</svg>").ok_or("the SVG backend wrote no </svg>")?;
+    svg.insert_str(end, &legend.svg(title_h + CHART_HEIGHT));
     Ok(svg)
 }
 
-/// Draws the mesh, the band, the lines, markers, error bars and the legend on a chart whose x axis is
-/// linear or logarithmic.
+/// `text` in lines of at most `width` characters, broken after ", " or at a space where it can be.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut rest = text.trim();
+    while rest.chars().count() > width {
+        let cut = rest.char_indices().nth(width).map_or(rest.len(), |(i, _)| i);
+        let head = &rest[..cut];
+        let at = head.rfind(", ").map(|i| i + 1).or_else(|| head.rfind(' ')).filter(|&i| i > width / 3).unwrap_or(cut);
+        lines.push(rest[..at].trim_end().to_string());
+        rest = rest[at..].trim_start();
+    }
+    lines.push(rest.to_string());
+    lines
+}
+
+/// The colour of each line: the next of [`PALETTE`], a dashed line's that of the line before it, or that
+/// of the line `colour_of` names.
+fn colours(c: &Chart) -> Vec<RGBColor> {
+    let mut next = 0usize;
+    let mut out = Vec::with_capacity(c.lines.len());
+    for (i, l) in c.lines.iter().enumerate() {
+        if !(l.dashed && i > 0) {
+            next = if i == 0 { 0 } else { next + 1 };
+        }
+        out.push(PALETTE[l.colour_of.map_or(next, |k| k) % PALETTE.len()]);
+    }
+    out
+}
+
+/// What a legend entry shows before its label.
+#[derive(Debug, Clone, Copy)]
+enum Swatch {
+    Line { colour: RGBColor, dashed: bool, marker: bool },
+    Cross(RGBColor),
+    Band,
+}
+
+/// The legend's entries: each labelled line (empty labels have none), and the shaded measurement window.
+fn legend_entries(c: &Chart) -> Vec<(String, Swatch)> {
+    let colours = colours(c);
+    let mut out: Vec<(String, Swatch)> = c
+        .lines
+        .iter()
+        .zip(colours)
+        .filter(|(l, _)| !l.label.trim().is_empty())
+        .map(|(l, colour)| {
+            let swatch = if l.published {
+                Swatch::Cross(colour)
+            } else {
+                Swatch::Line { colour, dashed: l.dashed, marker: l.markers }
+            };
+            (l.label.clone(), swatch)
+        })
+        .collect();
+    if let Some((_, _, label)) = c.band.as_ref().filter(|b| !b.2.is_empty()) {
+        // Only beside lines the legend names: a lone unlabelled line needs no legend for the band either.
+        if !out.is_empty() {
+            out.push((label.clone(), Swatch::Band));
+        }
+    }
+    out
+}
+
+/// The legend laid out below the plotting area: entries in rows, in as many columns as fit the width (at
+/// most four), each column as wide as its longest label, the whole centred.
+struct Legend {
+    entries: Vec<(String, Swatch)>,
+    /// The left edge of each column, from the legend's left edge, and the legend's width, px.
+    columns: Vec<u32>,
+    legend_width: u32,
+    /// Most characters of a label in each column (longer labels are cut with an ellipsis).
+    max_chars: Vec<usize>,
+    /// Height added below the plotting area, px (0 without entries).
+    height: u32,
+    width: u32,
+}
+
+/// The gap between legend columns, and the legend's padding, px.
+const LEGEND_GAP: u32 = 26;
+const LEGEND_PAD: u32 = 12;
+
+impl Legend {
+    fn layout(entries: Vec<(String, Swatch)>, width: u32) -> Legend {
+        let empty =
+            Legend { entries: Vec::new(), columns: vec![0], legend_width: 0, max_chars: vec![0], height: 0, width };
+        if entries.is_empty() {
+            return empty;
+        }
+        let room = width - 40;
+        let max_text = room - 2 * LEGEND_PAD - SWATCH - 4;
+        let text_w = |s: &str| ((s.chars().count() as f64 * LEGEND_CHAR).ceil() as u32).min(max_text);
+        for n in (1..=entries.len().min(4)).rev() {
+            let rows = entries.len().div_ceil(n);
+            let n = entries.len().div_ceil(rows);
+            let texts: Vec<u32> = (0..n)
+                .map(|col| entries.iter().skip(col).step_by(n).map(|(l, _)| text_w(l)).max().unwrap_or(0))
+                .collect();
+            let total =
+                texts.iter().map(|t| SWATCH + 4 + t).sum::<u32>() + LEGEND_GAP * (n as u32 - 1) + 2 * LEGEND_PAD;
+            if total <= room || n == 1 {
+                let mut columns = Vec::new();
+                let mut x = LEGEND_PAD;
+                for t in &texts {
+                    columns.push(x);
+                    x += SWATCH + 4 + t + LEGEND_GAP;
+                }
+                let max_chars = texts.iter().map(|t| (*t as f64 / LEGEND_CHAR).floor() as usize).collect();
+                let height = 8 + rows as u32 * LEGEND_ROW + 12;
+                return Legend { entries, columns, legend_width: total.min(room), max_chars, height, width };
+            }
+        }
+        empty
+    }
+
+    /// The legend as an SVG group `<g class="legend">` whose first element is its frame, at `top`.
+    fn svg(&self, top: u32) -> String {
+        if self.entries.is_empty() {
+            return String::new();
+        }
+        let ncols = self.columns.len();
+        let rows = self.entries.len().div_ceil(ncols) as u32;
+        let w = self.legend_width;
+        let x0 = (self.width - w) / 2;
+        let y0 = top + 4;
+        let h = rows * LEGEND_ROW + 8;
+        let hex = |c: RGBColor| format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2);
+        let mut out = format!(
+            "<g class=\"legend\">\n<rect x=\"{x0}\" y=\"{y0}\" width=\"{w}\" height=\"{h}\" fill=\"#FFFFFF\" \
+             stroke=\"#C8C8C8\" stroke-width=\"1\"/>\n"
+        );
+        for (k, (label, swatch)) in self.entries.iter().enumerate() {
+            let (col, row) = (k % ncols, (k / ncols) as u32);
+            let x = x0 + self.columns[col];
+            let max_chars = self.max_chars[col].max(2);
+            let y = y0 + 4 + row * LEGEND_ROW + LEGEND_ROW / 2;
+            out += "<g class=\"legend-entry\">";
+            match *swatch {
+                Swatch::Line { colour, dashed, marker } => {
+                    let dash = if dashed { " stroke-dasharray=\"7 5\"" } else { "" };
+                    out += &format!(
+                        "<line x1=\"{x}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"{}\" stroke-width=\"2\"{dash}/>",
+                        x + SWATCH - 6,
+                        hex(colour)
+                    );
+                    if marker {
+                        out += &format!(
+                            "<circle cx=\"{}\" cy=\"{y}\" r=\"4\" fill=\"{}\"/>",
+                            x + (SWATCH - 6) / 2,
+                            hex(colour)
+                        );
+                    }
+                }
+                Swatch::Cross(colour) => {
+                    let (cx, d) = (x + (SWATCH - 6) / 2, 6);
+                    for (a, b) in [(-1i32, 1i32), (1, -1)] {
+                        out += &format!(
+                            "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"3\"/>",
+                            cx as i32 - d,
+                            y as i32 + a * d,
+                            cx as i32 + d,
+                            y as i32 + b * d,
+                            hex(colour)
+                        );
+                    }
+                }
+                Swatch::Band => {
+                    out += &format!(
+                        "<rect x=\"{x}\" y=\"{}\" width=\"{}\" height=\"14\" fill=\"#1F77B4\" fill-opacity=\"0.12\" \
+                         stroke=\"#1F77B4\" stroke-opacity=\"0.45\" stroke-dasharray=\"4 4\"/>",
+                        y - 7,
+                        SWATCH - 6
+                    );
+                }
+            }
+            let shown: String = if label.chars().count() > max_chars {
+                label.chars().take(max_chars.saturating_sub(1)).collect::<String>() + "\u{2026}"
+            } else {
+                label.clone()
+            };
+            out += &format!(
+                "<text x=\"{}\" y=\"{y}\" dy=\"0.35em\" font-family=\"sans-serif\" font-size=\"{LEGEND_FONT}\" \
+                 fill=\"#222222\">{}",
+                x + SWATCH + 4,
+                crate::html::esc(&shown)
+            );
+            if shown != *label {
+                out += &format!("<title>{}</title>", crate::html::esc(label));
+            }
+            out += "</text></g>\n";
+        }
+        out + "</g>\n"
+    }
+}
+
+/// Draws the mesh, the band, the lines, markers, error bars and published crosses (last, on top) on a
+/// chart whose x axis is linear or logarithmic.
 fn paint<'a, X>(
     mut chart: ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, plotters::coord::types::RangedCoordf64>>,
     c: &Chart,
@@ -174,6 +410,8 @@ where
 {
     let err = |e: DrawingAreaErrorKind<_>| e.to_string();
     let cats = c.x_categories.clone();
+    let x_step = (x1 - x0) / 10.0;
+    let log_x = c.log_x;
     let fmt_x = move |x: &f64| match &cats {
         Some(cats) => {
             let i = x.round();
@@ -183,8 +421,11 @@ where
                 String::new()
             }
         }
-        None => short(*x),
+        None if log_x => short(*x),
+        None => tick(*x, x_step),
     };
+    let y_step = (y1 - y0) / 10.0;
+    let fmt_y = move |y: &f64| tick(*y, y_step);
     let mut mesh = chart.configure_mesh();
     mesh.x_desc(c.x_label.as_str())
         .y_desc(c.y_label.as_str())
@@ -193,46 +434,27 @@ where
         .light_line_style(RGBColor(238, 238, 238))
         .bold_line_style(RGBColor(215, 215, 215))
         .x_label_formatter(&fmt_x)
-        .y_label_formatter(&|y| short(*y));
+        .y_label_formatter(&fmt_y);
     if let Some(cats) = &c.x_categories {
         mesh.x_labels(cats.len() * 2 + 1);
     }
     mesh.draw().map_err(err)?;
-    if let Some((a, b, label)) = c.band.as_ref().map(|(a, b, l)| (a.max(x0), b.min(x1), l)).filter(|(a, b, _)| a < b) {
-        let (a, b) = (&a, &b);
+    if let Some((a, b)) = c.band.as_ref().map(|(a, b, _)| (a.max(x0), b.min(x1))).filter(|(a, b)| a < b) {
         let shade = RGBColor(31, 119, 180).mix(0.07);
-        chart.draw_series(std::iter::once(Rectangle::new([(*a, y0), (*b, y1)], shade.filled()))).map_err(err)?;
+        chart.draw_series(std::iter::once(Rectangle::new([(a, y0), (b, y1)], shade.filled()))).map_err(err)?;
         let edge = RGBColor(31, 119, 180).mix(0.45).stroke_width(1);
-        for x in [*a, *b] {
+        for x in [a, b] {
             chart.draw_series(DashedLineSeries::new([(x, y0), (x, y1)], 4, 4, edge)).map_err(err)?;
         }
-        let at = (*a, y1 - (y1 - y0) * 0.01);
-        let text = Text::new(format!(" {label}"), at, ("sans-serif", 13).into_font().color(&RGBColor(60, 90, 130)));
-        chart.draw_series(std::iter::once(text)).map_err(err)?;
     }
-    let mut colour = 0usize;
-    for (i, l) in c.lines.iter().enumerate() {
-        if !(l.dashed && i > 0) {
-            colour = if i == 0 { 0 } else { colour + 1 };
-        }
-        let col = PALETTE[l.colour_of.map_or(colour, |k| k) % PALETTE.len()];
+    let colours = colours(c);
+    for (l, &col) in c.lines.iter().zip(&colours).filter(|(l, _)| !l.published) {
         let style = col.stroke_width(2);
-        if l.published {
-            let drawn =
-                chart.draw_series(l.points.iter().map(|&p| Cross::new(p, 7, col.stroke_width(3)))).map_err(err)?;
-            drawn.label(l.label.as_str()).legend(move |(x, y)| Cross::new((x + 11, y), 6, col.stroke_width(3)));
-            continue;
-        }
-        let drawn = if l.dashed {
-            chart.draw_series(DashedLineSeries::new(l.points.iter().copied(), 7, 5, style)).map_err(err)?
+        if l.dashed {
+            chart.draw_series(DashedLineSeries::new(l.points.iter().copied(), 7, 5, style)).map_err(err)?;
         } else {
-            chart.draw_series(LineSeries::new(l.points.iter().copied(), style)).map_err(err)?
-        };
-        let dashed = l.dashed;
-        drawn.label(l.label.as_str()).legend(move |(x, y)| {
-            let pts = if dashed { vec![(x, y), (x + 8, y)] } else { vec![(x, y), (x + 22, y)] };
-            PathElement::new(pts, style)
-        });
+            chart.draw_series(LineSeries::new(l.points.iter().copied(), style)).map_err(err)?;
+        }
         if l.markers {
             chart.draw_series(l.points.iter().map(|&p| Circle::new(p, 4, col.filled()))).map_err(err)?;
         }
@@ -243,17 +465,29 @@ where
                 .map_err(err)?;
         }
     }
-    if c.lines.len() > 1 || c.lines.iter().any(|l| !l.label.is_empty()) {
-        chart
-            .configure_series_labels()
-            .position(if c.log_x { SeriesLabelPosition::LowerRight } else { SeriesLabelPosition::UpperRight })
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(180, 180, 180))
-            .label_font(("sans-serif", 14))
-            .draw()
-            .map_err(err)?;
+    // Published figures last, so that the lab's lines and markers never hide them; a white halo keeps a
+    // cross readable where it sits on a line of its own colour.
+    for (l, &col) in c.lines.iter().zip(&colours).filter(|(l, _)| l.published) {
+        chart.draw_series(l.points.iter().map(|&p| Cross::new(p, 8, WHITE.stroke_width(6)))).map_err(err)?;
+        chart.draw_series(l.points.iter().map(|&p| Cross::new(p, 7, col.stroke_width(3)))).map_err(err)?;
     }
     Ok(())
+}
+
+/// A tick label on a linear axis whose ticks are about `step` apart: as many decimals as the step needs
+/// (so that neighbouring ticks never read the same), no trailing zeros.
+fn tick(v: f64, step: f64) -> String {
+    if v == 0.0 || !step.is_finite() || step <= 0.0 {
+        return short(v);
+    }
+    let decimals = (-step.log10().floor()).clamp(0.0, 9.0) as usize;
+    let s = format!("{v:.decimals$}");
+    let s = if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
+    if s == "-0" {
+        "0".into()
+    } else {
+        s
+    }
 }
 
 /// A tick label: few digits, no trailing zeros.
@@ -380,13 +614,21 @@ pub fn time_series_charts(doc: &Value, p: &Value, notes: &mut Vec<String>) -> Ve
         }
     }
     if !lines.is_empty() {
-        let title = format!("{name}: congestion window and slow-start threshold");
+        // ssthresh has no value until the first loss: named only when drawn.
+        let ssthresh = lines.iter().any(|l| l.dashed);
+        let title = if ssthresh {
+            format!("{name}: congestion window and slow-start threshold")
+        } else {
+            format!("{name}: congestion window")
+        };
+        let shown = names::variable("CurCwnd", largest(&lines) * 1024.0);
+        rescale(&mut lines, shown.scale * 1024.0);
         out.push((
             "cwnd".into(),
             Chart {
                 title,
-                x_label: "time since the start of the run (s)".into(),
-                y_label: "cwnd, ssthresh (KiB)".into(),
+                x_label: TIME_AXIS.into(),
+                y_label: format!("{} ({})", if ssthresh { "cwnd and ssthresh" } else { "cwnd" }, shown.unit),
                 lines,
                 ..Chart::default()
             },
@@ -402,15 +644,11 @@ pub fn time_series_charts(doc: &Value, p: &Value, notes: &mut Vec<String>) -> Ve
     }
     if !lines.is_empty() {
         let title = format!("{name}: smoothed RTT (the end's own RTO estimator)");
+        let shown = names::variable("SmoothedRTT", largest(&lines));
+        rescale(&mut lines, shown.scale);
         out.push((
             "rtt".into(),
-            Chart {
-                title,
-                x_label: "time since the start of the run (s)".into(),
-                y_label: "SRTT (ms)".into(),
-                lines,
-                ..Chart::default()
-            },
+            Chart { title, x_label: TIME_AXIS.into(), y_label: shown.label(), lines, ..Chart::default() },
         ));
     }
     // Throughput per interval, Mbit/s: delivered to each receiving application (logvars), or acknowledged
@@ -445,17 +683,34 @@ pub fn time_series_charts(doc: &Value, p: &Value, notes: &mut Vec<String>) -> Ve
     }
     if !lines.is_empty() {
         let title = format!("{name}: throughput per interval");
-        let y_label = "throughput (Mbit/s)".into();
-        out.push((
-            "throughput".into(),
-            Chart { title, x_label: "time since the start of the run (s)".into(), y_label, lines, ..Chart::default() },
-        ));
+        // Drawn from Mbit/s: the unit is chosen from the largest rate in bit/s.
+        let shown = names::metric("throughput_bps", largest(&lines) * 1e6);
+        rescale(&mut lines, shown.scale * 1e6);
+        let y_label = shown.label();
+        out.push(("throughput".into(), Chart { title, x_label: TIME_AXIS.into(), y_label, lines, ..Chart::default() }));
     }
     let band = window_band(p, &tables);
     for (_, c) in &mut out {
         c.band.clone_from(&band);
     }
     out
+}
+
+/// The label of every time axis.
+const TIME_AXIS: &str = "time since the start of the run (s)";
+
+/// The largest y of the lines (0 without points).
+fn largest(lines: &[Line]) -> f64 {
+    lines.iter().flat_map(|l| l.points.iter().map(|p| p.1.abs())).filter(|v| v.is_finite()).fold(0.0, f64::max)
+}
+
+/// Multiplies every y of the lines by `k` (a change of the unit drawn).
+fn rescale(lines: &mut [Line], k: f64) {
+    if k != 1.0 {
+        for p in lines.iter_mut().flat_map(|l| l.points.iter_mut()) {
+            p.1 *= k;
+        }
+    }
 }
 
 /// The measurement window as a band on a time axis, when some samples lie outside it (the handshake
@@ -465,29 +720,35 @@ fn window_band(p: &Value, tables: &[EndTable]) -> Option<(f64, f64, String)> {
     let (start, end) = (src["measure_start_s"].as_f64()?, src["measure_end_s"].as_f64()?);
     let t = |r: &Value| r.get(0).and_then(Value::as_f64);
     let outside = tables.iter().flat_map(|e| e.rows.iter().filter_map(t)).any(|x| x < start || x > end);
-    outside.then(|| (start, end, "measurement".to_string()))
+    outside.then(|| (start, end, "measurement window".to_string()))
 }
 
-/// The metrics drawn against a sweep's axis: (metric path in `metrics`, axis label, scale).
-fn sweep_metrics(doc: &Value) -> Vec<(&'static str, &'static str, f64)> {
+/// The metrics drawn against a sweep's axis by default, for the test kind.
+fn sweep_metrics(doc: &Value) -> &'static [&'static str] {
     match kind(doc) {
-        "tcp_rr" | "tcp_crr" => {
-            let (unit, scale) = metric_unit(doc, "latency_us.p99");
-            let label = if unit == "ms" { "99th percentile latency (ms)" } else { "99th percentile latency (\u{b5}s)" };
-            vec![("transactions_per_s", "transactions/s", 1.0), ("latency_us.p99", label, scale)]
-        }
-        _ => vec![("throughput_bps", "throughput (Mbit/s)", 1e-6)],
+        "tcp_rr" | "tcp_crr" => &["transactions_per_s", "latency_us.p99"],
+        "tcp_msg" => &["messages_per_s", "time_per_message_us.p99"],
+        _ => &["throughput_bps"],
     }
+}
+
+/// How `metric` is shown across the points of `doc`: its unit chosen from the largest value any point has.
+pub fn shown_metric(doc: &Value, metric: &str) -> names::Shown {
+    let points = doc["points"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let largest = points.iter().filter_map(|p| point_value(p, metric)).map(f64::abs).fold(0.0, f64::max);
+    names::metric(metric, largest)
+}
+
+/// The legend label of the line of `value` of the swept key `axis`: "client TCP_NODELAY = off".
+fn line_label(axis: &str, value: &Value) -> String {
+    format!("{} = {}", names::key_name(axis), names::value_text(value))
 }
 
 use tcplab_lab::published::point_value;
 
-/// A parameter value as a label (`"10mbit"`, `true`, `4`).
+/// A parameter value as a label (`"10mbit"`, `on`, `4`).
 fn label(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
+    names::value_text(v)
 }
 
 /// The error bar of `metric` at a point: from `confidence` when the interval is about that metric (the
@@ -558,7 +819,11 @@ pub fn sweep_chart(doc: &Value, spec: &SweepSpec) -> Option<Chart> {
             }
         }
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let label = spec.line_axis.map(|a| format!("{a} = {key}")).unwrap_or_default();
+        // The line's label from a point of it: the value as the key's words write it.
+        let label = spec
+            .line_axis
+            .and_then(|a| points.iter().map(|p| &p["params"][a]).find(|v| label(v) == *key).map(|v| line_label(a, v)))
+            .unwrap_or_default();
         lines.push(Line { label, points: pts, markers: true, errors, ..Line::default() });
     }
     if lines.iter().all(|l| l.points.is_empty()) {
@@ -567,11 +832,11 @@ pub fn sweep_chart(doc: &Value, spec: &SweepSpec) -> Option<Chart> {
     let name = scenario_name(doc);
     let title = match spec.title {
         Some(t) => format!("{name}: {t}"),
-        None => format!("{name}: {} against {}", spec.y_label, spec.x_axis),
+        None => format!("{name}: {} against {}", names::metric_name(spec.metric), names::key_name(spec.x_axis)),
     };
     Some(Chart {
         title,
-        x_label: spec.x_axis.to_string(),
+        x_label: names::key_label(spec.x_axis),
         y_label: spec.y_label.into(),
         lines,
         x_categories: (!numeric).then_some(cats),
@@ -606,9 +871,11 @@ pub fn sweep_charts(doc: &Value) -> Vec<(String, Chart)> {
     let axes = swept(doc);
     let Some(x_axis) = axes.first() else { return Vec::new() };
     let mut out = Vec::new();
-    for (metric, y_label, scale) in sweep_metrics(doc) {
-        let spec =
-            SweepSpec { x_axis, line_axis: axes.get(1).map(String::as_str), metric, y_label, scale, title: None };
+    for &metric in sweep_metrics(doc) {
+        let shown = shown_metric(doc, metric);
+        let y_label = shown.label();
+        let line_axis = axes.get(1).map(String::as_str);
+        let spec = SweepSpec { x_axis, line_axis, metric, y_label: &y_label, scale: shown.scale, title: None };
         if let Some(chart) = sweep_chart(doc, &spec) {
             out.push((format!("sweep-{}", metric.replace('.', "-")), chart));
         }
@@ -616,10 +883,10 @@ pub fn sweep_charts(doc: &Value) -> Vec<(String, Chart)> {
     out
 }
 
-/// The latency CDF of each point's metrics (`latency_us.cdf`): the fraction of transactions at or below a
-/// latency, drawn as the staircase it is; µs below 1 ms, else ms; a logarithmic latency axis when the
-/// steps span a decade or more. With 2 to [`MAX_CDF_OVERLAY`] points, also one chart of all of them,
-/// labelled by their parameters (more lines than that are a tangle).
+/// The latency CDF of each point's metrics (`latency_us.cdf`, `time_per_message_us.cdf`): the fraction of
+/// transactions (messages) at or below a value, drawn as the staircase it is; µs below 1 ms, else ms; a
+/// logarithmic axis when the steps span a decade or more. With 2 to [`MAX_CDF_OVERLAY`] points, also one
+/// chart of all of them, labelled by their parameters (more lines than that are a tangle).
 pub fn cdf_charts(doc: &Value) -> Vec<(String, Chart)> {
     let points = doc["points"].as_array().map(Vec::as_slice).unwrap_or_default();
     let name = scenario_name(doc);
@@ -634,19 +901,17 @@ pub fn cdf_charts(doc: &Value) -> Vec<(String, Chart)> {
             if steps.is_empty() {
                 continue;
             }
-            let params = p["params"]
-                .as_object()
-                .map(|m| m.iter().map(|(k, v)| format!("{k} = {}", label(v))).collect::<Vec<_>>().join(", "))
-                .unwrap_or_default();
+            let params = names::params_text(&p["params"]);
             let pct = |k: &str| p["metrics"][metric][k].as_f64();
             let summary = match (pct("p50"), pct("p99")) {
-                (Some(a), Some(b)) => format!("p50 {}, p99 {}", show_us(a), show_us(b)),
+                (Some(a), Some(b)) => format!("median {}, 99th percentile {}", show_us(a), show_us(b)),
                 _ => format!("{} steps", steps.len()),
             };
-            per_point.push((i, format!("{metric}: {summary}"), metric.to_string(), params, steps));
+            let what = names::metric_name(metric);
+            per_point.push((i, format!("{what}: {summary}"), metric.to_string(), params, steps));
         }
     }
-    let chart = |lines: Vec<(String, &[(f64, f64)])>, what: &str| {
+    let chart = |lines: Vec<(String, &[(f64, f64)])>, metric: &str, what: &str| {
         let lo = lines.iter().flat_map(|l| l.1.iter().map(|s| s.0)).fold(f64::INFINITY, f64::min);
         let hi = lines.iter().flat_map(|l| l.1.iter().map(|s| s.0)).fold(0.0, f64::max);
         let (unit, scale) = if hi >= 1000.0 { ("ms", 1e-3) } else { ("\u{b5}s", 1.0) };
@@ -664,10 +929,12 @@ pub fn cdf_charts(doc: &Value) -> Vec<(String, Chart)> {
                 Line { label, points: pts, ..Line::default() }
             })
             .collect();
+        let quantity = names::metric_name(metric);
+        let counted = if metric == "latency_us" { "transactions" } else { "messages" };
         Chart {
             title: format!("{name}: {what}"),
-            x_label: format!("latency ({unit}){}", if hi >= 10.0 * lo { ", log scale" } else { "" }),
-            y_label: "fraction of transactions at or below".into(),
+            x_label: format!("{quantity} ({unit}){}", if hi >= 10.0 * lo { ", log scale" } else { "" }),
+            y_label: format!("fraction of {counted} at or below"),
             lines,
             log_x: hi >= 10.0 * lo,
             y_range: Some((0.0, 1.04)),
@@ -677,59 +944,24 @@ pub fn cdf_charts(doc: &Value) -> Vec<(String, Chart)> {
     let several = points.len() > 1;
     let mut out = Vec::new();
     for (i, label, metric, params, steps) in &per_point {
-        let what = if params.is_empty() { "latency CDF".to_string() } else { format!("latency CDF, {params}") };
-        let label = label.clone();
+        let quantity = names::metric_name(metric);
+        let what = if params.is_empty() { format!("{quantity} CDF") } else { format!("{quantity} CDF, {params}") };
         let stem = if metric == "latency_us" { "cdf".to_string() } else { format!("cdf-{metric}") };
         let file = if several { format!("p{i}-{stem}") } else { stem };
-        out.push((file, chart(vec![(label, steps)], &what)));
+        let mut c = chart(vec![(label.clone(), steps)], metric, &what);
+        c.point = several.then_some(*i);
+        out.push((file, c));
     }
-    if several && per_point.len() > 1 && per_point.len() <= MAX_CDF_OVERLAY {
+    // The overlay of every point's latency CDF (each point's first distribution: latency_us).
+    let first: Vec<_> = per_point.iter().filter(|(_, _, m, _, _)| *m == per_point[0].2).collect();
+    if several && first.len() > 1 && first.len() <= MAX_CDF_OVERLAY {
+        let metric = per_point[0].2.as_str();
         let lines =
-            per_point.iter().map(|(i, _, _, params, steps)| (format!("p{i}: {params}"), steps.as_slice())).collect();
-        out.push(("sweep-cdf".into(), chart(lines, "latency CDF of each point")));
+            first.iter().map(|(i, _, _, params, steps)| (format!("p{i}: {params}"), steps.as_slice())).collect();
+        let what = format!("{} CDF of each point", names::metric_name(metric));
+        out.push(("sweep-cdf".into(), chart(lines, metric, &what)));
     }
     out
-}
-
-/// The unit of a metric (a dotted key of `points[].metrics`) as drawn, and the factor to it: latencies in
-/// ms when some point's reaches 10 ms, else µs.
-fn metric_unit(doc: &Value, metric: &str) -> (&'static str, f64) {
-    let points = doc["points"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let largest = points.iter().filter_map(|p| point_value(p, metric)).fold(0.0, f64::max);
-    if let Some((_, var)) = metric.split_once('.').filter(|(side, _)| *side == "client" || *side == "server") {
-        return series_unit(var.strip_suffix(".mean").or_else(|| var.strip_suffix(".stddev")).unwrap_or(var));
-    }
-    if metric.ends_with("_bps") {
-        ("Mbit/s", 1e-6)
-    } else if metric.starts_with("cpu_util_percent") {
-        ("%", 1.0)
-    } else if metric.starts_with("service_demand_us_per_kb") {
-        ("\u{b5}s/KB", 1.0)
-    } else if metric.starts_with("service_demand_us_per_tr") {
-        ("\u{b5}s/transaction", 1.0)
-    } else if metric.contains("_us") && largest >= 10_000.0 {
-        ("ms", 1e-3)
-    } else if metric.contains("_us") {
-        ("\u{b5}s", 1.0)
-    } else if metric.ends_with("_per_s") {
-        ("1/s", 1.0)
-    } else if metric.ends_with("_s") {
-        ("s", 1.0)
-    } else if metric.ends_with("_bytes") {
-        ("bytes", 1.0)
-    } else {
-        ("count", 1.0)
-    }
-}
-
-/// A sampled variable's unit as drawn, and the factor to it (bytes in KiB, bit/s in Mbit/s).
-fn series_unit(var: &str) -> (&'static str, f64) {
-    match tcplab_lab::scenario::series_unit(var) {
-        "bytes" => ("KiB", 1.0 / 1024.0),
-        "bit/s" => ("Mbit/s", 1e-6),
-        "ms" => ("ms", 1.0),
-        _ => ("count", 1.0),
-    }
 }
 
 /// The charts of the scenario's `[[plot]]` tables (docs/scenario.md § Plots); notes say what could not be
@@ -755,8 +987,8 @@ pub fn scenario_charts(doc: &Value, notes: &mut Vec<String>) -> Vec<(String, Cha
                 notes.push(format!("plot {name}: lines = {l} is not swept: drawn as one line"));
                 line_axis = None;
             }
-            let (unit, scale) = metric_unit(doc, y);
-            let y_label = format!("{y} ({unit})");
+            let shown = shown_metric(doc, y);
+            let (y_label, scale) = (shown.label(), shown.scale);
             let spec =
                 SweepSpec { x_axis: x, line_axis, metric: y, y_label: &y_label, scale, title: spec.title.as_deref() };
             let reference = specs[i].reference.as_ref();
@@ -766,11 +998,12 @@ pub fn scenario_charts(doc: &Value, notes: &mut Vec<String>) -> Vec<(String, Cha
                         let xs = c.lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
                         let (lo, hi) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x), b.max(x)));
                         let y = r.value * scale;
-                        c.lines.push(Line {
-                            label: r.label.clone(),
-                            points: vec![(lo, y), (hi, y)],
-                            ..Line::default()
-                        });
+                        let label = if r.label.trim().is_empty() {
+                            format!("reference, {} {}", short(y), shown.unit)
+                        } else {
+                            r.label.clone()
+                        };
+                        c.lines.push(Line { label, points: vec![(lo, y), (hi, y)], ..Line::default() });
                     }
                     let published = published_lines(doc, x, y, line_axis, scale, &c);
                     c.lines.extend(published);
@@ -787,7 +1020,8 @@ pub fn scenario_charts(doc: &Value, notes: &mut Vec<String>) -> Vec<(String, Cha
             continue;
         }
         let Some(vars) = &spec.series else { continue };
-        let (unit, scale) = series_unit(&vars[0]);
+        // Held units (bytes, ms, bit/s) here; the unit drawn is chosen per chart from its largest value.
+        let (unit, scale) = (tcplab_lab::scenario::series_unit(&vars[0]), 1.0);
         let several = points.len() > 1;
         let mut drawn = false;
         for (k, p) in points.iter().enumerate() {
@@ -819,13 +1053,17 @@ pub fn scenario_charts(doc: &Value, notes: &mut Vec<String>) -> Vec<(String, Cha
                 Some(t) => format!("{}: {t}", scenario_name(doc)),
                 None => format!("{}: {}", scenario_name(doc), vars.join(", ")),
             };
-            let y_label = format!("{} ({unit})", vars.join(", "));
+            let shown = names::variable(&vars[0], largest(&lines));
+            rescale(&mut lines, shown.scale);
+            let y_label =
+                if shown.unit.is_empty() { vars.join(", ") } else { format!("{} ({})", vars.join(", "), shown.unit) };
             let chart = Chart {
                 title,
-                x_label: "time since the start of the run (s)".into(),
+                x_label: TIME_AXIS.into(),
                 y_label,
                 lines,
                 band: window_band(p, &tables),
+                point: Some(k),
                 ..Chart::default()
             };
             out.push((if several { format!("p{k}-{name}") } else { name.clone() }, chart));
@@ -866,7 +1104,7 @@ fn published_lines(doc: &Value, x: &str, y: &str, line_axis: Option<&str>, scale
         // The lab's line of the same `where` value of the lines axis lends its colour.
         let colour_of = line_axis.and_then(|a| {
             let value = s.at.get(a)?;
-            chart.lines.iter().position(|l| !l.published && l.label == format!("{a} = {}", label(value)))
+            chart.lines.iter().position(|l| !l.published && l.label == line_label(a, value))
         });
         if !points.is_empty() {
             out.push(Line { label: s.name(), points, published: true, colour_of, ..Line::default() });
@@ -887,7 +1125,8 @@ pub fn plots(doc: &Value) -> (Vec<Plot>, Vec<String>) {
     let points = doc["points"].as_array().map(Vec::as_slice).unwrap_or_default();
     for (i, p) in points.iter().enumerate() {
         let prefix = if points.len() > 1 { format!("p{i}-") } else { String::new() };
-        for (n, c) in time_series_charts(doc, p, &mut notes) {
+        for (n, mut c) in time_series_charts(doc, p, &mut notes) {
+            c.point = (points.len() > 1).then_some(i);
             charts.push((format!("{prefix}{n}"), c));
         }
     }
@@ -902,7 +1141,7 @@ pub fn plots(doc: &Value) -> (Vec<Plot>, Vec<String>) {
     let mut out = Vec::new();
     for (name, c) in charts {
         match draw(&c) {
-            Ok(svg) => out.push(Plot { name, title: c.title, svg }),
+            Ok(svg) => out.push(Plot { name, title: c.title, svg, point: c.point }),
             Err(e) => notes.push(format!("{name}: not drawn: {e}")),
         }
     }

@@ -23,10 +23,10 @@ fn a_run_with_logvars_gives_cwnd_rtt_and_throughput_plots_with_titles_and_units(
     }
     // Two senders: a cwnd and an ssthresh line each (the loss gives ssthresh a value), in the legend too.
     let cwnd = &ps[0].svg;
-    assert!(cwnd.contains("cwnd, ssthresh (KiB)"));
+    assert!(cwnd.contains("cwnd and ssthresh (KiB)"));
     assert_eq!(count(cwnd, "cwnd, client"), 2);
     assert_eq!(count(cwnd, "ssthresh, client"), 2);
-    assert!(ps[1].svg.contains("SRTT (ms)"));
+    assert!(ps[1].svg.contains("SmoothedRTT (ms)"));
     // Two receiving ends and their total.
     let tput = &ps[2].svg;
     assert!(tput.contains("throughput (Mbit/s)"));
@@ -45,7 +45,7 @@ fn an_rr_run_without_series_gives_the_latency_cdf_and_says_why_no_time_series() 
     // The legend gives the percentiles of latency_us, in ms (they are tens of ms on this path).
     let l = &v["points"][0]["metrics"]["latency_us"];
     let ms = |k: &str| format!("{:.1}", l[k].as_f64().unwrap() / 1e3);
-    assert!(svg.contains(&format!("p50 {} ms", ms("p50"))), "{}", ms("p50"));
+    assert!(svg.contains(&format!("median {} ms", ms("p50"))), "{}", ms("p50"));
 }
 
 #[test]
@@ -98,17 +98,17 @@ fn a_sweep_draws_each_metric_against_the_first_axis_one_line_per_second_axis_val
         ["sweep-transactions_per_s", "sweep-latency_us-p99"]
     );
     let (_, tps) = &charts[0];
-    assert_eq!(tps.x_label, "test.burst");
+    assert_eq!(tps.x_label, "first burst (transactions)");
     assert_eq!(tps.lines.len(), 2);
-    assert_eq!(tps.lines[0].label, "client.tcp.nodelay = false");
+    assert_eq!(tps.lines[0].label, "client TCP_NODELAY = off");
     assert_eq!(tps.lines[1].points, vec![(0.0, 150.0), (2.0, 450.0), (4.0, 750.0), (8.0, 1350.0)]);
     assert_eq!(tps.lines[1].errors[3], (8.0, 1350.0 * 0.95, 1350.0 * 1.05));
     // The latency has no interval: no error bars.
     assert!(charts[1].1.lines.iter().all(|l| l.errors.is_empty()));
     let (ps, _) = plots(&doc);
     let svg = &ps.iter().find(|p| p.name == "sweep-transactions_per_s").unwrap().svg;
-    assert!(svg.contains("rr-sweep: transactions/s against test.burst"));
-    assert!(svg.contains("client.tcp.nodelay = true"));
+    assert!(svg.contains("rr-sweep: transaction rate against first burst"));
+    assert!(svg.contains("client TCP_NODELAY = on"));
 }
 
 #[test]
@@ -158,10 +158,10 @@ fn the_scenarios_plots_replace_the_default_sweep_plots_and_say_what_cannot_be_dr
     let names: Vec<&str> = ps.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["tps", "plot-2", "oneline"], "{notes:?}");
     let tps = &ps[0].svg;
-    assert!(tps.contains("rr-sweep: rate") && tps.contains("transactions_per_s (1/s)"));
-    assert!(tps.contains("client.tcp.nodelay = true"));
+    assert!(tps.contains("rr-sweep: rate") && tps.contains("transaction rate (transactions/s)"));
+    assert!(tps.contains("client TCP_NODELAY = on"));
     // Booleans on x are categories; the p99 (at most 1350 us) stays in µs.
-    assert!(ps[1].svg.contains("latency_us.p99 (\u{b5}s)"));
+    assert!(ps[1].svg.contains("99th percentile latency (\u{b5}s)"));
     assert!(notes.iter().any(|n| n.contains("plot flat: not drawn: x = path.up.rate is not swept")), "{notes:?}");
     assert!(notes.iter().any(|n| n.contains("plot oneline: lines = seed is not swept: drawn as one line")));
     // The error bars come from the points' confidence interval of the metric.
@@ -222,12 +222,12 @@ fn a_counter_plot_draws_the_sides_sums_against_the_swept_key() {
             )
         })
         .collect();
-    // DataOctetsOut is in bytes, drawn in KiB.
-    let kib: Vec<(f64, f64)> = want.iter().map(|&(x, y)| (x, y / 1024.0)).collect();
-    assert_eq!(chart.lines[0].points, kib);
-    // The reference line: 2048 bytes drawn at 2 KiB across the swept range.
+    // DataOctetsOut is in bytes, drawn in bytes below 10 KiB.
+    assert!(chart.y_label.ends_with("(bytes)"), "{}", chart.y_label);
+    assert_eq!(chart.lines[0].points, want);
+    // The reference line: 2048 bytes across the swept range.
     assert_eq!(chart.lines[1].label, "two KiB");
-    assert_eq!(chart.lines[1].points, [(0.0, 2.0), (4.0, 2.0)]);
+    assert_eq!(chart.lines[1].points, [(0.0, 2048.0), (4.0, 2048.0)]);
     assert!(
         want[1].1 > 3.0 * want[0].1,
         "five requests in flight send more bytes than one (Nagle packs them into the same segments): {want:?}"
