@@ -286,6 +286,23 @@ mod tests {
     }
 
     #[test]
+    fn every_knob_linux_lacks_is_refused_at_once_each_field_by_name() {
+        let linux = TcpConfig::personality("linux").unwrap();
+        let cfg = TcpConfig {
+            rto_initial: Duration::from_secs(3),
+            time_wait: Duration::from_secs(1),
+            ack_policy: AckPolicy::Delayed,
+            cubic: tcplab_tcp::congestion::CubicConfig { c: 0.5, ..linux.cubic },
+            ..linux
+        };
+        let e: Vec<String> = linux_tcp_all(&cfg, "client").unwrap_err().iter().map(|e| e.to_string()).collect();
+        for knob in ["rto_initial = \"3s\"", "time_wait = \"1s\"", "ack_policy = \"delayed\"", "cubic.c = 0.5"] {
+            assert!(e.iter().any(|l| l.starts_with(&format!("client.tcp.{knob}: "))), "{knob}: {e:?}");
+        }
+        assert_eq!(e.len(), 4, "{e:?}");
+    }
+
+    #[test]
     fn translated_knobs() {
         let cfg = TcpConfig {
             mss: ByteSize::new(1000),

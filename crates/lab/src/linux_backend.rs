@@ -584,3 +584,67 @@ fn backend_run(r: &AppsRun, h: &Health) -> BackendRun {
         cpu: [cpu, cpu],
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{load, Source};
+
+    const FILE: &str = "name = \"t\"\n\
+        [path.up]\nrate = \"10mbit\"\ndelay = \"5ms\"\n\
+        [client]\nstack = \"rfc\"\ntcp = { rto_min = \"300ms\", nagle_last_sent = true }\n\
+        [server.tcp]\ntime_wait = \"1s\"\n\
+        [test]\nkind = \"tcp_stream\"\nduration = \"1s\"\nsend_buffer = \"256KiB\"\nrecv_buffer = \"128KiB\"\n";
+
+    fn scenario(set: &[&str]) -> Scenario {
+        let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+        load(&Source { name: "t.toml", text: FILE }, &set).unwrap()
+    }
+
+    #[test]
+    fn the_kernel_keeps_what_the_scenario_sets_and_replaces_the_rest() {
+        let s = scenario(&[]);
+        let (k, replaced) = on_kernel(&s);
+        let linux = TcpConfig::personality("linux").unwrap();
+        assert_eq!((k.client.stack.as_str(), k.server.stack.as_str()), ("linux", "linux"));
+        // Set by the scenario: kept (test.send_buffer on the sender, test.recv_buffer on the receiver).
+        assert_eq!(k.client.tcp.rto_min, Duration::from_millis(300));
+        assert_eq!(k.client.tcp.send_buffer.bytes(), 256 << 10);
+        assert_eq!(k.server.tcp.recv_buffer.bytes(), 128 << 10);
+        assert!(k.client.tcp.nagle_last_sent);
+        // Left to "rfc": the kernel's.
+        assert_eq!(k.server.tcp.rto_min, linux.rto_min);
+        assert_eq!(k.client.tcp.recv_window_ratio, linux.recv_window_ratio);
+        assert_eq!(k.client.tcp.congestion_control, linux.congestion_control);
+        assert_eq!(k.client.host.rx_coalesce(), Duration::from_micros(50));
+        let has = |side: &str, knob: &str| replaced.iter().any(|r| r.side == side && r.knob == knob);
+        assert!(has("client", "tcp.recv_window_ratio") && has("server", "tcp.rto_min"));
+        assert!(has("client", "host.rx_coalesce") && has("client", "tcp.cubic.hystart"));
+        assert!(!has("client", "tcp.rto_min"), "the scenario set it");
+        let w = replaced_warning(&replaced).unwrap();
+        assert!(w.contains("tcp.recv_window_ratio 1.0 -> 1.25"), "{w}");
+        // Running the kernel's scenario again changes nothing.
+        assert_eq!(on_kernel(&k).0, k);
+        assert!(on_kernel(&k).1.is_empty());
+    }
+
+    #[test]
+    fn every_value_the_kernel_cannot_honour_is_refused_at_once_where_it_was_written() {
+        let s = scenario(&["client.tcp.rto_initial=\"3s\"", "client.host.nic_rate=\"1gbit\""]);
+        let Err(LinuxError::Refused(r)) = check(&s) else { panic!("refused") };
+        let shown: Vec<String> = r.iter().map(|r| r.to_string()).collect();
+        let find = |key: &str| shown.iter().find(|l| l.contains(key)).unwrap_or_else(|| panic!("{key}: {shown:?}"));
+        assert!(find("client.tcp.nagle_last_sent").starts_with("t.toml:7: client.tcp.nagle_last_sent = true: "));
+        assert!(find("server.tcp.time_wait").starts_with("t.toml:9: server.tcp.time_wait = \"1s\": "));
+        assert!(find("client.tcp.rto_initial").starts_with("--set client.tcp.rto_initial=\"3s\": "));
+        assert!(find("client.host.nic_rate").contains("no NIC model"));
+        assert_eq!(r.len(), 4, "{shown:?}");
+        // A value equal to the kernel's passes.
+        let s = scenario(&[
+            "client.tcp.nagle_last_sent=false",
+            "server.tcp.time_wait=\"60s\"",
+            "client.tcp.rto_initial=\"1s\"",
+        ]);
+        check(&s).unwrap();
+    }
+}
