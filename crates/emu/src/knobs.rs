@@ -151,8 +151,8 @@ pub fn linux_tcp_all(cfg: &TcpConfig, side: &'static str) -> Result<LinuxTcp, Ve
     let mut route = Vec::new();
     let congestion = match cfg.congestion_control {
         CongestionControlKind::Cubic => {
-            let mine = serde_json::to_value(&cfg.cubic).expect("CUBIC's knobs serialize");
-            let theirs = serde_json::to_value(&linux.cubic).expect("CUBIC's knobs serialize");
+            let mine = serde_json::to_value(cfg.cubic).expect("CUBIC's knobs serialize");
+            let theirs = serde_json::to_value(linux.cubic).expect("CUBIC's knobs serialize");
             let mut diff = Vec::new();
             differing("cubic", &mine, Some(&theirs), &mut diff);
             for (path, v, t) in diff {

@@ -344,7 +344,6 @@ pub fn refusals(s: &Scenario) -> Vec<Refusal> {
             "the server opens no connections; only client.host.ephemeral_ports is used".into(),
         );
     }
-    drop(refuse);
     // The TCP knobs, on the hosts as the kernel runs them: what is left to refuse was set by the scenario.
     let (k, _) = on_kernel(s);
     for (side, h) in [("client", &k.client), ("server", &k.server)] {
