@@ -406,7 +406,8 @@ fn run(
             let total =
                 (0..plan.points.len()).filter(|p| shard.is_none_or(|(i, n)| p % n as usize == i as usize)).count();
             if !quiet && (total > 1 || plan.repeat.is_some()) {
-                eprintln!("tcplab: --backend linux: {total} points one at a time{runs}");
+                let points = if total == 1 { "1 point".to_string() } else { format!("{total} points one at a time") };
+                eprintln!("tcplab: --backend linux: {points}{runs}");
             }
             let linux = tcplab_lab::sweep::Backend::Linux;
             tcplab_lab::sweep::run_plan_on(&plan, opts, linux, &|done, total| {
