@@ -92,6 +92,10 @@ enum Command {
         scenario: String,
         #[arg(long = "set", value_name = "PATH=VALUE")]
         set: Vec<String>,
+        /// Also check what the backend can run: `linux` names every value the kernel cannot honour and
+        /// warns of the defaults it replaces (no root needed).
+        #[arg(long, default_value = "sim")]
+        backend: String,
         #[command(flatten)]
         suite: suite::SuiteArgs,
     },
@@ -229,7 +233,7 @@ fn main() -> ExitCode {
             run(&scenario, &set, seed, &backend, &outputs, quiet, &suite)
         }
         Command::Report { result, render, quiet } => report(&result, &render, quiet),
-        Command::Check { scenario, set, suite } => check(&scenario, &set, &suite),
+        Command::Check { scenario, set, backend, suite } => check(&scenario, &set, &backend, &suite),
         Command::Compare { scenario, set, seed, runs, json } => {
             compare::compare(&scenario, &set, seed, runs, json.as_deref())
         }
@@ -265,7 +269,8 @@ fn main() -> ExitCode {
 /// point is validated.
 fn read_plan(arg: &str, set: &[String], suite: &suite::SuiteArgs) -> Result<tcplab_lab::sweep::Plan, Failure> {
     let (name, text) = scenario_text(arg)?;
-    tcplab_lab::sweep::plan(&Source { name: &name, text: &text }, set, &suite.sweep, &suite.repeat_flags())
+    let src = Source { name: &name, text: &text };
+    tcplab_lab::sweep::plan_with(&src, set, &suite.sweep, &suite.repeat_flags(), suite.no_sweep)
         .map_err(|e: ScenarioError| Failure::BadInput(e.to_string()))
 }
 
@@ -286,8 +291,19 @@ fn scenario_text(arg: &str) -> Result<(String, String), Failure> {
     Ok((name, text))
 }
 
-fn check(arg: &str, set: &[String], suite: &suite::SuiteArgs) -> Result<(), Failure> {
+fn check(arg: &str, set: &[String], backend: &str, suite: &suite::SuiteArgs) -> Result<(), Failure> {
     let plan = read_plan(arg, set, suite)?;
+    match backend {
+        "sim" => {}
+        "linux" => {
+            let (_, replaced) = tcplab_lab::linux_backend::plan_on_kernel(&plan)
+                .map_err(|e| Failure::BadInput(format!("{arg}: --backend linux: {e}")))?;
+            if let Some(w) = tcplab_lab::linux_backend::replaced_warning(&replaced) {
+                eprintln!("tcplab: warning: {w}");
+            }
+        }
+        other => return Err(Failure::BadInput(format!("--backend {other}: accepted: sim, linux"))),
+    }
     let s = &plan.base;
     let points = if plan.points.len() > 1 { format!(", {} points", plan.points.len()) } else { String::new() };
     println!("{arg}: ok ({}: {}{points})", s.name, s.test.kind.netperf_name());
@@ -338,16 +354,26 @@ fn run(
     }
     let shard = suite.shard.as_deref().map(tcplab_lab::sweep::parse_shard).transpose().map_err(Failure::BadInput)?;
     let plan = read_plan(arg, set, suite)?;
-    // Before running: whether the backend can run here (root with CAP_SYS_ADMIN and CAP_NET_ADMIN), and
-    // whether each output file can be written where it is asked for.
-    if backend == "linux" {
+    // Before running: what the kernel cannot honour (every value at once), whether the backend can run
+    // here (root with CAP_SYS_ADMIN and CAP_NET_ADMIN), and whether each output file can be written where
+    // it is asked for.
+    let plan = if backend == "linux" {
+        let (plan, replaced) = tcplab_lab::linux_backend::plan_on_kernel(&plan)
+            .map_err(|e| Failure::BadInput(format!("{arg}: --backend linux: {e}")))?;
+        if let (false, Some(w)) = (quiet, tcplab_lab::linux_backend::replaced_warning(&replaced)) {
+            eprintln!("tcplab: warning: {w}");
+        }
         tcplab_emu::check_environment().map_err(|e| Failure::BadInput(format!("--backend linux: {e}")))?;
-    }
+        plan
+    } else {
+        plan
+    };
     check_outputs(out)?;
-    if backend == "linux" {
+    if backend == "linux" && out.pcap.is_some() {
         if !suite.is_plain() || plan.points.len() > 1 || plan.repeat.is_some() {
             return Err(Failure::BadInput(
-                "--backend linux: accepted for a single run so far (no sweep, --iterations, --confidence or --shard)"
+                "--pcap: accepted only for a single run (no sweep, --iterations, --confidence or --shard; \
+                 --no-sweep runs a scenario's base point)"
                     .into(),
             ));
         }
@@ -372,14 +398,39 @@ fn run(
         return emit(&doc, out, quiet);
     }
     if out.pcap.is_none() {
-        let (jobs, note) = tcplab_lab::sweep::effective_jobs(suite.jobs);
-        if let Some(note) = note {
-            eprintln!("tcplab: note: {note}");
-        }
-        let opts = tcplab_lab::sweep::RunOptions { seed, jobs, shard };
-        let progress = suite::Progress::new(plan.points.len(), quiet);
-        let outcome = tcplab_lab::sweep::run_plan(&plan, opts, &|done, _| progress.set(done));
-        progress.finish();
+        let outcome = if backend == "linux" {
+            // Points run one at a time, each for seconds: a line per point, on any stderr.
+            let opts = tcplab_lab::sweep::RunOptions { seed, jobs: 1, shard };
+            let started = std::time::Instant::now();
+            let runs = plan.repeat.map_or(String::new(), |r| format!(", up to {} runs each", r.max));
+            let total =
+                (0..plan.points.len()).filter(|p| shard.is_none_or(|(i, n)| p % n as usize == i as usize)).count();
+            if !quiet && (total > 1 || plan.repeat.is_some()) {
+                let points = if total == 1 { "1 point".to_string() } else { format!("{total} points one at a time") };
+                eprintln!("tcplab: --backend linux: {points}{runs}");
+            }
+            let linux = tcplab_lab::sweep::Backend::Linux;
+            tcplab_lab::sweep::run_plan_on(&plan, opts, linux, &|done, total| {
+                if !quiet && (total > 1 || plan.repeat.is_some()) {
+                    let spent = started.elapsed().as_secs_f64();
+                    let left = spent / done as f64 * (total - done) as f64;
+                    eprintln!(
+                        "tcplab: --backend linux: point {done}/{total} done after {spent:.0} s, about {left:.0} s left"
+                    );
+                }
+            })
+            .map(|(doc, unmet, _)| (doc, unmet))
+        } else {
+            let (jobs, note) = tcplab_lab::sweep::effective_jobs(suite.jobs);
+            if let Some(note) = note {
+                eprintln!("tcplab: note: {note}");
+            }
+            let opts = tcplab_lab::sweep::RunOptions { seed, jobs, shard };
+            let progress = suite::Progress::new(plan.points.len(), quiet);
+            let outcome = tcplab_lab::sweep::run_plan(&plan, opts, &|done, _| progress.set(done));
+            progress.finish();
+            outcome
+        };
         let (doc, unmet) = outcome.map_err(|e| Failure::Run(format!("{arg}: {e}")))?;
         for u in &unmet {
             let at = if u.params.is_empty() {

@@ -14,6 +14,9 @@ pub struct SuiteArgs {
     /// values separated by commas (10mbit,100mbit). Repeatable: the points are the cartesian product.
     #[arg(long = "sweep", value_name = "PATH=VALUES")]
     pub sweep: Vec<String>,
+    /// Leave out the scenario file's [sweep]: run its base point (with --sweep, only the flags' axes).
+    #[arg(long)]
+    pub no_sweep: bool,
     /// Repetitions per point (netperf -i): MAX or MAX,MIN.
     #[arg(long, value_name = "MAX[,MIN]")]
     pub iterations: Option<String>,

@@ -62,11 +62,33 @@ const TRANSLATED: &[&str] = &[
 /// The MTU of the TUN devices.
 pub const MTU: u32 = 1500;
 
-/// Translates one endpoint's knobs; `side` names it in errors.
+/// Translates one endpoint's knobs; `side` names it in errors. The first knob refused, if any
+/// ([`linux_tcp_all`] gives every one).
 pub fn linux_tcp(cfg: &TcpConfig, side: &'static str) -> Result<LinuxTcp, EmuError> {
+    linux_tcp_all(cfg, side).map_err(|mut refused| refused.swap_remove(0))
+}
+
+/// The leaves of `mine` that differ from `theirs`, as dotted paths (`cubic.c`) with both values: a table
+/// of knobs (`cubic`, `rto_params`) is compared field by field, so a refusal names the field.
+fn differing(prefix: &str, mine: &Value, theirs: Option<&Value>, out: &mut Vec<(String, Value, Option<Value>)>) {
+    match (mine, theirs) {
+        (Value::Object(m), Some(Value::Object(t))) => {
+            for (k, v) in m {
+                differing(&format!("{prefix}.{k}"), v, t.get(k), out);
+            }
+        }
+        (m, t) if Some(m) != t => out.push((prefix.to_string(), m.clone(), t.cloned())),
+        _ => {}
+    }
+}
+
+/// Translates one endpoint's knobs, or gives every knob Linux cannot honour (each an
+/// [`EmuError::Knob`]), so that a caller can report them all at once.
+pub fn linux_tcp_all(cfg: &TcpConfig, side: &'static str) -> Result<LinuxTcp, Vec<EmuError>> {
     let refuse = |knob: &str, value: String, reason: String| EmuError::Knob { side, knob: knob.into(), value, reason };
-    cfg.validate().map_err(|e| refuse("", String::new(), e))?;
+    cfg.validate().map_err(|e| vec![refuse("", String::new(), e)])?;
     let linux = TcpConfig::personality("linux").expect("the linux personality exists");
+    let mut refused = Vec::new();
 
     // Knobs without a Linux setting: the kernel behaves as the linux personality says.
     let mine = serde_json::to_value(cfg).expect("TcpConfig serializes");
@@ -79,13 +101,15 @@ pub fn linux_tcp(cfg: &TcpConfig, side: &'static str) -> Result<LinuxTcp, EmuErr
             if knob == "ack_every" && cfg.ack_policy == AckPolicy::Every {
                 continue; // quickack: every segment is acknowledged, whatever ack_every says
             }
-            if Some(v) != theirs.get(knob) {
-                return Err(refuse(
-                    knob,
+            let mut diff = Vec::new();
+            differing(knob, v, theirs.get(knob), &mut diff);
+            for (path, v, t) in diff {
+                refused.push(refuse(
+                    &path,
                     v.to_string(),
                     format!(
                         "Linux has no setting for it; the kernel always behaves as {} (the linux personality's value)",
-                        theirs.get(knob).map(|t| t.to_string()).unwrap_or_default()
+                        t.map(|t| t.to_string()).unwrap_or_default()
                     ),
                 ));
             }
@@ -108,33 +132,37 @@ pub fn linux_tcp(cfg: &TcpConfig, side: &'static str) -> Result<LinuxTcp, EmuErr
         ("net.ipv4.tcp_comp_sack_delay_ns", cfg.comp_sack_delay.as_nanos().to_string()),
     ];
     if cfg.comp_sack_nr > 255 {
-        return Err(refuse("comp_sack_nr", cfg.comp_sack_nr.to_string(), "Linux accepts 0 to 255".into()));
+        refused.push(refuse("comp_sack_nr", cfg.comp_sack_nr.to_string(), "Linux accepts 0 to 255".into()));
     }
     // tcp_rto_max_ms accepts 1 s to 120 s (Linux 6.15+).
     let rto_max_ms = cfg.rto_max.as_millis();
     if !cfg.rto_max.as_nanos().is_multiple_of(1_000_000) || !(1000..=120_000).contains(&rto_max_ms) {
-        return Err(refuse(
+        refused.push(refuse(
             "rto_max",
-            cfg.rto_max.to_string(),
+            format!("\"{}\"", cfg.rto_max),
             "Linux's tcp_rto_max_ms takes whole milliseconds from 1s to 120s".into(),
         ));
     }
     sysctls.push(("net.ipv4.tcp_rto_max_ms", rto_max_ms.to_string()));
     if cfg.rto_min < Duration::from_micros(1) || cfg.rto_min > Duration::from_secs(120) {
-        return Err(refuse("rto_min", cfg.rto_min.to_string(), "Linux accepts 1us to 120s".into()));
+        refused.push(refuse("rto_min", format!("\"{}\"", cfg.rto_min), "Linux accepts 1us to 120s".into()));
     }
 
     let mut route = Vec::new();
     let congestion = match cfg.congestion_control {
         CongestionControlKind::Cubic => {
-            if cfg.cubic != linux.cubic {
-                return Err(refuse(
-                    "cubic",
-                    format!("{:?}", cfg.cubic),
+            let mine = serde_json::to_value(cfg.cubic).expect("CUBIC's knobs serialize");
+            let theirs = serde_json::to_value(linux.cubic).expect("CUBIC's knobs serialize");
+            let mut diff = Vec::new();
+            differing("cubic", &mine, Some(&theirs), &mut diff);
+            for (path, v, t) in diff {
+                refused.push(refuse(
+                    &path,
+                    v.to_string(),
                     format!(
                         "Linux's CUBIC parameters are module-wide (/sys/module/tcp_cubic/parameters), not per \
-                         namespace; accepted: {:?}",
-                        linux.cubic
+                         namespace; accepted: {}",
+                        t.map(|t| t.to_string()).unwrap_or_default()
                     ),
                 ));
             }
@@ -142,26 +170,34 @@ pub fn linux_tcp(cfg: &TcpConfig, side: &'static str) -> Result<LinuxTcp, EmuErr
         }
         // Linux "reno" is the AIMD window; its loss recovery (NewReno partial ACKs, or SACK) is the stack's.
         CongestionControlKind::NewReno => "reno",
-        CongestionControlKind::Reno => return Err(refuse(
-            "congestion_control",
-            "\"reno\"".into(),
-            "Linux recovery always handles partial ACKs as NewReno does (RFC 6582); accepted: \"newreno\", \"cubic\""
-                .into(),
-        )),
+        CongestionControlKind::Reno => {
+            refused.push(refuse(
+                "congestion_control",
+                "\"reno\"".into(),
+                "Linux recovery always handles partial ACKs as NewReno does (RFC 6582); accepted: \"newreno\", \
+                 \"cubic\""
+                    .into(),
+            ));
+            "reno"
+        }
     };
     route.push(("congctl", congestion.to_string()));
 
     let max_mss = MTU - 40;
     let mss = cfg.mss.bytes() as u32;
     if mss > max_mss {
-        return Err(refuse("mss", cfg.mss.to_string(), format!("the TUN devices' MTU is {MTU}: at most {max_mss}B")));
+        refused.push(refuse(
+            "mss",
+            format!("\"{}\"", cfg.mss),
+            format!("the TUN devices' MTU is {MTU}: at most {max_mss}B"),
+        ));
     }
     let maxseg = (mss < max_mss).then_some(mss);
     if let Some(m) = maxseg {
         route.push(("advmss", m.to_string()));
     }
     // The sender's SMSS: the MSS minus the timestamp option when timestamps are on (both ends must agree).
-    let smss = mss - if cfg.timestamps { 12 } else { 0 };
+    let smss = mss.min(max_mss) - if cfg.timestamps { 12 } else { 0 };
     let iw_bytes = cfg.initial_window.bytes(smss);
     let iw_segments = match cfg.initial_window {
         InitialWindow::Segments(n) => n,
@@ -169,28 +205,30 @@ pub fn linux_tcp(cfg: &TcpConfig, side: &'static str) -> Result<LinuxTcp, EmuErr
         InitialWindow::Rfc3390 | InitialWindow::Rfc6928 => (iw_bytes / smss).max(1),
         InitialWindow::Bytes(b) if b % smss == 0 => b / smss,
         InitialWindow::Bytes(b) => {
-            return Err(refuse(
+            refused.push(refuse(
                 "initial_window",
-                format!("{b}B"),
+                format!("\"{b}B\""),
                 format!(
                     "Linux counts the initial window in segments; use a multiple of the SMSS ({smss}B) or \"Nseg\""
                 ),
-            ))
+            ));
+            (b / smss).max(1)
         }
     };
     route.push(("initcwnd", iw_segments.to_string()));
     match cfg.ack_policy {
         AckPolicy::Linux => {}
         AckPolicy::Every => route.push(("quickack", "1".into())),
-        other => {
-            return Err(refuse(
-                "ack_policy",
-                format!("{other:?}").to_lowercase(),
-                "Linux's receiver is \"linux\" (quickack/pingpong, ATO 40–200 ms) or, with the quickack route \
-                 option, \"every\""
-                    .into(),
-            ))
-        }
+        other => refused.push(refuse(
+            "ack_policy",
+            serde_json::to_value(other).map_or_else(|_| format!("{other:?}"), |v| v.to_string()),
+            "Linux's receiver is \"linux\" (quickack/pingpong, ATO 40–200 ms) or, with the quickack route \
+             option, \"every\""
+                .into(),
+        )),
+    }
+    if !refused.is_empty() {
+        return Err(refused);
     }
 
     Ok(LinuxTcp {
@@ -245,6 +283,23 @@ mod tests {
         let cfg = TcpConfig::personality("bsd-4.4").unwrap();
         let e = linux_tcp(&cfg, "client").unwrap_err().to_string();
         assert!(e.contains("client.tcp."), "{e}");
+    }
+
+    #[test]
+    fn every_knob_linux_lacks_is_refused_at_once_each_field_by_name() {
+        let linux = TcpConfig::personality("linux").unwrap();
+        let cfg = TcpConfig {
+            rto_initial: Duration::from_secs(3),
+            time_wait: Duration::from_secs(1),
+            ack_policy: AckPolicy::Delayed,
+            cubic: tcplab_tcp::congestion::CubicConfig { c: 0.5, ..linux.cubic },
+            ..linux
+        };
+        let e: Vec<String> = linux_tcp_all(&cfg, "client").unwrap_err().iter().map(|e| e.to_string()).collect();
+        for knob in ["rto_initial = \"3s\"", "time_wait = \"1s\"", "ack_policy = \"delayed\"", "cubic.c = 0.5"] {
+            assert!(e.iter().any(|l| l.starts_with(&format!("client.tcp.{knob}: "))), "{knob}: {e:?}");
+        }
+        assert_eq!(e.len(), 4, "{e:?}");
     }
 
     #[test]

@@ -38,7 +38,7 @@ pub use apps::run_apps;
 pub use apps::{AppsRun, AppsSpec, ConnEnd, SystemCpu};
 pub use emulator::{DirectionHealth, EmulatorConfig, Lateness, PcapSpec, PcapTap, HEARTBEAT};
 pub use error::EmuError;
-pub use knobs::{honoured_knobs, linux_tcp, LinuxTcp};
+pub use knobs::{honoured_knobs, linux_tcp, linux_tcp_all, LinuxTcp};
 #[cfg(target_os = "linux")]
 pub use netns::{check_environment, existing_namespaces, sweep_leftovers};
 #[cfg(target_os = "linux")]

@@ -7,15 +7,19 @@
 use tcplab_emu::{AppsRun, ConnEnd, EmuError, Health, PcapSpec, Side, TestbedSpec};
 use tcplab_units::Duration;
 
+use crate::error::{Origin, ScenarioError};
 use crate::result::{BackendRun, ConnectionResult, EngineCounters, LinkCounters, Links, NicCounters};
 use crate::scenario::{Scenario, TestKind};
 use crate::sim_backend::sim_spec;
+use crate::sweep::{Plan, PlanPoint};
+use tcplab_tcp::TcpConfig;
 
 /// Why the Linux backend cannot run a scenario.
 #[derive(Debug)]
 pub enum LinuxError {
-    /// What the backend does not run (a test kind, an option): bad input, exit status 2.
-    Unsupported(String),
+    /// What the scenario asks for and the kernel cannot do: every such key at once, bad input (exit
+    /// status 2).
+    Refused(Vec<Refusal>),
     /// From crates/emu: usage errors (not root, not Linux, a knob Linux cannot express) are bad input.
     Emu(EmuError),
 }
@@ -24,7 +28,7 @@ impl LinuxError {
     /// Bad input (exit status 2) rather than a failed run.
     pub fn is_usage(&self) -> bool {
         match self {
-            LinuxError::Unsupported(_) => true,
+            LinuxError::Refused(_) => true,
             LinuxError::Emu(e) => e.is_usage(),
         }
     }
@@ -33,71 +37,415 @@ impl LinuxError {
 impl std::fmt::Display for LinuxError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            LinuxError::Unsupported(m) => f.write_str(m),
+            LinuxError::Refused(r) => {
+                let n = r.len();
+                write!(
+                    f,
+                    "the kernel cannot honour {} the scenario sets (docs/linux-backend.md § Scenarios on the \
+                     kernel):",
+                    if n == 1 { "one value".to_string() } else { format!("{n} values") }
+                )?;
+                for r in r {
+                    write!(f, "\n  {r}")?;
+                }
+                Ok(())
+            }
             LinuxError::Emu(e) => write!(f, "{e}"),
         }
+    }
+}
+
+/// A value the scenario sets that the kernel cannot honour: where it was written, the key, the value
+/// and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    /// The file and line, or the flag (`--set`, `--sweep`); `None` for a combination no one key made.
+    pub origin: Option<Origin>,
+    /// The scenario key as written (`client.tcp.time_wait`, `sweep.client.stack`, `test.kind`).
+    pub key: String,
+    /// The value as the scenario spells it; for a swept key, the values refused.
+    pub value: String,
+    pub reason: String,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let at = ScenarioError {
+            origin: self.origin.clone().unwrap_or(Origin::Cli { flag: "scenario".into() }),
+            key: String::new(),
+            message: String::new(),
+        };
+        write!(f, "{}{} = {}: {}", at, self.key, self.value, self.reason)
+    }
+}
+
+/// A default of a host's personality that the kernel replaces with its own value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replaced {
+    /// `client` or `server`.
+    pub side: &'static str,
+    /// The personality the value came from.
+    pub stack: String,
+    /// The knob under the host (`tcp.recv_window_ratio`, `tcp.cubic.hystart`, `host.rx_coalesce`).
+    pub knob: String,
+    /// The personality's value and the kernel's, as the scenario file spells them.
+    pub from: String,
+    pub to: String,
+}
+
+/// The defaults the kernel replaces, as one warning: a line per host (hosts with the same list share
+/// one), or `None` when the scenario's stacks are the kernel's.
+pub fn replaced_warning(replaced: &[Replaced]) -> Option<String> {
+    if replaced.is_empty() {
+        return None;
+    }
+    let mut lines: Vec<(Vec<&'static str>, String, String)> = Vec::new();
+    for side in ["client", "server"] {
+        let mine: Vec<&Replaced> = replaced.iter().filter(|r| r.side == side).collect();
+        let Some(first) = mine.first() else { continue };
+        let list: Vec<String> = mine.iter().map(|r| format!("{} {} -> {}", r.knob, r.from, r.to)).collect();
+        let list = list.join(", ");
+        match lines.iter_mut().find(|(_, stack, l)| *stack == first.stack && *l == list) {
+            Some((sides, _, _)) => sides.push(side),
+            None => lines.push((vec![side], first.stack.clone(), list)),
+        }
+    }
+    let mut out = String::from(
+        "--backend linux runs the kernel's own TCP: what the scenario leaves to its hosts' personalities is the \
+         kernel's instead (set a knob to keep its value; the kernel's refusals are named):",
+    );
+    for (sides, stack, list) in lines {
+        let mut line = format!("\n  {} (stack {stack:?}):", sides.join(" and "));
+        // Wrapped at 100 columns, continued with a deeper indent.
+        let mut width = line.len() - 1;
+        for item in list.split(", ") {
+            if width + item.len() + 2 > 100 {
+                line += "\n     ";
+                width = 5;
+            }
+            line += " ";
+            line += item;
+            line += ",";
+            width += item.len() + 2;
+        }
+        out += line.trim_end_matches(',');
+    }
+    Some(out)
+}
+
+/// The scenario as the kernel runs it, with the defaults replaced: each host is the `linux` personality
+/// (the kernel's own TCP) with every value the scenario sets on top of it (its `client.tcp`/`server.tcp`
+/// keys, `test.send_buffer`, `test.recv_buffer`, `test.nodelay`, `host.rx_coalesce`). The values the
+/// kernel cannot honour are left for [`check`] to refuse; what replaced a personality's default is
+/// returned beside.
+pub fn on_kernel(s: &Scenario) -> (Scenario, Vec<Replaced>) {
+    let mut k = s.clone();
+    let mut replaced = Vec::new();
+    let (sender, receiver) =
+        if s.test.kind == TestKind::TcpMaerts { ("server", "client") } else { ("client", "server") };
+    for (side, host) in [("client", &mut k.client), ("server", &mut k.server)] {
+        // The knobs (within `tcp`) the scenario sets for this host.
+        let prefix = format!("{side}.tcp.");
+        let mut set: Vec<String> =
+            s.explicit.keys().filter_map(|key| key.strip_prefix(&prefix)).map(str::to_string).collect();
+        for (key, knob, applies) in [
+            ("test.send_buffer", "send_buffer", side == sender),
+            ("test.recv_buffer", "recv_buffer", side == receiver),
+            ("test.nodelay", "nodelay", true),
+        ] {
+            if applies && s.explicit.contains_key(key) {
+                set.push(knob.into());
+            }
+        }
+        let linux = TcpConfig::personality("linux").expect("the linux personality exists");
+        let mine = serde_json::to_value(&host.tcp).expect("a TcpConfig serializes");
+        let mut tcp = serde_json::to_value(&linux).expect("a TcpConfig serializes");
+        for knob in &set {
+            let path: Vec<&str> = knob.split('.').collect();
+            if let (Some(v), Some(slot)) = (leaf(&mine, &path), leaf_mut(&mut tcp, &path)) {
+                *slot = v.clone();
+            }
+        }
+        let tcp: TcpConfig = serde_json::from_value(tcp).expect("a TcpConfig's own values deserialize");
+        if host.stack != "linux" {
+            let (theirs, ours) = (serde_json::to_value(&tcp).unwrap_or_default(), mine);
+            for (knob, _) in tcplab_tcp::config::KNOBS {
+                let mut diff = Vec::new();
+                differing(knob, ours.get(*knob), theirs.get(*knob), &mut diff);
+                for (knob, from, to) in diff {
+                    replaced.push(Replaced { side, stack: host.stack.clone(), knob: format!("tcp.{knob}"), from, to });
+                }
+            }
+        }
+        host.tcp = tcp;
+        if !s.explicit.contains_key(&format!("{side}.host.rx_coalesce")) {
+            let kernel = crate::scenario::default_rx_coalesce("linux");
+            if host.host.rx_coalesce() != kernel {
+                replaced.push(Replaced {
+                    side,
+                    stack: host.stack.clone(),
+                    knob: "host.rx_coalesce".into(),
+                    from: format!("{:?}", host.host.rx_coalesce().to_string()),
+                    to: format!("{:?}", kernel.to_string()),
+                });
+            }
+            host.host.rx_coalesce = Some(kernel);
+        }
+        host.stack = "linux".into();
+    }
+    (k, replaced)
+}
+
+fn leaf<'a>(v: &'a serde_json::Value, path: &[&str]) -> Option<&'a serde_json::Value> {
+    path.iter().try_fold(v, |v, k| v.get(k))
+}
+
+fn leaf_mut<'a>(v: &'a mut serde_json::Value, path: &[&str]) -> Option<&'a mut serde_json::Value> {
+    path.iter().try_fold(v, |v, k| v.get_mut(k))
+}
+
+/// The leaves that differ between two knobs' values (a table of knobs field by field), as (dotted path,
+/// ours, theirs).
+fn differing(
+    path: &str,
+    ours: Option<&serde_json::Value>,
+    theirs: Option<&serde_json::Value>,
+    out: &mut Vec<(String, String, String)>,
+) {
+    use serde_json::Value;
+    match (ours, theirs) {
+        (Some(Value::Object(o)), Some(Value::Object(t))) => {
+            for (k, v) in o {
+                differing(&format!("{path}.{k}"), Some(v), t.get(k), out);
+            }
+        }
+        (o, t) if o != t => {
+            let show = |v: Option<&Value>| v.map_or_else(|| "(none)".to_string(), Value::to_string);
+            out.push((path.to_string(), show(o), show(t)))
+        }
+        _ => {}
+    }
+}
+
+/// Where the scenario set the knob `knob` (within `tcp`, e.g. `cubic.c`) of `side`: the key as written
+/// and its origin.
+fn knob_origin(s: &Scenario, side: &str, knob: &str) -> Option<(String, Origin)> {
+    let key = format!("{side}.tcp.{knob}");
+    if let Some(o) = s.explicit.get(&key) {
+        return Some((key, o.clone()));
+    }
+    if let Some((k, o)) = s.explicit.iter().find(|(k, _)| k.starts_with(&format!("{key}."))) {
+        return Some((k.clone(), o.clone()));
+    }
+    let (sender, receiver) =
+        if s.test.kind == TestKind::TcpMaerts { ("server", "client") } else { ("client", "server") };
+    let test = match knob {
+        "send_buffer" if side == sender => "test.send_buffer",
+        "recv_buffer" if side == receiver => "test.recv_buffer",
+        "nodelay" => "test.nodelay",
+        _ => return None,
+    };
+    s.explicit.get(test).map(|o| (test.to_string(), o.clone()))
+}
+
+/// Refusals in the order of the file's lines; flags after the file, in the order given.
+fn in_file_order(r: &mut [Refusal]) {
+    r.sort_by_key(|r| match &r.origin {
+        Some(Origin::File { line, .. }) => (0, line.unwrap_or(usize::MAX)),
+        _ => (1, 0),
+    });
+}
+
+/// Where the scenario set `key`, or the first key under it (`client.host.cpu` for `client.host.cpu.cores`).
+fn origin_at(s: &Scenario, key: &str) -> Option<Origin> {
+    let under = format!("{key}.");
+    s.explicit.get(key).or_else(|| s.explicit.iter().find(|(k, _)| k.starts_with(&under)).map(|(_, o)| o)).cloned()
+}
+
+/// What the Linux backend runs, or every value the scenario sets that the kernel cannot honour, at once
+/// (each with where it was written). Defaults of the hosts' personalities are not refused: the kernel
+/// replaces them ([`on_kernel`]).
+pub fn check(s: &Scenario) -> Result<(), LinuxError> {
+    let mut refusals = refusals(s);
+    in_file_order(&mut refusals);
+    if refusals.is_empty() {
+        Ok(())
+    } else {
+        Err(LinuxError::Refused(refusals))
+    }
+}
+
+/// Every value `s` sets that the kernel cannot honour.
+pub fn refusals(s: &Scenario) -> Vec<Refusal> {
+    let mut out = Vec::new();
+    let mut refuse = |key: &str, value: String, reason: String| {
+        out.push(Refusal { origin: origin_at(s, key), key: key.into(), value, reason });
+    };
+    match s.test.kind {
+        TestKind::TcpStream | TestKind::TcpMaerts | TestKind::TcpRr | TestKind::TcpCrr | TestKind::TcpMsg => {}
+        other => refuse(
+            "test.kind",
+            format!("{:?}", other.key()),
+            "the kernel has no RDP; the Linux backend runs \"tcp_stream\", \"tcp_maerts\", \"tcp_rr\", \
+             \"tcp_crr\" and \"tcp_msg\""
+                .into(),
+        ),
+    }
+    if let Some(d) = s.test.series {
+        refuse(
+            "test.series",
+            format!("{:?}", d.to_string()),
+            "time series are the simulator's so far; the Linux backend reports TCP_INFO at the end of each \
+             connection"
+                .into(),
+        );
+    }
+    for (key, link) in [("path.up", &s.path.up), ("path.down", &s.path.down)] {
+        if let Some(mtu) = link.mtu {
+            refuse(
+                &format!("{key}.mtu"),
+                format!("{:?}", mtu.to_string()),
+                "IP fragmentation is simulated only; the TUN devices' MTU is 1500".into(),
+            );
+        }
+    }
+    for (side, h) in [("client", &s.client), ("server", &s.server)] {
+        if let Some(rate) = h.host.nic_rate {
+            refuse(
+                &format!("{side}.host.nic_rate"),
+                format!("{:?}", rate.to_string()),
+                "the Linux backend has no NIC model (the TUN device is faster than the path); put the rate on \
+                 the path"
+                    .into(),
+            );
+        }
+        if !h.host.nic_frame_time.is_zero() {
+            refuse(
+                &format!("{side}.host.nic_frame_time"),
+                format!("{:?}", h.host.nic_frame_time.to_string()),
+                "the Linux backend has no NIC model (the TUN device takes no time per frame)".into(),
+            );
+        }
+        let key = format!("{side}.host.txqueuelen");
+        if s.explicit.contains_key(&key) {
+            refuse(
+                &key,
+                h.host.txqueuelen.to_string(),
+                "the transmit queue of the NIC model, which the Linux backend does not have".into(),
+            );
+        }
+        if let Some(cpu) = &h.host.cpu {
+            refuse(
+                &format!("{side}.host.cpu"),
+                toml::Value::try_from(cpu).map_or_else(|_| "{ … }".into(), |v| v.to_string()),
+                "the simulator's CPU cost model; on the Linux backend the machine's own CPU does the work, and is \
+                 measured (/proc/stat)"
+                    .into(),
+            );
+        }
+    }
+    if s.server.host.ephemeral_ports != crate::scenario::PortRange::default() {
+        refuse(
+            "server.host.ephemeral_ports",
+            format!("{:?}", s.server.host.ephemeral_ports.to_string()),
+            "the server opens no connections; only client.host.ephemeral_ports is used".into(),
+        );
+    }
+    // The TCP knobs, on the hosts as the kernel runs them: what is left to refuse was set by the scenario.
+    let (k, _) = on_kernel(s);
+    for (side, h) in [("client", &k.client), ("server", &k.server)] {
+        let Err(errors) = tcplab_emu::linux_tcp_all(&h.tcp, side) else { continue };
+        for e in errors {
+            let EmuError::Knob { knob, value, reason, .. } = e else { continue };
+            let (key, origin) = match knob_origin(s, side, &knob) {
+                Some((key, o)) if key.starts_with("test.") => (key, Some(o)),
+                Some((_, o)) => (format!("{side}.tcp.{knob}"), Some(o)),
+                None if knob.is_empty() => (format!("{side}.tcp"), None),
+                None => (format!("{side}.tcp.{knob}"), None),
+            };
+            out.push(Refusal { origin, key, value, reason });
+        }
+    }
+    out
+}
+/// A plan as the kernel runs it: every point through [`on_kernel`], or every value the plan sets that the
+/// kernel cannot honour, at once. A value refused at sweep points is named at its axis (the `[sweep]` entry
+/// or the `--sweep` flag) with the values refused; a swept personality is refused (the kernel is one stack:
+/// every point would run the same TCP). Also returns the personalities' defaults the kernel replaces, over
+/// every point.
+pub fn plan_on_kernel(plan: &Plan) -> Result<(Plan, Vec<Replaced>), LinuxError> {
+    // Each refusal with the values refused under it (a swept key is refused at several points).
+    let mut refused: Vec<(Refusal, Vec<String>)> = Vec::new();
+    let mut add = |r: Refusal| match refused
+        .iter_mut()
+        .find(|(o, _)| o.origin == r.origin && o.key == r.key && o.reason == r.reason)
+    {
+        Some((_, values)) => {
+            if !values.contains(&r.value) {
+                values.push(r.value)
+            }
+        }
+        None => {
+            let value = r.value.clone();
+            refused.push((r, vec![value]))
+        }
+    };
+    for a in &plan.axes {
+        let distinct = a.values.iter().any(|v| *v != a.values[0]);
+        if (a.path == "client.stack" || a.path == "server.stack") && distinct {
+            add(Refusal {
+                origin: Some(a.origin()),
+                key: axis_key(a),
+                value: a.values.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", "),
+                reason: "the Linux backend runs the kernel's own TCP at every point: a personality only gives \
+                         defaults, which the kernel replaces (every point would run the same stack)"
+                    .into(),
+            });
+        }
+    }
+    let mut replaced: Vec<Replaced> = Vec::new();
+    let mut points = Vec::with_capacity(plan.points.len());
+    for p in &plan.points {
+        for r in refusals(&p.scenario) {
+            // A value a sweep gave is named at its axis.
+            let axis = plan.axes.iter().find(|a| {
+                matches!(&r.origin, Some(Origin::Flag { flag })
+                    if flag.strip_prefix(&format!("{}=", a.path)).is_some_and(|v| a.values.iter().any(|x| x.to_string() == v)))
+            });
+            match axis {
+                Some(a) => add(Refusal { origin: Some(a.origin()), key: axis_key(a), ..r }),
+                None => add(r),
+            }
+        }
+        let (scenario, rep) = on_kernel(&p.scenario);
+        for r in rep {
+            if !replaced.contains(&r) {
+                replaced.push(r);
+            }
+        }
+        points.push(PlanPoint { params: p.params.clone(), scenario });
+    }
+    if !refused.is_empty() {
+        let mut refused: Vec<Refusal> =
+            refused.into_iter().map(|(r, values)| Refusal { value: values.join(", "), ..r }).collect();
+        in_file_order(&mut refused);
+        return Err(LinuxError::Refused(refused));
+    }
+    let base = on_kernel(&plan.base).0;
+    Ok((Plan { base, axes: plan.axes.clone(), points, repeat: plan.repeat }, replaced))
+}
+
+/// The key an axis is named by: `sweep.PATH` in a file, `PATH` for a `--sweep` flag (which the origin shows).
+fn axis_key(a: &crate::sweep::Axis) -> String {
+    match a.origin() {
+        Origin::File { .. } => format!("sweep.{}", a.path),
+        _ => a.path.clone(),
     }
 }
 
 /// How many times a run whose health is bad (late releases, hidden drops) is repeated before it is reported
 /// as it is, marked invalid.
 pub const ATTEMPTS: u32 = 3;
-
-/// What the Linux backend runs, or why not (bad input: the message names the scenario key).
-pub fn check(s: &Scenario) -> Result<(), LinuxError> {
-    let unsupported = |m: String| Err(LinuxError::Unsupported(m));
-    match s.test.kind {
-        TestKind::TcpStream | TestKind::TcpMaerts | TestKind::TcpRr | TestKind::TcpCrr | TestKind::TcpMsg => {}
-        other => {
-            return unsupported(format!(
-                "test.kind = {:?}: the Linux backend runs \"tcp_stream\", \"tcp_maerts\", \"tcp_rr\", \"tcp_crr\" and \
-                 \"tcp_msg\" (docs/linux-backend.md)",
-                other.key()
-            ))
-        }
-    }
-    if s.test.series.is_some() || s.test.series_vars.is_some() {
-        return unsupported(
-            "test.series: time series are the simulator's so far; the Linux backend reports TCP_INFO at the end \
-             of each connection (remove test.series)"
-                .into(),
-        );
-    }
-    for (key, link) in [("path.up", &s.path.up), ("path.down", &s.path.down)] {
-        if link.mtu.is_some() {
-            return unsupported(format!(
-                "{key}.mtu: IP fragmentation is simulated only; --backend linux does not emulate a path MTU yet"
-            ));
-        }
-    }
-    for (side, h) in [("client", &s.client), ("server", &s.server)] {
-        if let Some(rate) = h.host.nic_rate {
-            return unsupported(format!(
-                "{side}.host.nic_rate = {rate}: the Linux backend has no NIC model (the TUN device is faster than \
-                 the path); remove it, or put the rate on the path"
-            ));
-        }
-        if !h.host.nic_frame_time.is_zero() {
-            return unsupported(format!(
-                "{side}.host.nic_frame_time = {}: the Linux backend has no NIC model (the TUN device takes no \
-                 time per frame); remove it",
-                h.host.nic_frame_time
-            ));
-        }
-    }
-    // Knobs Linux cannot express are refused before anything runs (the testbed translates them again).
-    for (side, h) in [("client", &s.client), ("server", &s.server)] {
-        tcplab_emu::linux_tcp(&h.tcp, side).map_err(LinuxError::Emu)?;
-    }
-    if s.server.host.ephemeral_ports != crate::scenario::PortRange::default() {
-        return unsupported(
-            "server.host.ephemeral_ports: the server opens no connections; only client.host.ephemeral_ports \
-             is used"
-                .into(),
-        );
-    }
-    Ok(())
-}
 
 /// One point on the Linux backend.
 pub struct LinuxRun {
@@ -112,20 +460,15 @@ pub struct LinuxRun {
     pub apps_realtime: bool,
 }
 
-/// Runs the scenario's point on the Linux backend, repeating a run whose health is bad (up to
-/// [`ATTEMPTS`] runs); `pcap` takes a trace from the emulator's tap.
+/// Runs the scenario's point on the Linux backend as the kernel runs it ([`on_kernel`]: the hosts'
+/// personalities' defaults are the kernel's), repeating a run whose health is bad (up to [`ATTEMPTS`]
+/// runs); `pcap` takes a trace from the emulator's tap.
 pub fn run(s: &Scenario, seed: u64, pcap: Option<PcapSpec>) -> Result<LinuxRun, LinuxError> {
     check(s)?;
+    let (k, _) = on_kernel(s);
+    let s = &k;
     let spec = sim_spec(s);
-    let lin = |e: EmuError| match e {
-        EmuError::Knob { .. } if s.client.stack != "linux" || s.server.stack != "linux" => {
-            LinuxError::Unsupported(format!(
-                "{e} (the Linux backend runs the kernel's TCP: use client.stack = \"linux\" and server.stack = \
-                 \"linux\", or `tcplab compare`, which does)"
-            ))
-        }
-        e => LinuxError::Emu(e),
-    };
+    let lin = LinuxError::Emu;
     let ports = &s.client.host.ephemeral_ports;
     let tb = TestbedSpec {
         up: s.path.up.clone(),
@@ -245,5 +588,69 @@ fn backend_run(r: &AppsRun, h: &Health) -> BackendRun {
         logvars: None,
         engine: EngineCounters::default(),
         cpu: [cpu, cpu],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{load, Source};
+
+    const FILE: &str = "name = \"t\"\n\
+        [path.up]\nrate = \"10mbit\"\ndelay = \"5ms\"\n\
+        [client]\nstack = \"rfc\"\ntcp = { rto_min = \"300ms\", nagle_last_sent = true }\n\
+        [server.tcp]\ntime_wait = \"1s\"\n\
+        [test]\nkind = \"tcp_stream\"\nduration = \"1s\"\nsend_buffer = \"256KiB\"\nrecv_buffer = \"128KiB\"\n";
+
+    fn scenario(set: &[&str]) -> Scenario {
+        let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+        load(&Source { name: "t.toml", text: FILE }, &set).unwrap()
+    }
+
+    #[test]
+    fn the_kernel_keeps_what_the_scenario_sets_and_replaces_the_rest() {
+        let s = scenario(&[]);
+        let (k, replaced) = on_kernel(&s);
+        let linux = TcpConfig::personality("linux").unwrap();
+        assert_eq!((k.client.stack.as_str(), k.server.stack.as_str()), ("linux", "linux"));
+        // Set by the scenario: kept (test.send_buffer on the sender, test.recv_buffer on the receiver).
+        assert_eq!(k.client.tcp.rto_min, Duration::from_millis(300));
+        assert_eq!(k.client.tcp.send_buffer.bytes(), 256 << 10);
+        assert_eq!(k.server.tcp.recv_buffer.bytes(), 128 << 10);
+        assert!(k.client.tcp.nagle_last_sent);
+        // Left to "rfc": the kernel's.
+        assert_eq!(k.server.tcp.rto_min, linux.rto_min);
+        assert_eq!(k.client.tcp.recv_window_ratio, linux.recv_window_ratio);
+        assert_eq!(k.client.tcp.congestion_control, linux.congestion_control);
+        assert_eq!(k.client.host.rx_coalesce(), Duration::from_micros(50));
+        let has = |side: &str, knob: &str| replaced.iter().any(|r| r.side == side && r.knob == knob);
+        assert!(has("client", "tcp.recv_window_ratio") && has("server", "tcp.rto_min"));
+        assert!(has("client", "host.rx_coalesce") && has("client", "tcp.cubic.hystart"));
+        assert!(!has("client", "tcp.rto_min"), "the scenario set it");
+        let w = replaced_warning(&replaced).unwrap();
+        assert!(w.contains("tcp.recv_window_ratio 1.0 -> 1.25"), "{w}");
+        // Running the kernel's scenario again changes nothing.
+        assert_eq!(on_kernel(&k).0, k);
+        assert!(on_kernel(&k).1.is_empty());
+    }
+
+    #[test]
+    fn every_value_the_kernel_cannot_honour_is_refused_at_once_where_it_was_written() {
+        let s = scenario(&["client.tcp.rto_initial=\"3s\"", "client.host.nic_rate=\"1gbit\""]);
+        let Err(LinuxError::Refused(r)) = check(&s) else { panic!("refused") };
+        let shown: Vec<String> = r.iter().map(|r| r.to_string()).collect();
+        let find = |key: &str| shown.iter().find(|l| l.contains(key)).unwrap_or_else(|| panic!("{key}: {shown:?}"));
+        assert!(find("client.tcp.nagle_last_sent").starts_with("t.toml:7: client.tcp.nagle_last_sent = true: "));
+        assert!(find("server.tcp.time_wait").starts_with("t.toml:9: server.tcp.time_wait = \"1s\": "));
+        assert!(find("client.tcp.rto_initial").starts_with("--set client.tcp.rto_initial=\"3s\": "));
+        assert!(find("client.host.nic_rate").contains("no NIC model"));
+        assert_eq!(r.len(), 4, "{shown:?}");
+        // A value equal to the kernel's passes.
+        let s = scenario(&[
+            "client.tcp.nagle_last_sent=false",
+            "server.tcp.time_wait=\"60s\"",
+            "client.tcp.rto_initial=\"1s\"",
+        ]);
+        check(&s).unwrap();
     }
 }

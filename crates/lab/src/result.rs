@@ -496,6 +496,8 @@ pub enum RunError {
     Sim(tcplab_sim::SimError),
     /// The run asked for something this test kind does not offer yet.
     Unsupported(String),
+    /// The Linux backend could not run the point (crates/emu's error, as text).
+    Linux(String),
 }
 
 impl std::fmt::Display for RunError {
@@ -503,6 +505,7 @@ impl std::fmt::Display for RunError {
         match self {
             RunError::Sim(e) => e.fmt(f),
             RunError::Unsupported(m) => f.write_str(m),
+            RunError::Linux(m) => write!(f, "--backend linux: {m}"),
         }
     }
 }
@@ -695,6 +698,27 @@ pub fn run_scenario_linux_with(
     seed: u64,
     pcap: Option<tcplab_emu::PcapSpec>,
 ) -> Result<ResultDoc, crate::linux_backend::LinuxError> {
+    let point = run_point_linux(s, seed, pcap)?;
+    Ok(ResultDoc {
+        schema: "tcplab.result/1",
+        tcplab: env!("CARGO_PKG_VERSION"),
+        backend: "linux",
+        seed,
+        scenario: crate::linux_backend::on_kernel(s).0,
+        points: vec![point],
+        sweep: None,
+        repeat: None,
+        shard: None,
+    })
+}
+
+/// One point of `s` on the Linux backend (as [`run_scenario_linux_with`]), compared with the scenario's
+/// published figures.
+pub fn run_point_linux(
+    s: &Scenario,
+    seed: u64,
+    pcap: Option<tcplab_emu::PcapSpec>,
+) -> Result<Point, crate::linux_backend::LinuxError> {
     let lr = crate::linux_backend::run(s, seed, pcap)?;
     let run = lr.run;
     let mut health = serde_json::to_value(&lr.health).expect("health serializes");
@@ -724,15 +748,5 @@ pub fn run_scenario_linux_with(
     };
     let mut point = point;
     point.compare_published(s);
-    Ok(ResultDoc {
-        schema: "tcplab.result/1",
-        tcplab: env!("CARGO_PKG_VERSION"),
-        backend: "linux",
-        seed,
-        scenario: s.clone(),
-        points: vec![point],
-        sweep: None,
-        repeat: None,
-        shard: None,
-    })
+    Ok(point)
 }

@@ -29,6 +29,13 @@ pub struct Scenario {
     /// they apply to and drawn on the plots of their metric.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub published: Vec<crate::published::PublishedSeries>,
+    /// Every key the file or a `--set` gives (dotted paths of the values written, `client.tcp.nodelay`,
+    /// `test.send_buffer`), with where it was written. A value absent here came from a default (most
+    /// often the host's personality): the Linux backend refuses a value the scenario chose and the kernel
+    /// cannot honour, naming this place, but only warns about a default it replaces with the kernel's
+    /// own (docs/linux-backend.md § Scenarios on the kernel). Not part of the result document.
+    #[serde(skip)]
+    pub explicit: std::collections::BTreeMap<String, Origin>,
 }
 
 /// One `[[plot]]` table (docs/scenario.md § Plots): a metric against a swept key (`x`, `y`, and `lines` for
@@ -642,6 +649,17 @@ pub fn load(src: &Source, overrides: &[String]) -> Result<Scenario, ScenarioErro
     let mut ctx = Ctx { src, doc, flags: Vec::new() };
     for flag in overrides {
         let (path, value) = parse_override(flag)?;
+        if let Some(table @ ("sweep" | "repeat")) = path.split('.').next() {
+            return Err(ScenarioError {
+                origin: Origin::Flag { flag: flag.clone() },
+                key: path.clone(),
+                message: format!(
+                    "[{table}] says how the scenario is run, not what it is, and --set does not reach it; \
+                     accepted: --no-sweep (run without the file's [sweep]), --sweep PATH=VALUES (add or replace \
+                     an axis), --iterations and --confidence (repetitions)"
+                ),
+            });
+        }
         set_path(&mut table, &path, value).map_err(|message| ScenarioError {
             origin: Origin::Flag { flag: flag.clone() },
             key: path.clone(),
@@ -664,8 +682,28 @@ pub fn load(src: &Source, overrides: &[String]) -> Result<Scenario, ScenarioErro
             }
         }
     }
+    let mut explicit = std::collections::BTreeMap::new();
+    written(&ctx, "", &table, &mut explicit);
     let raw: RawScenario = ctx.deserialize("", toml::Value::Table(table))?;
-    resolve(&ctx, raw)
+    Ok(Scenario { explicit, ..resolve(&ctx, raw)? })
+}
+
+/// The dotted path of every value in `table` (tables are walked, an array is one value) with where it was
+/// written; the plots, reference figures and labels are not knobs and are left out.
+fn written(ctx: &Ctx, prefix: &str, table: &toml::Table, out: &mut std::collections::BTreeMap<String, Origin>) {
+    for (k, v) in table {
+        let key = join(prefix, k);
+        if prefix.is_empty() && matches!(k.as_str(), "name" | "description" | "plot" | "published") {
+            continue;
+        }
+        match v {
+            toml::Value::Table(t) => written(ctx, &key, t, out),
+            _ => {
+                let origin = ctx.error(&key, "").origin;
+                out.insert(key, origin);
+            }
+        }
+    }
 }
 
 fn parse_override(flag: &str) -> Result<(String, toml::Value), ScenarioError> {
@@ -929,6 +967,7 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
         server,
         plot: Vec::new(),
         published: Vec::new(),
+        explicit: Default::default(),
         test: Test {
             kind: t.kind,
             duration,

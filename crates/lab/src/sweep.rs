@@ -19,6 +19,16 @@ pub struct Axis {
     origin: AxisOrigin,
 }
 
+impl Axis {
+    /// Where the axis was written: its `[sweep]` entry's file and line, or its `--sweep` flag.
+    pub fn origin(&self) -> Origin {
+        match &self.origin {
+            AxisOrigin::File { file, line } => Origin::File { file: file.clone(), line: *line },
+            AxisOrigin::Flag(flag) => Origin::Sweep { flag: flag.clone() },
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 enum AxisOrigin {
     File { file: String, line: Option<usize> },
@@ -292,12 +302,24 @@ pub fn plan(
     sweeps: &[String],
     repeat_flags: &RepeatFlags,
 ) -> Result<Plan, ScenarioError> {
+    plan_with(src, overrides, sweeps, repeat_flags, false)
+}
+
+/// [`plan`]; with `no_sweep` (`--no-sweep`) the file's `[sweep]` is left out, so that a scenario that
+/// sweeps runs its base point (`sweeps`, the `--sweep` flags, still add axes).
+pub fn plan_with(
+    src: &Source,
+    overrides: &[String],
+    sweeps: &[String],
+    repeat_flags: &RepeatFlags,
+    no_sweep: bool,
+) -> Result<Plan, ScenarioError> {
     let base = load(src, overrides)?;
     // `load` accepted the text, so it is valid TOML.
     let table: toml::Table = toml::from_str(src.text).unwrap_or_default();
     let doc = toml_edit::ImDocument::parse(src.text).ok();
     let mut axes: Vec<Axis> = Vec::new();
-    if let Some(d) = &doc {
+    if let Some(d) = doc.as_ref().filter(|_| !no_sweep) {
         if let Some(item) = d.as_table().get("sweep") {
             let line = |span: Option<std::ops::Range<usize>>| {
                 span.map(|s| src.text[..s.start.min(src.text.len())].matches('\n').count() + 1)
@@ -418,6 +440,39 @@ fn values_list(v: &[toml::Value]) -> String {
     format!("[{}{more}]", shown.join(", "))
 }
 
+/// Which backend runs a plan's points.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Backend {
+    /// The simulator: points in parallel.
+    #[default]
+    Sim,
+    /// The kernel's TCP in network namespaces (crates/emu): one point at a time, each on a testbed of its
+    /// own that is gone before the next starts (runs share the machine's CPU and would disturb each
+    /// other's timing). The plan's points should be as the kernel runs them
+    /// ([`crate::linux_backend::plan_on_kernel`]).
+    Linux,
+}
+
+impl Backend {
+    /// The name the result document records (`backend`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Sim => "sim",
+            Backend::Linux => "linux",
+        }
+    }
+}
+
+/// One run of a point's scenario on `backend`.
+fn run_one(backend: Backend, s: &Scenario, seed: u64) -> Result<crate::result::PointRun, RunError> {
+    match backend {
+        Backend::Sim => crate::result::run_point(s, seed),
+        Backend::Linux => crate::result::run_point_linux(s, seed, None)
+            .map(|point| crate::result::PointRun { point, engine: EngineCounters::default() })
+            .map_err(|e| RunError::Linux(e.to_string())),
+    }
+}
+
 /// How to run a plan.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RunOptions {
@@ -536,10 +591,15 @@ fn mean_json(vals: &[serde_json::Value]) -> serde_json::Value {
 /// Runs one point: its first `min` iterations in parallel, then one at a time until the interval of the
 /// main metric is met or `max` is reached. Connections, links and series are the first iteration's. Also
 /// returns the engine's counters summed over the iterations (for benchmarks).
-fn run_plan_point(p: &PlanPoint, seed: u64, repeat: Option<Repeat>) -> Result<(Point, EngineCounters), RunError> {
+fn run_plan_point(
+    p: &PlanPoint,
+    seed: u64,
+    repeat: Option<Repeat>,
+    backend: Backend,
+) -> Result<(Point, EngineCounters), RunError> {
     use rayon::prelude::*;
     let Some(rep) = repeat else {
-        let r = crate::result::run_point(&p.scenario, seed)?;
+        let r = run_one(backend, &p.scenario, seed)?;
         let mut point = r.point;
         point.params = p.params.clone();
         point.compare_published(&p.scenario);
@@ -551,7 +611,7 @@ fn run_plan_point(p: &PlanPoint, seed: u64, repeat: Option<Repeat>) -> Result<(P
         engine.data_segments += e.data_segments;
     };
     let first: Vec<Result<crate::result::PointRun, RunError>> =
-        (0..rep.min).into_par_iter().map(|k| crate::result::run_point(&p.scenario, iteration_seed(seed, k))).collect();
+        (0..rep.min).into_par_iter().map(|k| run_one(backend, &p.scenario, iteration_seed(seed, k))).collect();
     let mut runs = Vec::with_capacity(first.len());
     for r in first {
         let r = r?;
@@ -569,7 +629,7 @@ fn run_plan_point(p: &PlanPoint, seed: u64, repeat: Option<Repeat>) -> Result<(P
         if met || n >= rep.max {
             break;
         }
-        let r = crate::result::run_point(&p.scenario, iteration_seed(seed, n))?;
+        let r = run_one(backend, &p.scenario, iteration_seed(seed, n))?;
         count(r.engine);
         runs.push(r.point);
     }
@@ -579,7 +639,13 @@ fn run_plan_point(p: &PlanPoint, seed: u64, repeat: Option<Repeat>) -> Result<(P
         runs.iter().map(|r| serde_json::to_value(&r.metrics).unwrap_or_default()).collect();
     let mean: Metrics = serde_json::from_value(mean_json(&metrics_json)).expect("the mean of metrics is metrics");
     let iterations = runs.len() as u32;
+    // The Linux backend's health is the first iteration's, as its connections are: how many of the
+    // iterations were valid is said beside it.
+    let valid = runs.iter().filter(|r| r.health.as_ref().is_some_and(|h| h["valid"] == true)).count();
     let mut point = runs.swap_remove(0);
+    if let Some(h) = point.health.as_mut().and_then(|h| h.as_object_mut()) {
+        h.insert("iterations_valid".into(), valid.into());
+    }
     point.params = p.params.clone();
     point.iterations = iterations;
     point.metrics = mean;
@@ -611,6 +677,17 @@ pub fn run_plan_counted(
     opts: RunOptions,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<(ResultDoc, Vec<Unmet>, EngineCounters), RunError> {
+    run_plan_on(plan, opts, Backend::Sim, progress)
+}
+
+/// [`run_plan_counted`] on `backend`: the same document (`backend` names it), sweeps, repetitions and
+/// shards alike; on the Linux backend one point and one iteration at a time (`opts.jobs` does not apply).
+pub fn run_plan_on(
+    plan: &Plan,
+    opts: RunOptions,
+    backend: Backend,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<(ResultDoc, Vec<Unmet>, EngineCounters), RunError> {
     use rayon::prelude::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
     let indices: Vec<usize> = match opts.shard {
@@ -619,14 +696,15 @@ pub fn run_plan_counted(
     };
     let total = indices.len();
     let done = AtomicUsize::new(0);
-    let pool = worker_pool(effective_jobs(opts.jobs).0)?;
+    let jobs = if backend == Backend::Linux { 1 } else { effective_jobs(opts.jobs).0 };
+    let pool = worker_pool(jobs)?;
     let results: Vec<Result<(Point, EngineCounters), RunError>> = pool.install(|| {
         indices
             .par_iter()
             .map(|&i| {
                 let p = &plan.points[i];
                 let seed = opts.seed.unwrap_or(p.scenario.seed);
-                let r = run_plan_point(p, seed, plan.repeat);
+                let r = run_plan_point(p, seed, plan.repeat, backend);
                 progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
                 r
             })
@@ -654,7 +732,7 @@ pub fn run_plan_counted(
     let doc = ResultDoc {
         schema: "tcplab.result/1",
         tcplab: env!("CARGO_PKG_VERSION"),
-        backend: "sim",
+        backend: backend.name(),
         seed: opts.seed.unwrap_or(plan.base.seed),
         scenario: plan.base.clone(),
         sweep: (!plan.axes.is_empty()).then(|| plan.axes.clone()),
