@@ -174,7 +174,7 @@ fn one(k: &Key) {
         println!();
     }
     match &k.default {
-        tcplab_lab::keys::Default::PerStack(values) => {
+        tcplab_lab::keys::DefaultValue::PerStack(values) => {
             println!("  default by personality (stack):");
             for (p, v) in values {
                 println!("    {p:<10} {v}");

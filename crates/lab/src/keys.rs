@@ -32,7 +32,7 @@ pub struct Key {
     pub ty: &'static str,
     /// What an integer or float counts (`packets`, `segments`); empty when the type says it.
     pub unit: &'static str,
-    pub default: Default,
+    pub default: DefaultValue,
     /// One paragraph.
     pub doc: String,
     /// Where the key is defined and its documentation comes from (`TcpConfig::nodelay, crates/tcp/src/config.rs`).
@@ -41,7 +41,7 @@ pub struct Key {
 
 /// A key's default.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Default {
+pub enum DefaultValue {
     /// The scenario must give it.
     Required,
     /// A value, the same whatever the hosts' personalities.
@@ -52,14 +52,14 @@ pub enum Default {
     Text(&'static str),
 }
 
-impl Default {
+impl DefaultValue {
     /// One line: `false`, `rfc 200ms, linux 40ms, ...`, `required`.
     pub fn line(&self) -> String {
         match self {
-            Default::Required => "required".into(),
-            Default::Value(v) => v.clone(),
-            Default::PerStack(v) => v.iter().map(|(p, x)| format!("{p} {x}")).collect::<Vec<_>>().join(", "),
-            Default::Text(t) => t.to_string(),
+            DefaultValue::Required => "required".into(),
+            DefaultValue::Value(v) => v.clone(),
+            DefaultValue::PerStack(v) => v.iter().map(|(p, x)| format!("{p} {x}")).collect::<Vec<_>>().join(", "),
+            DefaultValue::Text(t) => t.to_string(),
         }
     }
 }
@@ -189,16 +189,20 @@ fn show(v: &Value) -> String {
 }
 
 /// The default of `path` (a JSON pointer into the resolved scenario) under every personality.
-fn default_at(resolved: &[(&'static str, Value)], pointer: &str, absent: &'static str) -> Default {
-    let vals: Vec<(&'static str, Option<String>)> =
-        resolved.iter().map(|(p, v)| (*p, v.pointer(pointer).filter(|x| !x.is_object()).map(show))).collect();
+fn default_at(resolved: &[(&'static str, Value)], pointer: &str, absent: &'static str) -> DefaultValue {
+    let vals: Vec<(&'static str, Option<String>)> = resolved
+        .iter()
+        .map(|(p, v)| (*p, v.pointer(pointer).filter(|x| !x.is_object() && !x.is_null()).map(show)))
+        .collect();
     match vals.first() {
-        None => Default::Text(absent),
+        None => DefaultValue::Text(absent),
         Some((_, first)) if vals.iter().all(|(_, v)| v == first) => match first {
-            Some(v) => Default::Value(v.clone()),
-            None => Default::Text(absent),
+            Some(v) => DefaultValue::Value(v.clone()),
+            None => DefaultValue::Text(absent),
         },
-        _ => Default::PerStack(vals.into_iter().map(|(p, v)| (p, v.unwrap_or_else(|| absent.to_string()))).collect()),
+        _ => DefaultValue::PerStack(
+            vals.into_iter().map(|(p, v)| (p, v.unwrap_or_else(|| absent.to_string()))).collect(),
+        ),
     }
 }
 
@@ -218,12 +222,20 @@ fn type_of(v: Option<&Value>) -> &'static str {
     }
 }
 
+/// A table knob's default is its fields'.
+fn table_default(value: Option<&Value>, default: DefaultValue) -> DefaultValue {
+    match value {
+        Some(Value::Object(_)) => DefaultValue::Text("the defaults of its keys"),
+        _ => default,
+    }
+}
+
 struct Builder {
     keys: Vec<Key>,
 }
 
 impl Builder {
-    fn add(&mut self, path: String, ty: &'static str, default: Default, doc: String, source: String) {
+    fn add(&mut self, path: String, ty: &'static str, default: DefaultValue, doc: String, source: String) {
         let name = path.rsplit('.').next().unwrap_or("").to_string();
         self.keys.push(Key { path, ty, unit: unit_of(&name), default, doc, source });
     }
@@ -240,24 +252,27 @@ fn build() -> Vec<Key> {
     b.add(
         text("name"),
         "string",
-        Default::Required,
+        DefaultValue::Required,
         text("The scenario's name, printed in the table's header and kept in the result."),
         scen("RawScenario::name"),
     );
     b.add(
         text("description"),
         "string",
-        Default::Value("\"\"".into()),
+        DefaultValue::Value("\"\"".into()),
         text("One line about the scenario; `tcplab list` shows it."),
         scen("RawScenario::description"),
     );
-    b.add(text("seed"), "integer", Default::Value("1".into()), text("The seed of the run (u64); `tcplab run --seed N` overrides it. Every random stream of the simulation is derived from it and a component's id, so the same scenario and seed give byte-identical results."), scen("RawScenario::seed"));
-    b.add(text("path"), "table", Default::Required, text("The path between the hosts: `up` (client to server, required) and `down` (server to client; absent: a copy of `up`, loss model included)."), scen("RawPath"));
+    b.add(text("seed"), "integer", DefaultValue::Value("1".into()), text("The seed of the run (u64); `tcplab run --seed N` overrides it. Every random stream of the simulation is derived from it and a component's id, so the same scenario and seed give byte-identical results."), scen("RawScenario::seed"));
+    b.add(text("path"), "table", DefaultValue::Required, text("The path between the hosts: `up` (client to server, required) and `down` (server to client; absent: a copy of `up`, loss model included)."), scen("RawPath"));
     for dir in ["up", "down"] {
         let (default, doc) = if dir == "up" {
-            (Default::Required, "Client to server: one direction of the path.")
+            (DefaultValue::Required, "Client to server: one direction of the path.")
         } else {
-            (Default::Text("a copy of path.up, loss model included"), "Server to client: one direction of the path.")
+            (
+                DefaultValue::Text("a copy of path.up, loss model included"),
+                "Server to client: one direction of the path.",
+            )
         };
         b.add(format!("path.{dir}"), "table", default, text(doc), text("LinkConfig, crates/link/src/config.rs"));
     }
@@ -272,20 +287,23 @@ fn build() -> Vec<Key> {
         ("mtu", "size"),
         ("loss", "table"),
     ] {
-        let default =
-            if field == "rate" { Default::Required } else { default_at(&tcp, &format!("/path/up/{field}"), "unset") };
-        let default = if field == "loss" { Default::Value("{ model = \"none\" }".into()) } else { default };
+        let default = if field == "rate" {
+            DefaultValue::Required
+        } else {
+            default_at(&tcp, &format!("/path/up/{field}"), "unset")
+        };
+        let default = if field == "loss" { DefaultValue::Value("{ model = \"none\" }".into()) } else { default };
         b.add(format!("{DIRS}.{field}"), ty, default, field_doc_or("LinkConfig", field, ""), link_src(field));
     }
     let loss_src = text("LossModel, crates/link/src/config.rs");
     for (field, ty, default, doc) in [
-        ("model", "string", Default::Value("none".into()), "The loss model: `none`, `bernoulli` (each frame lost with probability `p`), `scripted` (the frames whose indices `drop` lists), `gilbert_elliott` (two-state burst loss with `p`, `r`, `h`, `k`). A bad parameter is reported at its key, e.g. `path.up.loss.p`."),
-        ("packets", "string", Default::Value("all".into()), "The frames the model sees: `all`, or `data` (frames carrying transport payload only; ACKs, SYNs and other control segments are then never lost, take no random draw and no index)."),
-        ("p", "float", Default::Required, "`bernoulli`: the probability that a selected frame is lost, 0 ≤ p < 1. `gilbert_elliott`: the probability of moving from Good to Bad per selected frame."),
-        ("drop", "array", Default::Required, "`scripted`: the indices of the selected frames that are lost, counted from 0 over the frames offered to this direction (before the queue: a frame the queue drops still takes its index)."),
-        ("r", "float", Default::Required, "`gilbert_elliott`: the probability of moving from Bad to Good per selected frame (a burst of losses lasts 1/r frames on average with h = 0)."),
-        ("h", "float", Default::Value("0".into()), "`gilbert_elliott`: the probability that a frame is delivered in the Bad state (Gilbert's model: 0)."),
-        ("k", "float", Default::Value("1".into()), "`gilbert_elliott`: the probability that a frame is delivered in the Good state (Gilbert's model: 1)."),
+        ("model", "string", DefaultValue::Value("none".into()), "The loss model: `none`, `bernoulli` (each frame lost with probability `p`), `scripted` (the frames whose indices `drop` lists), `gilbert_elliott` (two-state burst loss with `p`, `r`, `h`, `k`). A bad parameter is reported at its key, e.g. `path.up.loss.p`."),
+        ("packets", "string", DefaultValue::Value("all".into()), "The frames the model sees: `all`, or `data` (frames carrying transport payload only; ACKs, SYNs and other control segments are then never lost, take no random draw and no index)."),
+        ("p", "float", DefaultValue::Required, "`bernoulli`: the probability that a selected frame is lost, 0 ≤ p < 1. `gilbert_elliott`: the probability of moving from Good to Bad per selected frame."),
+        ("drop", "array", DefaultValue::Required, "`scripted`: the indices of the selected frames that are lost, counted from 0 over the frames offered to this direction (before the queue: a frame the queue drops still takes its index)."),
+        ("r", "float", DefaultValue::Required, "`gilbert_elliott`: the probability of moving from Bad to Good per selected frame (a burst of losses lasts 1/r frames on average with h = 0)."),
+        ("h", "float", DefaultValue::Value("0".into()), "`gilbert_elliott`: the probability that a frame is delivered in the Bad state (Gilbert's model: 0)."),
+        ("k", "float", DefaultValue::Value("1".into()), "`gilbert_elliott`: the probability that a frame is delivered in the Good state (Gilbert's model: 1)."),
     ] {
         b.add(format!("{DIRS}.loss.{field}"), ty, default, text(doc), loss_src.clone());
     }
@@ -295,12 +313,12 @@ fn build() -> Vec<Key> {
     b.add(
         text(HOSTS),
         "table",
-        Default::Text("stack = \"rfc\", no overrides, the default NIC"),
+        DefaultValue::Text("stack = \"rfc\", no overrides, the default NIC"),
         text("One host: its TCP personality (`stack`), TCP knobs on top (`tcp`), RDP knobs (`rdp`) and NIC (`host`)."),
         scen("RawHost"),
     );
-    b.add(format!("{HOSTS}.stack"), "string", Default::Value("rfc".into()), format!("The personality the host's TCP knobs start from, a named preset of every knob (docs/personalities.md): {}. Knobs set under `tcp` apply on top; `tcplab explain` lists each personality's values.", names.join(", ")), scen("RawHost::stack"));
-    b.add(format!("{HOSTS}.tcp"), "table", Default::Text("{} (the personality's values)"), text("TCP knobs set on top of the personality (`TcpConfig`); a nested table (`cubic`, `rto_params`) changes only the fields it names."), text("TcpConfig, crates/tcp/src/config.rs"));
+    b.add(format!("{HOSTS}.stack"), "string", DefaultValue::Value("rfc".into()), format!("The personality the host's TCP knobs start from, a named preset of every knob (docs/personalities.md): {}. Knobs set under `tcp` apply on top; `tcplab explain` lists each personality's values.", names.join(", ")), scen("RawHost::stack"));
+    b.add(format!("{HOSTS}.tcp"), "table", DefaultValue::Text("{} (the personality's values)"), text("TCP knobs set on top of the personality (`TcpConfig`); a nested table (`cubic`, `rto_params`) changes only the fields it names."), text("TcpConfig, crates/tcp/src/config.rs"));
 
     // TCP knobs (`TcpConfig`): one entry per knob, one per field of a table knob.
     let tcp_src = |k: &str| format!("TcpConfig::{k}, crates/tcp/src/config.rs");
@@ -310,7 +328,7 @@ fn build() -> Vec<Key> {
         b.add(
             format!("{HOSTS}.tcp.{knob}"),
             type_of(value),
-            default_at(&tcp, &pointer, "unset"),
+            table_default(value, default_at(&tcp, &pointer, "unset")),
             doc.to_string(),
             tcp_src(knob),
         );
@@ -333,13 +351,15 @@ fn build() -> Vec<Key> {
     }
 
     // RDP knobs (`RdpConfig`), for the RDP tests.
-    b.add(format!("{HOSTS}.rdp"), "table", Default::Text("{} (RdpConfig's defaults); an error with a TCP test"), text("RDP knobs for the RDP tests (`rdp_stream`, `rdp_rr`) only: `RdpConfig`'s defaults with the keys given on top (docs/rdp.md). A TCP test refuses them."), text("RdpConfig, crates/rdp/src/config.rs"));
+    b.add(format!("{HOSTS}.rdp"), "table", DefaultValue::Text("{} (RdpConfig's defaults); an error with a TCP test"), text("RDP knobs for the RDP tests (`rdp_stream`, `rdp_rr`) only: `RdpConfig`'s defaults with the keys given on top (docs/rdp.md). A TCP test refuses them."), text("RdpConfig, crates/rdp/src/config.rs"));
     let rdp_src = |k: &str| format!("RdpConfig::{k}, crates/rdp/src/config.rs");
     for (knob, doc) in tcplab_rdp::config::KNOBS {
         let pointer = format!("/client/rdp/{knob}");
-        let value = rdp[0].1.pointer(&pointer);
-        let ty = if value.is_none() && *knob == "nul_idle" { "duration" } else { type_of(value) };
-        b.add(format!("{HOSTS}.rdp.{knob}"), ty, default_at(&rdp, &pointer, "unset"), doc.to_string(), rdp_src(knob));
+        let value = rdp[0].1.pointer(&pointer).filter(|v| !v.is_null());
+        // An optional knob (`nul_idle`) is absent by default: its type is the only one an option has.
+        let ty = if value.is_none() { "duration" } else { type_of(value) };
+        let default = table_default(value, default_at(&rdp, &pointer, "unset"));
+        b.add(format!("{HOSTS}.rdp.{knob}"), ty, default, doc.to_string(), rdp_src(knob));
         if let Some(Value::Object(fields)) = value {
             for (f, v) in fields {
                 let p = format!("{pointer}/{f}");
@@ -355,7 +375,7 @@ fn build() -> Vec<Key> {
     }
 
     // The host's NIC (`Nic`) and CPU model (`Cpu`).
-    b.add(format!("{HOSTS}.host"), "table", Default::Text("the default NIC"), text("The host's network interface: its transmit queue and rate, ephemeral ports, IP reassembly, receive coalescing, and the CPU cost model."), scen("Nic"));
+    b.add(format!("{HOSTS}.host"), "table", DefaultValue::Text("the default NIC"), text("The host's network interface: its transmit queue and rate, ephemeral ports, IP reassembly, receive coalescing, and the CPU cost model."), scen("Nic"));
     for (field, ty) in [
         ("nic_rate", "rate"),
         ("txqueuelen", "integer"),
@@ -365,9 +385,9 @@ fn build() -> Vec<Key> {
         ("cpu", "table"),
     ] {
         let default = match field {
-            "ephemeral_ports" => Default::Value(crate::scenario::PortRange::default().to_string()),
-            "fragment_ttl" => Default::Value(tcplab_sim::FRAGMENT_TTL.to_string()),
-            "txqueuelen" => Default::Value("1000".into()),
+            "ephemeral_ports" => DefaultValue::Value(crate::scenario::PortRange::default().to_string()),
+            "fragment_ttl" => DefaultValue::Value(tcplab_sim::FRAGMENT_TTL.to_string()),
+            "txqueuelen" => DefaultValue::Value("1000".into()),
             _ => default_at(&tcp, &format!("/client/host/{field}"), "unset"),
         };
         b.add(
@@ -392,7 +412,7 @@ fn build() -> Vec<Key> {
         b.add(
             format!("{HOSTS}.host.cpu.{field}"),
             ty,
-            Default::Value(default.into()),
+            DefaultValue::Value(default.into()),
             field_doc_or("Cpu", field, ""),
             scen(&format!("Cpu::{field}")),
         );
@@ -402,26 +422,26 @@ fn build() -> Vec<Key> {
     b.add(
         text("test"),
         "table",
-        Default::Required,
+        DefaultValue::Required,
         text("The netperf-style test: its kind, length, sizes and options."),
         scen("RawTest"),
     );
     let kinds = "`tcp_stream` (bulk transfer client → server, netperf TCP_STREAM), `tcp_maerts` (server → client, TCP_MAERTS), `tcp_rr` (request/response on long-lived connections, TCP_RR), `tcp_crr` (a connection per transaction, TCP_CRR), `tcp_msg` (a one-way stream of small messages, timed per message), `rdp_stream` (RDP messages client → server), `rdp_rr` (request/response over RDP).";
     for (field, ty, default) in [
-        ("kind", "string", Default::Required),
-        ("duration", "duration", Default::Text("required (rdp_stream, tcp_msg: or messages)")),
-        ("messages", "integer", Default::Text("absent")),
-        ("interval", "duration", Default::Text("absent: back to back")),
-        ("message", "size", Default::Text("the sender's send buffer; rdp_stream 512B; tcp_msg 1B")),
-        ("send_buffer", "size", Default::Text("the sending side's tcp.send_buffer")),
-        ("recv_buffer", "size", Default::Text("the receiving side's tcp.recv_buffer")),
-        ("parallel", "integer", Default::Value("1".into())),
-        ("start_spread", "duration", Default::Text("absent: one SYN-frame time apart")),
-        ("request", "size", Default::Value("1B".into())),
-        ("response", "size", Default::Value("1B".into())),
-        ("burst", "integer", Default::Value("0".into())),
-        ("nodelay", "bool", Default::Text("absent: each host's own tcp.nodelay")),
-        ("series", "duration or table", Default::Text("absent: no time series")),
+        ("kind", "string", DefaultValue::Required),
+        ("duration", "duration", DefaultValue::Text("required (rdp_stream, tcp_msg: or messages)")),
+        ("messages", "integer", DefaultValue::Text("absent")),
+        ("interval", "duration", DefaultValue::Text("absent: back to back")),
+        ("message", "size", DefaultValue::Text("the sender's send buffer; rdp_stream 512B; tcp_msg 1B")),
+        ("send_buffer", "size", DefaultValue::Text("the sending side's tcp.send_buffer")),
+        ("recv_buffer", "size", DefaultValue::Text("the receiving side's tcp.recv_buffer")),
+        ("parallel", "integer", DefaultValue::Value("1".into())),
+        ("start_spread", "duration", DefaultValue::Text("absent: one SYN-frame time apart")),
+        ("request", "size", DefaultValue::Value("1B".into())),
+        ("response", "size", DefaultValue::Value("1B".into())),
+        ("burst", "integer", DefaultValue::Value("0".into())),
+        ("nodelay", "bool", DefaultValue::Text("absent: each host's own tcp.nodelay")),
+        ("series", "duration or table", DefaultValue::Text("absent: no time series")),
     ] {
         let doc = match field {
             "kind" => format!("The test: {kinds}"),
@@ -433,21 +453,21 @@ fn build() -> Vec<Key> {
     b.add(
         text("test.series.interval"),
         "duration",
-        Default::Required,
+        DefaultValue::Required,
         text("With `test.series = { interval, vars }`: how often the variables are sampled (100us or more)."),
         scen("RawSeriesVars::interval"),
     );
     b.add(
         text("test.series.vars"),
         "array",
-        Default::Required,
+        DefaultValue::Required,
         field_doc_or("Test", "series_vars", ""),
         scen("RawSeriesVars::vars"),
     );
 
     // How the scenario is run: `[sweep]` and `[repeat]` (crates/lab/src/sweep.rs).
-    b.add(text("sweep"), "table", Default::Text("absent: one point"), text("Axes of a sweep: `\"key.path\" = [values]` or `= \"A..=B\"`, one axis per key; the points are the cartesian product, each validated before any runs (docs/sweeps.md). `--sweep PATH=VALUES` adds axes."), text("sweep::plan, crates/lab/src/sweep.rs"));
-    b.add(text("repeat"), "table", Default::Text("absent: one run per point"), text("Repetitions of every point until a Student t confidence interval of the main metric is met (netperf `-i`, `-I`): `min`, `max`, `level`, `width` (docs/sweeps.md)."), text("Repeat, crates/lab/src/sweep.rs"));
+    b.add(text("sweep"), "table", DefaultValue::Text("absent: one point"), text("Axes of a sweep: `\"key.path\" = [values]` or `= \"A..=B\"`, one axis per key; the points are the cartesian product, each validated before any runs (docs/sweeps.md). `--sweep PATH=VALUES` adds axes."), text("sweep::plan, crates/lab/src/sweep.rs"));
+    b.add(text("repeat"), "table", DefaultValue::Text("absent: one run per point"), text("Repetitions of every point until a Student t confidence interval of the main metric is met (netperf `-i`, `-I`): `min`, `max`, `level`, `width` (docs/sweeps.md)."), text("Repeat, crates/lab/src/sweep.rs"));
     for (field, ty, default, fallback) in [
         ("min", "integer", "3", "The fewest repetitions, 1 to 1000."),
         ("max", "integer", "10", "The most repetitions, 1 to 1000."),
@@ -457,14 +477,14 @@ fn build() -> Vec<Key> {
         b.add(
             format!("repeat.{field}"),
             ty,
-            Default::Value(default.into()),
+            DefaultValue::Value(default.into()),
             field_doc_or("Repeat", field, fallback),
             format!("Repeat::{field}, crates/lab/src/sweep.rs"),
         );
     }
 
     // `[[plot]]` and `[[published]]`.
-    b.add(text("plot[]"), "array of tables", Default::Text("absent: the default plots"), text("Plots the scenario asks for besides the default ones, drawn by `--plot` and the HTML report: a metric against a swept key (`x`, `y`, `lines`) or sampled variables over time (`series`); docs/scenario.md § Plots."), scen("PlotSpec"));
+    b.add(text("plot[]"), "array of tables", DefaultValue::Text("absent: the default plots"), text("Plots the scenario asks for besides the default ones, drawn by `--plot` and the HTML report: a metric against a swept key (`x`, `y`, `lines`) or sampled variables over time (`series`); docs/scenario.md § Plots."), scen("PlotSpec"));
     for (field, ty) in [
         ("name", "string"),
         ("title", "string"),
@@ -477,7 +497,7 @@ fn build() -> Vec<Key> {
         b.add(
             format!("plot[].{field}"),
             ty,
-            Default::Text("absent"),
+            DefaultValue::Text("absent"),
             field_doc_or("PlotSpec", field, ""),
             scen(&format!("PlotSpec::{field}")),
         );
@@ -487,20 +507,20 @@ fn build() -> Vec<Key> {
             "value" => "The reference line's value, in the plot's `y` unit as the result stores it (bit/s, 1/s, µs …).",
             _ => "The reference line's name on the plot.",
         };
-        b.add(format!("plot[].reference.{field}"), ty, Default::Required, text(doc), scen("PlotReference"));
+        b.add(format!("plot[].reference.{field}"), ty, DefaultValue::Required, text(doc), scen("PlotReference"));
     }
-    b.add(text("published[]"), "array of tables", Default::Text("absent"), text("Published or measured reference figures, compared with the lab's at every point they apply to and drawn on the plots of their metric; docs/scenario.md § Published figures."), text("PublishedSeries, crates/lab/src/published.rs"));
+    b.add(text("published[]"), "array of tables", DefaultValue::Text("absent"), text("Published or measured reference figures, compared with the lab's at every point they apply to and drawn on the plots of their metric; docs/scenario.md § Published figures."), text("PublishedSeries, crates/lab/src/published.rs"));
     for (field, ty, default) in [
-        ("source", "string", Default::Required),
-        ("year", "integer", Default::Text("absent")),
-        ("label", "string", Default::Text("absent")),
-        ("metric", "string", Default::Required),
-        ("unit", "string", Default::Required),
-        ("x", "string", Default::Text("absent: one figure for every point")),
-        ("x_values", "array", Default::Text("absent")),
-        ("y_values", "array", Default::Required),
-        ("where", "table", Default::Text("absent: every point")),
-        ("note", "string", Default::Text("absent")),
+        ("source", "string", DefaultValue::Required),
+        ("year", "integer", DefaultValue::Text("absent")),
+        ("label", "string", DefaultValue::Text("absent")),
+        ("metric", "string", DefaultValue::Required),
+        ("unit", "string", DefaultValue::Required),
+        ("x", "string", DefaultValue::Text("absent: one figure for every point")),
+        ("x_values", "array", DefaultValue::Text("absent")),
+        ("y_values", "array", DefaultValue::Required),
+        ("where", "table", DefaultValue::Text("absent: every point")),
+        ("note", "string", DefaultValue::Text("absent")),
     ] {
         b.add(
             format!("published[].{field}"),
@@ -707,13 +727,13 @@ mod tests {
     #[test]
     fn defaults_and_accepted_come_from_the_model() {
         let ack = find("client.tcp.ack_policy").unwrap();
-        assert!(matches!(&ack.default, Default::PerStack(v) if v[0] == ("rfc", "delayed".to_string())), "{ack:?}");
+        assert!(matches!(&ack.default, DefaultValue::PerStack(v) if v[0] == ("rfc", "delayed".to_string())), "{ack:?}");
         assert!(accepted(ack).unwrap().contains("`mentat`"), "{:?}", accepted(ack));
         let coalesce = find("server.host.rx_coalesce").unwrap();
         assert!(coalesce.default.line().contains("linux 50us"), "{}", coalesce.default.line());
         assert_eq!(find("test.parallel").unwrap().unit, "connections");
         assert!(accepted(find("test.parallel").unwrap()).unwrap().contains("100000"));
         assert!(accepted(find("path.up.loss.p").unwrap()).is_some());
-        assert_eq!(find("client.tcp.nodelay").unwrap().default, Default::Value("false".into()));
+        assert_eq!(find("client.tcp.nodelay").unwrap().default, DefaultValue::Value("false".into()));
     }
 }
