@@ -12,8 +12,8 @@ use std::process::Command;
 use tcplab_lab::{load, ResultDoc, Source};
 use tcplab_report::pcap::{PcapProbe, Tap};
 use tcplab_sim::{PacketEvent, Probe};
-use tcplab_testkit::{need_tool, Outcome};
 use tcplab_tcp::Connection;
+use tcplab_testkit::{need_tool, Outcome};
 use tcplab_units::Instant;
 use tcplab_wire::TcpSegment;
 

@@ -3,7 +3,7 @@
 //! cannot run here": such a test used to print its reason into the captured output and pass, so
 //! `cargo test` showed "ok" for something it never checked. Under this harness (libtest-mimic) a test
 //! returns [`Outcome`]: `Err(Skip)` is reported as **ignored, with its reason**, in the ordinary summary
-//! (`test pcap_round_trip ... ignored, tshark is not on the PATH (install Debian's tshark)`, and
+//! (`test every_tap_reads_back_whole_and_clean ... ignored (tshark is not on the PATH: install Debian's tshark)`, and
 //! `N ignored` in the totals); under `CI=true` it is a failure instead, so CI never passes a check it
 //! did not make.
 //!
