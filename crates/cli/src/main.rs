@@ -392,7 +392,7 @@ fn run(
             eprintln!("tcplab: note: {note}");
         }
         let opts = tcplab_lab::sweep::RunOptions { seed, jobs, shard };
-        let progress = suite::Progress::new(plan.points.len(), quiet);
+        let progress = suite::Progress::new(suite::Measure::of(&plan), quiet);
         let outcome = tcplab_lab::sweep::run_plan(&plan, opts, &|done, _| progress.set(done));
         progress.finish();
         let (doc, unmet) = outcome.map_err(|e| Failure::Run(format!("{arg}: {e}")))?;

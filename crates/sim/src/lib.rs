@@ -23,6 +23,7 @@
 
 pub mod cpu;
 pub mod probe;
+pub mod progress;
 pub mod queue;
 
 use std::collections::VecDeque;
@@ -1249,6 +1250,9 @@ where
     w.broadcast(Event::Start);
     while let Some(ev) = w.net.io.queue.pop() {
         w.net.io.now = ev.time;
+        if w.net.io.queue.popped() % progress::EVERY == 0 {
+            progress::publish(ev.time);
+        }
         match ev.class {
             Class::Arrival => w.on_arrival(ev.source as usize),
             Class::Timer => w.on_timer(ev.source),
