@@ -90,14 +90,13 @@ fn list_rdp() {
 /// The keys that are neither TCP nor RDP knobs: the top level, the path, the hosts' NICs, the test.
 fn list_others() {
     println!("\nPath, host and test keys (`tcplab explain KEY` for one):\n");
-    println!("{:<40} {:<22} default", "key", "type");
+    println!("{:<40} {:<26} default", "key", "type");
     for k in registry() {
         if k.path.contains(".tcp.") || k.path.contains(".rdp.") {
             continue;
         }
         let ty = if k.unit.is_empty() { k.ty.to_string() } else { format!("{} ({})", k.ty, k.unit) };
-        let default: String = k.default.line().chars().take(60).collect();
-        println!("{}", format!("{:<40} {ty:<22} {default}", k.path).trim_end());
+        println!("{}", format!("{:<40} {ty:<26} {}", k.path, k.default.short()).trim_end());
     }
 }
 

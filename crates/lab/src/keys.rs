@@ -53,6 +53,15 @@ pub enum DefaultValue {
 }
 
 impl DefaultValue {
+    /// Short: the value most personalities have, then the others (`0s; linux 50us`).
+    pub fn short(&self) -> String {
+        let DefaultValue::PerStack(v) = self else { return self.line() };
+        let count = |x: &String| v.iter().filter(|(_, y)| y == x).count();
+        let Some(common) = v.iter().map(|(_, x)| x).max_by_key(|x| count(x)) else { return String::new() };
+        let others: Vec<String> = v.iter().filter(|(_, x)| x != common).map(|(p, x)| format!("{p} {x}")).collect();
+        format!("{common}; {}", others.join(", "))
+    }
+
     /// One line: `false`, `rfc 200ms, linux 40ms, ...`, `required`.
     pub fn line(&self) -> String {
         match self {
@@ -731,6 +740,7 @@ mod tests {
         assert!(accepted(ack).unwrap().contains("`mentat`"), "{:?}", accepted(ack));
         let coalesce = find("server.host.rx_coalesce").unwrap();
         assert!(coalesce.default.line().contains("linux 50us"), "{}", coalesce.default.line());
+        assert_eq!(coalesce.default.short(), "0s; linux 50us");
         assert_eq!(find("test.parallel").unwrap().unit, "connections");
         assert!(accepted(find("test.parallel").unwrap()).unwrap().contains("100000"));
         assert!(accepted(find("path.up.loss.p").unwrap()).is_some());
