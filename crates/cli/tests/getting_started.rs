@@ -77,7 +77,7 @@ fn compare_help_describes_every_argument() {
     // Every argument line of the help carries a description after its name.
     let section = help.split_once("Arguments:").map(|(_, r)| r).unwrap_or("");
     for line in section.lines().filter(|l| l.trim_start().starts_with('<') || l.trim_start().starts_with("--")) {
-        let described = line.trim().splitn(2, "  ").nth(1).is_some_and(|d| !d.trim().is_empty());
+        let described = line.trim().split_once("  ").is_some_and(|(_, d)| !d.trim().is_empty());
         assert!(described || line.trim() == "-h, --help", "undescribed: {line:?}\n{help}");
     }
     assert!(help.contains("<SCENARIO>  Scenario file"), "{help}");

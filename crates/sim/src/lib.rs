@@ -1250,7 +1250,7 @@ where
     w.broadcast(Event::Start);
     while let Some(ev) = w.net.io.queue.pop() {
         w.net.io.now = ev.time;
-        if w.net.io.queue.popped() % progress::EVERY == 0 {
+        if w.net.io.queue.popped().is_multiple_of(progress::EVERY) {
             progress::publish(ev.time);
         }
         match ev.class {
