@@ -181,6 +181,15 @@ fn judged(sim: &[ResultDoc], linux: &[ResultDoc]) -> (Vec<ResultDoc>, Vec<Result
     (s, l, true)
 }
 
+/// "1 run", "2 runs".
+pub(crate) fn plural(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 fn table(sim_all: &[ResultDoc], linux: &[ResultDoc]) -> String {
     let (sim_j, linux_j, any_valid) = judged(sim_all, linux);
     let s = &sim_all[0].scenario;
@@ -188,7 +197,7 @@ fn table(sim_all: &[ResultDoc], linux: &[ResultDoc]) -> String {
         format!("seed {}", sim_all[0].seed)
     } else {
         let of = if sim_j.len() == sim_all.len() {
-            format!("{} runs", sim_j.len())
+            plural(sim_j.len() as u64, "run")
         } else {
             let n = sim_j.len();
             format!("the {n} seed{} whose Linux run is valid", if n == 1 { "" } else { "s" })
@@ -220,9 +229,10 @@ fn table(sim_all: &[ResultDoc], linux: &[ResultDoc]) -> String {
     let late = up_down(linux, "lateness", "p99_ns", 1e3, 0);
     let stalls = up_down(linux, "wake_lateness", "max_ns", 1e6, 2);
     out += &format!(
-        "\nlinux run health: {valid} of {} valid ({attempts} runs made); p99 release lateness up/down, us: {}; \
+        "\nlinux run health: {valid} of {} valid ({} made); p99 release lateness up/down, us: {}; \
          longest emulator stall up/down, ms: {}\n",
         linux.len(),
+        plural(attempts, "run"),
         late.join(", "),
         stalls.join(", ")
     );

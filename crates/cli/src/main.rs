@@ -4,6 +4,7 @@
 
 mod bench;
 mod compare;
+mod explain;
 mod suite;
 
 use std::path::Path;
@@ -73,7 +74,11 @@ enum Command {
     /// Run a scenario on the simulator (both hosts with the `linux` personality) and on the Linux backend,
     /// and print the figures side by side with their relative differences (bulk and request/response tests).
     Compare {
+        /// Scenario file (TOML) or shipped scenario name (see `tcplab list`): a tcp_stream, tcp_maerts,
+        /// tcp_rr, tcp_crr or tcp_msg test without a sweep; both hosts' stacks are set to `linux`.
         scenario: String,
+        /// Override a scenario value on both backends: PATH=VALUE, VALUE a TOML value (a bare word is a
+        /// string), e.g. --set test.duration=\"10s\" (`tcplab explain KEY` for the keys).
         #[arg(long = "set", value_name = "PATH=VALUE")]
         set: Vec<String>,
         /// The first run's seed (default: the scenario's); run i uses seed + i on both backends.
@@ -110,11 +115,20 @@ enum Command {
     },
     /// List the shipped scenarios.
     List,
-    /// The TCP knobs and the stack personalities: with KNOB, its meaning and its value in each personality.
+    /// Every scenario key: the TCP knobs per personality, the RDP knobs, the path, host and test keys. With
+    /// KEY, its type, unit, default (per personality), accepted values, meaning and source.
     Explain {
-        /// A knob of client.tcp / server.tcp, e.g. `ack_policy`; or words to look for in the knobs' names
-        /// and documentation, e.g. `nagle` or "delayed ack".
+        /// A key in any spelling: `client.tcp.nodelay`, `tcp.nodelay`, `ack_policy`, `cubic.beta`,
+        /// `path.rate`, `rdp` (a table: its keys); or words to look for in the keys' names and
+        /// documentation, e.g. `nagle` or "delayed ack".
+        #[arg(value_name = "KEY")]
         knob: Option<String>,
+    },
+    /// Print a shipped scenario's TOML source, to start a scenario of your own from
+    /// (`tcplab show bulk-10m > my.toml`).
+    Show {
+        /// A shipped scenario's name (`tcplab list`).
+        name: String,
     },
     /// Run the performance benchmarks (docs/benchmarks.md).
     Bench(bench::BenchArgs),
@@ -245,7 +259,8 @@ fn main() -> ExitCode {
             }
             Ok(())
         }
-        Command::Explain { knob } => explain(knob.as_deref()),
+        Command::Explain { knob } => explain::explain(knob.as_deref()),
+        Command::Show { name } => show_scenario(&name),
         Command::Bench(args) => bench::bench(&args).map_err(|e| match e {
             bench::BenchError::BadInput(m) => Failure::BadInput(m),
             bench::BenchError::Run(m) => Failure::Run(m),
@@ -426,7 +441,7 @@ fn run(
                 eprintln!("tcplab: note: {note}");
             }
             let opts = tcplab_lab::sweep::RunOptions { seed, jobs, shard };
-            let progress = suite::Progress::new(plan.points.len(), quiet);
+            let progress = suite::Progress::new(suite::Measure::of(&plan), quiet);
             let outcome = tcplab_lab::sweep::run_plan(&plan, opts, &|done, _| progress.set(done));
             progress.finish();
             outcome
@@ -525,158 +540,12 @@ fn emit(doc: &tcplab_lab::ResultDoc, out: &Outputs, quiet: bool) -> Result<(), F
     Ok(())
 }
 
-/// Each personality's value of every knob, as the scenario file spells it.
-fn personality_values() -> Vec<(&'static str, &'static str, toml::Table)> {
-    tcplab_tcp::personality::PERSONALITIES
-        .iter()
-        .map(|(name, about)| {
-            let cfg = tcplab_tcp::TcpConfig::personality(name).expect("every listed personality exists");
-            let table = toml::Value::try_from(&cfg).ok().and_then(|v| v.as_table().cloned()).unwrap_or_default();
-            (*name, *about, table)
-        })
-        .collect()
-}
-
-/// A knob's documentation, indented and wrapped at 100 columns.
-fn print_wrapped(doc: &str) {
-    let mut line = String::new();
-    for word in doc.split_whitespace() {
-        if line.len() + word.len() > 100 {
-            println!("  {line}");
-            line.clear();
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
-    }
-    println!("  {line}");
-}
-
-fn show(v: Option<&toml::Value>) -> String {
-    match v {
-        Some(toml::Value::String(s)) => s.clone(),
-        Some(v) => v.to_string(),
-        None => "-".into(),
-    }
-}
-
-/// The RDP knobs (`client.rdp.KNOB`, `server.rdp.KNOB`) with their defaults; one of them in full when
-/// `knob` names it (`rdp.KNOB`, or `KNOB` when no TCP knob has that name). False when `knob` is not one.
-fn explain_rdp(knob: Option<&str>) -> bool {
-    let defaults = toml::Value::try_from(tcplab_rdp::RdpConfig::default()).ok().and_then(|v| v.as_table().cloned());
-    let defaults = defaults.unwrap_or_default();
-    let knobs = tcplab_rdp::config::KNOBS;
-    match knob {
-        None => {
-            println!("\nRDP knobs (test.kind = \"rdp_stream\"), set per host as client.rdp.KNOB or server.rdp.KNOB:\n");
-            println!("{:<26} default", "knob");
-            for (k, _) in knobs {
-                println!("{:<26} {}", format!("rdp.{k}"), show(defaults.get(*k)));
-            }
-            true
-        }
-        Some(k) => {
-            let name = k.strip_prefix("rdp.").unwrap_or(k);
-            let tcp_knob = tcplab_tcp::config::KNOBS.iter().any(|(n, _)| *n == k);
-            let Some((_, doc)) = knobs.iter().find(|(n, _)| *n == name).filter(|_| !tcp_knob || k != name) else {
-                return false;
-            };
-            println!("rdp.{name}\n");
-            print_wrapped(doc);
-            println!("\n  default    {}", show(defaults.get(name)));
-            true
-        }
-    }
-}
-
-fn explain(knob: Option<&str>) -> Result<(), Failure> {
-    if knob.is_some() && explain_rdp(knob) {
-        return Ok(());
-    }
-    let personalities = personality_values();
-    let knobs = tcplab_tcp::config::KNOBS;
-    match knob {
-        None => {
-            println!(
-                "TCP knobs, set per host as client.tcp.KNOB or server.tcp.KNOB (`tcplab explain KNOB` for one):\n"
-            );
-            let mut header = format!("{:<26}", "knob");
-            for (name, _, _) in &personalities {
-                header += &format!(" {name:<12}");
-            }
-            println!("{}", header.trim_end());
-            for (k, _) in knobs {
-                // A table of knobs (`cubic`, `rto_params`) gets one row per field, as `--set` spells it.
-                let rows: Vec<(String, Vec<Option<&toml::Value>>)> = match personalities[0].2.get(*k) {
-                    Some(toml::Value::Table(first)) => first
-                        .keys()
-                        .map(|sub| {
-                            let vals =
-                                personalities.iter().map(|(_, _, t)| t.get(*k).and_then(|v| v.get(sub))).collect();
-                            (format!("{k}.{sub}"), vals)
-                        })
-                        .collect(),
-                    _ => vec![(k.to_string(), personalities.iter().map(|(_, _, t)| t.get(*k)).collect())],
-                };
-                for (name, vals) in rows {
-                    let mut line = format!("{name:<26}");
-                    for v in vals {
-                        line += &format!(" {:<12}", show(v));
-                    }
-                    println!("{}", line.trim_end());
-                }
-            }
-            println!("\nPersonalities (client.stack / server.stack):");
-            for (name, about, _) in &personalities {
-                println!("  {name:<10} {about}");
-            }
-            explain_rdp(None);
-            Ok(())
-        }
-        Some(k) => {
-            let Some((_, doc)) = knobs.iter().find(|(n, _)| *n == k) else {
-                // Not a knob's name: search the names and the documentation for every word given
-                // (`tcplab explain nagle`, `tcplab explain delayed ack`).
-                let words: Vec<String> = k.split_whitespace().map(str::to_lowercase).collect();
-                let hits: Vec<(&str, &str)> = knobs
-                    .iter()
-                    .filter(|(n, d)| {
-                        let text = format!("{n} {d}").to_lowercase().replace('_', " ");
-                        words.iter().all(|w| text.contains(&w.replace('_', " ")))
-                    })
-                    .map(|(n, d)| (*n, *d))
-                    .collect();
-                if hits.is_empty() {
-                    let names: Vec<&str> = knobs.iter().map(|(n, _)| *n).collect();
-                    return Err(Failure::BadInput(format!(
-                        "{k}: no knob is named so or mentions it; accepted: {}",
-                        names.join(", ")
-                    )));
-                }
-                println!("Knobs whose name or documentation mentions {k:?} (`tcplab explain KNOB` for one):\n");
-                for (name, doc) in hits {
-                    let first = doc.split(". ").next().unwrap_or(doc).trim_end_matches('.');
-                    let short: String = first.chars().take(100).collect();
-                    let more = if short.len() < first.len() { "…" } else { "" };
-                    println!("  {name:<26} {short}{more}");
-                }
-                return Ok(());
-            };
-            println!("{k}\n");
-            print_wrapped(doc);
-            println!();
-            for (name, _, t) in &personalities {
-                match t.get(k) {
-                    Some(toml::Value::Table(table)) => {
-                        let fields: Vec<String> =
-                            table.iter().map(|(f, v)| format!("{f} = {}", show(Some(v)))).collect();
-                        println!("  {name:<10} {}", fields.join(", "));
-                    }
-                    v => println!("  {name:<10} {}", show(v)),
-                }
-            }
-            Ok(())
-        }
-    }
+/// `tcplab show NAME`: the shipped scenario's file, byte for byte.
+fn show_scenario(name: &str) -> Result<(), Failure> {
+    let Some(s) = SHIPPED.iter().find(|s| s.name == name) else {
+        let names: Vec<&str> = SHIPPED.iter().map(|s| s.name).collect();
+        return Err(Failure::BadInput(format!("{name}: not a shipped scenario; shipped: {}", names.join(", "))));
+    };
+    print!("{}", s.text);
+    Ok(())
 }

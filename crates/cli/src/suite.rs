@@ -42,19 +42,63 @@ impl SuiteArgs {
     }
 }
 
+/// What the progress bar counts: the points of a sweep, or, for a single point, the simulated time of its
+/// run against the test's duration (`of`; `None` when the test ends by a message count, not a duration).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Measure {
+    Points(usize),
+    Simulated { of: Option<tcplab_units::Duration> },
+}
+
+impl Measure {
+    /// Points for a sweep; the simulated time for a single point.
+    pub fn of(plan: &tcplab_lab::sweep::Plan) -> Measure {
+        match plan.points.as_slice() {
+            [p] => {
+                let t = &p.scenario.test;
+                let by_messages = t.messages.is_some() && t.duration == tcplab_lab::scenario::RDP_MESSAGES_LIMIT;
+                Measure::Simulated { of: (!by_messages).then_some(t.duration) }
+            }
+            points => Measure::Points(points.len()),
+        }
+    }
+}
+
+/// The bar's message for a single run: simulated time against the duration, in seconds.
+pub fn simulated_message(simulated: tcplab_units::Duration, of: Option<tcplab_units::Duration>) -> String {
+    let s = simulated.as_nanos() as f64 * 1e-9;
+    match of {
+        Some(d) => format!("{s:.1}s of {:.1}s simulated", d.as_nanos() as f64 * 1e-9),
+        None => format!("{s:.1}s simulated"),
+    }
+}
+
 /// A progress bar on stderr, shown only when stderr is a terminal, not `quiet`, and the run is still
 /// going after a second.
 pub struct Progress {
     bar: Option<Arc<Mutex<ProgressBar>>>,
+    /// Whether the bar counts points (else simulated time, which a thread follows).
+    points: bool,
+    /// Set when the run is over, so that the thread following the simulated time stops.
+    done: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Progress {
-    pub fn new(total: usize, quiet: bool) -> Progress {
-        if quiet || !std::io::stderr().is_terminal() || total == 0 {
-            return Progress { bar: None };
+    pub fn new(measure: Measure, quiet: bool) -> Progress {
+        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        if quiet || !std::io::stderr().is_terminal() || measure == Measure::Points(0) {
+            return Progress { bar: None, points: true, done };
         }
-        let bar = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::hidden());
-        if let Ok(style) = ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} points, eta {eta}") {
+        let (len, template) = match measure {
+            Measure::Points(n) => (n as u64, "{elapsed_precise} [{bar:40}] {pos}/{len} points, eta {eta}"),
+            // Milliseconds of simulated time; a run without a known end shows no bar.
+            Measure::Simulated { of: Some(d) } => {
+                (d.as_millis().max(1), "{elapsed_precise} [{bar:40}] {msg}, eta {eta}")
+            }
+            Measure::Simulated { of: None } => (0, "{elapsed_precise} {msg}"),
+        };
+        let bar = ProgressBar::with_draw_target((len > 0).then_some(len), ProgressDrawTarget::hidden());
+        if let Ok(style) = ProgressStyle::with_template(template) {
             bar.set_style(style.progress_chars("=> "));
         }
         let bar = Arc::new(Mutex::new(bar));
@@ -68,22 +112,62 @@ impl Progress {
                 }
             }
         });
-        Progress { bar: Some(bar) }
+        if let Measure::Simulated { of } = measure {
+            // The engine publishes its time only while watched (tcplab_sim::progress): nothing is paid
+            // when no bar is shown.
+            let (bar, done) = (Arc::clone(&bar), Arc::clone(&done));
+            std::thread::spawn(move || {
+                let watch = tcplab_sim::progress::watch();
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    let t = watch.simulated();
+                    if let Ok(b) = bar.lock() {
+                        b.set_position(t.as_millis().min(b.length().unwrap_or(u64::MAX)));
+                        b.set_message(simulated_message(t, of));
+                    }
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            });
+        }
+        Progress { bar: Some(bar), points: matches!(measure, Measure::Points(_)), done }
     }
 
+    /// `done` points of the sweep have finished.
     pub fn set(&self, done: usize) {
         if let Some(b) = &self.bar {
-            if let Ok(b) = b.lock() {
+            if let (true, Ok(b)) = (self.points, b.lock()) {
                 b.set_position(done as u64);
             }
         }
     }
 
     pub fn finish(&self) {
+        self.done.store(true, std::sync::atomic::Ordering::Relaxed);
         if let Some(b) = &self.bar {
             if let Ok(b) = b.lock() {
                 b.finish_and_clear();
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_single_run_counts_simulated_seconds() {
+        let d = |ms| tcplab_units::Duration::from_millis(ms);
+        assert_eq!(simulated_message(d(12_345), Some(d(30_000))), "12.3s of 30.0s simulated");
+        assert_eq!(simulated_message(d(500), None), "0.5s simulated");
+        let one = |text: &str| {
+            let src = tcplab_lab::Source { name: "t", text };
+            tcplab_lab::sweep::plan(&src, &[], &[], &Default::default()).unwrap()
+        };
+        let bulk = tcplab_lab::SHIPPED.iter().find(|s| s.name == "bulk-10m").unwrap().text;
+        assert_eq!(Measure::of(&one(bulk)), Measure::Simulated { of: Some(d(30_000)) });
+        let rdp = tcplab_lab::SHIPPED.iter().find(|s| s.name == "rdp-loopback").unwrap().text;
+        assert_eq!(Measure::of(&one(rdp)), Measure::Simulated { of: None });
+        let rr = tcplab_lab::SHIPPED.iter().find(|s| s.name == "rr-dsl").unwrap().text;
+        assert_eq!(Measure::of(&one(rr)), Measure::Points(14));
     }
 }

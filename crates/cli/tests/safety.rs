@@ -7,6 +7,8 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::Stdio;
 
+use tcplab_testkit::{skip, Outcome};
+
 fn bin() -> std::path::PathBuf {
     assert_cmd::cargo::cargo_bin("tcplab")
 }
@@ -18,12 +20,6 @@ fn tcplab() -> std::process::Command {
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
-}
-
-/// Skips (prints why) outside CI; under CI=true a missing requirement fails the test.
-fn skip(reason: &str) {
-    assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true and this test cannot run: {reason}");
-    eprintln!("skipping: {reason}");
 }
 
 const GOOD: &str =
@@ -48,7 +44,6 @@ fn temporaries(dir: &Path) -> Vec<String> {
 /// Item 1: `--json link.json` (link.json → real.json) writes real.json and keeps the link;
 /// `--json /dev/stdout` and `--json /proc/self/fd/1` write into whatever stdout is (a file here) and
 /// leave /dev/stdout a link, as root too.
-#[test]
 fn json_through_links_and_descriptors() {
     let dir = tempfile::tempdir().unwrap();
     let s = scenario(dir.path());
@@ -74,7 +69,6 @@ fn json_through_links_and_descriptors() {
 }
 
 /// A bad output path is refused before the run (exit 2, naming the flag and path, not a temporary).
-#[test]
 fn unwritable_outputs_are_refused_before_running() {
     let dir = tempfile::tempdir().unwrap();
     let s = scenario(dir.path());
@@ -97,7 +91,6 @@ fn unwritable_outputs_are_refused_before_running() {
 
 /// Item 3: SIGINT (and SIGTERM, SIGHUP) at any moment of a run writing a trace and a JSON document
 /// leaves no temporary behind; the process dies of the signal (or had finished).
-#[test]
 fn interrupts_leave_no_temporaries() {
     let dir = tempfile::tempdir().unwrap();
     let s = dir.path().join("long.toml");
@@ -121,7 +114,6 @@ fn interrupts_leave_no_temporaries() {
 
 /// Item 6: /dev/zero as a scenario or result input is refused at once (exit 2), not read until the
 /// kernel's OOM killer ends it.
-#[test]
 fn device_inputs_are_refused() {
     for args in [
         &["run", "/dev/zero"][..],
@@ -141,8 +133,7 @@ fn device_inputs_are_refused() {
 
 /// Item 7: `--jobs 100000` is clamped with a note, and the sweep runs as with few jobs; under a process
 /// limit (as an unprivileged user: root ignores the limit) the pool shrinks instead of panicking.
-#[test]
-fn jobs_beyond_reason_are_clamped_and_never_panic() {
+fn jobs_beyond_reason_are_clamped_and_never_panic() -> Outcome {
     let dir = tempfile::tempdir().unwrap();
     let s = scenario(dir.path());
     let run = |jobs: &str| {
@@ -158,7 +149,7 @@ fn jobs_beyond_reason_are_clamped_and_never_panic() {
     let one = run("1");
     assert_eq!(many.stdout, one.stdout, "the result depends on --jobs");
     if !is_root() {
-        return skip("needs root (to run as an unprivileged user under RLIMIT_NPROC)");
+        return Err(skip("needs root (to run as an unprivileged user under RLIMIT_NPROC)"));
     }
     // A uid no process runs under (not `nobody`, which daemons use: the limit counts every process of
     // the user). The binary must be reachable by it; a copy in a world-readable directory is.
@@ -190,13 +181,13 @@ fn jobs_beyond_reason_are_clamped_and_never_panic() {
     assert!(!err.contains("panicked"), "{err}");
     assert!(limited.status.success(), "{:?}: {err}", limited.status);
     assert_eq!(limited.stdout, one.stdout);
+    Ok(())
 }
 
 /// Item 5: root without CAP_NET_ADMIN is told so before anything runs (exit 2).
-#[test]
-fn linux_backend_without_a_capability_says_which() {
+fn linux_backend_without_a_capability_says_which() -> Outcome {
     if !is_root() {
-        return skip("needs root (to drop one capability from it)");
+        return Err(skip("needs root (to drop one capability from it)"));
     }
     let dir = tempfile::tempdir().unwrap();
     let s = scenario(dir.path());
@@ -218,4 +209,14 @@ fn linux_backend_without_a_capability_says_which() {
         err.contains("--backend linux: the Linux backend cannot run here") && err.contains("lacks CAP_NET_ADMIN"),
         "{err}"
     );
+    Ok(())
 }
+
+tcplab_testkit::main!(
+    json_through_links_and_descriptors,
+    unwritable_outputs_are_refused_before_running,
+    interrupts_leave_no_temporaries,
+    device_inputs_are_refused,
+    jobs_beyond_reason_are_clamped_and_never_panic,
+    linux_backend_without_a_capability_says_which,
+);

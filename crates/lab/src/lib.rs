@@ -2,6 +2,7 @@
 //! (`schema: "tcplab.result/1"`, docs/results.md).
 
 pub mod error;
+pub mod keys;
 pub mod linux_backend;
 pub mod merge;
 pub mod probes;

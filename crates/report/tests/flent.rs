@@ -1,6 +1,6 @@
 //! `--flent`: the file is flent's version-4 format, its series are the result's, and flent itself
 //! (`flent -i FILE -f summary`, from `pip install flent`) loads it. Without `flent` on the PATH the flent
-//! test prints why and passes, except under `CI=true`.
+//! test is reported as ignored, with the reason, except under `CI=true`, where it fails (docs/testing.md).
 
 mod common;
 
@@ -8,6 +8,7 @@ use std::io::Read;
 use std::process::Command;
 
 use common::*;
+use tcplab_testkit::{need_tool, Outcome};
 
 fn write(v: &serde_json::Value, dir: &std::path::Path) -> (std::path::PathBuf, serde_json::Value) {
     let path = dir.join("run.flent.gz");
@@ -17,7 +18,6 @@ fn write(v: &serde_json::Value, dir: &std::path::Path) -> (std::path::PathBuf, s
     (path, serde_json::from_str(&text).unwrap())
 }
 
-#[test]
 fn the_file_is_version_4_with_the_results_series_and_the_upload_total() {
     let (_, v) = run(&bulk(LOGVARS));
     let dir = tempfile::tempdir().unwrap();
@@ -46,7 +46,6 @@ fn the_file_is_version_4_with_the_results_series_and_the_upload_total() {
     assert!(f["raw_values"]["TCP upload"][5]["tcp_rtt"].as_f64().unwrap() > 0.0);
 }
 
-#[test]
 fn a_result_without_series_has_no_flent_file() {
     let (_, v) = run(RR);
     let dir = tempfile::tempdir().unwrap();
@@ -55,13 +54,8 @@ fn a_result_without_series_has_no_flent_file() {
     assert!(!dir.path().join("x.flent.gz").exists());
 }
 
-#[test]
-fn flent_loads_it_and_summarises_every_series() {
-    if !Command::new("flent").arg("--version").output().is_ok_and(|o| o.status.success()) {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true but flent is not installed");
-        eprintln!("skipped: flent is not on the PATH (pip install flent)");
-        return;
-    }
+fn flent_loads_it_and_summarises_every_series() -> Outcome {
+    need_tool("flent", "pip install flent")?;
     let (_, v) = run(&bulk(LOGVARS));
     let dir = tempfile::tempdir().unwrap();
     let (path, f) = write(&v, dir.path());
@@ -76,4 +70,11 @@ fn flent_loads_it_and_summarises_every_series() {
     for name in f["results"].as_object().unwrap().keys() {
         assert!(stdout.contains(name.as_str()), "{name} summarised");
     }
+    Ok(())
 }
+
+tcplab_testkit::main!(
+    the_file_is_version_4_with_the_results_series_and_the_upload_total,
+    a_result_without_series_has_no_flent_file,
+    flent_loads_it_and_summarises_every_series,
+);

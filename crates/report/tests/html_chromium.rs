@@ -1,6 +1,7 @@
 //! `--report`: the page is self-contained and complete, and a real headless browser (Debian's
 //! `chromium`) loads it without console errors into a screenshot that is not blank. Without `chromium`
-//! on the PATH the browser tests print why and pass, except under `CI=true`, where they fail.
+//! on the PATH the browser tests are reported as ignored, with the reason, except under `CI=true`, where
+//! they fail (docs/testing.md).
 
 mod common;
 
@@ -9,15 +10,7 @@ use std::process::Command;
 
 use common::*;
 use tcplab_report::html::{page, Provenance};
-
-fn have_chromium() -> bool {
-    let ok = Command::new("chromium").arg("--version").output().is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true but chromium is not installed");
-        eprintln!("skipped: chromium is not on the PATH (install Debian's chromium)");
-    }
-    ok
-}
+use tcplab_testkit::{need_tool, Outcome};
 
 /// Loads `html` in headless chromium; returns the screenshot's distinct colours and chromium's stderr.
 fn screenshot(html: &Path, size: &str) -> (usize, String) {
@@ -57,7 +50,6 @@ fn report() -> String {
     page(&v, &tcplab_report::table(&doc), &prov)
 }
 
-#[test]
 fn the_page_is_self_contained_and_has_every_part() {
     let (doc, _) = run(&bulk(LOGVARS));
     let html = report();
@@ -82,28 +74,30 @@ fn the_page_is_self_contained_and_has_every_part() {
     assert!(html.trim_end().ends_with("</html>"));
 }
 
-#[test]
-fn chromium_renders_the_page_without_console_errors_and_not_blank() {
-    if !have_chromium() {
-        return;
-    }
+fn chromium_renders_the_page_without_console_errors_and_not_blank() -> Outcome {
+    need_tool("chromium", "install Debian's chromium")?;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("report.html");
     tcplab_report::write_atomic(&file.to_string_lossy(), &report()).unwrap();
     let (colours, stderr) = screenshot(&file, "1280,2000");
     assert!(console_errors(&stderr).is_empty(), "console errors: {stderr}");
     assert!(colours > 20, "{colours} distinct colours: the screenshot looks blank");
+    Ok(())
 }
 
-#[test]
-fn the_checks_catch_a_broken_page_and_a_blank_one() {
-    if !have_chromium() {
-        return;
-    }
+fn the_checks_catch_a_broken_page_and_a_blank_one() -> Outcome {
+    need_tool("chromium", "install Debian's chromium")?;
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.html");
     std::fs::write(&bad, "<!DOCTYPE html><html><body><script>throw new Error('boom')</script></body></html>").unwrap();
     let (colours, stderr) = screenshot(&bad, "400,300");
     assert_eq!(console_errors(&stderr).len(), 1, "{stderr}");
     assert!(colours <= 2, "a blank page has {colours} colours");
+    Ok(())
 }
+
+tcplab_testkit::main!(
+    the_page_is_self_contained_and_has_every_part,
+    chromium_renders_the_page_without_console_errors_and_not_blank,
+    the_checks_catch_a_broken_page_and_a_blank_one,
+);

@@ -3,7 +3,8 @@
 //! decoded as tcplab sent it; for RDP (IPv4 protocol 27, which tshark shows as data), clean IPv4 and
 //! payloads that decode, checksums verified, to the segments the stack sent.
 //!
-//! Without `tshark` on the PATH these tests print why and pass, except under `CI=true`, where they fail.
+//! Without `tshark` on the PATH these tests are reported as ignored, with the reason, except under
+//! `CI=true`, where they fail (crates/testkit, docs/testing.md).
 
 use std::path::Path;
 use std::process::Command;
@@ -12,6 +13,7 @@ use tcplab_lab::{load, ResultDoc, Source};
 use tcplab_report::pcap::{PcapProbe, Tap};
 use tcplab_sim::{PacketEvent, Probe};
 use tcplab_tcp::Connection;
+use tcplab_testkit::{need_tool, Outcome};
 use tcplab_units::Instant;
 use tcplab_wire::TcpSegment;
 
@@ -22,15 +24,6 @@ const LOSSY: &str = "name = \"lossy\"\n[path.up]\nrate = \"10mbit\"\ndelay = \"2
 /// Frames Wireshark finds malformed or with a bad checksum.
 const BAD: &str = "_ws.malformed || _ws.expert.group == \"Malformed\" || _ws.expert.group == \"Checksum\" \
     || tcp.checksum.status == 0 || ip.checksum.status == 0";
-
-fn have_tshark() -> bool {
-    let ok = Command::new("tshark").arg("--version").output().is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true but tshark is not installed");
-        eprintln!("skipped: tshark is not on the PATH (install Debian's tshark)");
-    }
-    ok
-}
 
 /// tshark's output lines for `args` on `file`, checksum validation on.
 fn tshark(file: &Path, args: &[&str]) -> Vec<String> {
@@ -76,11 +69,8 @@ fn estat(doc: &ResultDoc, side: &str, var: &str) -> u64 {
     c.estats[var].as_u64().unwrap()
 }
 
-#[test]
-fn every_tap_reads_back_whole_and_clean() {
-    if !have_tshark() {
-        return;
-    }
+fn every_tap_reads_back_whole_and_clean() -> Outcome {
+    need_tool("tshark", "install Debian's tshark")?;
     let dir = tempfile::tempdir().unwrap();
     for (tap, name) in [(Tap::Client, "client"), (Tap::Server, "server"), (Tap::Up, "up"), (Tap::Down, "down")] {
         for snaplen in [tcplab_report::pcap::DEFAULT_SNAPLEN, 96] {
@@ -105,13 +95,11 @@ fn every_tap_reads_back_whole_and_clean() {
             }
         }
     }
+    Ok(())
 }
 
-#[test]
-fn the_bad_frame_filter_catches_a_corrupted_frame() {
-    if !have_tshark() {
-        return;
-    }
+fn the_bad_frame_filter_catches_a_corrupted_frame() -> Outcome {
+    need_tool("tshark", "install Debian's tshark")?;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("c.pcap");
     run(Tap::Client, tcplab_report::pcap::DEFAULT_SNAPLEN, &file);
@@ -120,13 +108,11 @@ fn the_bad_frame_filter_catches_a_corrupted_frame() {
     bytes[24 + 16 + 14 + 20] ^= 0xff;
     std::fs::write(&file, bytes).unwrap();
     assert_eq!(count(&file, BAD), 1);
+    Ok(())
 }
 
-#[test]
-fn retransmissions_and_handshake_agree_with_tcplab() {
-    if !have_tshark() {
-        return;
-    }
+fn retransmissions_and_handshake_agree_with_tcplab() -> Outcome {
+    need_tool("tshark", "install Debian's tshark")?;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("client.pcap");
     let (doc, syns, _) = run(Tap::Client, 128, &file);
@@ -158,9 +144,9 @@ fn retransmissions_and_handshake_agree_with_tcplab() {
     let lens = tshark(&file, &["-Y", "ip.src == 198.18.0.1", "-T", "fields", "-e", "tcp.len"]);
     let max_len = lens.iter().filter_map(|l| l.parse::<u64>().ok()).max().unwrap();
     assert_eq!(max_len, cur_mss);
+    Ok(())
 }
 
-#[test]
 fn traces_are_byte_identical_across_runs() {
     let dir = tempfile::tempdir().unwrap();
     let a = dir.path().join("a.pcap");
@@ -211,11 +197,8 @@ fn hex(s: &str) -> Vec<u8> {
 /// good), every frame protocol 27, one per packet of the tap; and the payload bytes tshark extracts must
 /// decode with tcplab's codec — RFC 1151 checksum over the pseudo-header verified — to exactly the segments
 /// the stack sent, in order, SYN options and EACK lists included.
-#[test]
-fn rdp_traces_are_clean_ipv4_protocol_27_that_decode_to_the_segments_sent() {
-    if !have_tshark() {
-        return;
-    }
+fn rdp_traces_are_clean_ipv4_protocol_27_that_decode_to_the_segments_sent() -> Outcome {
+    need_tool("tshark", "install Debian's tshark")?;
     let dir = tempfile::tempdir().unwrap();
     for (tap, name) in [(Tap::Client, "client"), (Tap::Server, "server"), (Tap::Up, "up"), (Tap::Down, "down")] {
         let file = dir.path().join(format!("rdp-{name}.pcap"));
@@ -270,17 +253,15 @@ fn rdp_traces_are_clean_ipv4_protocol_27_that_decode_to_the_segments_sent() {
             assert!(eacks > 0, "the receiver's EACKs are in the trace");
         }
     }
+    Ok(())
 }
 
 /// IP fragmentation: with a 576-byte MTU on the up direction every full data segment crosses in three
 /// fragments. Every frame is clean IPv4; tshark finds exactly tcplab's fragments, and reassembles, with a
 /// good TCP checksum, exactly the datagrams the server reassembled (the ones none of whose fragments was
 /// lost).
-#[test]
-fn fragments_are_clean_ipv4_that_tshark_reassembles_as_the_server_did() {
-    if !have_tshark() {
-        return;
-    }
+fn fragments_are_clean_ipv4_that_tshark_reassembles_as_the_server_did() -> Outcome {
+    need_tool("tshark", "install Debian's tshark")?;
     let dir = tempfile::tempdir().unwrap();
     let s = load(&Source { name: "lossy.toml", text: LOSSY }, &["path.up.mtu=\"576B\"".to_string()]).unwrap();
     for (tap, name) in [(Tap::Up, "up"), (Tap::Server, "server")] {
@@ -317,4 +298,14 @@ fn fragments_are_clean_ipv4_that_tshark_reassembles_as_the_server_did() {
             }
         }
     }
+    Ok(())
 }
+
+tcplab_testkit::main!(
+    every_tap_reads_back_whole_and_clean,
+    the_bad_frame_filter_catches_a_corrupted_frame,
+    retransmissions_and_handshake_agree_with_tcplab,
+    traces_are_byte_identical_across_runs,
+    rdp_traces_are_clean_ipv4_protocol_27_that_decode_to_the_segments_sent,
+    fragments_are_clean_ipv4_that_tshark_reassembles_as_the_server_did,
+);

@@ -23,6 +23,7 @@
 
 pub mod cpu;
 pub mod probe;
+pub mod progress;
 pub mod queue;
 
 use std::collections::VecDeque;
@@ -1319,6 +1320,9 @@ where
     w.broadcast(Event::Start);
     while let Some(ev) = w.net.io.queue.pop() {
         w.net.io.now = ev.time;
+        if w.net.io.queue.popped().is_multiple_of(progress::EVERY) {
+            progress::publish(ev.time);
+        }
         match ev.class {
             Class::Arrival => w.on_arrival(ev.source as usize),
             Class::NicRx => w.on_nic_rx(ev.source as usize),

@@ -1,0 +1,28 @@
+//! The progress bar of a single long run shows simulated time against the test's duration, not
+//! `0/1 points, eta 0s` (issue 22, item 17). The bar is drawn only on a terminal: the run gets one from
+//! util-linux's `script` (a test that cannot run without it is reported as ignored, with the reason).
+
+use tcplab_testkit::{need_tool, Outcome};
+
+fn a_single_run_shows_simulated_time_against_the_duration() -> Outcome {
+    need_tool("script", "install util-linux")?;
+    let bin = assert_cmd::cargo::cargo_bin("tcplab");
+    // A run of a few seconds: the bar appears after one.
+    let cmd = format!("{} run bulk-1g --set test.duration=\\\"20s\\\"", bin.display());
+    let out = std::process::Command::new("script").args(["-qec", &cmd, "/dev/null"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("s of 20.0s simulated"), "no simulated time in the bar: {text}");
+    assert!(!text.contains("0/1 points"), "{text}");
+    assert!(text.contains("TCP STREAM TEST"), "the table follows the bar: {text}");
+    Ok(())
+}
+
+/// Without a terminal there is no bar at all.
+fn no_terminal_no_bar() {
+    let out = assert_cmd::Command::cargo_bin("tcplab").unwrap().args(["run", "bulk-10m"]).output().unwrap();
+    assert!(out.status.success());
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+tcplab_testkit::main!(a_single_run_shows_simulated_time_against_the_duration, no_terminal_no_bar);

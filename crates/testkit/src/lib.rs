@@ -1,0 +1,142 @@
+//! The harness of the test files whose tests need root, Linux network namespaces or an outside tool
+//! (`tshark`, `chromium`, `flent`, `iperf3`, `ping`). libtest has no way for a running test to say "I
+//! cannot run here": such a test used to print its reason into the captured output and pass, so
+//! `cargo test` showed "ok" for something it never checked. Under this harness (libtest-mimic) a test
+//! returns [`Outcome`]: `Err(Skip)` is reported as **ignored, with its reason**, in the ordinary summary
+//! (`test every_tap_reads_back_whole_and_clean ... ignored (tshark is not on the PATH: install Debian's tshark)`, and
+//! `N ignored` in the totals); under `CI=true` it is a failure instead, so CI never passes a check it
+//! did not make.
+//!
+//! A test file adopts it with `harness = false` for its target in Cargo.toml, plain functions (no
+//! `#[test]`), and a list at its end (docs/testing.md):
+//!
+//! ```text
+//! fn trace_reads_back() -> tcplab_testkit::Outcome {
+//!     tcplab_testkit::need_tool("tshark", "install Debian's tshark")?;
+//!     // ... the test, asserting as usual ...
+//!     Ok(())
+//! }
+//! fn parses() { /* a test that always runs may return () */ }
+//! tcplab_testkit::main!(trace_reads_back, parses);
+//! ```
+//!
+//! The command line is libtest's (`--exact NAME`, `--test-threads`, `--list`, `--ignored`, filters).
+//! Output is not captured: what a test prints shows as it runs.
+
+use std::fmt;
+
+pub use libtest_mimic;
+use libtest_mimic::{Arguments, Completion, Failed, Trial};
+
+/// Why a test cannot run on this machine (a missing tool, not root, no network namespaces).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skip(pub String);
+
+impl fmt::Display for Skip {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// What a test that may not be able to run returns: `Ok(())` when it ran (its asserts passed), `Err(Skip)`
+/// when it could not run here.
+pub type Outcome = Result<(), Skip>;
+
+/// A test that cannot run here, for the reason given.
+pub fn skip(reason: impl Into<String>) -> Skip {
+    Skip(reason.into())
+}
+
+/// Whether the tests run under CI (`CI=true`), where a test that cannot run is a failure.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+}
+
+/// `Ok` as root (effective uid 0), else a skip that says so and why `what` needs it.
+pub fn need_root(what: &str) -> Outcome {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        Ok(())
+    } else {
+        Err(skip(format!("needs root ({what})")))
+    }
+}
+
+/// `Ok` when `program --version` runs and succeeds, else a skip naming the program and how to install it.
+pub fn need_tool(program: &str, install: &str) -> Outcome {
+    let ok = std::process::Command::new(program).arg("--version").output().is_ok_and(|o| o.status.success());
+    if ok {
+        Ok(())
+    } else {
+        Err(skip(format!("{program} is not on the PATH: {install}")))
+    }
+}
+
+/// A check of the environment (`tcplab_emu::check_environment()`), as an outcome: its error is the reason.
+pub fn need<E: fmt::Display>(check: Result<(), E>) -> Outcome {
+    check.map_err(|e| skip(e.to_string()))
+}
+
+/// What a test function may return: nothing (it always runs) or an [`Outcome`].
+pub trait IntoOutcome {
+    fn into_outcome(self) -> Outcome;
+}
+
+impl IntoOutcome for () {
+    fn into_outcome(self) -> Outcome {
+        Ok(())
+    }
+}
+
+impl IntoOutcome for Outcome {
+    fn into_outcome(self) -> Outcome {
+        self
+    }
+}
+
+/// One test of the list: `name` as libtest would name it.
+pub fn test<R: IntoOutcome>(name: impl Into<String>, f: impl FnOnce() -> R + Send + 'static) -> Trial {
+    Trial::ignorable_test(name, move || completion(f().into_outcome(), in_ci()))
+}
+
+/// A test's outcome as the harness reports it: a skip is "ignored" with its reason, or, under CI, a
+/// failure that gives the reason.
+fn completion(outcome: Outcome, ci: bool) -> Result<Completion, Failed> {
+    match outcome {
+        Ok(()) => Ok(Completion::Completed),
+        Err(Skip(reason)) if ci => Err(format!("CI=true and this test cannot run: {reason}").into()),
+        Err(Skip(reason)) => Ok(Completion::ignored_with(reason)),
+    }
+}
+
+/// Runs `tests` with libtest's command line and exits with its status (101 if any failed).
+pub fn run(tests: Vec<Trial>) -> std::process::ExitCode {
+    libtest_mimic::run(&Arguments::from_args(), tests).exit_code()
+}
+
+/// The `main` of a test file: every test function, by name (`main!(a, b, module::c)`).
+#[macro_export]
+macro_rules! main {
+    ($($test:path),* $(,)?) => {
+        fn main() -> std::process::ExitCode {
+            $crate::run(vec![$($crate::test(stringify!($test).replace(' ', ""), $test)),*])
+        }
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_skip_is_ignored_with_its_reason_and_fails_under_ci() {
+        assert!(matches!(completion(Ok(()), false), Ok(Completion::Completed)));
+        match completion(Err(skip("tshark is not on the PATH")), false) {
+            Ok(Completion::Ignored { reason }) => assert_eq!(reason.as_deref(), Some("tshark is not on the PATH")),
+            _ => panic!("a skip outside CI is ignored with its reason"),
+        }
+        let Err(failed) = completion(Err(skip("needs root")), true) else { panic!("a skip under CI fails") };
+        assert_eq!(failed.message(), Some("CI=true and this test cannot run: needs root"));
+        assert!(need_tool("tcplab-no-such-program", "it does not exist").unwrap_err().0.contains("not on the PATH"));
+    }
+}

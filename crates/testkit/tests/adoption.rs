@@ -1,0 +1,87 @@
+//! The test files of the workspace and this harness (issue 22, item 18): a target with `harness = false`
+//! has no `#[test]` left (libtest's attribute does nothing there: such a test would silently never run)
+//! and names its tests in `tcplab_testkit::main!`; and no test file prints a skip reason into captured
+//! output and passes, except the ones listed in `PENDING` that have yet to adopt the harness.
+
+use std::path::{Path, PathBuf};
+
+/// Test files that still skip by printing their reason and passing (under CI=true they fail): the Linux
+/// backend's tests, to move to the harness with the backend's work (docs/testing.md).
+const PENDING: &[&str] = &["crates/emu/tests/common/mod.rs", "crates/lab/tests/linux.rs"];
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn crates() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> =
+        std::fs::read_dir(root().join("crates")).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect();
+    v.sort();
+    v
+}
+
+/// The `[[test]]` targets of a crate with `harness = false`.
+fn harnessless(manifest: &str) -> Vec<String> {
+    let t: toml::Table = toml::from_str(manifest).unwrap();
+    t.get("test")
+        .and_then(|x| x.as_array())
+        .map(|a| {
+            a.iter()
+                .filter(|x| x.get("harness").and_then(|h| h.as_bool()) == Some(false))
+                .filter_map(|x| x.get("name")?.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn harnessless_targets_list_every_test_and_keep_no_test_attribute() {
+    let mut seen = 0;
+    for dir in crates() {
+        let Ok(manifest) = std::fs::read_to_string(dir.join("Cargo.toml")) else { continue };
+        for name in harnessless(&manifest) {
+            let file = dir.join("tests").join(format!("{name}.rs"));
+            let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+            assert!(
+                !text.lines().any(|l| l.trim() == "#[test]"),
+                "{}: #[test] in a harness = false target never runs; list the function in tcplab_testkit::main!",
+                file.display()
+            );
+            assert!(text.contains("tcplab_testkit::main!(") || text.contains("fn main("), "{}", file.display());
+            seen += 1;
+        }
+    }
+    assert!(seen >= 5, "the harness's targets were not found ({seen})");
+}
+
+#[test]
+fn no_test_passes_silently_when_it_cannot_run() {
+    let mut found = Vec::new();
+    for dir in crates() {
+        let tests = dir.join("tests");
+        let mut stack = vec![tests];
+        while let Some(d) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&d) else { continue };
+            for e in entries {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    let text = std::fs::read_to_string(&p).unwrap();
+                    if text.contains("eprintln!(\"skipping") || text.contains("eprintln!(\"skipped") {
+                        let rel = p.strip_prefix(root()).unwrap_or(&p).to_string_lossy().replace("crates/../", "");
+                        found.push(rel.trim_start_matches("../").to_string());
+                    }
+                }
+            }
+        }
+    }
+    let rel: Vec<String> =
+        found.iter().map(|f| f.split("crates/").last().map(|t| format!("crates/{t}")).unwrap_or_default()).collect();
+    for f in &rel {
+        assert!(
+            PENDING.contains(&f.as_str()),
+            "{f} prints a skip reason and passes: use tcplab_testkit (docs/testing.md) so that the skip shows"
+        );
+    }
+}
