@@ -11,8 +11,10 @@ use tcplab_units::{ByteSize, Duration, Rate};
 
 use crate::error::{Origin, ScenarioError};
 
-/// A scenario, fully resolved: every knob has its value, units are typed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// A scenario, fully resolved: every knob has its value, units are typed. It reads back from its echo in
+/// a result document (`scenario`), not from a scenario file (`load` does that, with personalities).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Scenario {
     pub name: String,
     pub description: String,
@@ -23,11 +25,11 @@ pub struct Scenario {
     pub test: Test,
     /// The plots the scenario asks for (`[[plot]]`), drawn by `--plot` and the HTML report besides the
     /// default ones.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub plot: Vec<PlotSpec>,
     /// Published or measured reference figures (`[[published]]`), compared with the lab's at every point
     /// they apply to and drawn on the plots of their metric.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub published: Vec<crate::published::PublishedSeries>,
 }
 
@@ -89,7 +91,8 @@ pub fn series_unit(var: &str) -> &'static str {
 }
 
 /// Both directions of the path between client and server.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PathSpec {
     /// Client to server.
     pub up: LinkConfig,
@@ -98,13 +101,14 @@ pub struct PathSpec {
 }
 
 /// One host: its TCP personality with overrides, and its NIC.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Host {
     /// The personality the TCP knobs start from.
     pub stack: String,
     pub tcp: TcpConfig,
     /// The RDP knobs (`RdpConfig::default()` with the host's `rdp` table on top), for the RDP tests only.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rdp: Option<RdpConfig>,
     pub host: Nic,
 }
@@ -348,7 +352,8 @@ impl TestKind {
 }
 
 /// The test and its netperf options.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Test {
     pub kind: TestKind,
     /// Measurement length from connection establishment (netperf `-l`).
