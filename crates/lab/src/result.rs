@@ -46,17 +46,28 @@ impl ResultDoc {
     /// throughput_bps: invalid type: string "fast", expected f64 at line 120 column 30`).
     pub fn from_json(text: &str) -> Result<ResultDoc, String> {
         let mut de = serde_json::Deserializer::from_str(text);
-        let doc: ResultDoc = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let doc = Self::read(&mut de)?;
+        de.end().map_err(|e| e.to_string())?;
+        doc.check()?;
+        Ok(doc)
+    }
+
+    /// [`ResultDoc::from_json`] of a document already parsed as JSON.
+    pub fn from_value(v: &serde_json::Value) -> Result<ResultDoc, String> {
+        let doc = Self::read(v)?;
+        doc.check()?;
+        Ok(doc)
+    }
+
+    fn read<'de, D: serde::Deserializer<'de>>(d: D) -> Result<ResultDoc, String> {
+        serde_path_to_error::deserialize(d).map_err(|e| {
             let path = e.path().to_string();
             if path == "." {
                 e.inner().to_string()
             } else {
                 format!("{path}: {}", e.inner())
             }
-        })?;
-        de.end().map_err(|e| e.to_string())?;
-        doc.check()?;
-        Ok(doc)
+        })
     }
 
     /// What the fields' types cannot say: every point has the metrics of the scenario's test kind and the
@@ -162,6 +173,50 @@ pub struct Point {
 }
 
 impl Point {
+    /// The point's value of `metric`, as `[[plot]] y`, `[[published]] metric` and `[table] columns` name
+    /// it: a dotted path in `metrics` (`latency_us.p99`); `client.VAR` / `server.VAR`, an RFC 4898
+    /// variable summed over that side's connection ends; or `client.VAR.mean` / `.stddev` over that side's
+    /// samples of VAR (`logvars`) within the measurement window.
+    pub fn value(&self, metric: &str) -> Option<f64> {
+        if let Some((side, var)) = metric.split_once('.').filter(|(side, _)| *side == "client" || *side == "server") {
+            if let Some((var, stat @ ("mean" | "stddev"))) = var.rsplit_once('.') {
+                return self.series_statistic(side, var, stat);
+            }
+            let values: Vec<f64> = self
+                .connections
+                .iter()
+                .filter(|c| c.side == side)
+                .filter_map(|c| c.estats.get(var).and_then(serde_json::Value::as_f64))
+                .collect();
+            return (!values.is_empty()).then(|| values.iter().sum());
+        }
+        let m = serde_json::to_value(&self.metrics).ok()?;
+        metric.split('.').try_fold(&m, |v, k| v.get(k)).and_then(serde_json::Value::as_f64)
+    }
+
+    fn series_statistic(&self, side: &str, var: &str, stat: &str) -> Option<f64> {
+        let lv = self.logvars.as_ref()?;
+        let col = lv.columns.iter().position(|c| c == var)?;
+        let (start, end) = (lv.measure_start_s?, lv.measure_end_s?);
+        let values: Vec<f64> = lv
+            .ends
+            .iter()
+            .filter(|e| e.side == side)
+            .flat_map(|e| &e.rows)
+            .filter(|r| r.first().is_some_and(|t| *t >= start && *t <= end))
+            .filter_map(|r| r.get(col).copied().filter(|v| v.is_finite()))
+            .collect();
+        if values.is_empty() {
+            return None;
+        }
+        let n = values.len() as f64;
+        let mean = values.iter().sum::<f64>() / n;
+        match stat {
+            "mean" => Some(mean),
+            _ => Some((values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt()),
+        }
+    }
+
     /// Sets `published` from the `[[published]]` figures of `s`, the point's own resolved scenario, that
     /// apply to it; called once the point's metrics are final (after its iterations are averaged).
     pub fn compare_published(&mut self, s: &Scenario) {

@@ -31,7 +31,23 @@ pub struct Scenario {
     /// they apply to and drawn on the plots of their metric.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub published: Vec<crate::published::PublishedSeries>,
+    /// The figures the table `run` prints shows besides netperf's columns (`[table]`); absent: those of
+    /// the `[[plot]]`s that netperf's columns do not show.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table: Option<TableSpec>,
 }
+
+/// `[table]` (docs/scenario.md § Table): the columns added to the table `run` and `report` print, each a
+/// metric as `[[plot]] y` names it (`client.SendStall`, `latency_us.p90`, `client.CurCwnd.mean`), shown
+/// with its unit after netperf's columns. `columns = []` adds none.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableSpec {
+    pub columns: Vec<String>,
+}
+
+/// The most columns `[table]` adds (a table wider than a terminal helps nobody).
+pub const TABLE_MAX_COLUMNS: usize = 8;
 
 /// One `[[plot]]` table (docs/scenario.md § Plots): a metric against a swept key (`x`, `y`, and `lines` for
 /// one line per value of a second swept key), or time series of sampled variables (`series`).
@@ -415,6 +431,8 @@ struct RawScenario {
     plot: Vec<PlotSpec>,
     #[serde(default)]
     published: Vec<crate::published::PublishedSeries>,
+    #[serde(default)]
+    table: Option<TableSpec>,
 }
 
 fn default_seed() -> u64 {
@@ -921,6 +939,7 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
         server,
         plot: Vec::new(),
         published: Vec::new(),
+        table: None,
         test: Test {
             kind: t.kind,
             duration,
@@ -941,6 +960,10 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
     scenario.plot = raw.plot;
     check_published(ctx, &scenario, &raw.published)?;
     scenario.published = raw.published;
+    if let Some(t) = &raw.table {
+        check_table(ctx, &scenario, t)?;
+    }
+    scenario.table = raw.table;
     Ok(scenario)
 }
 
@@ -1058,6 +1081,24 @@ fn check_metric(ctx: &Ctx, s: &Scenario, y: &str, key: &str) -> Result<(), Scena
                 ),
             ));
         }
+    }
+    Ok(())
+}
+
+/// Validates `[table] columns`: each a metric every point of the run will have (as `[[plot]] y`), once,
+/// at most [`TABLE_MAX_COLUMNS`].
+fn check_table(ctx: &Ctx, s: &Scenario, t: &TableSpec) -> Result<(), ScenarioError> {
+    if t.columns.len() > TABLE_MAX_COLUMNS {
+        return Err(
+            ctx.error("table.columns", format!("{} columns; accepted at most {TABLE_MAX_COLUMNS}", t.columns.len()))
+        );
+    }
+    for (i, c) in t.columns.iter().enumerate() {
+        let key = format!("table.columns[{i}]");
+        if t.columns[..i].contains(c) {
+            return Err(ctx.error(&key, format!("{c:?} is listed already; accepted each metric once")));
+        }
+        check_metric(ctx, s, c, &key)?;
     }
     Ok(())
 }
