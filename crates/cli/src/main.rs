@@ -195,12 +195,7 @@ fn read_input(path: &str, limit: u64) -> Result<String, Failure> {
 
 /// `tcplab report RESULT.json`: the table and the files of `run` from a saved result.
 fn report(path: &str, r: &RenderArgs, quiet: bool) -> Result<(), Failure> {
-    let text = read_input(path, RESULT_LIMIT)?;
-    let doc: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| Failure::BadInput(format!("{path}: not JSON: {e}")))?;
-    if doc["schema"] != "tcplab.result/1" {
-        return Err(Failure::BadInput(format!("{path}: schema {}: accepted: \"tcplab.result/1\"", doc["schema"])));
-    }
+    let doc = read_result(path)?;
     let renders = r.renders(Some(path));
     if quiet && !renders.any() {
         return Err(Failure::BadInput(
@@ -209,7 +204,7 @@ fn report(path: &str, r: &RenderArgs, quiet: bool) -> Result<(), Failure> {
         ));
     }
     if !quiet {
-        print!("{}", tcplab_report::table_json(&doc));
+        print!("{}", tcplab_report::table(&doc));
     }
     for note in tcplab_report::render::render(&doc, &renders).map_err(Failure::Run)? {
         eprintln!("tcplab: {note}");
@@ -328,15 +323,17 @@ fn check(arg: &str, set: &[String], backend: &str, suite: &suite::SuiteArgs) -> 
 fn merge(shards: &[String], out: &str) -> Result<(), Failure> {
     let mut docs = Vec::new();
     for path in shards {
-        let text = read_input(path, RESULT_LIMIT)?;
-        let doc: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| Failure::BadInput(format!("{path}: not JSON: {e}")))?;
-        docs.push((path.clone(), doc));
+        docs.push((path.clone(), read_result(path)?));
     }
-    let merged = tcplab_lab::merge::merge(&docs).map_err(Failure::BadInput)?;
-    let mut text = serde_json::to_string_pretty(&merged).map_err(|e| Failure::Run(e.to_string()))?;
-    text.push('\n');
-    tcplab_report::write_atomic(out, &text).map_err(|e| Failure::Run(format!("{out}: cannot write: {e}")))
+    let merged = tcplab_lab::merge::merge_docs(docs).map_err(Failure::BadInput)?;
+    tcplab_report::write_json(&merged, out).map_err(|e| Failure::Run(format!("{out}: cannot write: {e}")))
+}
+
+/// Reads a saved result document through the typed model: one that does not fit is refused (exit 2),
+/// naming the file and the field.
+fn read_result(path: &str) -> Result<tcplab_lab::ResultDoc, Failure> {
+    let text = read_input(path, RESULT_LIMIT)?;
+    tcplab_lab::ResultDoc::from_json(&text).map_err(|e| Failure::BadInput(format!("{path}: {e}")))
 }
 
 /// The files `run` writes besides the table.
@@ -530,8 +527,7 @@ fn emit(doc: &tcplab_lab::ResultDoc, out: &Outputs, quiet: bool) -> Result<(), F
         tcplab_report::write_json(doc, path).map_err(|e| Failure::Run(format!("{path}: cannot write: {e}")))?;
     }
     if out.render.any() {
-        let v = serde_json::to_value(doc).map_err(|e| Failure::Run(e.to_string()))?;
-        for note in tcplab_report::render::render(&v, &out.render).map_err(Failure::Run)? {
+        for note in tcplab_report::render::render(doc, &out.render).map_err(Failure::Run)? {
             if !quiet {
                 eprintln!("tcplab: {note}");
             }

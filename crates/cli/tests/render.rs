@@ -109,10 +109,11 @@ fn report_prints_the_table_the_run_printed_for_a_swept_cpu_model_scenario() {
     assert!(report.status.success(), "{}", String::from_utf8_lossy(&report.stderr));
     assert_eq!(String::from_utf8(report.stdout).unwrap(), run);
     // The table has every part: the swept columns, one row per point, the iterations and the CPU columns.
-    assert!(run.contains("test.burst client.tcp.nodelay"), "{run}");
+    assert!(run.contains("test.burst  client.tcp.nodelay"), "{run}");
     assert_eq!(run.matches("mean of 2 iterations").count(), 4, "{run}");
     assert!(run.contains("CPU (modeled)") && run.contains("us/Tr"), "{run}");
-    assert_eq!(run.lines().filter(|l| l.starts_with("3 ") && l.contains("true")).count(), 1, "{run}");
+    // The point's row in the test's table and in the CPU table, each led by the swept values.
+    assert_eq!(run.lines().filter(|l| l.starts_with("3 ") && l.contains("true")).count(), 2, "{run}");
     // --quiet with nothing to write is a mistake.
     let out = tcplab().arg("report").arg(&json).arg("--quiet").output().unwrap();
     assert_eq!(out.status.code(), Some(2));

@@ -391,6 +391,7 @@ fn build() -> Vec<Key> {
         ("ephemeral_ports", "\"LOW-HIGH\""),
         ("fragment_ttl", "duration"),
         ("rx_coalesce", "duration"),
+        ("nic_frame_time", "duration"),
         ("cpu", "table"),
     ] {
         let default = match field {

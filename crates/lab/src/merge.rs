@@ -1,68 +1,56 @@
 //! `tcplab merge`: joins the documents of the shards of a sweep (`--shard i/n`) into the document the
-//! whole run gives. Works on the JSON itself, so it needs nothing but the files.
+//! whole run gives. Works on the typed result model: every shard is read as a [`ResultDoc`] (so a shard
+//! whose points were damaged is refused, naming the field), and the whole is written by the same
+//! serializer as a run's.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-/// Joins `docs` (name, parsed document), each a shard of the same run, into the whole document: the
-/// first shard's fields without `shard`, and the points interleaved back into sweep order (point j is
-/// shard j mod n's (j div n)-th). Every shard of the run must be there exactly once.
-pub fn merge(docs: &[(String, Value)]) -> Result<Value, String> {
+use crate::result::ResultDoc;
+
+/// Joins `docs` (name, document read through the typed model), each a shard of the same run, into the
+/// whole document: the first shard's fields without `shard`, and the points interleaved back into sweep
+/// order (point j is shard j mod n's (j div n)-th). Every shard of the run must be there exactly once.
+pub fn merge_docs(docs: Vec<(String, ResultDoc)>) -> Result<ResultDoc, String> {
     if docs.is_empty() {
         return Err("no documents to merge".into());
     }
-    struct Part<'a> {
-        name: &'a str,
-        index: u64,
-        count: u64,
-        total: u64,
-        fields: &'a Map<String, Value>,
-        points: &'a Vec<Value>,
-    }
-    let mut parts = Vec::new();
+    let mut parts = Vec::with_capacity(docs.len());
     for (name, doc) in docs {
-        let fields = doc.as_object().ok_or_else(|| format!("{name}: not a result document (an object)"))?;
-        if fields.get("schema").and_then(Value::as_str) != Some("tcplab.result/1") {
-            return Err(format!("{name}: not a tcplab.result/1 document"));
-        }
-        let shard = fields.get("shard").ok_or_else(|| {
+        let shard = doc.shard.ok_or_else(|| {
             format!("{name}: not a shard (no `shard` field); merge the documents of `tcplab run --shard i/n`")
         })?;
-        let num = |k: &str| shard.get(k).and_then(Value::as_u64).ok_or_else(|| format!("{name}: shard.{k} missing"));
-        let points =
-            fields.get("points").and_then(Value::as_array).ok_or_else(|| format!("{name}: no `points` array"))?;
-        parts.push(Part { name, index: num("index")?, count: num("count")?, total: num("points")?, fields, points });
+        parts.push((name, shard, doc));
     }
-    let first = &parts[0];
-    let same = |a: &Map<String, Value>, b: &Map<String, Value>| {
-        let strip = |m: &Map<String, Value>| {
-            m.iter()
-                .filter(|(k, _)| *k != "points" && *k != "shard")
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect::<Vec<_>>()
-        };
-        strip(a) == strip(b)
+    // What must be the same in every shard: the document without its points and shard.
+    let run_of = |d: &ResultDoc| -> Value {
+        serde_json::json!({
+            "schema": d.schema, "tcplab": d.tcplab, "backend": d.backend, "seed": d.seed,
+            "scenario": d.scenario, "sweep": d.sweep, "repeat": d.repeat,
+        })
     };
-    for p in &parts[1..] {
-        if p.count != first.count || p.total != first.total {
+    let (first_name, first, first_doc) = &parts[0];
+    let first_run = run_of(first_doc);
+    for (name, shard, doc) in &parts[1..] {
+        if shard.count != first.count || shard.points != first.points {
             return Err(format!(
-                "{}: shard of {} points in {} shards, but {} is of {} points in {}",
-                p.name, p.total, p.count, first.name, first.total, first.count
+                "{name}: shard of {} points in {} shards, but {first_name} is of {} points in {}",
+                shard.points, shard.count, first.points, first.count
             ));
         }
-        if !same(p.fields, first.fields) {
+        if run_of(doc) != first_run {
             return Err(format!(
-                "{}: not from the same run as {} (scenario, seed, sweep, repetitions or version differ)",
-                p.name, first.name
+                "{name}: not from the same run as {first_name} (scenario, seed, sweep, repetitions or version differ)"
             ));
         }
     }
     let n = first.count;
-    let mut by_index: Vec<Option<&Part>> = (0..n).map(|_| None).collect();
-    for p in &parts {
-        match by_index.get_mut(p.index as usize) {
-            Some(slot @ None) => *slot = Some(p),
-            Some(Some(q)) => return Err(format!("{} and {} are both shard {}/{n}", q.name, p.name, p.index)),
-            None => return Err(format!("{}: shard {}/{n} is out of range", p.name, p.index)),
+    let total = first.points;
+    let mut by_index: Vec<Option<usize>> = vec![None; n as usize];
+    for (k, (name, shard, _)) in parts.iter().enumerate() {
+        match by_index.get_mut(shard.index as usize) {
+            Some(slot @ None) => *slot = Some(k),
+            Some(Some(q)) => return Err(format!("{} and {name} are both shard {}/{n}", parts[*q].0, shard.index)),
+            None => return Err(format!("{name}: shard {}/{n} is out of range", shard.index)),
         }
     }
     let missing: Vec<String> =
@@ -70,43 +58,38 @@ pub fn merge(docs: &[(String, Value)]) -> Result<Value, String> {
     if !missing.is_empty() {
         return Err(format!("shards missing: {}", missing.join(", ")));
     }
-    let mut points = Vec::with_capacity(first.total as usize);
-    for j in 0..first.total {
-        let p = by_index[(j % n) as usize].expect("every shard is present");
-        let point = p.points.get((j / n) as usize).ok_or_else(|| {
-            format!(
-                "{}: has {} points, but shard {}/{n} of {} points has more",
-                p.name,
-                p.points.len(),
-                p.index,
-                p.total
-            )
-        })?;
-        points.push(point.clone());
-    }
-    for p in &parts {
-        let expect = (first.total + n - 1 - p.index) / n;
-        if p.points.len() as u64 != expect {
+    for (name, shard, doc) in &parts {
+        let expect = (total as u64 + n as u64 - 1 - shard.index as u64) / n as u64;
+        if doc.points.len() as u64 != expect {
             return Err(format!(
-                "{}: has {} points; shard {}/{n} of {} has {expect}",
-                p.name,
-                p.points.len(),
-                p.index,
-                p.total
+                "{name}: has {} points; shard {}/{n} of {total} has {expect}",
+                doc.points.len(),
+                shard.index
             ));
         }
     }
-    let mut out = Map::new();
-    for (k, v) in first.fields {
-        match k.as_str() {
-            "shard" => {}
-            "points" => {
-                out.insert(k.clone(), Value::Array(std::mem::take(&mut points)));
-            }
-            _ => {
-                out.insert(k.clone(), v.clone());
-            }
-        }
+    let mut whole = parts[0].2.clone();
+    whole.shard = None;
+    whole.points = Vec::with_capacity(total);
+    let mut iters: Vec<std::vec::IntoIter<crate::result::Point>> = vec![Vec::new().into_iter(); n as usize];
+    for (_, shard, doc) in parts {
+        iters[shard.index as usize] = doc.points.into_iter();
     }
-    Ok(Value::Object(out))
+    for j in 0..total {
+        let point = iters[j % n as usize].next().expect("each shard's count was checked");
+        whole.points.push(point);
+    }
+    whole.check()?;
+    Ok(whole)
+}
+
+/// [`merge_docs`] of documents in their JSON form (name, value): each is read through the typed model
+/// first, and an error names the document and the field.
+pub fn merge(docs: &[(String, Value)]) -> Result<Value, String> {
+    let typed = docs
+        .iter()
+        .map(|(name, v)| ResultDoc::from_value(v).map(|d| (name.clone(), d)).map_err(|e| format!("{name}: {e}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let whole = merge_docs(typed)?;
+    serde_json::to_value(&whole).map_err(|e| e.to_string())
 }

@@ -37,13 +37,14 @@ pub fn exact_secs(ns: u64) -> f64 {
 }
 
 /// Samples of every connection end (docs/results.md, `logvars`).
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct LogVars {
     pub interval_s: f64,
     /// When the measurement window opened and closed, s from the start of the run (absent if it never did).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measure_start_s: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measure_end_s: Option<f64>,
     /// `t_s`, the variables asked for, then `delivered_bytes` and `throughput_bps`.
     pub columns: Vec<String>,
@@ -52,12 +53,16 @@ pub struct LogVars {
 }
 
 /// The samples of one connection end, from the first tick after it was created.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct EndSeries {
     pub id: u32,
-    pub side: &'static str,
+    #[serde(deserialize_with = "crate::result::de::side")]
+    pub side: crate::result::Name,
     pub local_port: u16,
     pub remote_port: u16,
+    /// One row per sample; `null` in JSON (a gauge that was infinite) reads back as NaN.
+    #[serde(deserialize_with = "crate::result::de::rows")]
     pub rows: Vec<Vec<f64>>,
     /// Bytes delivered to the application up to the last sample (not serialized).
     #[serde(skip)]

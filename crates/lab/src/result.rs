@@ -7,28 +7,117 @@ use tcplab_workload::{Report, Role};
 
 use crate::scenario::{Scenario, TestKind};
 
-/// The result document (`--json`), schema `tcplab.result/1`.
-#[derive(Debug, Clone, Serialize)]
+/// The schema this lab writes and reads.
+pub const SCHEMA: &str = "tcplab.result/1";
+
+/// A name from a fixed set the lab writes (`"sim"`, `"client"`, a series column), read back as the
+/// lab's own string. (An alias, so that serde does not take the field for one borrowed from the input.)
+pub type Name = &'static str;
+
+/// The result document (`--json`), schema `tcplab.result/1`. It reads back ([`ResultDoc::from_json`]) into
+/// the same values, so a saved document re-serializes byte for byte; a document that does not fit is
+/// refused, naming the field.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ResultDoc {
-    pub schema: &'static str,
-    pub tcplab: &'static str,
-    pub backend: &'static str,
+    #[serde(deserialize_with = "de::schema")]
+    pub schema: Name,
+    /// The version of tcplab that wrote the document (this one's, `env!("CARGO_PKG_VERSION")`, for a run).
+    pub tcplab: std::borrow::Cow<'static, str>,
+    #[serde(deserialize_with = "de::backend")]
+    pub backend: Name,
     pub seed: u64,
     pub scenario: Scenario,
     /// The sweep's axes, in order (absent without a sweep).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<Vec<crate::sweep::Axis>>,
     /// The repetition rule (absent with one run per point).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<crate::sweep::Repeat>,
     pub points: Vec<Point>,
     /// A shard of a sweep (`--shard i/n`); `tcplab merge` joins shards into the whole document.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<Shard>,
 }
 
+impl ResultDoc {
+    /// Reads a saved document (`run --json`, `merge`): every field is checked against the typed model and
+    /// the whole against itself ([`ResultDoc::check`]); the error names the field (`points[2].metrics:
+    /// throughput_bps: invalid type: string "fast", expected f64 at line 120 column 30`).
+    pub fn from_json(text: &str) -> Result<ResultDoc, String> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let doc = Self::read(&mut de)?;
+        de.end().map_err(|e| e.to_string())?;
+        doc.check()?;
+        Ok(doc)
+    }
+
+    /// [`ResultDoc::from_json`] of a document already parsed as JSON.
+    pub fn from_value(v: &serde_json::Value) -> Result<ResultDoc, String> {
+        let doc = Self::read(v)?;
+        doc.check()?;
+        Ok(doc)
+    }
+
+    fn read<'de, D: serde::Deserializer<'de>>(d: D) -> Result<ResultDoc, String> {
+        serde_path_to_error::deserialize(d).map_err(|e| {
+            let path = e.path().to_string();
+            if path == "." {
+                e.inner().to_string()
+            } else {
+                format!("{path}: {}", e.inner())
+            }
+        })
+    }
+
+    /// What the fields' types cannot say: every point has the metrics of the scenario's test kind and the
+    /// sweep's coordinates, and a shard holds the points its index gives it.
+    pub fn check(&self) -> Result<(), String> {
+        let kind = self.scenario.test.kind;
+        let axes: Vec<&str> = self.sweep.iter().flatten().map(|a| a.path.as_str()).collect();
+        for (i, p) in self.points.iter().enumerate() {
+            if !p.metrics.kinds().contains(&kind) {
+                let of: Vec<&str> = p.metrics.kinds().iter().map(|k| k.key()).collect();
+                return Err(format!(
+                    "points[{i}].metrics: the metrics of test.kind {}, but scenario.test.kind = {:?}",
+                    of.join(" or "),
+                    kind.key()
+                ));
+            }
+            let keys: Vec<&str> = p.params.keys().map(String::as_str).collect();
+            if keys != axes {
+                return Err(format!(
+                    "points[{i}].params: keys [{}]; accepted the sweep's axes in order: [{}]",
+                    keys.join(", "),
+                    axes.join(", ")
+                ));
+            }
+            if p.iterations == 0 {
+                return Err(format!("points[{i}].iterations: 0; accepted at least 1"));
+            }
+        }
+        if let Some(sh) = self.shard {
+            if sh.count == 0 || sh.index >= sh.count {
+                return Err(format!("shard: index {} of {}; accepted 0 <= index < count", sh.index, sh.count));
+            }
+            let expect = (sh.points as u64 + sh.count as u64 - 1 - sh.index as u64) / sh.count as u64;
+            if self.points.len() as u64 != expect {
+                return Err(format!(
+                    "points: {} points; shard {}/{} of {} points holds {expect}",
+                    self.points.len(),
+                    sh.index,
+                    sh.count,
+                    sh.points
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Which points a shard holds: those whose index is `index` modulo `count`, of `points` in all.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Shard {
     pub index: u32,
     pub count: u32,
@@ -36,10 +125,12 @@ pub struct Shard {
 }
 
 /// The confidence interval of a point's main metric over its iterations.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Confidence {
     /// The metric the interval is about (`throughput_bps`, `transactions_per_s`).
-    pub metric: &'static str,
+    #[serde(deserialize_with = "de::confidence_metric")]
+    pub metric: Name,
     pub level: f64,
     /// The width asked for, a fraction of the mean.
     pub width: f64,
@@ -50,36 +141,82 @@ pub struct Confidence {
 }
 
 /// One point of the scenario (one set of parameters); a sweep has several.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Point {
     /// The sweep coordinates of this point (empty without a sweep).
     pub params: serde_json::Map<String, serde_json::Value>,
     pub iterations: u32,
     pub metrics: Metrics,
     /// With repetitions: the interval of the main metric.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confidence: Option<Confidence>,
     pub connections: Vec<ConnectionResult>,
     /// The first sender's gauges over time, when `test.series` asked for them.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series: Option<Series>,
     /// RDP tests with `test.series`: every RTT measurement of the sampled end, taken or discarded, beside
     /// `series` (docs/results.md).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rtt_samples: Option<RttSamples>,
     /// Every connection end's RFC 4898 variables over time, when `test.series` named them.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub logvars: Option<crate::probes::LogVars>,
     pub links: Links,
-    /// Linux backend: the run's health (emulator lateness, hidden drops, whether the run is valid).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Linux backend: the run's health (emulator lateness, hidden drops, whether the run is valid); an
+    /// object with at least `valid` (docs/linux-backend.md § Run health).
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "de::health")]
     pub health: Option<serde_json::Value>,
     /// The scenario's published figures that apply to this point, beside the lab's (`[[published]]`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub published: Vec<crate::published::Comparison>,
 }
 
 impl Point {
+    /// The point's value of `metric`, as `[[plot]] y`, `[[published]] metric` and `[table] columns` name
+    /// it: a dotted path in `metrics` (`latency_us.p99`); `client.VAR` / `server.VAR`, an RFC 4898
+    /// variable summed over that side's connection ends; or `client.VAR.mean` / `.stddev` over that side's
+    /// samples of VAR (`logvars`) within the measurement window.
+    pub fn value(&self, metric: &str) -> Option<f64> {
+        if let Some((side, var)) = metric.split_once('.').filter(|(side, _)| *side == "client" || *side == "server") {
+            if let Some((var, stat @ ("mean" | "stddev"))) = var.rsplit_once('.') {
+                return self.series_statistic(side, var, stat);
+            }
+            let values: Vec<f64> = self
+                .connections
+                .iter()
+                .filter(|c| c.side == side)
+                .filter_map(|c| c.estats.get(var).and_then(serde_json::Value::as_f64))
+                .collect();
+            return (!values.is_empty()).then(|| values.iter().sum());
+        }
+        let m = serde_json::to_value(&self.metrics).ok()?;
+        metric.split('.').try_fold(&m, |v, k| v.get(k)).and_then(serde_json::Value::as_f64)
+    }
+
+    fn series_statistic(&self, side: &str, var: &str, stat: &str) -> Option<f64> {
+        let lv = self.logvars.as_ref()?;
+        let col = lv.columns.iter().position(|c| c == var)?;
+        let (start, end) = (lv.measure_start_s?, lv.measure_end_s?);
+        let values: Vec<f64> = lv
+            .ends
+            .iter()
+            .filter(|e| e.side == side)
+            .flat_map(|e| &e.rows)
+            .filter(|r| r.first().is_some_and(|t| *t >= start && *t <= end))
+            .filter_map(|r| r.get(col).copied().filter(|v| v.is_finite()))
+            .collect();
+        if values.is_empty() {
+            return None;
+        }
+        let n = values.len() as f64;
+        let mean = values.iter().sum::<f64>() / n;
+        match stat {
+            "mean" => Some(mean),
+            _ => Some((values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt()),
+        }
+    }
+
     /// Sets `published` from the `[[published]]` figures of `s`, the point's own resolved scenario, that
     /// apply to it; called once the point's metrics are final (after its iterations are averaged).
     pub fn compare_published(&mut self, s: &Scenario) {
@@ -92,16 +229,88 @@ impl Point {
 }
 
 /// Figures of merit, one type per kind of test; a metric that does not apply is absent, not zero.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+///
+/// Read back by the field that only its kind has (`messages_delivered`, `messages_per_s`,
+/// `transactions_per_s`, else a bulk transfer's), every field checked and no other field accepted, so that
+/// an error names the field rather than "no variant matched".
+#[derive(Debug, Clone, Serialize)]
 #[serde(untagged)]
 pub enum Metrics {
-    // Untagged reading tries the variants in order: RDP's fields are a superset of a bulk transfer's, so
-    // it comes first.
     Rdp(RdpStreamMetrics),
-    // A small-message stream has every field of a bulk transfer's and more: before `Stream` too.
     Msg(MsgMetrics),
     Stream(StreamMetrics),
     Rr(RrMetrics),
+}
+
+impl Metrics {
+    /// The test kinds whose points carry metrics of this form.
+    pub fn kinds(&self) -> &'static [TestKind] {
+        match self {
+            Metrics::Rdp(_) => &[TestKind::RdpStream],
+            Metrics::Msg(_) => &[TestKind::TcpMsg],
+            Metrics::Stream(_) => &[TestKind::TcpStream, TestKind::TcpMaerts],
+            Metrics::Rr(_) => &[TestKind::TcpRr, TestKind::TcpCrr, TestKind::RdpRr],
+        }
+    }
+
+    /// The CPU figures, with the cost model or on the Linux backend.
+    pub fn cpu(&self) -> Option<&CpuMetrics> {
+        match self {
+            Metrics::Msg(m) => m.cpu.as_ref(),
+            Metrics::Stream(m) => m.cpu.as_ref(),
+            Metrics::Rr(m) => m.cpu.as_ref(),
+            Metrics::Rdp(_) => None,
+        }
+    }
+
+    /// The metrics' elapsed time, seconds.
+    pub fn elapsed_s(&self) -> f64 {
+        match self {
+            Metrics::Rdp(m) => m.elapsed_s,
+            Metrics::Msg(m) => m.elapsed_s,
+            Metrics::Stream(m) => m.elapsed_s,
+            Metrics::Rr(m) => m.elapsed_s,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Metrics {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let v = serde_json::Value::deserialize(d)?;
+        let obj =
+            v.as_object().ok_or_else(|| D::Error::custom(format!("{}: not an object of metrics", de::kind_of(&v))))?;
+        fn strict<T: serde::de::DeserializeOwned + Serialize>(v: &serde_json::Value) -> Result<T, String> {
+            let t: T = serde_path_to_error::deserialize(v).map_err(|e| match e.path().to_string() {
+                p if p == "." => e.inner().to_string(),
+                p => format!("{p}: {}", e.inner()),
+            })?;
+            // Every field the input has must be one the type writes back: an unknown (misspelt, foreign)
+            // metric is refused, not dropped.
+            let back = serde_json::to_value(&t).map_err(|e| e.to_string())?;
+            if let (Some(a), Some(b)) = (v.as_object(), back.as_object()) {
+                if let Some(k) = a.keys().find(|k| !b.contains_key(*k)) {
+                    let known: Vec<&str> = b.keys().map(String::as_str).collect();
+                    return Err(format!("{k}: unknown metric; accepted: {}", known.join(", ")));
+                }
+            }
+            Ok(t)
+        }
+        let m = if obj.contains_key("messages_delivered") {
+            strict(&v).map(Metrics::Rdp)
+        } else if obj.contains_key("messages_per_s") {
+            strict(&v).map(Metrics::Msg)
+        } else if obj.contains_key("transactions_per_s") {
+            strict(&v).map(Metrics::Rr)
+        } else if obj.contains_key("throughput_bps") {
+            strict(&v).map(Metrics::Stream)
+        } else {
+            Err("none of throughput_bps, transactions_per_s, messages_per_s, messages_delivered: not the metrics \
+                 of any test kind"
+                .into())
+        };
+        m.map_err(D::Error::custom)
+    }
 }
 
 /// The figures of a small-message stream (`tcp_msg`), from the receiving application, over the messages
@@ -109,10 +318,12 @@ pub enum Metrics {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MsgMetrics {
     /// `messages / elapsed_s`.
+    #[serde(deserialize_with = "de::f64_or_null")]
     pub messages_per_s: f64,
     /// Whole messages read by the receiving application during the measurement.
     pub messages: u64,
     /// Payload bits read during the measurement per second (goodput): `delivered_bytes × 8 / elapsed_s`.
+    #[serde(deserialize_with = "de::f64_or_null")]
     pub throughput_bps: f64,
     /// Payload bytes read during the measurement.
     pub delivered_bytes: u64,
@@ -126,6 +337,7 @@ pub struct MsgMetrics {
     pub retransmissions: u64,
     /// Length of the measurement, seconds: `test.duration`, or with `test.messages` until the last one was
     /// read.
+    #[serde(deserialize_with = "de::f64_or_null")]
     pub elapsed_s: f64,
     /// With the CPU cost model.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
@@ -136,6 +348,7 @@ pub struct MsgMetrics {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RdpStreamMetrics {
     /// Payload bits per second delivered to the receiving application during the measurement.
+    #[serde(deserialize_with = "de::f64_or_null")]
     pub throughput_bps: f64,
     /// Payload bytes delivered during the measurement.
     pub delivered_bytes: u64,
@@ -151,6 +364,7 @@ pub struct RdpStreamMetrics {
     pub timeouts: u64,
     /// Length of the measurement, seconds: from establishment to the end of the transfer (with
     /// `test.messages`, the receiver seeing the sender's close) or `test.duration`.
+    #[serde(deserialize_with = "de::f64_or_null")]
     pub elapsed_s: f64,
 }
 
@@ -158,6 +372,7 @@ pub struct RdpStreamMetrics {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RrMetrics {
     /// Transactions completed during the measurement, per second.
+    #[serde(deserialize_with = "de::f64_or_null")]
     pub transactions_per_s: f64,
     /// Transactions completed during the measurement (their response's last byte was read in it).
     pub transactions: u64,
@@ -166,12 +381,13 @@ pub struct RrMetrics {
     /// Segments retransmitted by all endpoints during the whole run.
     pub retransmissions: u64,
     /// Length of the measurement, seconds.
+    #[serde(deserialize_with = "de::f64_or_null")]
     pub elapsed_s: f64,
     /// TCP_CRR: connections the client opened over the whole run.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connections_opened: Option<u64>,
     /// TCP_CRR: times a transaction found no free ephemeral port and waited for one.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port_waits: Option<u64>,
     /// With the CPU cost model.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
@@ -182,14 +398,23 @@ pub struct RrMetrics {
 /// maximum exact; percentiles from an HDR histogram with 3 significant digits; and the distribution as
 /// at most 256 CDF steps (docs/results.md § Metrics).
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct LatencyMetrics {
+    #[serde(deserialize_with = "de::f64_or_null")]
     pub mean: f64,
+    #[serde(deserialize_with = "de::f64_or_null")]
     pub stddev: f64,
+    #[serde(deserialize_with = "de::f64_or_null")]
     pub min: f64,
+    #[serde(deserialize_with = "de::f64_or_null")]
     pub p50: f64,
+    #[serde(deserialize_with = "de::f64_or_null")]
     pub p90: f64,
+    #[serde(deserialize_with = "de::f64_or_null")]
     pub p99: f64,
+    #[serde(deserialize_with = "de::f64_or_null")]
     pub p99_9: f64,
+    #[serde(deserialize_with = "de::f64_or_null")]
     pub max: f64,
     /// `[[value_us, fraction], …]`: the fraction of the transactions whose latency is at most the value
     /// (`tcplab_workload::Latency::cdf`); absent without transactions.
@@ -239,12 +464,14 @@ impl From<tcplab_workload::LatencySummary> for LatencyMetrics {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StreamMetrics {
     /// Payload bits per second delivered to the receiving application during the measurement.
+    #[serde(deserialize_with = "de::f64_or_null")]
     pub throughput_bps: f64,
     /// Payload bytes delivered during the measurement.
     pub delivered_bytes: u64,
     /// Segments retransmitted by all endpoints during the whole run (SYN and FIN retransmissions included).
     pub retransmissions: u64,
     /// Length of the measurement, seconds.
+    #[serde(deserialize_with = "de::f64_or_null")]
     pub elapsed_s: f64,
     /// With the CPU cost model.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
@@ -257,6 +484,7 @@ pub struct StreamMetrics {
 pub struct CpuMetrics {
     /// Where the CPU figures come from: `"modeled"` (the simulator's cost model) or `"measured"` (the Linux
     /// backend: /proc/stat over the window, as netperf measures it).
+    #[serde(deserialize_with = "de::cpu_source")]
     pub cpu_source: String,
     /// Measured figures: `"system"`, the whole machine (both ends and the emulator share it, so local and
     /// remote are the same figure). Absent for modeled figures, which are per host.
@@ -267,17 +495,139 @@ pub struct CpuMetrics {
     /// Busy core time per KB (1024 bytes) moved during the window, microseconds (netperf's service demand).
     pub service_demand_us_per_kb: Sides,
     /// Busy core time per transaction, microseconds (request/response tests).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service_demand_us_per_tr: Option<Sides>,
 }
 
 /// A figure for each end of the test.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Sides {
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "de::opt_f64_or_null")]
     pub local: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "de::opt_f64_or_null")]
     pub remote: Option<f64>,
+}
+
+/// Reading a document back: the fields the writer fills from fixed sets (`schema`, `backend`, a side, a
+/// series' columns) accept exactly those, so that a foreign or damaged value is named where it is; and a
+/// float the writer could not spell (NaN or infinite: JSON's `null`) reads back as NaN, so that it is
+/// written as `null` again.
+pub(crate) mod de {
+    use serde::de::Error;
+    use serde::{Deserialize, Deserializer};
+    use serde_json::Value;
+
+    /// `v`'s JSON type, for messages.
+    pub fn kind_of(v: &Value) -> &'static str {
+        match v {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Number(_) => "a number",
+            Value::String(_) => "a string",
+            Value::Array(_) => "an array",
+            Value::Object(_) => "an object",
+        }
+    }
+
+    /// One of `accepted`, as its static string.
+    fn one_of<'de, D: Deserializer<'de>>(d: D, accepted: &[&'static str]) -> Result<&'static str, D::Error> {
+        let s = String::deserialize(d)?;
+        accepted.iter().copied().find(|a| *a == s).ok_or_else(|| {
+            let list: Vec<String> = accepted.iter().map(|a| format!("{a:?}")).collect();
+            D::Error::custom(format!("{s:?}: accepted: {}", list.join(", ")))
+        })
+    }
+
+    pub fn schema<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+        one_of(d, &[super::SCHEMA])
+    }
+
+    pub fn backend<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+        one_of(d, &["sim", "linux"])
+    }
+
+    pub fn side<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+        one_of(d, &["client", "server"])
+    }
+
+    pub fn protocol<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+        one_of(d, &["tcp", "rdp"])
+    }
+
+    pub fn confidence_metric<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+        one_of(d, &["throughput_bps", "transactions_per_s", "messages_per_s"])
+    }
+
+    pub fn cpu_source<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+        one_of(d, &["modeled", "measured"]).map(String::from)
+    }
+
+    fn columns<'de, D: Deserializer<'de>>(d: D, sets: &[&[&'static str]]) -> Result<Vec<&'static str>, D::Error> {
+        let names = Vec::<String>::deserialize(d)?;
+        let known: Vec<&'static str> = sets.iter().flat_map(|s| s.iter().copied()).collect();
+        names
+            .iter()
+            .map(|n| {
+                known
+                    .iter()
+                    .copied()
+                    .find(|k| k == n)
+                    .ok_or_else(|| D::Error::custom(format!("column {n:?}: accepted: {}", known.join(", "))))
+            })
+            .collect()
+    }
+
+    pub fn series_columns<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<&'static str>, D::Error> {
+        columns(d, &[&crate::sim_backend::SERIES_COLUMNS, &crate::rdp_backend::RDP_SERIES_COLUMNS])
+    }
+
+    pub fn rtt_columns<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<&'static str>, D::Error> {
+        columns(d, &[&crate::rdp_backend::RTT_SAMPLE_COLUMNS])
+    }
+
+    pub fn f64_or_null<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+    }
+
+    /// Absent is `None` (with `#[serde(default)]`); `null` is a figure that was NaN.
+    pub fn opt_f64_or_null<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+        Ok(Some(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN)))
+    }
+
+    pub fn rows<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Vec<f64>>, D::Error> {
+        let rows = Vec::<Vec<Option<f64>>>::deserialize(d)?;
+        Ok(rows.into_iter().map(|r| r.into_iter().map(|v| v.unwrap_or(f64::NAN)).collect()).collect())
+    }
+
+    /// An object of RFC 4898 variables: numbers (`null` for a gauge that was infinite).
+    pub fn estats<'de, D: Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
+        let v = Value::deserialize(d)?;
+        let obj = v.as_object().ok_or_else(|| D::Error::custom(format!("{}: accepted an object", kind_of(&v))))?;
+        if let Some((k, x)) = obj.iter().find(|(_, x)| !(x.is_number() || x.is_null())) {
+            return Err(D::Error::custom(format!("{k}: {}: accepted a number", kind_of(x))));
+        }
+        Ok(v)
+    }
+
+    /// The Linux backend's run health: an object with `valid` (a boolean), `invalid_reasons` (strings)
+    /// and `hidden_drops` (a count) where present; the rest is the backend's own (docs/linux-backend.md).
+    pub fn health<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+        let v = Value::deserialize(d)?;
+        let obj = v.as_object().ok_or_else(|| D::Error::custom(format!("{}: accepted an object", kind_of(&v))))?;
+        if !obj.get("valid").is_some_and(Value::is_boolean) {
+            return Err(D::Error::custom("valid: missing or not a boolean"));
+        }
+        if obj.get("hidden_drops").is_some_and(|h| !h.is_u64()) {
+            return Err(D::Error::custom("hidden_drops: accepted a count"));
+        }
+        if let Some(r) = obj.get("invalid_reasons") {
+            if !r.as_array().is_some_and(|a| a.iter().all(Value::is_string)) {
+                return Err(D::Error::custom("invalid_reasons: accepted an array of strings"));
+            }
+        }
+        Ok(Some(v))
+    }
 }
 
 /// The metrics a run of `s` reports, as dotted keys of `points[].metrics` (what `[[plot]] y` accepts);
@@ -378,56 +728,70 @@ fn cpu_metrics(
 }
 
 /// Statistics of one connection end.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ConnectionResult {
     /// `client` or `server`: the host the end is on.
-    pub side: &'static str,
-    /// `tcp` (later `rdp`).
-    pub protocol: &'static str,
+    #[serde(deserialize_with = "de::side")]
+    pub side: Name,
+    /// `tcp` or `rdp`.
+    #[serde(deserialize_with = "de::protocol")]
+    pub protocol: Name,
     /// The state at the end of the run, spelled as the protocol's RFC does.
     pub state: String,
-    /// The protocol's RFC 4898-style variables.
+    /// The protocol's RFC 4898-style variables: an object of numbers (and the few named states and
+    /// flags the protocol keeps as strings or booleans).
+    #[serde(deserialize_with = "de::estats")]
     pub estats: serde_json::Value,
 }
 
 /// Sampled RFC 4898 gauges of the first sending connection.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Series {
     pub interval_s: f64,
     /// When the measurement window opened and closed, s from the start of the run.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measure_start_s: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measure_end_s: Option<f64>,
-    pub columns: Vec<&'static str>,
+    #[serde(deserialize_with = "de::series_columns")]
+    pub columns: Vec<Name>,
+    /// One row per sample; `null` in JSON (an infinite `CurSsthresh`) reads back as NaN.
+    #[serde(deserialize_with = "de::rows")]
     pub rows: Vec<Vec<f64>>,
 }
 
 /// Every RTT measurement of an RDP end: when, the value, whether the sampling policy took it, and the
 /// estimator after it (columns `t_s`, `rtt_ms`, `taken` (1 or 0), `SmoothedRTT`, `CurRTO`; times in ms).
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RttSamples {
-    pub columns: Vec<&'static str>,
+    #[serde(deserialize_with = "de::rtt_columns")]
+    pub columns: Vec<Name>,
+    #[serde(deserialize_with = "de::rows")]
     pub rows: Vec<Vec<f64>>,
 }
 
 /// Link and NIC counters of the point.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Links {
     pub up: LinkCounters,
     pub down: LinkCounters,
     pub nic_client: NicCounters,
     pub nic_server: NicCounters,
     /// IP fragmentation and reassembly per host, present when a path direction has an `mtu`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ip_client: Option<IpCounters>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ip_server: Option<IpCounters>,
 }
 
 /// A host's IP fragmentation and reassembly counters (RFC 4293 `ipSystemStatsOutFragReqds`,
 /// `…OutFragCreates`, `…ReasmReqds`, `…ReasmOKs`, `…ReasmFails`).
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct IpCounters {
     /// Datagrams the host had to fragment.
     pub out_frag_reqds: u64,
@@ -442,7 +806,8 @@ pub struct IpCounters {
 }
 
 /// Counters of one direction of the path.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct LinkCounters {
     pub frames_in: u64,
     pub frames_delivered: u64,
@@ -454,7 +819,8 @@ pub struct LinkCounters {
 }
 
 /// Counters of a host's NIC transmit queue.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct NicCounters {
     pub frames_sent: u64,
     /// Offers refused because `txqueuelen` frames were already waiting.
@@ -670,8 +1036,8 @@ pub fn run_scenario_with_rdp(
 fn single_point_doc(s: &Scenario, seed: u64, mut p: PointRun) -> ResultDoc {
     p.point.compare_published(s);
     ResultDoc {
-        schema: "tcplab.result/1",
-        tcplab: env!("CARGO_PKG_VERSION"),
+        schema: SCHEMA,
+        tcplab: env!("CARGO_PKG_VERSION").into(),
         backend: "sim",
         seed,
         scenario: s.clone(),
@@ -700,8 +1066,8 @@ pub fn run_scenario_linux_with(
 ) -> Result<ResultDoc, crate::linux_backend::LinuxError> {
     let point = run_point_linux(s, seed, pcap)?;
     Ok(ResultDoc {
-        schema: "tcplab.result/1",
-        tcplab: env!("CARGO_PKG_VERSION"),
+        schema: SCHEMA,
+        tcplab: env!("CARGO_PKG_VERSION").into(),
         backend: "linux",
         seed,
         scenario: crate::linux_backend::on_kernel(s).0,

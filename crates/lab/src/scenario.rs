@@ -11,8 +11,10 @@ use tcplab_units::{ByteSize, Duration, Rate};
 
 use crate::error::{Origin, ScenarioError};
 
-/// A scenario, fully resolved: every knob has its value, units are typed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// A scenario, fully resolved: every knob has its value, units are typed. It reads back from its echo in
+/// a result document (`scenario`), not from a scenario file (`load` does that, with personalities).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Scenario {
     pub name: String,
     pub description: String,
@@ -23,11 +25,11 @@ pub struct Scenario {
     pub test: Test,
     /// The plots the scenario asks for (`[[plot]]`), drawn by `--plot` and the HTML report besides the
     /// default ones.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub plot: Vec<PlotSpec>,
     /// Published or measured reference figures (`[[published]]`), compared with the lab's at every point
     /// they apply to and drawn on the plots of their metric.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub published: Vec<crate::published::PublishedSeries>,
     /// Every key the file or a `--set` gives (dotted paths of the values written, `client.tcp.nodelay`,
     /// `test.send_buffer`), with where it was written. A value absent here came from a default (most
@@ -36,7 +38,23 @@ pub struct Scenario {
     /// own (docs/linux-backend.md § Scenarios on the kernel). Not part of the result document.
     #[serde(skip)]
     pub explicit: std::collections::BTreeMap<String, Origin>,
+    /// The figures the table `run` prints shows besides netperf's columns (`[table]`); absent: those of
+    /// the `[[plot]]`s that netperf's columns do not show.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table: Option<TableSpec>,
 }
+
+/// `[table]` (docs/scenario.md § Table): the columns added to the table `run` and `report` print, each a
+/// metric as `[[plot]] y` names it (`client.SendStall`, `latency_us.p90`, `client.CurCwnd.mean`), shown
+/// with its unit after netperf's columns. `columns = []` adds none.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableSpec {
+    pub columns: Vec<String>,
+}
+
+/// The most columns `[table]` adds (a table wider than a terminal helps nobody).
+pub const TABLE_MAX_COLUMNS: usize = 8;
 
 /// One `[[plot]]` table (docs/scenario.md § Plots): a metric against a swept key (`x`, `y`, and `lines` for
 /// one line per value of a second swept key), or time series of sampled variables (`series`).
@@ -96,7 +114,8 @@ pub fn series_unit(var: &str) -> &'static str {
 }
 
 /// Both directions of the path between client and server.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PathSpec {
     /// Client to server.
     pub up: LinkConfig,
@@ -105,13 +124,14 @@ pub struct PathSpec {
 }
 
 /// One host: its TCP personality with overrides, and its NIC.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Host {
     /// The personality the TCP knobs start from.
     pub stack: String,
     pub tcp: TcpConfig,
     /// The RDP knobs (`RdpConfig::default()` with the host's `rdp` table on top), for the RDP tests only.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rdp: Option<RdpConfig>,
     pub host: Nic,
 }
@@ -368,7 +388,8 @@ impl TestKind {
 }
 
 /// The test and its netperf options.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Test {
     pub kind: TestKind,
     /// Measurement length from connection establishment (netperf `-l`).
@@ -430,6 +451,8 @@ struct RawScenario {
     plot: Vec<PlotSpec>,
     #[serde(default)]
     published: Vec<crate::published::PublishedSeries>,
+    #[serde(default)]
+    table: Option<TableSpec>,
 }
 
 fn default_seed() -> u64 {
@@ -968,6 +991,7 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
         plot: Vec::new(),
         published: Vec::new(),
         explicit: Default::default(),
+        table: None,
         test: Test {
             kind: t.kind,
             duration,
@@ -988,6 +1012,10 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
     scenario.plot = raw.plot;
     check_published(ctx, &scenario, &raw.published)?;
     scenario.published = raw.published;
+    if let Some(t) = &raw.table {
+        check_table(ctx, &scenario, t)?;
+    }
+    scenario.table = raw.table;
     Ok(scenario)
 }
 
@@ -1105,6 +1133,24 @@ fn check_metric(ctx: &Ctx, s: &Scenario, y: &str, key: &str) -> Result<(), Scena
                 ),
             ));
         }
+    }
+    Ok(())
+}
+
+/// Validates `[table] columns`: each a metric every point of the run will have (as `[[plot]] y`), once,
+/// at most [`TABLE_MAX_COLUMNS`].
+fn check_table(ctx: &Ctx, s: &Scenario, t: &TableSpec) -> Result<(), ScenarioError> {
+    if t.columns.len() > TABLE_MAX_COLUMNS {
+        return Err(
+            ctx.error("table.columns", format!("{} columns; accepted at most {TABLE_MAX_COLUMNS}", t.columns.len()))
+        );
+    }
+    for (i, c) in t.columns.iter().enumerate() {
+        let key = format!("table.columns[{i}]");
+        if t.columns[..i].contains(c) {
+            return Err(ctx.error(&key, format!("{c:?} is listed already; accepted each metric once")));
+        }
+        check_metric(ctx, s, c, &key)?;
     }
     Ok(())
 }

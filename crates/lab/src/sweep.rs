@@ -10,12 +10,14 @@ use crate::scenario::{load, Scenario, Source};
 use crate::stats::Interval;
 
 /// One axis of a sweep: a scenario key path and the values it takes, in order.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Axis {
     pub path: String,
     #[serde(serialize_with = "values_as_json")]
     pub values: Vec<toml::Value>,
-    #[serde(skip)]
+    /// Where the axis was given; an axis read back from a result document has none to report.
+    #[serde(skip, default = "AxisOrigin::saved")]
     origin: AxisOrigin,
 }
 
@@ -26,6 +28,12 @@ impl Axis {
             AxisOrigin::File { file, line } => Origin::File { file: file.clone(), line: *line },
             AxisOrigin::Flag(flag) => Origin::Sweep { flag: flag.clone() },
         }
+    }
+}
+
+impl AxisOrigin {
+    fn saved() -> AxisOrigin {
+        AxisOrigin::Flag("the result document's sweep".into())
     }
 }
 
@@ -45,7 +53,8 @@ fn toml_to_json(v: &toml::Value) -> serde_json::Value {
 }
 
 /// Repetitions of every point (netperf `-i max,min`, `-I level,width`).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Repeat {
     pub min: u32,
     pub max: u32,
@@ -730,8 +739,8 @@ pub fn run_plan_on(
         })
         .collect();
     let doc = ResultDoc {
-        schema: "tcplab.result/1",
-        tcplab: env!("CARGO_PKG_VERSION"),
+        schema: crate::result::SCHEMA,
+        tcplab: env!("CARGO_PKG_VERSION").into(),
         backend: backend.name(),
         seed: opts.seed.unwrap_or(plan.base.seed),
         scenario: plan.base.clone(),

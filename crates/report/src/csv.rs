@@ -1,11 +1,13 @@
 //! `--csv DIR`: the points and the time series of a result as CSV files (docs/outputs.md).
 //!
-//! Rendered from the JSON form of the result (`serde_json::Value`), so that a saved result renders the
-//! same as a fresh run. Numbers are written as the JSON writes them; `null` is an empty cell.
+//! Rendered from the typed result document, so that a saved result (read back through the same model)
+//! renders the same as a fresh run. Numbers are written as the JSON writes them; a figure JSON writes as
+//! `null` (NaN, an infinite gauge) is an empty cell.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+use tcplab_lab::result::{Metrics, ResultDoc};
 
 /// One CSV file: its name in the directory and its text.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,14 +34,26 @@ pub fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, Value)>) {
     }
 }
 
-/// The latency distribution of a point's metrics, `latency_us.cdf` (or any `…_us.cdf` of a test whose
-/// metrics carry latency statistics): the metric's name and its steps.
+/// The latency distribution of a point's metrics in JSON form, `latency_us.cdf` (or any `…_us.cdf` of a
+/// test whose metrics carry latency statistics): the metric's name and its steps. (The plots read the
+/// JSON form; [`cdfs`] is the typed one.)
 pub fn latency_cdfs(metrics: &Value) -> Vec<(&str, &[Value])> {
     let Some(m) = metrics.as_object() else { return Vec::new() };
     m.iter()
         .filter_map(|(k, v)| Some((k.as_str(), v.get("cdf")?.as_array()?.as_slice())))
         .filter(|(_, steps)| !steps.is_empty())
         .collect()
+}
+
+/// The latency distributions of a point's metrics, in the order the document has them: the metric's
+/// name and its `(value_us, fraction)` steps.
+pub fn cdfs(m: &Metrics) -> Vec<(&'static str, &[(f64, f64)])> {
+    let all: Vec<(&'static str, &[(f64, f64)])> = match m {
+        Metrics::Rr(r) => vec![("latency_us", &r.latency_us.cdf)],
+        Metrics::Msg(r) => vec![("time_per_message_us", &r.time_per_message_us.cdf), ("latency_us", &r.latency_us.cdf)],
+        Metrics::Stream(_) | Metrics::Rdp(_) => Vec::new(),
+    };
+    all.into_iter().filter(|(_, s)| !s.is_empty()).collect()
 }
 
 /// A cell: strings as they are, numbers as JSON spells them, `null` empty, quoted per RFC 4180 when needed.
@@ -54,6 +68,11 @@ fn cell(v: &Value) -> String {
     } else {
         s
     }
+}
+
+/// A figure as JSON spells it; empty when JSON cannot (NaN, infinite).
+fn num(v: f64) -> String {
+    serde_json::Number::from_f64(v).map_or_else(String::new, |n| n.to_string())
 }
 
 fn line(cells: impl IntoIterator<Item = String>) -> String {
@@ -74,29 +93,26 @@ fn union(cols: &mut Vec<String>, keys: impl IntoIterator<Item = String>) {
 /// `points.csv`: one row per point; the swept parameters first (`params`, the union over the points in
 /// order of appearance), then `iterations`, then every metric flattened (`latency_us.p99`). A column a
 /// point lacks is empty in its row.
-pub fn points_csv(doc: &Value) -> String {
-    let points = doc["points"].as_array().map(Vec::as_slice).unwrap_or_default();
+pub fn points_csv(doc: &ResultDoc) -> String {
     let mut params = Vec::new();
     let mut metrics = Vec::new();
-    let rows: Vec<(Flat, Flat)> = points
+    let rows: Vec<(Flat, Flat)> = doc
+        .points
         .iter()
         .map(|p| {
-            let mut pa = Vec::new();
-            if let Some(m) = p["params"].as_object() {
-                pa = m.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-            }
+            let pa: Flat = p.params.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
             let mut me = Vec::new();
-            flatten("", &p["metrics"], &mut me);
+            flatten("", &serde_json::to_value(&p.metrics).unwrap_or(Value::Null), &mut me);
             union(&mut params, pa.iter().map(|(k, _)| k.clone()));
             union(&mut metrics, me.iter().map(|(k, _)| k.clone()));
             (pa, me)
         })
         .collect();
     let mut out = line(params.iter().chain(std::iter::once(&"iterations".to_string())).chain(&metrics).cloned());
-    for ((pa, me), p) in rows.iter().zip(points) {
+    for ((pa, me), p) in rows.iter().zip(&doc.points) {
         let get = |set: &[(String, Value)], k: &str| set.iter().find(|(n, _)| n == k).map(|(_, v)| cell(v));
         let mut cells: Vec<String> = params.iter().map(|k| get(pa, k).unwrap_or_default()).collect();
-        cells.push(cell(&p["iterations"]));
+        cells.push(p.iterations.to_string());
         cells.extend(metrics.iter().map(|k| get(me, k).unwrap_or_default()));
         out += &line(cells);
     }
@@ -104,11 +120,10 @@ pub fn points_csv(doc: &Value) -> String {
 }
 
 /// A table of `columns` and `rows` (a `series` or one `logvars` end) as CSV.
-fn table_csv(columns: &Value, rows: &Value) -> String {
-    let header = columns.as_array().map(Vec::as_slice).unwrap_or_default();
-    let mut out = line(header.iter().map(cell));
-    for r in rows.as_array().map(Vec::as_slice).unwrap_or_default() {
-        out += &line(r.as_array().map(Vec::as_slice).unwrap_or_default().iter().map(cell));
+fn table_csv<S: AsRef<str>>(columns: &[S], rows: &[Vec<f64>]) -> String {
+    let mut out = line(columns.iter().map(|c| cell(&Value::String(c.as_ref().to_string()))));
+    for r in rows {
+        out += &line(r.iter().map(|v| num(*v)));
     }
     out
 }
@@ -117,28 +132,27 @@ fn table_csv(columns: &Value, rows: &Value) -> String {
 /// `logvars-ID-SIDE.csv` per connection end (the `logvars` form), and `cdf.csv` (the latency
 /// distribution, `latency_us,fraction`; another latency metric `X_us` gives `cdf-X_us.csv`). With several
 /// points, the files of point `i` are prefixed `pI-`.
-pub fn files(doc: &Value) -> Vec<CsvFile> {
+pub fn files(doc: &ResultDoc) -> Vec<CsvFile> {
     let mut out = vec![CsvFile { name: "points.csv".into(), text: points_csv(doc) }];
-    let points = doc["points"].as_array().map(Vec::as_slice).unwrap_or_default();
-    for (i, p) in points.iter().enumerate() {
-        let prefix = if points.len() > 1 { format!("p{i}-") } else { String::new() };
-        if let Some(s) = p.get("series") {
-            out.push(CsvFile { name: format!("{prefix}series.csv"), text: table_csv(&s["columns"], &s["rows"]) });
+    let several = doc.points.len() > 1;
+    for (i, p) in doc.points.iter().enumerate() {
+        let prefix = if several { format!("p{i}-") } else { String::new() };
+        if let Some(s) = &p.series {
+            out.push(CsvFile { name: format!("{prefix}series.csv"), text: table_csv(&s.columns, &s.rows) });
         }
-        for (metric, steps) in latency_cdfs(&p["metrics"]) {
+        for (metric, steps) in cdfs(&p.metrics) {
             let name = if metric == "latency_us" { "cdf.csv".to_string() } else { format!("cdf-{metric}.csv") };
             let mut text = line([metric.to_string(), "fraction".to_string()]);
-            for s in steps {
-                text += &line(s.as_array().map(Vec::as_slice).unwrap_or_default().iter().map(cell));
+            for (v, f) in steps {
+                text += &line([num(*v), num(*f)]);
             }
             out.push(CsvFile { name: format!("{prefix}{name}"), text });
         }
-        if let Some(lv) = p.get("logvars") {
-            for e in lv["ends"].as_array().map(Vec::as_slice).unwrap_or_default() {
-                let side = e["side"].as_str().unwrap_or("end");
+        if let Some(lv) = &p.logvars {
+            for e in &lv.ends {
                 out.push(CsvFile {
-                    name: format!("{prefix}logvars-{}-{side}.csv", e["id"]),
-                    text: table_csv(&lv["columns"], &e["rows"]),
+                    name: format!("{prefix}logvars-{}-{}.csv", e.id, e.side),
+                    text: table_csv(&lv.columns, &e.rows),
                 });
             }
         }
@@ -147,7 +161,7 @@ pub fn files(doc: &Value) -> Vec<CsvFile> {
 }
 
 /// Writes [`files`] into `dir` (created if missing), each file atomically; returns the paths written.
-pub fn write_dir(doc: &Value, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+pub fn write_dir(doc: &ResultDoc, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)?;
     let mut written = Vec::new();
     for f in files(doc) {
@@ -173,11 +187,10 @@ mod tests {
     }
 
     #[test]
-    fn points_take_the_union_of_params_and_metrics_in_order() {
-        let doc = json!({"points": [
-            {"params": {"test.burst": 0}, "iterations": 1, "metrics": {"a": 1, "l": {"p50": 2.5}}},
-            {"params": {"test.burst": 4, "x": "a,b"}, "iterations": 3, "metrics": {"a": 2, "b": null}}
-        ]});
-        assert_eq!(points_csv(&doc), "test.burst,x,iterations,a,l.p50,b\n0,,1,1,2.5,\n4,\"a,b\",3,2,,\n");
+    fn figures_are_spelt_as_json_spells_them_and_nan_is_empty() {
+        assert_eq!(num(2.0), "2.0");
+        assert_eq!(num(0.1), "0.1");
+        assert_eq!(num(f64::NAN), "");
+        assert_eq!(num(f64::INFINITY), "");
     }
 }

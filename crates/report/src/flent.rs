@@ -6,6 +6,7 @@ use std::io::Write;
 use std::path::Path;
 
 use serde_json::{json, Map, Value};
+use tcplab_lab::ResultDoc;
 
 /// flent's data-file format version this writes (flent's `resultset.FILEFORMAT_VERSION`).
 pub const VERSION: u64 = 4;
@@ -35,44 +36,49 @@ fn unit_of(var: &str) -> (&'static str, f64) {
 }
 
 /// The series of the first point: every column of every `logvars` end (`CurCwnd client 32768->5001`),
-/// or of the old `series` (`CurCwnd`).
-fn series(doc: &Value) -> Vec<Series> {
-    let p = &doc["points"][0];
+/// or of the old `series` (`CurCwnd`). A sample JSON writes as `null` (an infinite gauge) has no value.
+fn series(doc: &ResultDoc) -> Vec<Series> {
+    let Some(p) = doc.points.first() else { return Vec::new() };
     let mut out = Vec::new();
-    let mut add = |label: &str, columns: &Value, rows: &Value| {
-        let cols: Vec<&str> = columns.as_array().into_iter().flatten().filter_map(Value::as_str).collect();
-        let rows = rows.as_array().map(Vec::as_slice).unwrap_or_default();
+    let mut add = |label: &str, cols: &[&str], rows: &[Vec<f64>]| {
         for (i, c) in cols.iter().enumerate().filter(|(_, c)| **c != "t_s") {
             let (units, scale) = unit_of(c);
             let name = if label.is_empty() { c.to_string() } else { format!("{c} {label}") };
             let samples = rows
                 .iter()
-                .filter_map(|r| Some((r.get(0)?.as_f64()?, r.get(i)?.as_f64().map(|v| v * scale))))
+                .filter_map(|r| {
+                    let t = r.first().copied().filter(|t| t.is_finite())?;
+                    Some((t, r.get(i).copied().filter(|v| v.is_finite()).map(|v| v * scale)))
+                })
                 .collect();
             out.push(Series { name, units, samples });
         }
     };
-    if let Some(lv) = p.get("logvars") {
-        for e in lv["ends"].as_array().map(Vec::as_slice).unwrap_or_default() {
-            let label = format!("{} {}->{}", e["side"].as_str().unwrap_or("?"), e["local_port"], e["remote_port"]);
-            add(&label, &lv["columns"], &e["rows"]);
+    if let Some(lv) = &p.logvars {
+        let cols: Vec<&str> = lv.columns.iter().map(String::as_str).collect();
+        for e in &lv.ends {
+            let label = format!("{} {}->{}", e.side, e.local_port, e.remote_port);
+            add(&label, &cols, &e.rows);
         }
-    } else if let Some(s) = p.get("series") {
-        add("", &s["columns"], &s["rows"]);
+    } else if let Some(s) = &p.series {
+        add("", &s.columns, &s.rows);
     }
     out
 }
 
 /// The flent document of a time-series run; `None` when the result has no series (nothing to plot),
 /// with the reason.
-pub fn document(doc: &Value) -> Result<Value, String> {
+pub fn document(doc: &ResultDoc) -> Result<Value, String> {
     let series = series(doc);
     if series.is_empty() {
         return Err("no time series in the result (set test.series)".into());
     }
-    let interval = doc["points"][0]["logvars"]["interval_s"]
-        .as_f64()
-        .or_else(|| doc["points"][0]["series"]["interval_s"].as_f64())
+    let first = &doc.points[0];
+    let interval = first
+        .logvars
+        .as_ref()
+        .map(|l| l.interval_s)
+        .or_else(|| first.series.as_ref().map(|s| s.interval_s))
         .unwrap_or(0.1);
     // x: every tick any series has, in order (ends created later start later).
     let key = |t: f64| (t * 1e9).round() as i64;
@@ -85,7 +91,7 @@ pub fn document(doc: &Value) -> Result<Value, String> {
     let mut meta = Map::new();
     // flent's own series for its shipped test: the throughput delivered to the receiving applications
     // (all of the receiving side's ends summed), with the first sender's SRTT as netperf's `tcp_rtt`.
-    let maerts = doc["scenario"]["test"]["kind"] == "tcp_maerts";
+    let maerts = doc.scenario.test.kind == tcplab_lab::TestKind::TcpMaerts;
     let (test, main, receiver, sender) = if maerts {
         ("tcp_1down", "TCP download", "client", "server")
     } else {
@@ -138,8 +144,8 @@ pub fn document(doc: &Value) -> Result<Value, String> {
         raw.insert(s.name.clone(), Value::Array(r));
         meta.insert(s.name.clone(), json!({"UNITS": s.units}));
     }
-    let s = &doc["scenario"];
-    let length = doc["points"][0]["metrics"]["elapsed_s"].as_f64().unwrap_or(0.0);
+    let s = &doc.scenario;
+    let length = first.metrics.elapsed_s();
     Ok(json!({
         "version": VERSION,
         "x_values": x_values,
@@ -147,8 +153,8 @@ pub fn document(doc: &Value) -> Result<Value, String> {
         "raw_values": raw,
         "metadata": {
             "NAME": test,
-            "TITLE": s["name"],
-            "NOTE": s["description"],
+            "TITLE": s.name,
+            "NOTE": s.description,
             "TIME": EPOCH,
             "T0": EPOCH,
             "LENGTH": length,
@@ -157,18 +163,18 @@ pub fn document(doc: &Value) -> Result<Value, String> {
             "DELAY": 0,
             "HOSTS": ["198.18.0.2"],
             "LOCAL_HOST": "tcplab",
-            "DATA_FILENAME": format!("tcplab-{}.flent.gz", s["name"].as_str().unwrap_or("run")),
-            "FLENT_VERSION": format!("tcplab {}", doc["tcplab"].as_str().unwrap_or("")),
-            "TCPLAB_SEED": doc["seed"],
+            "DATA_FILENAME": format!("tcplab-{}.flent.gz", s.name),
+            "FLENT_VERSION": format!("tcplab {}", doc.tcplab),
+            "TCPLAB_SEED": doc.seed,
             "SERIES_META": meta,
-            "TCPLAB_TEST": s["test"]["kind"],
+            "TCPLAB_TEST": s.test.kind.key(),
         },
     }))
 }
 
 /// Writes [`document`] gzipped to `path`, atomically. The gzip header has no time or name, so the same
 /// result gives the same bytes.
-pub fn write(doc: &Value, path: &Path) -> Result<(), String> {
+pub fn write(doc: &ResultDoc, path: &Path) -> Result<(), String> {
     let flent = document(doc)?;
     let text = serde_json::to_vec(&flent).map_err(|e| e.to_string())?;
     let io = |e: std::io::Error| format!("{}: cannot write: {e}", path.display());

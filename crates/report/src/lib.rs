@@ -11,37 +11,12 @@ pub mod render;
 mod saved;
 pub mod schema;
 
-pub use saved::table_json;
+pub use saved::table;
 
 use std::io::Write;
 use std::path::Path;
 
 use tcplab_lab::ResultDoc;
-
-/// netperf's classic table for the test kind, one row per point, with units in the headers: the swept
-/// values, the iterations' confidence notes, the CPU columns and the run health included. Rendered from the
-/// document's JSON form ([`table_json`]), so that `tcplab report RESULT.json` prints what the run printed.
-pub fn table(doc: &ResultDoc) -> String {
-    table_json(&serde_json::to_value(doc).expect("a result document serializes"))
-}
-
-/// What the banner of a small-message stream adds: Nagle or NODELAY, and back to back or paced.
-pub(crate) fn msg_banner_extra(nodelay: bool, interval: Option<String>) -> String {
-    let nagle = if nodelay { "NODELAY" } else { "Nagle on" };
-    match interval {
-        Some(i) => format!(", {nagle}, one message every {i} per connection"),
-        None => format!(", {nagle}, messages back to back"),
-    }
-}
-
-/// The header of the small-message table, after the sweep columns' header `ph` (and `pad` under it).
-pub(crate) fn msg_header(ph: &str, pad: &str) -> String {
-    let mut out = format!(
-        "{pad}Message  Messages   Elapsed  Messages     Time per message usec               One-way latency usec\n"
-    );
-    out += &format!("{pad}Size     delivered  Time     per sec      mean      p50       p99.9     max       mean      p50       p99       max\n");
-    out + &format!("{ph}bytes               secs.\n\n")
-}
 
 /// Writes `doc` as pretty JSON to `path` ("-" for stdout) through [`write_atomic`].
 pub fn write_json(doc: &ResultDoc, path: &str) -> std::io::Result<()> {

@@ -1,347 +1,796 @@
-//! The netperf-style table, rendered from a result document's JSON form: a run's table (`crate::table`
-//! serializes its document first) and a saved result's (`tcplab report RESULT.json`, the HTML page) are
-//! the same text by construction.
+//! The netperf-style table, rendered from the typed result document: a run's table and a saved result's
+//! (`tcplab report RESULT.json`, read back through the same model) are the same text by construction.
+//!
+//! Every table leads with the point's swept values; a column whose value comes from the scenario (a
+//! socket size, EACK on or off) is shown only when no swept key changes it, since the document holds the
+//! unswept scenario: its values are then in the leading columns. Columns are as wide as their contents.
 
-use serde_json::Value;
+use serde::Serialize;
+use tcplab_lab::result::{LatencyMetrics, Metrics, Point, ResultDoc, Sides};
+use tcplab_lab::scenario::{Host, Scenario};
 use tcplab_lab::TestKind;
-use tcplab_units::ByteSize;
+use tcplab_link::{LinkConfig, LossFilter, LossModel};
 
-/// The table of a result: netperf's columns for the test kind, one row per point with the swept values
-/// first, the iterations' confidence notes, the CPU columns of the cost model, and the Linux backend's
-/// run health.
-pub fn table_json(doc: &Value) -> String {
-    let mut out = match kind(doc) {
-        Some(TestKind::TcpRr | TestKind::TcpCrr) => rr_table(doc),
-        Some(TestKind::RdpRr) => rdp_rr_table(doc),
-        Some(TestKind::TcpMsg) => msg_table(doc),
-        Some(TestKind::RdpStream) => rdp_table(doc),
-        _ => stream_table(doc),
+/// The table of a result: the banner with everything that shapes the path, netperf's columns for the test
+/// kind with one row per point (the swept values first, then the scenario's `[table]` columns), the
+/// iterations' confidence notes, the CPU columns of the cost model, the published figures, and the Linux
+/// backend's run health.
+pub fn table(doc: &ResultDoc) -> String {
+    let t = Tables { doc, swept: doc.sweep.iter().flatten().map(|a| a.path.as_str()).collect() };
+    let mut out = t.banner();
+    out += &match doc.scenario.test.kind {
+        TestKind::TcpRr | TestKind::TcpCrr => t.rr_table(),
+        TestKind::RdpRr => t.rdp_rr_table(),
+        TestKind::TcpMsg => t.msg_table(),
+        TestKind::RdpStream => t.rdp_table(),
+        TestKind::TcpStream | TestKind::TcpMaerts => t.stream_table(),
     };
-    out += &cpu_table(doc);
-    out += &published_table(doc);
+    out += &t.iteration_notes();
+    out += &t.cpu_table();
+    out += &t.published_table();
     out += &health_lines(doc);
     out
 }
 
-fn kind(doc: &Value) -> Option<TestKind> {
-    serde_json::from_value::<TestKind>(doc["scenario"]["test"]["kind"].clone()).ok()
+/// One table: columns of header lines (top to bottom, the unit last, aligned at the bottom) and rows of
+/// cells, each column as wide as its widest cell or header line, two spaces apart. A header line made with
+/// [`span`] (a title over a group of columns: `Latency usec/Tran`) does not widen its column: it runs on
+/// over the columns to its right, whose lines there are empty. A text row (a note under a point) spans the
+/// table.
+struct Grid {
+    head: Vec<Vec<String>>,
+    rows: Vec<Row>,
 }
 
-/// A size of the scenario echo (`"64KiB"`) in bytes; 0 when absent.
-fn bytes(v: &Value) -> u64 {
-    v.as_str().and_then(|s| s.parse::<ByteSize>().ok()).map_or(0, |b| b.bytes())
+enum Row {
+    Cells(Vec<String>),
+    Text(String),
 }
 
-fn text(v: &Value) -> String {
-    v.as_str().map_or_else(|| v.to_string(), String::from)
+/// Marks a header line as a title over the columns to its right.
+const SPAN: char = '\u{1}';
+
+fn span(title: &str) -> String {
+    format!("{SPAN}{title}")
 }
 
-fn f(v: &Value) -> f64 {
-    v.as_f64().unwrap_or(f64::NAN)
-}
+impl Grid {
+    fn new() -> Grid {
+        Grid { head: Vec::new(), rows: Vec::new() }
+    }
 
-fn points(doc: &Value) -> &[Value] {
-    doc["points"].as_array().map(Vec::as_slice).unwrap_or_default()
-}
+    /// Adds a column header (its lines, top to bottom).
+    fn column<S: AsRef<str>>(&mut self, head: &[S]) {
+        self.head.push(head.iter().map(|h| h.as_ref().to_string()).collect());
+    }
 
-fn backend_name(doc: &Value) -> &'static str {
-    match doc["backend"].as_str() {
-        Some("linux") => "Linux kernel TCP through tcplab's emulator",
-        _ => "simulated",
+    fn render(&self) -> String {
+        let n = self.head.len();
+        let mut widths: Vec<usize> = self
+            .head
+            .iter()
+            .map(|h| h.iter().filter(|l| !l.starts_with(SPAN)).map(|l| l.chars().count()).max().unwrap_or(0))
+            .collect();
+        for r in &self.rows {
+            if let Row::Cells(c) = r {
+                for (w, cell) in widths.iter_mut().zip(c) {
+                    *w = (*w).max(cell.chars().count());
+                }
+            }
+        }
+        // A column with nothing in it (no sweep) takes no room.
+        let line = |cells: &[&str]| {
+            let mut l = String::new();
+            let mut k = 0;
+            while k < n {
+                let w = widths[k];
+                let text = cells[k].trim_start_matches(SPAN);
+                k += 1;
+                if w == 0 && text.is_empty() {
+                    continue;
+                }
+                // A title runs on over the following columns until it fits.
+                let mut room = w;
+                while text.chars().count() > room && k < n {
+                    room += 2 + widths[k];
+                    k += 1;
+                }
+                l += &format!("{text:<room$}  ");
+            }
+            l.trim_end().to_string() + "\n"
+        };
+        let height = self.head.iter().map(Vec::len).max().unwrap_or(0);
+        let mut out = String::new();
+        for i in 0..height {
+            let cells: Vec<&str> = self
+                .head
+                .iter()
+                .map(|h| {
+                    let skip = height - h.len();
+                    if i < skip {
+                        ""
+                    } else {
+                        h[i - skip].as_str()
+                    }
+                })
+                .collect();
+            out += &line(&cells);
+        }
+        out += "\n";
+        for r in &self.rows {
+            match r {
+                Row::Cells(c) => {
+                    debug_assert_eq!(c.len(), n);
+                    out += &line(&c.iter().map(String::as_str).collect::<Vec<_>>());
+                }
+                Row::Text(t) => out += &format!("{t}\n"),
+            }
+        }
+        out
     }
 }
 
-/// The first line: test, direction, scenario, path, backend, seed, and what `extra` adds.
-fn banner(doc: &Value, dir: &str, extra: &str) -> String {
-    let s = &doc["scenario"];
-    format!(
-        "{} TEST from {dir}: {} (up {} {}, down {} {}; {}, seed {}{extra})\n",
-        kind(doc).map_or("TCP", |k| k.netperf_name()),
-        text(&s["name"]),
-        text(&s["path"]["up"]["rate"]),
-        text(&s["path"]["up"]["delay"]),
-        text(&s["path"]["down"]["rate"]),
-        text(&s["path"]["down"]["delay"]),
-        backend_name(doc),
-        doc["seed"]
-    )
+/// A figure with `decimals`, or "-" when the document has none (NaN: JSON's null).
+fn fx(v: f64, decimals: usize) -> String {
+    if v.is_finite() {
+        format!("{v:.decimals$}")
+    } else {
+        "-".into()
+    }
 }
 
-/// The swept values of each point as leading columns: (header, one cell per point), padded alike.
-fn param_columns(doc: &Value) -> (String, Vec<String>) {
-    let pts = points(doc);
-    let Some(axes) = doc["sweep"].as_array() else { return (String::new(), vec![String::new(); pts.len()]) };
-    let show = |v: Option<&Value>| match v {
-        Some(Value::String(s)) => s.clone(),
+fn bytes(b: tcplab_units::ByteSize) -> String {
+    b.bytes().to_string()
+}
+
+/// A value of the scenario as a scenario file writes it (`"10mbit"`, `"100pkt"`).
+fn echo<T: Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        Ok(v) => v.to_string(),
+        Err(_) => "?".into(),
+    }
+}
+
+/// A swept value as a cell: strings as they are, anything else as JSON writes it.
+fn param(v: Option<&serde_json::Value>) -> String {
+    match v {
+        Some(serde_json::Value::String(s)) => s.clone(),
         Some(v) => v.to_string(),
         None => "-".into(),
-    };
-    let mut header = String::new();
-    let mut cells = vec![String::new(); pts.len()];
-    for a in axes {
-        let path = a["path"].as_str().unwrap_or_default();
-        let vals: Vec<String> = pts.iter().map(|p| show(p["params"].get(path))).collect();
-        let w = vals.iter().map(|v| v.chars().count()).chain([path.chars().count()]).max().unwrap_or(0);
-        header += &format!("{path:<w$} ");
-        for (c, v) in cells.iter_mut().zip(vals) {
-            *c += &format!("{v:<w$} ");
-        }
     }
-    (header, cells)
 }
 
-/// A line per point that aggregates iterations: how many, and the confidence interval.
-fn iteration_notes(doc: &Value) -> String {
-    let mut out = String::new();
-    for (i, p) in points(doc).iter().enumerate() {
-        let Some(c) = p.get("confidence").filter(|c| c.is_object()) else { continue };
-        out += &format!(
-            "point {i}: mean of {} iterations; {}% confidence interval of {} {:.2}% of the mean ({} {:.2}%)\n",
-            p["iterations"],
-            f(&c["level"]) * 100.0,
-            text(&c["metric"]),
-            f(&c["interval"]) * 100.0,
-            if c["met"].as_bool() == Some(true) { "met:" } else { "NOT met:" },
-            f(&c["width"]) * 100.0
-        );
-    }
-    out
+struct Tables<'a> {
+    doc: &'a ResultDoc,
+    swept: Vec<&'a str>,
 }
 
-/// What a request/response banner adds: the first burst, unless it is swept (then it is in the table's
-/// columns, and the banner's would be the unswept scenario's).
-fn burst_extra(doc: &Value) -> String {
-    let swept = doc["sweep"].as_array().is_some_and(|a| a.iter().any(|x| x["path"] == "test.burst"));
-    doc["scenario"]["test"]["burst"]
-        .as_u64()
-        .filter(|&b| b > 0 && !swept)
-        .map(|b| format!(", first burst {b}"))
-        .unwrap_or_default()
+impl Tables<'_> {
+    fn s(&self) -> &Scenario {
+        &self.doc.scenario
+    }
+
+    /// Whether a swept key changes the scenario value at `key` (the key itself, a table around it, or a
+    /// knob inside it).
+    fn touched(&self, key: &str) -> bool {
+        self.swept.iter().any(|p| {
+            *p == key
+                || key.strip_prefix(*p).is_some_and(|r| r.starts_with('.'))
+                || p.strip_prefix(key).is_some_and(|r| r.starts_with('.'))
+        })
+    }
+
+    /// Whether none of `keys` is swept: a scenario column that holds for every point.
+    fn fixed(&self, keys: &[&str]) -> bool {
+        !keys.iter().any(|k| self.touched(k))
+    }
+
+    /// The swept keys' columns, the first of every table.
+    fn sweep_columns(&self, g: &mut Grid) -> usize {
+        for p in &self.swept {
+            g.column(&[p]);
+        }
+        self.swept.len()
+    }
+
+    fn sweep_cells(&self, p: &Point) -> Vec<String> {
+        self.swept.iter().map(|k| param(p.params.get(*k))).collect()
+    }
+
+    fn backend_name(&self) -> &'static str {
+        match self.doc.backend {
+            "linux" => "Linux kernel TCP through tcplab's emulator",
+            _ => "simulated",
+        }
+    }
+
+    /// The first lines: test, direction, scenario, backend, seed and what the test adds; then everything
+    /// that shapes the path (per direction: rate, delay, queue, framing, MTU, loss) and the hosts' NIC
+    /// queues when a NIC has a rate. A swept knob says so instead of the unswept value.
+    fn banner(&self) -> String {
+        let s = self.s();
+        let (dir, extra) = match s.test.kind {
+            TestKind::TcpMaerts => ("server to client", String::new()),
+            TestKind::TcpRr | TestKind::TcpCrr | TestKind::RdpRr => ("client to server", self.burst_extra()),
+            TestKind::TcpMsg => ("client to server", self.msg_extra()),
+            _ => ("client to server", String::new()),
+        };
+        let mut out = format!(
+            "{} TEST from {dir}: {} ({}, seed {}{extra})\n",
+            s.test.kind.netperf_name(),
+            s.name,
+            self.backend_name(),
+            self.doc.seed
+        );
+        let (up, down) = (self.link("path.up", &s.path.up), self.link("path.down", &s.path.down));
+        if up == down && !self.touched("path") {
+            out += &format!("path up and down: {up}\n");
+        } else {
+            out += &format!("path up: {up}\npath down: {down}\n");
+        }
+        let nics: Vec<String> =
+            [("client", &s.client), ("server", &s.server)].iter().filter_map(|(side, h)| self.nic(side, h)).collect();
+        if !nics.is_empty() {
+            out += &format!("{}\n", nics.join("; "));
+        }
+        out
+    }
+
+    /// One direction: `10mbit, 20ms, queue 1000pkt, ethernet framing, no loss`.
+    fn link(&self, at: &str, l: &LinkConfig) -> String {
+        let field =
+            |k: &str, text: String| if self.touched(&format!("{at}.{k}")) { format!("{k} swept") } else { text };
+        let mut parts = vec![
+            field("rate", echo(&l.rate)),
+            field("delay", format!("{} delay", echo(&l.delay))),
+            field("queue", format!("queue {}", echo(&l.queue))),
+            field(
+                "framing",
+                match echo(&l.framing).as_str() {
+                    "none" => "no framing bytes".to_string(),
+                    f => format!("{f} framing"),
+                },
+            ),
+        ];
+        if let Some(m) = l.mtu {
+            parts.push(field("mtu", format!("MTU {}", echo(&m))));
+        } else if self.touched(&format!("{at}.mtu")) {
+            parts.push("mtu swept".into());
+        }
+        parts.push(field("loss", loss(&l.loss)));
+        parts.join(", ")
+    }
+
+    /// A host's NIC transmit queue, when it has a rate (without one it never queues).
+    fn nic(&self, side: &str, h: &Host) -> Option<String> {
+        let key = |k: &str| format!("{side}.host.{k}");
+        let rate = match h.host.nic_rate {
+            Some(r) if !self.touched(&key("nic_rate")) => echo(&r),
+            _ if self.touched(&key("nic_rate")) => "rate swept".into(),
+            _ => return None,
+        };
+        let txq = if self.touched(&key("txqueuelen")) {
+            "txqueuelen swept".to_string()
+        } else {
+            format!("txqueuelen {}", h.host.txqueuelen)
+        };
+        Some(format!("{side} NIC: {rate}, {txq}"))
+    }
+
+    /// What a request/response banner adds: the first burst, unless it is swept.
+    fn burst_extra(&self) -> String {
+        match self.s().test.burst {
+            Some(b) if b > 0 && self.fixed(&["test.burst"]) => format!(", first burst {b}"),
+            _ => String::new(),
+        }
+    }
+
+    /// What the small-message banner adds: Nagle or NODELAY (unless swept), and back to back or paced.
+    fn msg_extra(&self) -> String {
+        let s = self.s();
+        let nagle = if !self.fixed(&["client.tcp.nodelay", "test.nodelay", "client.stack"]) {
+            "Nagle swept"
+        } else if s.test.nodelay.unwrap_or(s.client.tcp.nodelay) {
+            "NODELAY"
+        } else {
+            "Nagle on"
+        };
+        match s.test.interval {
+            _ if self.touched("test.interval") => format!(", {nagle}, interval swept"),
+            Some(i) => format!(", {nagle}, one message every {i} per connection"),
+            None => format!(", {nagle}, messages back to back"),
+        }
+    }
+
+    /// The figures the scenario's table adds after netperf's columns: `[table] columns`, else the metrics
+    /// of its `[[plot]]`s that netperf's columns (`shown`) and the CPU table do not have.
+    fn extra_metrics(&self, shown: &[&str]) -> Vec<String> {
+        let s = self.s();
+        if let Some(t) = &s.table {
+            return t.columns.clone();
+        }
+        let mut out: Vec<String> = Vec::new();
+        for y in s.plot.iter().filter_map(|p| p.y.as_deref()) {
+            let cpu = y.starts_with("cpu_util_percent") || y.starts_with("service_demand_");
+            if !cpu && !shown.contains(&y) && !out.iter().any(|o| o == y) {
+                out.push(y.to_string());
+            }
+        }
+        out.truncate(tcplab_lab::scenario::TABLE_MAX_COLUMNS);
+        out
+    }
+
+    /// Adds the extra metrics' columns (name over unit); returns the metrics and how to show each.
+    fn extra_columns(&self, g: &mut Grid, shown: &[&str]) -> Vec<(String, f64, usize)> {
+        self.extra_metrics(shown)
+            .into_iter()
+            .map(|m| {
+                let (unit, scale) = match tcplab_lab::published::metric_unit(&m) {
+                    "bit/s" => ("10^6bits/sec", 1e-6),
+                    "us" => ("usec", 1.0),
+                    "us/KB" => ("usec/KB", 1.0),
+                    "us/transaction" => ("usec/Tr", 1.0),
+                    "s" => ("secs.", 1.0),
+                    u => (u, 1.0),
+                };
+                g.column(&[&m, unit]);
+                (m, scale, 2)
+            })
+            .collect()
+    }
+
+    fn extra_cells(p: &Point, extra: &[(String, f64, usize)]) -> Vec<String> {
+        extra
+            .iter()
+            .map(|(m, scale, decimals)| match p.value(m) {
+                // Counts as counts; anything else with its decimals.
+                Some(v) if v.fract() == 0.0 && v.abs() < 1e15 => format!("{:.0}", v * scale),
+                Some(v) => fx(v * scale, *decimals),
+                None => "-".into(),
+            })
+            .collect()
+    }
+
+    /// netperf's classic TCP_STREAM table.
+    fn stream_table(&self) -> String {
+        let s = self.s();
+        let maerts = s.test.kind == TestKind::TcpMaerts;
+        let (snd, rcv) = if maerts { ("server", "client") } else { ("client", "server") };
+        let (sender, receiver) = if maerts { (&s.server, &s.client) } else { (&s.client, &s.server) };
+        let recv_keys = [format!("{rcv}.tcp.recv_buffer"), "test.recv_buffer".into(), format!("{rcv}.stack")];
+        let send_keys = [format!("{snd}.tcp.send_buffer"), "test.send_buffer".into(), format!("{snd}.stack")];
+        let mut g = Grid::new();
+        self.sweep_columns(&mut g);
+        let recv = self.fixed(&recv_keys.iter().map(String::as_str).collect::<Vec<_>>());
+        let send = self.fixed(&send_keys.iter().map(String::as_str).collect::<Vec<_>>());
+        let msg = send && self.fixed(&["test.message"]);
+        if recv {
+            g.column(&["Recv", "Socket", "Size", "bytes"]);
+        }
+        if send {
+            g.column(&["Send", "Socket", "Size", "bytes"]);
+        }
+        if msg {
+            g.column(&["Send", "Message", "Size", "bytes"]);
+        }
+        g.column(&["Elapsed", "Time", "secs."]);
+        g.column(&["Throughput", "10^6bits/sec"]);
+        g.column(&["Retrans", "segments"]);
+        let extra = self.extra_columns(&mut g, &["throughput_bps", "elapsed_s", "retransmissions"]);
+        for p in &self.doc.points {
+            let Metrics::Stream(m) = &p.metrics else { continue };
+            let mut c = self.sweep_cells(p);
+            if recv {
+                c.push(bytes(receiver.tcp.recv_buffer));
+            }
+            if send {
+                c.push(bytes(sender.tcp.send_buffer));
+            }
+            if msg {
+                c.push(bytes(s.test.message));
+            }
+            c.extend([fx(m.elapsed_s, 2), fx(m.throughput_bps / 1e6, 2), m.retransmissions.to_string()]);
+            c.extend(Self::extra_cells(p, &extra));
+            g.rows.push(Row::Cells(c));
+        }
+        g.render()
+    }
+
+    /// netperf's TCP_RR / TCP_CRR table (local send/recv socket sizes, request and response sizes, elapsed,
+    /// transaction rate), the latency statistics of each point, and a second line with the remote socket
+    /// sizes as netperf prints it.
+    fn rr_table(&self) -> String {
+        let s = self.s();
+        let mut g = Grid::new();
+        let params = self.sweep_columns(&mut g);
+        let local = self.fixed(&[
+            "client.tcp.send_buffer",
+            "client.tcp.recv_buffer",
+            "client.stack",
+            "test.send_buffer",
+            "test.recv_buffer",
+        ]);
+        let remote = self.fixed(&[
+            "server.tcp.send_buffer",
+            "server.tcp.recv_buffer",
+            "server.stack",
+            "test.send_buffer",
+            "test.recv_buffer",
+        ]);
+        let sockets = local && remote;
+        let req = self.fixed(&["test.request"]);
+        let rsp = self.fixed(&["test.response"]);
+        if sockets {
+            g.column(&[span("Local /Remote"), span("Socket Size"), "Send".into(), "bytes".into()]);
+            g.column(&["", "", "Recv", "Bytes"]);
+        }
+        if req {
+            g.column(&["Request", "Size", "bytes"]);
+        }
+        if rsp {
+            g.column(&["Resp.", "Size", "bytes"]);
+        }
+        g.column(&["Elapsed", "Time", "secs."]);
+        g.column(&["Trans.", "Rate", "per sec"]);
+        latency_columns(&mut g, "Latency usec/Tran", &["mean", "p50", "p99", "max"]);
+        let extra = self.extra_columns(
+            &mut g,
+            &[
+                "transactions_per_s",
+                "elapsed_s",
+                "latency_us.mean",
+                "latency_us.p50",
+                "latency_us.p99",
+                "latency_us.max",
+            ],
+        );
+        let width = g.head.len();
+        for p in &self.doc.points {
+            let Metrics::Rr(m) = &p.metrics else { continue };
+            let mut c = self.sweep_cells(p);
+            if sockets {
+                c.extend([bytes(s.client.tcp.send_buffer), bytes(s.client.tcp.recv_buffer)]);
+            }
+            if req {
+                c.push(s.test.request.map_or("-".into(), bytes));
+            }
+            if rsp {
+                c.push(s.test.response.map_or("-".into(), bytes));
+            }
+            c.extend([fx(m.elapsed_s, 2), fx(m.transactions_per_s, 2)]);
+            c.extend(latency_cells(&m.latency_us, &["mean", "p50", "p99", "max"]));
+            c.extend(Self::extra_cells(p, &extra));
+            g.rows.push(Row::Cells(c));
+            if sockets {
+                let mut remote = vec![String::new(); params];
+                remote.extend([bytes(s.server.tcp.send_buffer), bytes(s.server.tcp.recv_buffer)]);
+                remote.resize(width, String::new());
+                g.rows.push(Row::Cells(remote));
+            }
+            if let (Some(opened), Some(waits)) = (m.connections_opened, m.port_waits) {
+                g.rows.push(Row::Text(format!("connections opened {opened}, waits for a free port {waits}")));
+            }
+        }
+        g.render()
+    }
+
+    /// RDP request/response: request and response sizes, the client's max outstanding, elapsed, the
+    /// transaction rate, the latency statistics and the data segments retransmitted (docs/rdp.md).
+    fn rdp_rr_table(&self) -> String {
+        let s = self.s();
+        let mut g = Grid::new();
+        self.sweep_columns(&mut g);
+        let req = self.fixed(&["test.request"]);
+        let rsp = self.fixed(&["test.response"]);
+        let out = self.fixed(&["client.rdp.max_outstanding"]);
+        if req {
+            g.column(&["Request", "Size", "bytes"]);
+        }
+        if rsp {
+            g.column(&["Resp.", "Size", "bytes"]);
+        }
+        if out {
+            g.column(&["Max", "Out.", "segs"]);
+        }
+        g.column(&["Elapsed", "Time", "secs."]);
+        g.column(&["Trans.", "Rate", "per sec"]);
+        latency_columns(&mut g, "Latency usec/Tran", &["mean", "p50", "p99", "max"]);
+        g.column(&["Retrans", "segs"]);
+        let extra = self.extra_columns(
+            &mut g,
+            &[
+                "transactions_per_s",
+                "elapsed_s",
+                "latency_us.mean",
+                "latency_us.p50",
+                "latency_us.p99",
+                "latency_us.max",
+                "retransmissions",
+            ],
+        );
+        let max_out = s.client.rdp.as_ref().map_or("-".into(), |r| r.max_outstanding.to_string());
+        for p in &self.doc.points {
+            let Metrics::Rr(m) = &p.metrics else { continue };
+            let mut c = self.sweep_cells(p);
+            if req {
+                c.push(s.test.request.map_or("-".into(), bytes));
+            }
+            if rsp {
+                c.push(s.test.response.map_or("-".into(), bytes));
+            }
+            if out {
+                c.push(max_out.clone());
+            }
+            c.extend([fx(m.elapsed_s, 2), fx(m.transactions_per_s, 2)]);
+            c.extend(latency_cells(&m.latency_us, &["mean", "p50", "p99", "max"]));
+            c.push(m.retransmissions.to_string());
+            c.extend(Self::extra_cells(p, &extra));
+            g.rows.push(Row::Cells(c));
+        }
+        g.render()
+    }
+
+    /// The small-message stream: messages delivered and their rate, the time per message and the one-way
+    /// latency per message.
+    fn msg_table(&self) -> String {
+        let s = self.s();
+        let mut g = Grid::new();
+        self.sweep_columns(&mut g);
+        let msg = self.fixed(&["test.message", "client.tcp.send_buffer", "test.send_buffer", "client.stack"]);
+        if msg {
+            g.column(&["Message", "Size", "bytes"]);
+        }
+        g.column(&["Messages", "delivered", ""]);
+        g.column(&["Elapsed", "Time", "secs."]);
+        g.column(&["Messages", "per sec", ""]);
+        latency_columns(&mut g, "Time per message usec", &["mean", "p50", "p99.9", "max"]);
+        latency_columns(&mut g, "One-way latency usec", &["mean", "p50", "p99", "max"]);
+        let shown = [
+            "messages",
+            "elapsed_s",
+            "messages_per_s",
+            "time_per_message_us.mean",
+            "time_per_message_us.p50",
+            "time_per_message_us.p99_9",
+            "time_per_message_us.max",
+            "latency_us.mean",
+            "latency_us.p50",
+            "latency_us.p99",
+            "latency_us.max",
+        ];
+        let extra = self.extra_columns(&mut g, &shown);
+        for p in &self.doc.points {
+            let Metrics::Msg(m) = &p.metrics else { continue };
+            let mut c = self.sweep_cells(p);
+            if msg {
+                c.push(bytes(s.test.message));
+            }
+            c.extend([m.messages.to_string(), fx(m.elapsed_s, 3), fx(m.messages_per_s, 1)]);
+            let g3 = |v: f64| fx(v, 3);
+            let t = &m.time_per_message_us;
+            c.extend([g3(t.mean), g3(t.p50), g3(t.p99_9), g3(t.max)]);
+            c.extend(latency_cells(&m.latency_us, &["mean", "p50", "p99", "max"]));
+            c.extend(Self::extra_cells(p, &extra));
+            g.rows.push(Row::Cells(c));
+        }
+        g.render()
+    }
+
+    /// The RDP transfer: message size, the sender's window, EACKs, elapsed, throughput, and Part C's counts
+    /// (docs/rdp.md).
+    fn rdp_table(&self) -> String {
+        let s = self.s();
+        let mut g = Grid::new();
+        self.sweep_columns(&mut g);
+        // An RDP test's scenario carries both hosts' resolved `rdp` knobs; the sender is the client, the
+        // window and EACKs those the receiving server offers.
+        let rdp = s.server.rdp.as_ref();
+        let msg = self.fixed(&["test.message"]);
+        let out = self.fixed(&["server.rdp.max_outstanding"]) && rdp.is_some();
+        let eack = self.fixed(&["server.rdp.eack"]) && rdp.is_some();
+        if msg {
+            g.column(&["Message", "Size", "bytes"]);
+        }
+        if out {
+            g.column(&["Max", "Out.", "segs"]);
+        }
+        if eack {
+            g.column(&["EACK", ""]);
+        }
+        g.column(&["Elapsed", "Time", "secs."]);
+        g.column(&["Throughput", "10^6bits/sec"]);
+        g.column(&["Messages", "delivered", ""]);
+        g.column(&["Retrans", "segs"]);
+        g.column(&["Dup.", "recvd", "segs"]);
+        g.column(&["Data", "drops", "segs"]);
+        g.column(&["Timeouts", ""]);
+        let shown = [
+            "throughput_bps",
+            "elapsed_s",
+            "messages_delivered",
+            "retransmissions",
+            "duplicates_received",
+            "data_drops",
+            "timeouts",
+        ];
+        let extra = self.extra_columns(&mut g, &shown);
+        for p in &self.doc.points {
+            let Metrics::Rdp(m) = &p.metrics else { continue };
+            let mut c = self.sweep_cells(p);
+            if msg {
+                c.push(bytes(s.test.message));
+            }
+            if let (true, Some(r)) = (out, rdp) {
+                c.push(r.max_outstanding.to_string());
+            }
+            if let (true, Some(r)) = (eack, rdp) {
+                c.push(if r.eack { "on" } else { "off" }.into());
+            }
+            c.extend([fx(m.elapsed_s, 2), fx(m.throughput_bps / 1e6, 4)]);
+            c.extend(
+                [m.messages_delivered, m.retransmissions, m.duplicates_received, m.data_drops, m.timeouts]
+                    .map(|n| n.to_string()),
+            );
+            c.extend(Self::extra_cells(p, &extra));
+            g.rows.push(Row::Cells(c));
+        }
+        g.render()
+    }
+
+    /// A line per point that aggregates iterations: how many, and the confidence interval.
+    fn iteration_notes(&self) -> String {
+        let mut out = String::new();
+        for (i, p) in self.doc.points.iter().enumerate() {
+            let Some(c) = &p.confidence else { continue };
+            out += &format!(
+                "point {i}: mean of {} iterations; {}% confidence interval of {} {:.2}% of the mean ({} {:.2}%)\n",
+                p.iterations,
+                c.level * 100.0,
+                c.metric,
+                c.interval * 100.0,
+                if c.met { "met:" } else { "NOT met:" },
+                c.width * 100.0
+            );
+        }
+        out
+    }
+
+    /// With the CPU cost model or on the Linux backend: netperf's utilization and service demand columns,
+    /// one row per point led by its swept values, marked as modeled or measured.
+    fn cpu_table(&self) -> String {
+        let cpus: Vec<(&Point, &tcplab_lab::result::CpuMetrics)> =
+            self.doc.points.iter().filter_map(|p| p.metrics.cpu().map(|c| (p, c))).collect();
+        let Some((_, first)) = cpus.first() else { return String::new() };
+        let per_tr = cpus.iter().any(|(_, c)| c.service_demand_us_per_tr.is_some());
+        // The simulator's cost model, or the Linux backend's /proc/stat (the whole machine: both ends share it).
+        let label = match first.cpu_source.as_str() {
+            "measured" => "measured, whole machine: /proc/stat",
+            _ => "modeled",
+        };
+        let mut g = Grid::new();
+        self.sweep_columns(&mut g);
+        g.column(&[span("Utilization"), "local".into(), "%".into()]);
+        g.column(&["", "remote", "%"]);
+        g.column(&[span("Service Demand"), "local".into(), "us/KB".into()]);
+        g.column(&["", "remote", "us/KB"]);
+        if per_tr {
+            g.column(&["", "local", "us/Tr"]);
+            g.column(&["", "remote", "us/Tr"]);
+        }
+        let side = |s: &Sides| [s.local, s.remote].map(|v| v.map_or("-".to_string(), |v| fx(v, 3)));
+        for (p, c) in &cpus {
+            let mut cells = self.sweep_cells(p);
+            cells.extend(side(&c.cpu_util_percent));
+            cells.extend(side(&c.service_demand_us_per_kb));
+            if per_tr {
+                cells.extend(c.service_demand_us_per_tr.as_ref().map_or(["-".to_string(), "-".to_string()], side));
+            }
+            g.rows.push(Row::Cells(cells));
+        }
+        format!("\nCPU ({label})\n{}", g.render())
+    }
+
+    /// The published figures beside the lab's (`points[].published`, from the scenario's `[[published]]`):
+    /// one row per figure with the point's swept values, the metric, both figures in the source's unit
+    /// and the difference; then the sources.
+    fn published_table(&self) -> String {
+        let series = &self.s().published;
+        if series.is_empty() {
+            return String::new();
+        }
+        let mut g = Grid::new();
+        self.sweep_columns(&mut g);
+        for h in ["metric", "published", "lab", "difference", "source"] {
+            g.column(&[h]);
+        }
+        for p in &self.doc.points {
+            for c in &p.published {
+                let factor = tcplab_lab::published::factor(&c.metric, &c.unit);
+                let shown = serde_json::to_string(&c.as_published).unwrap_or_default();
+                let decimals = shown.split_once('.').map_or(0, |(_, d)| d.len());
+                let lab = c.lab / factor;
+                // A percentage's difference is in percentage points; any other figure's relative.
+                let diff = if c.unit == "%" {
+                    format!("{:+.1} pp", lab - c.as_published)
+                } else {
+                    c.difference.map_or_else(|| "-".into(), |d| format!("{:+.1}%", d * 100.0))
+                };
+                let mut cells = self.sweep_cells(p);
+                cells.extend([
+                    c.metric.clone(),
+                    format!("{} {}", figure(c.as_published, decimals), c.unit),
+                    format!("{} {}", figure(lab, decimals), c.unit),
+                    diff,
+                    format!("[{}]", c.series + 1),
+                ]);
+                g.rows.push(Row::Cells(cells));
+            }
+        }
+        let mut out = String::from("\nPublished figures beside the lab's\n");
+        let text = g.render();
+        // The header, without the blank line under it that the other tables have.
+        let mut lines = text.lines();
+        out += lines.next().unwrap_or_default();
+        out += "\n";
+        if g.rows.is_empty() {
+            out += "(no point of this run is one the sources give a figure for)\n";
+        }
+        for l in lines.skip(1) {
+            out += l;
+            out += "\n";
+        }
+        for (i, s) in series.iter().enumerate() {
+            let note = s.note.as_ref().map(|n| format!("; {n}")).unwrap_or_default();
+            out += &format!("[{}] {}{note}\n", i + 1, s.name());
+        }
+        out
+    }
 }
 
-/// netperf's TCP_RR / TCP_CRR table (local send/recv socket sizes, request and response sizes, elapsed,
-/// transaction rate), then the latency statistics of each point, and a second line with the remote
-/// socket sizes as netperf prints it.
-fn rr_table(doc: &Value) -> String {
-    let s = &doc["scenario"];
-    let mut out = banner(doc, "client to server", &burst_extra(doc));
-    let (ph, cells) = param_columns(doc);
-    let pad = " ".repeat(ph.chars().count());
-    out += &format!("{pad}Local /Remote\n");
-    out += &format!("{pad}Socket Size   Request  Resp.   Elapsed  Trans.     Latency usec/Tran\n");
-    out += &format!("{pad}Send   Recv   Size     Size    Time     Rate       mean     p50      p99      max\n");
-    out += &format!("{ph}bytes  Bytes  bytes    bytes   secs.    per sec\n\n");
-    for (p, cell) in points(doc).iter().zip(&cells) {
-        let m = &p["metrics"];
-        if m.get("transactions_per_s").is_none() {
-            continue;
-        }
-        out += cell;
-        let l = &m["latency_us"];
-        out += &format!(
-            "{:<6} {:<6} {:<8} {:<7} {:<8.2} {:<10.2} {:<8.1} {:<8.1} {:<8.1} {:.1}\n",
-            bytes(&s["client"]["tcp"]["send_buffer"]),
-            bytes(&s["client"]["tcp"]["recv_buffer"]),
-            bytes(&s["test"]["request"]),
-            bytes(&s["test"]["response"]),
-            f(&m["elapsed_s"]),
-            f(&m["transactions_per_s"]),
-            f(&l["mean"]),
-            f(&l["p50"]),
-            f(&l["p99"]),
-            f(&l["max"])
-        );
-        out += &format!(
-            "{pad}{:<6} {}\n",
-            bytes(&s["server"]["tcp"]["send_buffer"]),
-            bytes(&s["server"]["tcp"]["recv_buffer"])
-        );
-        if let (Some(opened), Some(waits)) = (m["connections_opened"].as_u64(), m["port_waits"].as_u64()) {
-            out += &format!("{pad}connections opened {opened}, waits for a free port {waits}\n");
-        }
+/// A group of latency columns under one title (`Latency usec/Tran`: mean, p50, p99, max).
+fn latency_columns(g: &mut Grid, title: &str, stats: &[&str]) {
+    for (i, st) in stats.iter().enumerate() {
+        g.column(&[if i == 0 { span(title) } else { String::new() }, st.to_string(), String::new()]);
     }
-    out + &iteration_notes(doc)
 }
 
-/// RDP request/response: request and response sizes, the client's max outstanding, elapsed, the transaction
-/// rate and the latency statistics, and the data segments retransmitted (docs/rdp.md).
-fn rdp_rr_table(doc: &Value) -> String {
-    let s = &doc["scenario"];
-    let mut out = banner(doc, "client to server", &burst_extra(doc));
-    let (ph, cells) = param_columns(doc);
-    let pad = " ".repeat(ph.chars().count());
-    out += &format!("{pad}Request  Resp.    Max   Elapsed  Trans.     Latency usec/Tran                   Retrans\n");
-    out += &format!("{pad}Size     Size     Out.  Time     Rate       mean     p50      p99      max      segs\n");
-    out += &format!("{ph}bytes    bytes    segs  secs.    per sec\n\n");
-    let max_out = s["client"]["rdp"]["max_outstanding"].as_u64().unwrap_or_default();
-    for (p, cell) in points(doc).iter().zip(&cells) {
-        let m = &p["metrics"];
-        if m.get("transactions_per_s").is_none() {
-            continue;
-        }
-        let l = &m["latency_us"];
-        out += cell;
-        out += &format!(
-            "{:<8} {:<8} {:<5} {:<8.2} {:<10.2} {:<8.1} {:<8.1} {:<8.1} {:<8.1} {}\n",
-            bytes(&s["test"]["request"]),
-            bytes(&s["test"]["response"]),
-            max_out,
-            f(&m["elapsed_s"]),
-            f(&m["transactions_per_s"]),
-            f(&l["mean"]),
-            f(&l["p50"]),
-            f(&l["p99"]),
-            f(&l["max"]),
-            m["retransmissions"]
-        );
-    }
-    out + &iteration_notes(doc)
+fn latency_cells(l: &LatencyMetrics, stats: &[&str]) -> Vec<String> {
+    stats
+        .iter()
+        .map(|st| {
+            let v = match *st {
+                "mean" => l.mean,
+                "p50" => l.p50,
+                "p90" => l.p90,
+                "p99" => l.p99,
+                "p99.9" => l.p99_9,
+                "max" => l.max,
+                _ => f64::NAN,
+            };
+            fx(v, 1)
+        })
+        .collect()
 }
 
-/// The small-message stream's table (`crate::msg_table` from a run).
-fn msg_table(doc: &Value) -> String {
-    let s = &doc["scenario"];
-    let interval = s["test"]["interval"].as_str().map(String::from);
-    let extra = crate::msg_banner_extra(s["client"]["tcp"]["nodelay"].as_bool() == Some(true), interval);
-    let mut out = banner(doc, "client to server", &extra);
-    out += &crate::msg_header("", "");
-    for p in points(doc) {
-        let m = &p["metrics"];
-        if m.get("messages_per_s").is_none() {
-            continue;
+/// A loss model in words: `no loss`, `loss 1% random (data packets)`.
+fn loss(l: &LossModel) -> String {
+    let which = |f: &LossFilter| if *f == LossFilter::Data { " (data packets only)" } else { "" };
+    match l {
+        LossModel::None => "no loss".into(),
+        LossModel::Bernoulli { p, packets } => format!("random loss {}%{}", p * 100.0, which(packets)),
+        LossModel::Scripted { drop, packets } => format!("scripted loss of {} frames{}", drop.len(), which(packets)),
+        LossModel::GilbertElliott { p, r, h, k, packets } => {
+            format!("Gilbert-Elliott loss p {p} r {r} h {h} k {k}{}", which(packets))
         }
-        let (g, l) = (&m["time_per_message_us"], &m["latency_us"]);
-        out += &format!(
-            "{:<8} {:<10} {:<8.3} {:<12.1} {:<9.3} {:<9.3} {:<9.3} {:<9.3} {:<9.1} {:<9.1} {:<9.1} {:.1}\n",
-            bytes(&s["test"]["message"]),
-            m["messages"].as_u64().unwrap_or(0),
-            f(&m["elapsed_s"]),
-            f(&m["messages_per_s"]),
-            f(&g["mean"]),
-            f(&g["p50"]),
-            f(&g["p99_9"]),
-            f(&g["max"]),
-            f(&l["mean"]),
-            f(&l["p50"]),
-            f(&l["p99"]),
-            f(&l["max"])
-        );
     }
-    out
-}
-
-/// netperf's classic TCP_STREAM table.
-fn stream_table(doc: &Value) -> String {
-    let s = &doc["scenario"];
-    let maerts = kind(doc) == Some(TestKind::TcpMaerts);
-    let (sender, receiver) = if maerts { (&s["server"], &s["client"]) } else { (&s["client"], &s["server"]) };
-    let dir = if maerts { "server to client" } else { "client to server" };
-    let mut out = banner(doc, dir, "");
-    let (ph, cells) = param_columns(doc);
-    let pad = " ".repeat(ph.chars().count());
-    out += &format!("{pad}Recv     Send     Send\n");
-    out += &format!("{pad}Socket   Socket   Message  Elapsed\n");
-    out += &format!("{pad}Size     Size     Size     Time     Throughput    Retrans\n");
-    out += &format!("{ph}bytes    bytes    bytes    secs.    10^6bits/sec  segments\n\n");
-    for (p, cell) in points(doc).iter().zip(&cells) {
-        let m = &p["metrics"];
-        if m.get("throughput_bps").is_none() {
-            continue;
-        }
-        out += cell;
-        out += &format!(
-            "{:<8} {:<8} {:<8} {:<8.2} {:<13.2} {}\n",
-            bytes(&receiver["tcp"]["recv_buffer"]),
-            bytes(&sender["tcp"]["send_buffer"]),
-            bytes(&s["test"]["message"]),
-            f(&m["elapsed_s"]),
-            f(&m["throughput_bps"]) / 1e6,
-            m["retransmissions"]
-        );
-    }
-    out + &iteration_notes(doc)
-}
-
-/// The RDP transfer: message size, the sender's window, elapsed, throughput, and Part C's counts
-/// (docs/rdp.md).
-fn rdp_table(doc: &Value) -> String {
-    let s = &doc["scenario"];
-    let mut out = banner(doc, "client to server", "");
-    out += "Message  Max   EACK  Elapsed    Throughput    Messages   Retrans  Dup.     Data   Timeouts\n";
-    out += "Size     Out.        Time                     delivered  segs     recvd    drops\n";
-    out += "bytes    segs        secs.      10^6bits/sec\n\n";
-    // An RDP test's scenario always carries both hosts' resolved `rdp` knobs.
-    let rdp = &s["server"]["rdp"];
-    let max_outstanding = rdp["max_outstanding"].as_u64().map_or("-".to_string(), |n| n.to_string());
-    let eack = match rdp["eack"].as_bool() {
-        Some(true) => "on",
-        Some(false) => "off",
-        None => "-",
-    };
-    for p in points(doc) {
-        let m = &p["metrics"];
-        if m.get("messages_delivered").is_none() {
-            continue;
-        }
-        out += &format!(
-            "{:<8} {:<5} {:<5} {:<10.2} {:<13.4} {:<10} {:<8} {:<8} {:<6} {}\n",
-            bytes(&s["test"]["message"]),
-            max_outstanding,
-            eack,
-            f(&m["elapsed_s"]),
-            f(&m["throughput_bps"]) / 1e6,
-            m["messages_delivered"],
-            m["retransmissions"],
-            m["duplicates_received"],
-            m["data_drops"],
-            m["timeouts"]
-        );
-    }
-    out
-}
-
-/// With the CPU cost model or on the Linux backend: netperf's utilization and service demand columns, one
-/// row per point, marked as modeled or measured.
-fn cpu_table(doc: &Value) -> String {
-    let cpus: Vec<&Value> =
-        points(doc).iter().map(|p| &p["metrics"]).filter(|m| m.get("cpu_source").is_some()).collect();
-    if cpus.is_empty() {
-        return String::new();
-    }
-    let cell = |v: &Value| v.as_f64().map_or("-".to_string(), |v| format!("{v:.3}"));
-    let per_tr = cpus.iter().any(|m| m.get("service_demand_us_per_tr").is_some());
-    // The simulator's cost model, or the Linux backend's /proc/stat (the whole machine: both ends share it).
-    let label = match cpus[0]["cpu_source"].as_str() {
-        Some("measured") => "measured, whole machine: /proc/stat",
-        _ => "modeled",
-    };
-    let mut out = format!("\nCPU ({label})\nUtilization       Service Demand\n");
-    out += "local    remote   local    remote";
-    out += if per_tr { "   local    remote\n" } else { "\n" };
-    out += "%        %        us/KB    us/KB";
-    out += if per_tr { "    us/Tr    us/Tr\n" } else { "\n" };
-    for m in cpus {
-        let (u, d) = (&m["cpu_util_percent"], &m["service_demand_us_per_kb"]);
-        out += &format!(
-            "{:<8} {:<8} {:<8} {:<8}",
-            cell(&u["local"]),
-            cell(&u["remote"]),
-            cell(&d["local"]),
-            cell(&d["remote"])
-        );
-        if let Some(t) = m.get("service_demand_us_per_tr") {
-            out += &format!(" {:<8} {}", cell(&t["local"]), cell(&t["remote"]));
-        }
-        out = out.trim_end().to_string() + "\n";
-    }
-    out
 }
 
 /// Linux backend: a point whose run health was bad is marked, with the reasons.
-pub(crate) fn health_lines(doc: &Value) -> String {
+fn health_lines(doc: &ResultDoc) -> String {
     let mut out = String::new();
-    for (i, p) in points(doc).iter().enumerate() {
-        let Some(h) = p.get("health").filter(|h| h.is_object()) else { continue };
+    for (i, p) in doc.points.iter().enumerate() {
+        let Some(h) = &p.health else { continue };
         if h["valid"].as_bool() == Some(false) {
             let reasons: Vec<&str> = h["invalid_reasons"]
                 .as_array()
@@ -367,81 +816,4 @@ fn figure(v: f64, decimals: usize) -> String {
         0
     };
     format!("{v:.*}", decimals.max(size))
-}
-
-/// The published figures beside the lab's (`points[].published`, from the scenario's `[[published]]`): one
-/// row per figure with the point's swept values, the metric, both figures in the source's unit and the
-/// difference; then the sources.
-fn published_table(doc: &Value) -> String {
-    let series = doc["scenario"]["published"].as_array().map(Vec::as_slice).unwrap_or_default();
-    if series.is_empty() {
-        return String::new();
-    }
-    let (ph, cells) = param_columns(doc);
-    let mut rows: Vec<[String; 6]> = Vec::new();
-    for (p, cell) in points(doc).iter().zip(&cells) {
-        for c in p["published"].as_array().into_iter().flatten() {
-            let unit = text(&c["unit"]);
-            let published = f(&c["as_published"]);
-            let metric = text(&c["metric"]);
-            let factor = tcplab_lab::published::factor(&metric, &unit);
-            let shown = c["as_published"].to_string();
-            let decimals = shown.split_once('.').map_or(0, |(_, d)| d.len());
-            let lab = f(&c["lab"]) / factor;
-            // A percentage's difference is in percentage points; any other figure's relative.
-            let diff = if unit == "%" {
-                format!("{:+.1} pp", lab - published)
-            } else {
-                c["difference"].as_f64().map_or_else(|| "-".into(), |d| format!("{:+.1}%", d * 100.0))
-            };
-            let index = c["series"].as_u64().unwrap_or_default() + 1;
-            rows.push([
-                cell.clone(),
-                metric,
-                format!("{} {unit}", figure(published, decimals)),
-                format!("{} {unit}", figure(lab, decimals)),
-                diff,
-                format!("[{index}]"),
-            ]);
-        }
-    }
-    let header = [
-        ph.trim_end().to_string(),
-        "metric".into(),
-        "published".into(),
-        "lab".into(),
-        "difference".into(),
-        "source".into(),
-    ];
-    let mut widths = header.clone().map(|h| h.chars().count());
-    for r in &rows {
-        for (w, c) in widths.iter_mut().zip(r) {
-            *w = (*w).max(c.trim_end().chars().count());
-        }
-    }
-    let line = |cells: &[String; 6]| {
-        let mut l = String::new();
-        for (k, (c, w)) in cells.iter().zip(widths).enumerate() {
-            if k == 0 && w == 0 {
-                continue;
-            }
-            l += &format!("{:<w$}  ", c.trim_end());
-        }
-        l.trim_end().to_string() + "\n"
-    };
-    let mut out = String::from("\nPublished figures beside the lab's\n");
-    out += &line(&header);
-    if rows.is_empty() {
-        out += "(no point of this run is one the sources give a figure for)\n";
-    }
-    for r in &rows {
-        out += &line(r);
-    }
-    for (i, s) in series.iter().enumerate() {
-        let name = serde_json::from_value::<tcplab_lab::published::PublishedSeries>(s.clone())
-            .map_or_else(|_| text(&s["source"]), |s| s.name());
-        let note = s["note"].as_str().map(|n| format!("; {n}")).unwrap_or_default();
-        out += &format!("[{}] {name}{note}\n", i + 1);
-    }
-    out
 }

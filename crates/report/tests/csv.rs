@@ -22,8 +22,8 @@ fn assert_table_equals(text: &str, columns: &Value, rows: &Value) {
 
 #[test]
 fn logvars_give_one_csv_per_connection_end_equal_to_the_json() {
-    let (_, v) = run(&bulk(LOGVARS));
-    let files = tcplab_report::csv::files(&v);
+    let (doc, v) = run(&bulk(LOGVARS));
+    let files = tcplab_report::csv::files(&doc);
     let lv = &v["points"][0]["logvars"];
     let ends = lv["ends"].as_array().unwrap();
     assert_eq!(ends.len(), 4);
@@ -40,8 +40,8 @@ fn logvars_give_one_csv_per_connection_end_equal_to_the_json() {
 
 #[test]
 fn the_old_series_gives_series_csv_equal_to_the_json() {
-    let (_, v) = run(&bulk("\"100ms\""));
-    let files = tcplab_report::csv::files(&v);
+    let (doc, v) = run(&bulk("\"100ms\""));
+    let files = tcplab_report::csv::files(&doc);
     assert_eq!(files.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["points.csv", "series.csv"]);
     let s = &v["points"][0]["series"];
     assert_table_equals(&files[1].text, &s["columns"], &s["rows"]);
@@ -50,8 +50,8 @@ fn the_old_series_gives_series_csv_equal_to_the_json() {
 #[test]
 fn points_csv_holds_every_metric_flattened_with_the_json_values() {
     for text in [bulk("\"100ms\""), RR.to_string()] {
-        let (_, v) = run(&text);
-        let (header, rows) = parse_csv(&tcplab_report::csv::points_csv(&v));
+        let (doc, v) = run(&text);
+        let (header, rows) = parse_csv(&tcplab_report::csv::points_csv(&doc));
         assert_eq!(rows.len(), 1);
         let mut flat = Vec::new();
         tcplab_report::csv::flatten("", &v["points"][0]["metrics"], &mut flat);
@@ -73,25 +73,25 @@ fn points_csv_holds_every_metric_flattened_with_the_json_values() {
 
 #[test]
 fn write_dir_writes_every_file_whole_and_nothing_else() {
-    let (_, v) = run(&bulk(LOGVARS));
+    let (doc, _) = run(&bulk(LOGVARS));
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("csv");
-    let written = tcplab_report::csv::write_dir(&v, &out).unwrap();
+    let written = tcplab_report::csv::write_dir(&doc, &out).unwrap();
     let mut names: Vec<String> =
         std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     names.sort();
-    let mut want: Vec<String> = tcplab_report::csv::files(&v).into_iter().map(|f| f.name).collect();
+    let mut want: Vec<String> = tcplab_report::csv::files(&doc).into_iter().map(|f| f.name).collect();
     want.sort();
     assert_eq!(names, want);
-    for (p, f) in written.iter().zip(tcplab_report::csv::files(&v)) {
+    for (p, f) in written.iter().zip(tcplab_report::csv::files(&doc)) {
         assert_eq!(std::fs::read_to_string(p).unwrap(), f.text);
     }
 }
 
 #[test]
 fn the_latency_cdf_of_an_rr_point_is_cdf_csv_equal_to_the_json_and_not_a_points_column() {
-    let (_, v) = run(RR);
-    let files = tcplab_report::csv::files(&v);
+    let (doc, v) = run(RR);
+    let files = tcplab_report::csv::files(&doc);
     assert_eq!(files.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["points.csv", "cdf.csv"]);
     let steps = v["points"][0]["metrics"]["latency_us"]["cdf"].as_array().unwrap();
     let (header, rows) = parse_csv(&files[1].text);

@@ -10,7 +10,7 @@ use std::process::Command;
 use common::*;
 use tcplab_testkit::{need_tool, Outcome};
 
-fn write(v: &serde_json::Value, dir: &std::path::Path) -> (std::path::PathBuf, serde_json::Value) {
+fn write(v: &tcplab_lab::ResultDoc, dir: &std::path::Path) -> (std::path::PathBuf, serde_json::Value) {
     let path = dir.join("run.flent.gz");
     tcplab_report::flent::write(v, &path).unwrap();
     let mut text = String::new();
@@ -19,9 +19,9 @@ fn write(v: &serde_json::Value, dir: &std::path::Path) -> (std::path::PathBuf, s
 }
 
 fn the_file_is_version_4_with_the_results_series_and_the_upload_total() {
-    let (_, v) = run(&bulk(LOGVARS));
+    let (doc, v) = run(&bulk(LOGVARS));
     let dir = tempfile::tempdir().unwrap();
-    let (_, f) = write(&v, dir.path());
+    let (_, f) = write(&doc, dir.path());
     assert_eq!(f["version"], 4);
     assert_eq!(f["metadata"]["NAME"], "tcp_1up");
     let n = f["x_values"].as_array().unwrap().len();
@@ -47,18 +47,18 @@ fn the_file_is_version_4_with_the_results_series_and_the_upload_total() {
 }
 
 fn a_result_without_series_has_no_flent_file() {
-    let (_, v) = run(RR);
+    let (doc, _) = run(RR);
     let dir = tempfile::tempdir().unwrap();
-    let err = tcplab_report::flent::write(&v, &dir.path().join("x.flent.gz")).unwrap_err();
+    let err = tcplab_report::flent::write(&doc, &dir.path().join("x.flent.gz")).unwrap_err();
     assert!(err.contains("test.series"), "{err}");
     assert!(!dir.path().join("x.flent.gz").exists());
 }
 
 fn flent_loads_it_and_summarises_every_series() -> Outcome {
     need_tool("flent", "pip install flent")?;
-    let (_, v) = run(&bulk(LOGVARS));
+    let (doc, _) = run(&bulk(LOGVARS));
     let dir = tempfile::tempdir().unwrap();
-    let (path, f) = write(&v, dir.path());
+    let (path, f) = write(&doc, dir.path());
     let out = Command::new("flent").arg("-i").arg(&path).args(["-f", "summary"]).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "flent failed: {}{stdout}", String::from_utf8_lossy(&out.stderr));
