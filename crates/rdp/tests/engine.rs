@@ -20,6 +20,7 @@ fn link(loss: f64) -> LinkConfig {
             LossModel::None
         },
         mtu: None,
+        tick: None,
     }
 }
 
