@@ -40,6 +40,29 @@ pub struct LinkConfig {
     /// Unset: a continuous serializer and a constant delay (netem-like, to the nanosecond).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tick: Option<Duration>,
+    /// With `tick`: what the pipe does with the credit left when its queue empties. `"dropped"` (default):
+    /// dummynet from FreeBSD `ip_dummynet.c` rev 1.24.2.22 (RELENG_4, 2003) on, `ready_event` sets
+    /// `q->numbytes = 0`, so a packet that finds the queue empty waits at least one tick. `"kept"`: rev
+    /// 1.24.2.11 (RELENG_4, 2001) and before, where the leftover stays in `numbytes` (less than one tick's
+    /// worth); a packet that finds the queue empty and is covered by it gets `SET_TICKS` = 0 and moves to
+    /// the delay line at once, stamped with the tick already past, so it is held `delay − tick` to `delay`.
+    #[serde(default, skip_serializing_if = "IdleCredit::is_dropped")]
+    pub idle_credit: IdleCredit,
+}
+
+/// What a ticked (dummynet) pipe does with its credit when the queue empties; see [`LinkConfig::idle_credit`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IdleCredit {
+    #[default]
+    Dropped,
+    Kept,
+}
+
+impl IdleCredit {
+    pub fn is_dropped(&self) -> bool {
+        *self == IdleCredit::Dropped
+    }
 }
 
 impl LinkConfig {
@@ -49,7 +72,12 @@ impl LinkConfig {
     /// Checks `tick` and the `delay` it quantizes; the error names the key (`tick` or `delay`), the value and
     /// what is accepted.
     pub fn validate_tick(&self) -> Result<(), (&'static str, String)> {
-        let Some(tick) = self.tick else { return Ok(()) };
+        let Some(tick) = self.tick else {
+            if !self.idle_credit.is_dropped() {
+                return Err(("idle_credit", "has no effect without tick (only a ticked pipe keeps credit); set tick too, e.g. tick = \"10ms\"".into()));
+            }
+            return Ok(());
+        };
         let (lo, hi) = Self::TICK_RANGE;
         if tick < lo || tick > hi {
             return Err((

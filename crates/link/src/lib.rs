@@ -13,5 +13,5 @@
 mod config;
 mod queue;
 
-pub use config::{Framing, LinkConfig, LossFilter, LossModel, QueueLimit};
+pub use config::{Framing, IdleCredit, LinkConfig, LossFilter, LossModel, QueueLimit};
 pub use queue::{DropReason, LinkDirection, LinkStats, NicQueue, NicStats, Verdict};

@@ -5,7 +5,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
 use tcplab_units::{Duration, Instant, Rate};
 
-use crate::config::{Framing, LinkConfig, LossFilter, LossModel, QueueLimit};
+use crate::config::{Framing, IdleCredit, LinkConfig, LossFilter, LossModel, QueueLimit};
 
 /// Why a link did not deliver a frame. Every drop is counted under its reason.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,8 +77,14 @@ struct TickClock {
     busy_start: u64,
     /// Credit the packets of the current backlog cost so far. While backlogged, dummynet's credit grows by
     /// `credit_per_tick` every tick and each head leaves on the first tick it is covered, so packet i of a
-    /// backlog leaves on tick `busy_start + ⌈cost of packets 1..=i / credit_per_tick⌉`.
+    /// backlog leaves on tick `busy_start + ⌈(cost of packets 1..=i − busy_credit) / credit_per_tick⌉`
+    /// (not before `busy_start`).
     busy_cost: u128,
+    /// Credit held when the backlog began: 0 when the pipe drops its leftover (`IdleCredit::Dropped`).
+    busy_credit: u128,
+    /// The tick the backlog's last packet moved on, for the leftover when the next backlog begins.
+    last_move: u64,
+    keep_credit: bool,
 }
 
 const BIT_NS: u128 = 8 * 1_000_000_000;
@@ -89,12 +95,22 @@ impl TickClock {
     #[inline]
     fn serve(&mut self, now_tick: u64, wire: u32, idle: bool) -> u64 {
         if idle {
+            // What the last backlog left (less than a tick's worth), kept by the 2001 code only.
+            self.busy_credit = if self.keep_credit {
+                (self.busy_credit + (self.last_move - self.busy_start) as u128 * self.credit_per_tick)
+                    .saturating_sub(self.busy_cost)
+            } else {
+                0
+            };
             self.busy_start = now_tick;
             self.busy_cost = 0;
         }
         self.busy_cost += wire as u128 * BIT_NS;
-        // At least one tick: SET_TICKS rounds a positive cost up, and ready_event runs on a later tick.
-        self.busy_start + self.busy_cost.div_ceil(self.credit_per_tick) as u64
+        // SET_TICKS rounds up what the credit does not cover: a positive shortfall waits for ready_event on a
+        // later tick; none (kept credit only) moves the packet at once, on the tick already past.
+        let short = self.busy_cost.saturating_sub(self.busy_credit);
+        self.last_move = self.busy_start + short.div_ceil(self.credit_per_tick) as u64;
+        self.last_move
     }
 }
 
@@ -141,6 +157,9 @@ impl LinkDirection {
                 credit_per_tick: cfg.rate.bps() as u128 * tick.as_nanos() as u128,
                 busy_start: 0,
                 busy_cost: 0,
+                busy_credit: 0,
+                last_move: 0,
+                keep_credit: cfg.idle_credit == IdleCredit::Kept,
             }),
             stats: LinkStats::default(),
         }
@@ -399,6 +418,7 @@ mod tests {
             loss: LossModel::None,
             mtu: None,
             tick: None,
+            idle_credit: IdleCredit::Dropped,
         }
     }
 
@@ -637,6 +657,33 @@ mod tests {
         assert_eq!(at(&mut l, 25.0, 1500), 60 * MS);
     }
 
+    /// The 2001 code keeps the leftover: after a 500-byte datagram (4,000 bits) leaves on tick 2 of a
+    /// 384 kbit/s pipe, 3,680 bits stay. A 40-byte ACK (320 bits) arriving at 25 ms finds the queue empty
+    /// and covered: it moves at once on tick 2, already past, so it leaves the 50 ms delay line at 70 ms,
+    /// 45 ms after it came; the next ACK at 26 ms too (3,360 left), and a 1500-byte datagram then waits
+    /// ⌈(12000 − 3040)/3840⌉ = 3 ticks. Under "dropped" the first ACK would wait for tick 3.
+    #[test]
+    fn kept_credit_lets_a_packet_that_finds_the_queue_empty_leave_on_the_tick_already_past() {
+        let mut cfg = link("384kbit", "50ms", "50pkt");
+        cfg.framing = Framing::None;
+        cfg.tick = Some("10ms".parse().unwrap());
+        cfg.idle_credit = IdleCredit::Kept;
+        let mut l = LinkDirection::new(&cfg, 1);
+        assert_eq!(at(&mut l, 0.0, 500), 70 * MS);
+        assert_eq!(at(&mut l, 25.0, 40), 70 * MS);
+        assert_eq!(at(&mut l, 26.0, 40), 70 * MS);
+        assert_eq!(at(&mut l, 27.0, 1500), 100 * MS);
+        // Over many arrivals at every phase of the tick, a small packet is held delay − tick to delay + tick.
+        let mut l = LinkDirection::new(&cfg, 1);
+        for i in 0..400u64 {
+            let t = i * 37_000_000 + (i * 250_000) % (10 * MS);
+            let Verdict::Deliver(out) = l.send(Instant::from_nanos(t), 40, false) else { panic!() };
+            let held = out.as_nanos() - t;
+            assert!(held > 40 * MS && held <= 60 * MS, "{held}");
+            assert_eq!(out.as_nanos() % (10 * MS), 0);
+        }
+    }
+
     /// Over a long backlog the pipe delivers exactly its rate: at 384 kbit/s and HZ 100 the n-th 1500-byte
     /// datagram leaves on tick ⌈3.125·n⌉, so 1,000 of them (12 Mbit) take 3,125 ticks, 31.25 s: 384,000
     /// bit/s. At HZ 1000 the same.
@@ -707,6 +754,9 @@ mod tests {
         assert!(msg.contains("accepted"), "{msg}");
         cfg.tick = Some(Duration::ZERO);
         assert_eq!(cfg.validate_tick().unwrap_err().0, "tick");
+        cfg.tick = None;
+        cfg.idle_credit = IdleCredit::Kept;
+        assert_eq!(cfg.validate_tick().unwrap_err().0, "idle_credit");
     }
 
     #[test]

@@ -21,6 +21,7 @@ fn link(loss: f64) -> LinkConfig {
         },
         mtu: None,
         tick: None,
+        idle_credit: tcplab_link::IdleCredit::Dropped,
     }
 }
 

@@ -33,6 +33,7 @@ pub fn link(rate: &str, delay: &str, queue: &str) -> LinkConfig {
         loss: LossModel::None,
         mtu: None,
         tick: None,
+        idle_credit: tcplab_link::IdleCredit::Dropped,
     }
 }
 

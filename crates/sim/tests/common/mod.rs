@@ -19,6 +19,7 @@ pub fn link(rate: &str, delay: &str, queue: u32, loss: f64) -> LinkConfig {
         },
         mtu: None,
         tick: None,
+        idle_credit: tcplab_link::IdleCredit::Dropped,
     }
 }
 
