@@ -74,7 +74,11 @@ impl LinkConfig {
     pub fn validate_tick(&self) -> Result<(), (&'static str, String)> {
         let Some(tick) = self.tick else {
             if !self.idle_credit.is_dropped() {
-                return Err(("idle_credit", "has no effect without tick (only a ticked pipe keeps credit); set tick too, e.g. tick = \"10ms\"".into()));
+                return Err((
+                    "idle_credit",
+                    "has no effect without tick (only a ticked pipe keeps credit); set tick too, e.g. tick = \"10ms\""
+                        .into(),
+                ));
             }
             return Ok(());
         };
