@@ -89,7 +89,7 @@ impl LinkConfig {
                 format!("{tick}: accepted {lo} to {hi} (a kernel clock of HZ 100,000 down to 1; dummynet ran at HZ 100 or 1000)"),
             ));
         }
-        if self.delay.as_nanos() % tick.as_nanos() != 0 {
+        if !self.delay.as_nanos().is_multiple_of(tick.as_nanos()) {
             let floored = Duration::from_nanos(self.delay.as_nanos() / tick.as_nanos() * tick.as_nanos());
             return Err((
                 "delay",
