@@ -26,6 +26,82 @@ pub struct LinkConfig {
     /// own; the receiving host reassembles it. Unset: no limit (no fragmentation).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mtu: Option<ByteSize>,
+    /// Serve the direction on the ticks of a kernel clock, as a dummynet pipe is (`"10ms"`: HZ = 100;
+    /// `"1ms"`: HZ = 1000). dummynet (Rizzo; FreeBSD 4.x `sys/netinet/ip_dummynet.c`) does all its work in
+    /// `dummynet()`, run once per tick: a fixed-rate pipe earns `rate / HZ` bits of credit a tick while
+    /// packets wait (`ready_event`: `numbytes += (curr_time − sched_time)·bandwidth`, a packet costing
+    /// `len·8·hz`), a packet leaves the bandwidth queue on the first tick its credit covers it (`SET_TICKS`,
+    /// at least one tick after it arrived at an idle pipe; credit left when the queue empties is dropped),
+    /// enters the delay line stamped `output_time = curr_time + delay` with `delay` in whole ticks
+    /// (`config_pipe`: `delay·hz/1000`), and is released on that tick (`transmit_event`). So every arrival
+    /// is a tick instant, and `delay` must be a whole number of ticks. The queue limit counts, as
+    /// dummynet's `q->len` does, every packet not yet moved to the delay line (the one waiting for credit
+    /// too); a byte limit drops a packet when the bytes already queued exceed it (`q->len_bytes > qsize`).
+    /// Unset: a continuous serializer and a constant delay (netem-like, to the nanosecond).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tick: Option<Duration>,
+    /// With `tick`: what the pipe does with the credit left when its queue empties. `"dropped"` (default):
+    /// dummynet from FreeBSD `ip_dummynet.c` rev 1.24.2.22 (RELENG_4, 2003) on, `ready_event` sets
+    /// `q->numbytes = 0`, so a packet that finds the queue empty waits at least one tick. `"kept"`: rev
+    /// 1.24.2.11 (RELENG_4, 2001) and before, where the leftover stays in `numbytes` (less than one tick's
+    /// worth); a packet that finds the queue empty and is covered by it gets `SET_TICKS` = 0 and moves to
+    /// the delay line at once, stamped with the tick already past, so it is held `delay − tick` to `delay`.
+    #[serde(default, skip_serializing_if = "IdleCredit::is_dropped")]
+    pub idle_credit: IdleCredit,
+}
+
+/// What a ticked (dummynet) pipe does with its credit when the queue empties; see [`LinkConfig::idle_credit`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IdleCredit {
+    #[default]
+    Dropped,
+    Kept,
+}
+
+impl IdleCredit {
+    pub fn is_dropped(&self) -> bool {
+        *self == IdleCredit::Dropped
+    }
+}
+
+impl LinkConfig {
+    /// The shortest and longest `tick` accepted: HZ from 1 to 100,000.
+    pub const TICK_RANGE: (Duration, Duration) = (Duration::from_micros(10), Duration::from_secs(1));
+
+    /// Checks `tick` and the `delay` it quantizes; the error names the key (`tick` or `delay`), the value and
+    /// what is accepted.
+    pub fn validate_tick(&self) -> Result<(), (&'static str, String)> {
+        let Some(tick) = self.tick else {
+            if !self.idle_credit.is_dropped() {
+                return Err((
+                    "idle_credit",
+                    "has no effect without tick (only a ticked pipe keeps credit); set tick too, e.g. tick = \"10ms\""
+                        .into(),
+                ));
+            }
+            return Ok(());
+        };
+        let (lo, hi) = Self::TICK_RANGE;
+        if tick < lo || tick > hi {
+            return Err((
+                "tick",
+                format!("{tick}: accepted {lo} to {hi} (a kernel clock of HZ 100,000 down to 1; dummynet ran at HZ 100 or 1000)"),
+            ));
+        }
+        if !self.delay.as_nanos().is_multiple_of(tick.as_nanos()) {
+            let floored = Duration::from_nanos(self.delay.as_nanos() / tick.as_nanos() * tick.as_nanos());
+            return Err((
+                "delay",
+                format!(
+                    "{}: not a whole number of ticks of {tick}; dummynet would keep {floored} (delay·HZ/1000 whole \
+                     ticks); accepted: a multiple of the tick",
+                    self.delay
+                ),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// How many packets or bytes the drop-tail queue holds.

@@ -2,6 +2,9 @@
 //! serializer running at `rate`, then `delay` of propagation, with random loss on the wire. A [`NicQueue`]
 //! is the sending host's interface transmit queue (`txqueuelen`), which tells the transport when it is full.
 //!
+//! A direction may instead run on dummynet's tick clock (`LinkConfig::tick`): credit per tick, moves and
+//! releases on ticks. That is FIFO too, and a packet's tick is fixed by the packets ahead of it.
+//!
 //! Both are FIFO with a constant delay, so a packet's whole fate is decided when it enters: the caller gets
 //! the arrival instant at once and no per-packet events are needed inside the link. That is what keeps the
 //! simulator at one event per packet per hop. (A reordering or jitter stage, when added, breaks FIFO and
@@ -13,5 +16,5 @@
 mod config;
 mod queue;
 
-pub use config::{Framing, LinkConfig, LossFilter, LossModel, QueueLimit};
+pub use config::{Framing, IdleCredit, LinkConfig, LossFilter, LossModel, QueueLimit};
 pub use queue::{DropReason, LinkDirection, LinkStats, NicQueue, NicStats, Verdict};

@@ -5,7 +5,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::Serialize;
 use tcplab_units::{Duration, Instant, Rate};
 
-use crate::config::{Framing, LinkConfig, LossFilter, LossModel, QueueLimit};
+use crate::config::{Framing, IdleCredit, LinkConfig, LossFilter, LossModel, QueueLimit};
 
 /// Why a link did not deliver a frame. Every drop is counted under its reason.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,7 +56,62 @@ pub struct LinkDirection {
     /// Start-of-transmission instants and wire sizes of frames still waiting at the last call.
     waiting: VecDeque<(Instant, u32)>,
     waiting_bytes: u64,
+    /// dummynet's tick clock, when the direction is served on ticks (`tick`); `None`: continuous.
+    clock: Option<TickClock>,
     stats: LinkStats,
+}
+
+/// A dummynet pipe's clock (FreeBSD 4.x `ip_dummynet.c`, read for the model, not copied): credit earned
+/// per tick while backlogged, packets moved to the delay line on ticks, released `delay_ticks` later.
+///
+/// dummynet keeps its credit in units of bit·HZ (`numbytes`; a packet costs `len·8·hz`, a tick earns
+/// `bandwidth` in bit/s). Multiplying both by the tick in ns gives the same ratio in integers the lab's
+/// units hold exactly: a tick earns `rate·tick_ns`, a packet costs `8·bytes·10⁹`.
+#[derive(Debug)]
+struct TickClock {
+    tick_ns: u64,
+    /// The delay line in whole ticks (`config_pipe`: `delay·hz/1000`, floored).
+    delay_ticks: u64,
+    credit_per_tick: u128,
+    /// The tick at which the current backlog began (`q->sched_time` when the packet found the queue empty).
+    busy_start: u64,
+    /// Credit the packets of the current backlog cost so far. While backlogged, dummynet's credit grows by
+    /// `credit_per_tick` every tick and each head leaves on the first tick it is covered, so packet i of a
+    /// backlog leaves on tick `busy_start + ⌈(cost of packets 1..=i − busy_credit) / credit_per_tick⌉`
+    /// (not before `busy_start`).
+    busy_cost: u128,
+    /// Credit held when the backlog began: 0 when the pipe drops its leftover (`IdleCredit::Dropped`).
+    busy_credit: u128,
+    /// The tick the backlog's last packet moved on, for the leftover when the next backlog begins.
+    last_move: u64,
+    keep_credit: bool,
+}
+
+const BIT_NS: u128 = 8 * 1_000_000_000;
+
+impl TickClock {
+    /// The tick on which a packet of `wire` bytes arriving during tick `now_tick` moves to the delay line;
+    /// `idle`: the bandwidth queue was empty (its credit reset, `q->numbytes = 0`).
+    #[inline]
+    fn serve(&mut self, now_tick: u64, wire: u32, idle: bool) -> u64 {
+        if idle {
+            // What the last backlog left (less than a tick's worth), kept by the 2001 code only.
+            self.busy_credit = if self.keep_credit {
+                (self.busy_credit + (self.last_move - self.busy_start) as u128 * self.credit_per_tick)
+                    .saturating_sub(self.busy_cost)
+            } else {
+                0
+            };
+            self.busy_start = now_tick;
+            self.busy_cost = 0;
+        }
+        self.busy_cost += wire as u128 * BIT_NS;
+        // SET_TICKS rounds up what the credit does not cover: a positive shortfall waits for ready_event on a
+        // later tick; none (kept credit only) moves the packet at once, on the tick already past.
+        let short = self.busy_cost.saturating_sub(self.busy_credit);
+        self.last_move = self.busy_start + short.div_ceil(self.credit_per_tick) as u64;
+        self.last_move
+    }
 }
 
 impl LinkDirection {
@@ -96,6 +151,16 @@ impl LinkDirection {
             busy_until: Instant::ZERO,
             waiting: VecDeque::new(),
             waiting_bytes: 0,
+            clock: cfg.tick.map(|tick| TickClock {
+                tick_ns: tick.as_nanos().max(1),
+                delay_ticks: cfg.delay.as_nanos() / tick.as_nanos().max(1),
+                credit_per_tick: cfg.rate.bps() as u128 * tick.as_nanos() as u128,
+                busy_start: 0,
+                busy_cost: 0,
+                busy_credit: 0,
+                last_move: 0,
+                keep_credit: cfg.idle_credit == IdleCredit::Kept,
+            }),
             stats: LinkStats::default(),
         }
     }
@@ -116,6 +181,9 @@ impl LinkDirection {
             self.waiting_bytes -= bytes as u64;
         }
         let wire = self.framing.wire_len(ip_len);
+        if self.clock.is_some() {
+            return self.send_on_ticks(now, wire, carries_data);
+        }
         let start = now.max(self.busy_until);
         if start > now {
             let full = match self.limit {
@@ -138,6 +206,36 @@ impl LinkDirection {
         self.stats.frames_delivered += 1;
         self.stats.bytes_delivered += wire as u64;
         Verdict::Deliver(self.busy_until + self.delay)
+    }
+
+    /// `send` for a direction on dummynet's clock: `waiting` holds every packet not yet moved to the delay
+    /// line, with the instant of the tick that moves it.
+    fn send_on_ticks(&mut self, now: Instant, wire: u32, carries_data: bool) -> Verdict {
+        let full = match self.limit {
+            QueueLimit::Packets(n) => self.waiting.len() as u64 >= n as u64,
+            QueueLimit::Bytes(b) => self.waiting_bytes > b,
+        };
+        if full {
+            self.stats.drops_queue_full += 1;
+            return Verdict::Drop(DropReason::QueueFull);
+        }
+        let idle = self.waiting.is_empty();
+        let clock = self.clock.as_mut().expect("called with a clock");
+        let tick = clock.tick_ns;
+        // The tick at `now` has run: a packet arriving on a tick instant waits for the next one.
+        let moved = clock.serve(now.as_nanos() / tick, wire, idle);
+        let released = Instant::from_nanos((moved + clock.delay_ticks).saturating_mul(tick));
+        self.waiting.push_back((Instant::from_nanos(moved.saturating_mul(tick)), wire));
+        self.waiting_bytes += wire as u64;
+        // Counted as the continuous model counts: behind the packet being served.
+        self.stats.max_queue_frames = self.stats.max_queue_frames.max(self.waiting.len() as u32 - 1);
+        if self.lossy && self.lose(carries_data) {
+            self.stats.drops_random_loss += 1;
+            return Verdict::Drop(DropReason::RandomLoss);
+        }
+        self.stats.frames_delivered += 1;
+        self.stats.bytes_delivered += wire as u64;
+        Verdict::Deliver(released)
     }
 
     /// Before the queue: a scripted model numbers the selected frame and marks it if listed.
@@ -319,6 +417,8 @@ mod tests {
             framing: Framing::Ethernet,
             loss: LossModel::None,
             mtu: None,
+            tick: None,
+            idle_credit: IdleCredit::Dropped,
         }
     }
 
@@ -495,6 +595,168 @@ mod tests {
             .count() as f64;
         let want = (r * (1.0 - k) + p * (1.0 - h)) / (p + r);
         assert!((lost / n as f64 - want).abs() < 0.004, "rate {}, model {want}", lost / n as f64);
+    }
+
+    /// A direction on dummynet's clock, without framing (a pipe charges the IP datagram).
+    fn ticked(rate: &str, delay: &str, queue: &str, tick: &str) -> LinkDirection {
+        let mut cfg = link(rate, delay, queue);
+        cfg.framing = Framing::None;
+        cfg.tick = Some(tick.parse().unwrap());
+        LinkDirection::new(&cfg, 1)
+    }
+
+    fn at(l: &mut LinkDirection, ms: f64, bytes: u32) -> u64 {
+        match l.send(Instant::from_nanos((ms * 1e6) as u64), bytes, true) {
+            Verdict::Deliver(t) => t.as_nanos(),
+            v => panic!("{v:?}"),
+        }
+    }
+
+    const MS: u64 = 1_000_000;
+
+    /// 1500 kbit/s at HZ 100 earns 15,000 bits a tick; a 1500-byte datagram costs 12,000. Five arriving
+    /// together at 3 ms leave the bandwidth queue on ticks ⌈12000·i / 15000⌉ = 1, 2, 3, 4, 4 and the delay
+    /// line (5 ticks) 50 ms later: the fifth shares the fourth's tick with the credit saved meanwhile.
+    #[test]
+    fn dummynet_moves_packets_on_the_tick_their_credit_covers_and_releases_them_delay_ticks_later() {
+        let mut l = ticked("1500kbit", "50ms", "50pkt", "10ms");
+        let released: Vec<u64> = (0..5).map(|_| at(&mut l, 3.0, 1500)).collect();
+        assert_eq!(released, [60 * MS, 70 * MS, 80 * MS, 90 * MS, 90 * MS]);
+        // Every release is a tick instant.
+        assert!(released.iter().all(|t| t % (10 * MS) == 0));
+    }
+
+    /// A packet arriving at an idle pipe leaves the bandwidth queue on a later tick (`SET_TICKS` is at least
+    /// one), so a packet that one tick's credit covers takes more than `delay` and at most `delay + tick`;
+    /// one arriving on a tick instant finds that tick gone and waits the whole next one.
+    #[test]
+    fn an_idle_pipe_holds_a_small_packet_more_than_delay_and_at_most_delay_plus_a_tick() {
+        for phase_us in (0..10_000).step_by(250) {
+            let mut l = ticked("384kbit", "50ms", "50pkt", "10ms");
+            let t = 1_000 * MS + phase_us * 1_000;
+            let Verdict::Deliver(out) = l.send(Instant::from_nanos(t), 40, false) else { panic!() };
+            let held = out.as_nanos() - t;
+            assert!(held > 50 * MS && held <= 60 * MS, "arrival {phase_us} us into the tick: held {held} ns");
+            assert_eq!(out.as_nanos() % (10 * MS), 0);
+        }
+        let mut l = ticked("384kbit", "50ms", "50pkt", "10ms");
+        assert_eq!(at(&mut l, 20.0, 40), 80 * MS); // on tick 2: moved on tick 3, out on tick 8
+    }
+
+    /// Credit is earned only while packets wait and is dropped when the queue empties (`q->numbytes = 0`):
+    /// 384 kbit/s earns 3,840 bits a tick. A 500-byte datagram at 0 ms (4,000 bits) leaves on tick 2 with
+    /// 3,680 bits over. A 1500-byte one (12,000 bits) that arrives before tick 2 uses that credit and
+    /// leaves on tick ⌈16000/3840⌉ = 5; one that arrives after it starts afresh: tick 2 + ⌈12000/3840⌉ = 6.
+    #[test]
+    fn credit_carries_within_a_backlog_and_is_dropped_when_the_queue_empties() {
+        let mut l = ticked("384kbit", "0s", "50pkt", "10ms");
+        assert_eq!(at(&mut l, 0.0, 500), 20 * MS);
+        assert_eq!(at(&mut l, 15.0, 1500), 50 * MS);
+        let mut l = ticked("384kbit", "0s", "50pkt", "10ms");
+        assert_eq!(at(&mut l, 0.0, 500), 20 * MS);
+        assert_eq!(at(&mut l, 25.0, 1500), 60 * MS);
+    }
+
+    /// The 2001 code keeps the leftover: after a 500-byte datagram (4,000 bits) leaves on tick 2 of a
+    /// 384 kbit/s pipe, 3,680 bits stay. A 40-byte ACK (320 bits) arriving at 25 ms finds the queue empty
+    /// and covered: it moves at once on tick 2, already past, so it leaves the 50 ms delay line at 70 ms,
+    /// 45 ms after it came; the next ACK at 26 ms too (3,360 left), and a 1500-byte datagram then waits
+    /// ⌈(12000 − 3040)/3840⌉ = 3 ticks. Under "dropped" the first ACK would wait for tick 3.
+    #[test]
+    fn kept_credit_lets_a_packet_that_finds_the_queue_empty_leave_on_the_tick_already_past() {
+        let mut cfg = link("384kbit", "50ms", "50pkt");
+        cfg.framing = Framing::None;
+        cfg.tick = Some("10ms".parse().unwrap());
+        cfg.idle_credit = IdleCredit::Kept;
+        let mut l = LinkDirection::new(&cfg, 1);
+        assert_eq!(at(&mut l, 0.0, 500), 70 * MS);
+        assert_eq!(at(&mut l, 25.0, 40), 70 * MS);
+        assert_eq!(at(&mut l, 26.0, 40), 70 * MS);
+        assert_eq!(at(&mut l, 27.0, 1500), 100 * MS);
+        // Over many arrivals at every phase of the tick, a small packet is held delay − tick to delay + tick.
+        let mut l = LinkDirection::new(&cfg, 1);
+        for i in 0..400u64 {
+            let t = i * 37_000_000 + (i * 250_000) % (10 * MS);
+            let Verdict::Deliver(out) = l.send(Instant::from_nanos(t), 40, false) else { panic!() };
+            let held = out.as_nanos() - t;
+            assert!(held > 40 * MS && held <= 60 * MS, "{held}");
+            assert_eq!(out.as_nanos() % (10 * MS), 0);
+        }
+    }
+
+    /// Over a long backlog the pipe delivers exactly its rate: at 384 kbit/s and HZ 100 the n-th 1500-byte
+    /// datagram leaves on tick ⌈3.125·n⌉, so 1,000 of them (12 Mbit) take 3,125 ticks, 31.25 s: 384,000
+    /// bit/s. At HZ 1000 the same.
+    #[test]
+    fn a_backlogged_pipe_runs_at_its_configured_rate() {
+        for (tick, tick_ns) in [("10ms", 10 * MS), ("1ms", MS)] {
+            let mut l = ticked("384kbit", "0s", "100000pkt", tick);
+            let mut last = 0;
+            for n in 1..=1000u64 {
+                last = at(&mut l, 0.0, 1500);
+                let credit = 384_000 * tick_ns as u128; // per tick, in bit·ns
+                let want = (n as u128 * 12_000 * 1_000_000_000).div_ceil(credit) as u64 * tick_ns;
+                assert_eq!(last, want, "packet {n} at tick {tick}");
+            }
+            assert_eq!(last, 31_250 * MS);
+            let bits_per_s = 1000.0 * 12_000.0 / (last as f64 * 1e-9);
+            assert!((bits_per_s - 384_000.0).abs() < 1e-6, "{bits_per_s}");
+        }
+    }
+
+    /// dummynet's queue counts every packet not yet in the delay line, the one waiting for credit too
+    /// (`q->len >= qsize` drops): a 3-slot pipe holds 3 where the continuous model holds 1 + 3. A byte
+    /// limit drops when the bytes already queued exceed it (`q->len_bytes > qsize`).
+    #[test]
+    fn the_ticked_queue_counts_as_dummynet_does() {
+        let mut l = ticked("128kbit", "0s", "3pkt", "10ms");
+        for _ in 0..3 {
+            assert!(matches!(l.send(Instant::ZERO, 1500, true), Verdict::Deliver(_)));
+        }
+        assert_eq!(l.send(Instant::ZERO, 1500, true), Verdict::Drop(DropReason::QueueFull));
+        assert_eq!(l.stats().max_queue_frames, 2);
+        // The first leaves on tick ⌈12000/1280⌉ = 10: from then on there is room for one more.
+        assert_eq!(l.send(Instant::from_nanos(99 * MS), 1500, true), Verdict::Drop(DropReason::QueueFull));
+        assert!(matches!(l.send(Instant::from_nanos(100 * MS), 1500, true), Verdict::Deliver(_)));
+
+        let mut l = ticked("128kbit", "0s", "3000B", "10ms");
+        assert!(matches!(l.send(Instant::ZERO, 1500, true), Verdict::Deliver(_))); // 1500 queued
+        assert!(matches!(l.send(Instant::ZERO, 1500, true), Verdict::Deliver(_))); // 3000: not above
+        assert!(matches!(l.send(Instant::ZERO, 1500, true), Verdict::Deliver(_))); // 4500
+        assert_eq!(l.send(Instant::ZERO, 40, true), Verdict::Drop(DropReason::QueueFull));
+    }
+
+    /// Random loss keeps its meaning on ticks: the lost packet spends its credit, then does not arrive.
+    #[test]
+    fn a_lost_packet_on_ticks_still_spends_its_credit() {
+        let mut cfg = link("1500kbit", "50ms", "50pkt");
+        cfg.framing = Framing::None;
+        cfg.tick = Some("10ms".parse().unwrap());
+        cfg.loss = LossModel::Scripted { drop: vec![0], packets: LossFilter::All };
+        let mut l = LinkDirection::new(&cfg, 1);
+        assert_eq!(l.send(Instant::ZERO, 1500, true), Verdict::Drop(DropReason::RandomLoss));
+        assert_eq!(at(&mut l, 0.0, 1500), 70 * MS); // second in the backlog: tick 2, out on tick 7
+    }
+
+    #[test]
+    fn tick_and_the_delay_it_quantizes_are_validated() {
+        let mut cfg = link("1mbit", "55ms", "50pkt");
+        assert_eq!(cfg.validate_tick(), Ok(()), "no tick: any delay");
+        cfg.tick = Some("10ms".parse().unwrap());
+        let (key, msg) = cfg.validate_tick().unwrap_err();
+        assert_eq!(key, "delay");
+        assert!(msg.contains("50ms") && msg.contains("multiple of the tick"), "{msg}");
+        cfg.delay = "50ms".parse().unwrap();
+        assert_eq!(cfg.validate_tick(), Ok(()));
+        cfg.tick = Some("2s".parse().unwrap());
+        let (key, msg) = cfg.validate_tick().unwrap_err();
+        assert_eq!(key, "tick");
+        assert!(msg.contains("accepted"), "{msg}");
+        cfg.tick = Some(Duration::ZERO);
+        assert_eq!(cfg.validate_tick().unwrap_err().0, "tick");
+        cfg.tick = None;
+        cfg.idle_credit = IdleCredit::Kept;
+        assert_eq!(cfg.validate_tick().unwrap_err().0, "idle_credit");
     }
 
     #[test]

@@ -20,6 +20,8 @@ fn link(loss: f64) -> LinkConfig {
             LossModel::None
         },
         mtu: None,
+        tick: None,
+        idle_credit: tcplab_link::IdleCredit::Dropped,
     }
 }
 

@@ -32,6 +32,8 @@ pub fn link(rate: &str, delay: &str, queue: &str) -> LinkConfig {
         framing: Framing::Ethernet,
         loss: LossModel::None,
         mtu: None,
+        tick: None,
+        idle_credit: tcplab_link::IdleCredit::Dropped,
     }
 }
 

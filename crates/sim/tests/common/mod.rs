@@ -18,6 +18,8 @@ pub fn link(rate: &str, delay: &str, queue: u32, loss: f64) -> LinkConfig {
             LossModel::None
         },
         mtu: None,
+        tick: None,
+        idle_credit: tcplab_link::IdleCredit::Dropped,
     }
 }
 
