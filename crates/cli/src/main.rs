@@ -4,6 +4,7 @@
 
 mod bench;
 mod compare;
+mod packetdrill;
 mod suite;
 
 use std::path::Path;
@@ -114,6 +115,8 @@ enum Command {
     },
     /// Run the performance benchmarks (docs/benchmarks.md).
     Bench(bench::BenchArgs),
+    /// Run packetdrill scripts against the simulator's TCP (docs/packetdrill.md).
+    Packetdrill(packetdrill::PacketdrillArgs),
     /// Internal: one benchmark workload in a fresh process, so that its peak memory is its own.
     #[command(hide = true)]
     BenchOne(bench::BenchOneArgs),
@@ -247,6 +250,7 @@ fn main() -> ExitCode {
             bench::BenchError::Run(m) => Failure::Run(m),
         }),
         Command::BenchOne(args) => bench::bench_one(&args).map_err(Failure::Run),
+        Command::Packetdrill(args) => packetdrill::packetdrill(&args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
