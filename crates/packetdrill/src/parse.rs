@@ -247,6 +247,10 @@ impl Parser {
                 self.pos += 1;
                 flags = 0x10;
             }
+            // `-`: no flags at all.
+            Some(Tok::Punct("-")) => {
+                self.pos += 1;
+            }
             Some(Tok::Ident(w)) => {
                 // A non-TCP packet (udp, icmp, gre...) is a feature, not a syntax error: marked, then skipped.
                 self.skip_packet_rest();
@@ -324,6 +328,15 @@ impl Parser {
                 }
                 p.options = Options::List(list);
             }
+        }
+        if dir == Direction::Inbound && p.win.is_none() && p.unsupported.is_none() {
+            return Err(ParseError { loc: self.loc(), msg: "an inbound packet needs its window (`win N`)".into() });
+        }
+        if dir == Direction::Inbound && p.options == Options::Any {
+            return Err(ParseError {
+                loc: self.loc(),
+                msg: "<...> for TCP options can only be used with outbound packets".into(),
+            });
         }
         if let Options::List(l) = &p.options {
             if let Some(TcpOpt::Unsupported(n)) = l.iter().find(|o| matches!(o, TcpOpt::Unsupported(_))) {
@@ -415,6 +428,10 @@ impl Parser {
         let args = self.expr_list(")")?;
         self.expect_punct("=", "and the expected return value after the system call")?;
         let ret = self.expr()?;
+        // `= 0x2 (flags O_RDWR)`: a free-form note after a plain return value.
+        if self.is_punct("(") {
+            self.skip_parenthesized()?;
+        }
         let mut errno = None;
         if let Some(Tok::Ident(e)) = self.peek().cloned() {
             if e.starts_with('E') && e.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit()) {
@@ -422,26 +439,30 @@ impl Parser {
                 errno = Some(e);
                 // `(Operation now in progress)`: the strerror text, free-form.
                 if self.is_punct("(") {
-                    let mut depth = 0;
-                    while let Some(t) = self.next() {
-                        match t.tok {
-                            Tok::Punct("(") => depth += 1,
-                            Tok::Punct(")") => {
-                                depth -= 1;
-                                if depth == 0 {
-                                    break;
-                                }
-                            }
-                            _ => {}
-                        }
-                    }
-                    if depth != 0 {
-                        return self.err("expected `)` to close the error text");
-                    }
+                    self.skip_parenthesized()?;
                 }
             }
         }
         Ok(Syscall { name, args, ret, errno, end })
+    }
+
+    /// Skips `( ... )`, nested parentheses included.
+    fn skip_parenthesized(&mut self) -> Result<(), ParseError> {
+        let loc = self.loc();
+        let mut depth = 0;
+        while let Some(t) = self.next() {
+            match t.tok {
+                Tok::Punct("(") => depth += 1,
+                Tok::Punct(")") => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Ok(());
+                    }
+                }
+                _ => {}
+            }
+        }
+        Err(ParseError { loc, msg: "expected `)` to close the parenthesized text".into() })
     }
 
     fn expr_list(&mut self, close: &str) -> Result<Vec<Expr>, ParseError> {

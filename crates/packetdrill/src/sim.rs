@@ -317,6 +317,8 @@ struct Conn {
     error_pending: Option<ConnError>,
     /// The application shut down or closed the sending side.
     write_shut: bool,
+    /// shutdown(SHUT_RD): reads return end-of-file once the queue is empty.
+    read_shut: bool,
     linger_zero: bool,
 }
 
@@ -376,10 +378,12 @@ struct Runner {
     next_iss: u32,
     next_port: u16,
     loc: Loc,
+    /// `TCPLAB_PACKETDRILL_TRACE` set: each event and each segment sent goes to stderr.
+    trace: bool,
 }
 
 fn ns(us: i64) -> Instant {
-    Instant::from_nanos(us.max(0) as u64 * 1000)
+    Instant::from_nanos((us.max(0) as u64).saturating_mul(1000))
 }
 
 fn flags_text(f: u8) -> String {
@@ -537,6 +541,7 @@ impl Runner {
             next_iss: 0x1000_0000,
             next_port: 40_000,
             loc: Loc::default(),
+            trace: std::env::var_os("TCPLAB_PACKETDRILL_TRACE").is_some(),
         }
     }
 
@@ -545,8 +550,12 @@ impl Runner {
     }
 
     fn run(&mut self, events: &[Event]) -> Result<(), Fail> {
+        let trace = self.trace;
         for e in events {
             self.loc = e.loc;
+            if trace {
+                eprintln!("[{:.6}] line {}: {:?}", self.now_us as f64 / 1e6, e.loc.line, e.kind);
+            }
             let inbound = matches!(&e.kind, EventKind::Packet(p) if p.dir == Direction::Inbound);
             // packetdrill adjust_relative_event_times.
             let offset = match self.last {
@@ -555,14 +564,14 @@ impl Runner {
             };
             let (start, end) = match e.time {
                 Time::Absolute(t) => (t, t),
-                Time::Relative(d) => (offset + d, offset + d),
+                Time::Relative(d) => (offset.saturating_add(d), offset.saturating_add(d)),
                 Time::AbsoluteRange(a, b) => (a, b),
-                Time::RelativeRange(a, b) => (offset + a, offset + b),
+                Time::RelativeRange(a, b) => (offset.saturating_add(a), offset.saturating_add(b)),
                 Time::Any => (self.now_us, i64::MAX / 4),
             };
             let mut tolerance = self.opts.tolerance_usecs;
             if let Some((last, _)) = self.last {
-                let dynamic = (self.opts.tolerance_percent / 100.0 * (start - last) as f64) as i64;
+                let dynamic = (self.opts.tolerance_percent / 100.0 * start.saturating_sub(last) as f64) as i64;
                 tolerance = tolerance.max(dynamic);
             }
             match &e.kind {
@@ -578,10 +587,13 @@ impl Runner {
                     self.await_pending()?;
                     self.advance_to(start)?;
                     self.check_time(start, end, tolerance, self.now_us, "system call start")?;
+                    // packetdrill: a relative end counts from the same point as the start.
                     let (end_lo, end_hi) = match c.end {
                         None => (start, start),
-                        Some(Time::Relative(d)) => (start + d, start + d),
-                        Some(Time::Absolute(t)) => (t, t),
+                        Some(Time::Relative(d)) if matches!(e.time, Time::Relative(_)) => {
+                            (offset.saturating_add(d), offset.saturating_add(d))
+                        }
+                        Some(Time::Relative(d)) | Some(Time::Absolute(d)) => (d, d),
                         Some(_) => (start, start),
                     };
                     let p = Pending { loc: e.loc, call: c.clone(), end_lo, end_hi, tolerance };
@@ -607,7 +619,7 @@ impl Runner {
     }
 
     fn check_time(&self, lo: i64, hi: i64, tol: i64, actual: i64, what: &str) -> Result<(), Fail> {
-        if actual < lo - tol || actual > hi.saturating_add(tol) {
+        if actual < lo.saturating_sub(tol) || actual > hi.saturating_add(tol) {
             let expected = if lo == hi {
                 format!("{:.6}", lo as f64 / 1e6)
             } else {
@@ -669,7 +681,11 @@ impl Runner {
         let now = ns(self.now_us);
         for _ in 0..100_000 {
             let Some(seg) = self.conns[i].c.poll_transmit(now, TxRoom::Free) else { break };
-            self.out.push_back(Outbound { at_us: self.now_us, conn: i, seg });
+            let o = Outbound { at_us: self.now_us, conn: i, seg };
+            if self.trace {
+                eprintln!("[{:.6}]   sent {}", self.now_us as f64 / 1e6, self.actual_text(&o, None));
+            }
+            self.out.push_back(o);
         }
         if let Some(e) = self.conns[i].c.error() {
             if self.conns[i].error_pending.is_none() && !matches!(self.conns[i].c.state(), State::TimeWait) {
@@ -701,11 +717,9 @@ impl Runner {
     fn inject(&mut self, p: &Packet) -> Result<(), Fail> {
         let syn_only = p.flags & 0x12 == 0x02;
         let listener = self.socks.iter().find(|(_, s)| matches!(s, Sock::Listening { .. })).map(|(fd, _)| *fd);
-        let retransmitted_syn = self.under_test.is_some_and(|i| {
-            let c = &self.conns[i];
-            c.c.state() == State::SynReceived && c.script_remote_isn == p.seq
-        });
-        if syn_only && listener.is_some() && !retransmitted_syn {
+        // packetdrill: a SYN makes a new connection while the listener is the socket under test (after
+        // listen(), before a SYN); any other packet, a SYN included, goes to the socket under test.
+        if syn_only && listener.is_some() && self.under_test.is_none() {
             let (cfg, fd) = match listener.and_then(|fd| self.socks.get(&fd).map(|s| (fd, s))) {
                 Some((fd, Sock::Listening { cfg, .. })) => (cfg.clone(), fd),
                 _ => unreachable!("a listening socket was found"),
@@ -723,6 +737,7 @@ impl Runner {
                 queued: false,
                 error_pending: None,
                 write_shut: false,
+                read_shut: false,
                 linger_zero: false,
             });
             self.under_test = Some(self.conns.len() - 1);
@@ -823,7 +838,11 @@ impl Runner {
 
     /// Waits for the stack to send what the script expects; returns when it was sent (µs).
     fn expect_outbound(&mut self, p: &Packet, start: i64, end: i64, tol: i64, any: bool) -> Result<i64, Fail> {
-        let deadline = if any { self.now_us + BLOCK_LIMIT_US } else { end.max(start) + SNIFF_TIMEOUT_US };
+        let deadline = if any {
+            self.now_us.saturating_add(BLOCK_LIMIT_US)
+        } else {
+            end.max(start).saturating_add(SNIFF_TIMEOUT_US)
+        };
         let mut got: Vec<Outbound> = Vec::new();
         let mut payload = 0u32;
         loop {
@@ -1002,7 +1021,7 @@ impl Runner {
     /// for its syscall thread to go idle), so run time forward until it does.
     fn await_pending(&mut self) -> Result<(), Fail> {
         while let Some(p) = &self.pending {
-            let limit = p.end_hi + p.tolerance + BLOCK_LIMIT_US;
+            let limit = p.end_hi.saturating_add(p.tolerance).saturating_add(BLOCK_LIMIT_US);
             match self.next_timer_us() {
                 Some(t) if t <= limit => self.step_timers(t)?,
                 _ => {
@@ -1096,6 +1115,7 @@ impl Runner {
             queued: false,
             error_pending: None,
             write_shut: false,
+            read_shut: false,
             linger_zero,
         });
         self.conns.len() - 1
@@ -1124,6 +1144,7 @@ impl Runner {
             ("listen", Sock::Fresh { cfg, nonblock, .. }) => {
                 let (cfg, nonblock) = (cfg.clone(), *nonblock);
                 self.socks.insert(fd, Sock::Listening { cfg, nonblock, queue: VecDeque::new() });
+                self.under_test = None;
                 Ok(Done(0, None))
             }
             ("listen", Sock::Listening { .. }) => Ok(Done(0, None)),
@@ -1212,7 +1233,7 @@ impl Runner {
                 if let Some(e) = k.error_pending.take() {
                     return Ok(Done(-1, Some(errno_of(e))));
                 }
-                if k.c.is_eof() || k.c.state() == State::Closed {
+                if k.c.is_eof() || k.read_shut || k.c.state() == State::Closed {
                     return Ok(Done(0, None));
                 }
                 Ok(if nonblock { Done(-1, Some("EAGAIN")) } else { WouldBlock })
@@ -1260,7 +1281,10 @@ impl Runner {
                 };
                 let k = &mut self.conns[i];
                 match how.as_str() {
-                    "SHUT_RD" => k.c.shutdown_read(),
+                    "SHUT_RD" => {
+                        k.c.shutdown_read();
+                        k.read_shut = true;
+                    }
                     "SHUT_WR" => {
                         k.c.close();
                         k.write_shut = true;
@@ -1269,6 +1293,7 @@ impl Runner {
                         k.c.close();
                         k.c.shutdown_read();
                         k.write_shut = true;
+                        k.read_shut = true;
                     }
                     other => return self.fail(format!("shutdown(): `{other}`: accepted SHUT_RD, SHUT_WR, SHUT_RDWR")),
                 }

@@ -1073,7 +1073,10 @@ impl Connection {
             return;
         }
         if seg.payload_len > 0 && matches!(self.state, State::Established | State::FinWait1 | State::FinWait2) {
-            if self.read_closed && seg.seq + seg.payload_len > self.rcv_nxt {
+            if self.read_closed
+                && matches!(self.state, State::FinWait1 | State::FinWait2)
+                && seg.seq + seg.payload_len > self.rcv_nxt
+            {
                 // Linux tcp_rcv_state_process (TCPAbortOnData): new data for an application that reads no
                 // more resets the connection.
                 self.rst = reset_for(seg);
@@ -2132,6 +2135,10 @@ impl Connection {
                 seg.seq = seq;
                 seg.payload_len = len;
                 seg.flags = if fin { TcpFlags::ACK | TcpFlags::FIN } else { TcpFlags::ACK };
+                // The segment keeps the PSH it was first sent with (Linux retransmits the skb as queued).
+                if len > 0 && seq + len == self.write_end {
+                    seg.flags = seg.flags | TcpFlags::PSH;
+                }
                 retransmit = true;
                 let end = seq + len + fin as u32;
                 // Linux tcp_xmit_retransmit_queue: the RTO runs from the head's retransmission.
