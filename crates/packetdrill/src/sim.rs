@@ -224,6 +224,9 @@ fn header_option(o: &mut RunOptions, name: &str, value: Option<&str>) -> Result<
         // Addresses and ports: the simulated hosts have no addresses to choose.
         "local_ip" | "remote_ip" | "gateway_ip" | "netmask_ip" | "bind_port" | "connect_port" | "verbose" => {}
         "mtu" if value == Some("1500") => {}
+        // The size packetdrill's TUN device cuts large inbound packets into (as GSO): the kernel takes
+        // them as one super-packet, and the simulated stack takes them whole, alike.
+        "mss" if value.is_some_and(|v| v.parse::<u32>().is_ok()) => {}
         _ => return Err(format!("option --{name} is not supported")),
     }
     Ok(())
@@ -858,7 +861,9 @@ impl Runner {
                 };
                 return Err(Fail { loc: self.loc, msg, time_us: self.now_us });
             };
-            if Some(o.conn) != self.under_test {
+            // A reset sent for no socket belongs to the script only while no connection is under test.
+            let connless = o.conn == usize::MAX && self.under_test.is_none();
+            if Some(o.conn) != self.under_test && !connless {
                 let text = self.actual_text(&o, None);
                 return self.fail(format!("packet is not for the expected socket: {text}"));
             }
@@ -873,7 +878,9 @@ impl Runner {
         let i = last.conn;
         // Learn the local ISN from the stack's SYN or SYN-ACK.
         if p.flags & 0x02 != 0 {
-            self.conns[i].script_local_isn = p.seq;
+            if let Some(c) = self.conns.get_mut(i) {
+                c.script_local_isn = p.seq;
+            }
         }
         let mut actual = last.seg;
         actual.seq = first;
@@ -882,9 +889,10 @@ impl Runner {
         let actual_opts = wire_options(&actual);
         if let (Options::List(l), Some(ts)) = (&p.options, actual.options.timestamps) {
             if let Some(TcpOpt::Timestamp { val, .. }) = l.iter().find(|o| matches!(o, TcpOpt::Timestamp { .. })) {
-                let c = &mut self.conns[i];
-                c.ts_map.insert(*val, ts.tsval);
-                c.first_ts.get_or_insert((*val, ts.tsval));
+                if let Some(c) = self.conns.get_mut(i) {
+                    c.ts_map.insert(*val, ts.tsval);
+                    c.first_ts.get_or_insert((*val, ts.tsval));
+                }
             }
         }
         let text = self.actual_text(&Outbound { at_us: last.at_us, conn: i, seg: actual }, Some(p));
@@ -896,9 +904,13 @@ impl Runner {
                 time_us: last.at_us,
             })
         };
-        let c = &self.conns[i];
-        let seq = actual.seq.0.wrapping_sub(c.c_iss()).wrapping_add(c.script_local_isn);
-        let ack = actual.ack.0.wrapping_sub(REMOTE_ISN).wrapping_add(c.script_remote_isn);
+        // Connection-less resets map with zero ISNs (their SEQ is the script's own ACK field).
+        let (iss, script_local, script_remote, first_ts) = match self.conns.get(i) {
+            Some(c) => (c.c_iss(), c.script_local_isn, c.script_remote_isn, c.first_ts),
+            None => (0, 0, 0, None),
+        };
+        let seq = actual.seq.0.wrapping_sub(iss).wrapping_add(script_local);
+        let ack = actual.ack.0.wrapping_sub(REMOTE_ISN).wrapping_add(script_remote);
         if actual.flags.0 != p.flags {
             return mismatch(format!("bad flags {} (expected {})", flags_text(actual.flags.0), flags_text(p.flags)));
         }
@@ -934,7 +946,7 @@ impl Runner {
                             if tick == 0 {
                                 true
                             } else {
-                                let (sv, lv) = c.first_ts.unwrap_or((*wv, *av));
+                                let (sv, lv) = first_ts.unwrap_or((*wv, *av));
                                 let mapped = sv.wrapping_add(av.wrapping_sub(lv));
                                 // Cumulative tolerance since the script's start (verify_outbound_tcp_option).
                                 let t = self
@@ -947,7 +959,7 @@ impl Runner {
                         (TcpOpt::Sack(wb), TcpOpt::Sack(ab)) => {
                             wb.len() == ab.len()
                                 && wb.iter().zip(ab).all(|((wl, wr), (al, ar))| {
-                                    let m = |x: u32| x.wrapping_sub(REMOTE_ISN).wrapping_add(c.script_remote_isn);
+                                    let m = |x: u32| x.wrapping_sub(REMOTE_ISN).wrapping_add(script_remote);
                                     m(*al) == *wl && m(*ar) == *wr
                                 })
                         }

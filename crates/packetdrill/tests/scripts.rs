@@ -87,3 +87,28 @@ fn parse_errors_are_failures_with_their_position() {
     assert_eq!((r.line, r.column), (Some(2), Some(12)));
     assert!(r.reason.unwrap().starts_with("parse error"));
 }
+
+#[test]
+fn docs_list_every_script_and_sysctl() {
+    let doc_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/packetdrill.md");
+    let doc = std::fs::read_to_string(&doc_path).expect("docs/packetdrill.md is readable");
+    for (path, _) in scripts() {
+        let name = Path::new(&path).file_name().unwrap().to_string_lossy().to_string();
+        assert!(doc.contains(&format!("`{name}`")), "docs/packetdrill.md does not list {name}");
+    }
+    for s in tcplab_packetdrill::sysctl::SYSCTLS {
+        assert!(doc.contains(&format!("`net.ipv4.{}`", s.name)), "docs/packetdrill.md does not list {}", s.name);
+    }
+}
+
+#[test]
+fn a_segment_for_no_socket_is_reset() {
+    // No listener: a SYN is refused with RST|ACK (RFC 9293 §3.10.7.1), an ACK with a bare RST.
+    let text = "0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n\
+                +0 < S 0:0(0) win 1000 <mss 1000>\n\
+                +0 > R. 0:0(0) ack 1\n\
+                +.1 < . 1:1(0) ack 2001 win 1000\n\
+                +0 > R 2001:2001(0)\n";
+    let r = run_text("t.pkt", text, &linux());
+    assert_eq!(r.status, "pass", "{:?}", r.reason);
+}

@@ -283,11 +283,22 @@ pub struct TcpConfig {
     /// receive buffer autotuning may reach, max(`tcp_rmem[2]`, `rmem_max`) (6 MiB by default: shift 7),
     /// not the buffer the connection starts with. 0 = the largest window `recv_buffer` ×
     /// `recv_window_ratio` offers. Default 0.
+    #[serde(skip_serializing_if = "is_zero_bytes")]
     pub wscale_space: ByteSize,
     /// How many times a SYN (or SYN-ACK) is retransmitted before the open fails with ETIMEDOUT (Linux
     /// `tcp_syn_retries` and `tcp_synack_retries`, 6 and 5 by default; RFC 9293 §3.8.3 R2 asks for at
     /// least 3 minutes). 0 = no limit. Default 0.
+    #[serde(skip_serializing_if = "is_zero_u32")]
     pub syn_retries: u32,
+}
+
+// The knobs added after result documents were first published are left out of them at their default
+// (which keeps the behaviour of before), so that those documents stay byte-identical.
+fn is_zero_bytes(b: &ByteSize) -> bool {
+    b.bytes() == 0
+}
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Default for TcpConfig {

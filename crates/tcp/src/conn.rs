@@ -602,7 +602,9 @@ impl Connection {
                 seq: self.snd_nxt,
                 ack: self.rcv_nxt,
                 flags: TcpFlags::RST | TcpFlags::ACK,
-                window: self.advertise_window(),
+                // The window last advertised (not a new choice: `advertise_window` has one caller, the
+                // output path, where it is inlined).
+                window: (self.rcv_adv.diff(self.rcv_nxt).max(0) as u32 >> self.rcv_wscale).min(65_535) as u16,
                 ..TcpSegment::default()
             };
             // It leaves through the ordinary output path (tcp_transmit_skb): with the timestamps option.
@@ -1073,16 +1075,7 @@ impl Connection {
             return;
         }
         if seg.payload_len > 0 && matches!(self.state, State::Established | State::FinWait1 | State::FinWait2) {
-            if self.read_closed
-                && matches!(self.state, State::FinWait1 | State::FinWait2)
-                && seg.seq + seg.payload_len > self.rcv_nxt
-            {
-                // Linux tcp_rcv_state_process (TCPAbortOnData): new data for an application that reads no
-                // more resets the connection.
-                self.rst = reset_for(seg);
-                self.state = State::Closed;
-                self.error = Some(ConnError::Reset);
-                self.disarm_all();
+            if self.state != State::Established && self.abort_on_data(seg) {
                 return;
             }
             self.process_data(now, seg);
@@ -1093,6 +1086,21 @@ impl Connection {
             self.ack_now = true;
         }
         self.consume_fin(now);
+    }
+
+    /// Linux `tcp_rcv_state_process` (TCPAbortOnData): in FIN-WAIT-1/2, new data for an application that
+    /// reads no more resets the connection. True when it did.
+    #[cold]
+    #[inline(never)]
+    fn abort_on_data(&mut self, seg: &TcpSegment) -> bool {
+        if !self.read_closed || seg.seq + seg.payload_len <= self.rcv_nxt {
+            return false;
+        }
+        self.rst = reset_for(seg);
+        self.state = State::Closed;
+        self.error = Some(ConnError::Reset);
+        self.disarm_all();
+        true
     }
 
     /// RFC 9293 §3.10.7.4, the four cases of segment acceptability.
@@ -2114,10 +2122,6 @@ impl Connection {
     }
 
     fn emit(&mut self, now: Instant, choice: Choice) -> TcpSegment {
-        if let Choice::Reset = choice {
-            self.st.SegsOut += 1;
-            return self.rst.take().unwrap_or_default();
-        }
         let mut seg = TcpSegment { src_port: self.local_port, dst_port: self.remote_port, ..TcpSegment::default() };
         let mut retransmit = false;
         match choice {
@@ -2203,7 +2207,10 @@ impl Connection {
                 seg.seq = self.snd_nxt;
                 seg.flags = TcpFlags::ACK;
             }
-            Choice::Reset => {}
+            Choice::Reset => {
+                self.st.SegsOut += 1;
+                return self.rst.take().unwrap_or_default();
+            }
         }
         if seg.payload_len > 0 {
             self.last_data_sent = Some(now);
