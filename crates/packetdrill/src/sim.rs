@@ -255,6 +255,12 @@ fn unsupported(script: &Script, settings: &Settings) -> Option<String> {
                     Some(other) => format!("{other:?}"),
                     None => String::new(),
                 };
+                // Buffers are not modelled: only `...` (any valid buffer) is, not a NULL or bad pointer.
+                if matches!(c.name.as_str(), "write" | "send" | "sendto" | "read" | "recv" | "recvfrom")
+                    && !matches!(c.args.get(1), Some(Expr::Ellipsis))
+                {
+                    return Some(format!("{}() buffer argument {:?} (only `...` is modelled)", c.name, c.args.get(1)));
+                }
                 match c.name.as_str() {
                     "setsockopt" if !SETSOCKOPTS.contains(&arg_name(2).as_str()) => {
                         return Some(format!("setsockopt {}", arg_name(2)));
