@@ -5,6 +5,7 @@
 mod bench;
 mod compare;
 mod explain;
+mod packetdrill;
 mod suite;
 
 use std::path::Path;
@@ -132,6 +133,8 @@ enum Command {
     },
     /// Run the performance benchmarks (docs/benchmarks.md).
     Bench(bench::BenchArgs),
+    /// Run packetdrill scripts against the simulator's TCP (docs/packetdrill.md).
+    Packetdrill(packetdrill::PacketdrillArgs),
     /// Internal: one benchmark workload in a fresh process, so that its peak memory is its own.
     #[command(hide = true)]
     BenchOne(bench::BenchOneArgs),
@@ -261,6 +264,7 @@ fn main() -> ExitCode {
             bench::BenchError::Run(m) => Failure::Run(m),
         }),
         Command::BenchOne(args) => bench::bench_one(&args).map_err(Failure::Run),
+        Command::Packetdrill(args) => packetdrill::packetdrill(&args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

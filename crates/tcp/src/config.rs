@@ -278,6 +278,27 @@ pub struct TcpConfig {
     pub tick: Duration,
     /// How long a connection stays in TIME-WAIT (RFC 9293 §3.6: 2·MSL). Default 60s (Linux).
     pub time_wait: Duration,
+    /// The buffer space the window scale shift is chosen for, bytes: the smallest shift that fits it in
+    /// the 16-bit window field (RFC 7323 §2.3). Linux's `tcp_select_initial_window` uses the largest
+    /// receive buffer autotuning may reach, max(`tcp_rmem[2]`, `rmem_max`) (6 MiB by default: shift 7),
+    /// not the buffer the connection starts with. 0 = the largest window `recv_buffer` ×
+    /// `recv_window_ratio` offers. Default 0.
+    #[serde(skip_serializing_if = "is_zero_bytes")]
+    pub wscale_space: ByteSize,
+    /// How many times a SYN (or SYN-ACK) is retransmitted before the open fails with ETIMEDOUT (Linux
+    /// `tcp_syn_retries` and `tcp_synack_retries`, 6 and 5 by default; RFC 9293 §3.8.3 R2 asks for at
+    /// least 3 minutes). 0 = no limit. Default 0.
+    #[serde(skip_serializing_if = "is_zero_u32")]
+    pub syn_retries: u32,
+}
+
+// The knobs added after result documents were first published are left out of them at their default
+// (which keeps the behaviour of before), so that those documents stay byte-identical.
+fn is_zero_bytes(b: &ByteSize) -> bool {
+    b.bytes() == 0
+}
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Default for TcpConfig {
@@ -338,6 +359,8 @@ impl Default for TcpConfig {
             cwnd_unit: CwndUnit::Bytes,
             tick: Duration::ZERO,
             time_wait: Duration::from_secs(60),
+            wscale_space: ByteSize::new(0),
+            syn_retries: 0,
         }
     }
 }
@@ -563,7 +586,9 @@ mod tests {
 
     #[test]
     fn every_knob_is_documented_and_listed() {
-        let serialized = toml::Value::try_from(TcpConfig::default()).unwrap();
+        // The knobs left out at their defaults (`skip_serializing_if`) set, so that every one is listed.
+        let all = TcpConfig { wscale_space: ByteSize::new(1), syn_retries: 1, ..TcpConfig::default() };
+        let serialized = toml::Value::try_from(all).unwrap();
         let fields: Vec<&String> = serialized.as_table().unwrap().keys().collect();
         let listed: Vec<&str> = KNOBS.iter().map(|(n, _)| *n).collect();
         for f in &fields {

@@ -21,6 +21,9 @@ use crate::recovery::{AckVerdict, NextSeg, Phase, Recovery, Snd};
 use crate::rtt::RttEstimator;
 use crate::sampler::RttSampler;
 
+mod info;
+pub use info::{TcpInfo, TCP_INFINITE_SSTHRESH};
+
 /// Connection states, named and printed as in RFC 9293 §3.3.2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum State {
@@ -56,6 +59,35 @@ impl fmt::Display for State {
 }
 
 pub use tcplab_transport::TxRoom;
+
+/// Why a connection ended before an orderly close: what a socket reports as its error (SO_ERROR).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnError {
+    /// The peer reset an established connection (ECONNRESET).
+    Reset,
+    /// The peer answered the SYN with a reset (ECONNREFUSED).
+    Refused,
+    /// The SYN went unanswered `syn_retries` times (ETIMEDOUT).
+    TimedOut,
+}
+
+/// RFC 9293 §3.10.7.1: the reset that answers `seg` when no connection exists for it (or the one it
+/// reached was aborted): `<SEQ=SEG.ACK><CTL=RST>` for a segment with ACK, else
+/// `<SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>`; none for a reset. Ports are swapped.
+pub fn reset_for(seg: &TcpSegment) -> Option<TcpSegment> {
+    if seg.flags.rst() {
+        return None;
+    }
+    let mut r = TcpSegment { src_port: seg.dst_port, dst_port: seg.src_port, ..TcpSegment::default() };
+    if seg.flags.ack() {
+        r.seq = seg.ack;
+        r.flags = TcpFlags::RST;
+    } else {
+        r.ack = seg.seq + seg.seq_len();
+        r.flags = TcpFlags::RST | TcpFlags::ACK;
+    }
+    Some(r)
+}
 
 /// Protocol timers, one deadline each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,10 +132,19 @@ enum SndLim {
 enum Choice {
     Syn,
     SynAck,
-    Retransmit { seq: SeqNumber, len: u32, fin: bool },
-    NewData { len: u32, fin: bool },
+    Retransmit {
+        seq: SeqNumber,
+        len: u32,
+        fin: bool,
+    },
+    NewData {
+        len: u32,
+        fin: bool,
+    },
     ZeroWindowProbe,
     Ack,
+    /// The reset in `Connection::rst`.
+    Reset,
 }
 
 /// What choosing a segment found out on the way, which [`Connection::poll_transmit`] settles whether
@@ -265,6 +306,13 @@ pub struct Connection {
     ack: AckState,
     rng: Xoshiro256PlusPlus,
     st: Estats,
+    /// A reset to send: after an abort, or in answer to a segment (RFC 9293 §3.10.7.1, §3.10.7.3).
+    rst: Option<TcpSegment>,
+    /// Why the connection ended abnormally, once it did.
+    error: Option<ConnError>,
+    /// The application will read no more (close, or shutdown for reading): new data is answered with a
+    /// reset, as Linux's `tcp_rcv_state_process` does after close (RFC 9293 §3.10.7.4 leaves it open).
+    read_closed: bool,
 }
 
 impl fmt::Debug for Connection {
@@ -356,6 +404,9 @@ impl Connection {
             ack: AckState::new(&cfg),
             rng: Xoshiro256PlusPlus::seed_from_u64(iss.0 as u64),
             st: Estats::default(),
+            rst: None,
+            error: None,
+            read_closed: false,
             cfg,
         }
     }
@@ -392,6 +443,10 @@ impl Connection {
     }
     pub fn ssthresh(&self) -> u32 {
         self.cwnd.ssthresh()
+    }
+    /// The initial send sequence number.
+    pub fn iss(&self) -> SeqNumber {
+        self.iss
     }
     pub fn snd_una(&self) -> SeqNumber {
         self.snd_una
@@ -531,6 +586,52 @@ impl Connection {
             }
             _ => {}
         }
+    }
+
+    /// Aborts the connection (RFC 9293 §3.10.5 ABORT; Linux `tcp_send_active_reset` on close with unread
+    /// data or a zero linger): a synchronized connection sends `<SEQ=SND.NXT><ACK=RCV.NXT><CTL=RST,ACK>` at
+    /// the next `poll_transmit`, and is CLOSED at once.
+    pub fn abort(&mut self, now: Instant) {
+        if matches!(
+            self.state,
+            State::SynReceived | State::Established | State::FinWait1 | State::FinWait2 | State::CloseWait
+        ) {
+            let mut r = TcpSegment {
+                src_port: self.local_port,
+                dst_port: self.remote_port,
+                seq: self.snd_nxt,
+                ack: self.rcv_nxt,
+                flags: TcpFlags::RST | TcpFlags::ACK,
+                // The window last advertised (not a new choice: `advertise_window` has one caller, the
+                // output path, where it is inlined).
+                window: (self.rcv_adv.diff(self.rcv_nxt).max(0) as u32 >> self.rcv_wscale).min(65_535) as u16,
+                ..TcpSegment::default()
+            };
+            // It leaves through the ordinary output path (tcp_transmit_skb): with the timestamps option.
+            if self.ts_ok {
+                r.options.timestamps = Some(Timestamps { tsval: self.ts_now(now), tsecr: self.ts_recent });
+            }
+            self.rst = Some(r);
+        }
+        self.state = State::Closed;
+        self.disarm_all();
+    }
+
+    /// The application will read no more (shutdown for reading, or close): data that arrives from now on
+    /// resets the connection.
+    pub fn shutdown_read(&mut self) {
+        self.read_closed = true;
+    }
+
+    /// Why the connection ended abnormally, if it did.
+    pub fn error(&self) -> Option<ConnError> {
+        self.error
+    }
+
+    /// The knobs, for a change during the connection (a socket option: TCP_NODELAY, TCP_CORK,
+    /// SO_SNDBUF...). The connection gets its own copy of a shared configuration on the first change.
+    pub fn config_mut(&mut self) -> &mut TcpConfig {
+        Arc::make_mut(&mut self.cfg)
     }
 
     // ----------------------------------------------------------------------------------------------
@@ -684,6 +785,13 @@ impl Connection {
         self.st.CurTimeoutCount += 1;
         self.sampler.forget_timed();
         if matches!(self.state, State::SynSent | State::SynReceived) {
+            if self.cfg.syn_retries > 0 && self.backoff >= self.cfg.syn_retries {
+                // Linux tcp_write_timeout: the open fails once the retries are spent.
+                self.state = State::Closed;
+                self.error = Some(ConnError::TimedOut);
+                self.disarm_all();
+                return;
+            }
             self.syn_retransmitted = true;
             self.syn_resend = true;
             self.backoff += 1;
@@ -779,11 +887,15 @@ impl Connection {
     fn on_segment_syn_sent(&mut self, now: Instant, seg: &TcpSegment) {
         let ack_ok = seg.flags.ack() && seg.ack == self.iss + 1;
         if seg.flags.ack() && !ack_ok {
-            return; // RFC 9293: would elicit a RST; the simulator's peers never send one
+            // RFC 9293 §3.10.7.3: an unacceptable ACK is answered with <SEQ=SEG.ACK><CTL=RST>.
+            self.rst = reset_for(seg);
+            return;
         }
         if seg.flags.rst() {
             if ack_ok {
                 self.state = State::Closed;
+                self.error = Some(ConnError::Refused);
+                self.disarm_all();
             }
             return;
         }
@@ -846,8 +958,12 @@ impl Connection {
         if !self.cfg.window_scaling {
             return 0;
         }
+        let space = match self.cfg.wscale_space.bytes() {
+            0 => self.recv_window_max,
+            n => n,
+        };
         let mut s = 0u8;
-        while (self.recv_window_max >> s) > 65_535 && s < 14 {
+        while (space >> s) > 65_535 && s < 14 {
             s += 1;
         }
         s
@@ -922,6 +1038,7 @@ impl Connection {
             // RFC 5961 §3.2: reset only on an exact match, challenge otherwise.
             if seg.seq == self.rcv_nxt {
                 self.state = State::Closed;
+                self.error = Some(ConnError::Reset);
                 self.disarm_all();
             } else {
                 self.ack_now = true;
@@ -958,6 +1075,9 @@ impl Connection {
             return;
         }
         if seg.payload_len > 0 && matches!(self.state, State::Established | State::FinWait1 | State::FinWait2) {
+            if self.state != State::Established && self.abort_on_data(seg) {
+                return;
+            }
             self.process_data(now, seg);
         }
         if seg.flags.fin() {
@@ -966,6 +1086,21 @@ impl Connection {
             self.ack_now = true;
         }
         self.consume_fin(now);
+    }
+
+    /// Linux `tcp_rcv_state_process` (TCPAbortOnData): in FIN-WAIT-1/2, new data for an application that
+    /// reads no more resets the connection. True when it did.
+    #[cold]
+    #[inline(never)]
+    fn abort_on_data(&mut self, seg: &TcpSegment) -> bool {
+        if !self.read_closed || seg.seq + seg.payload_len <= self.rcv_nxt {
+            return false;
+        }
+        self.rst = reset_for(seg);
+        self.state = State::Closed;
+        self.error = Some(ConnError::Reset);
+        self.disarm_all();
+        true
     }
 
     /// RFC 9293 §3.10.7.4, the four cases of segment acceptability.
@@ -1702,8 +1837,16 @@ impl Connection {
     /// What to send next (a pure choice), noting in `notes` what the sender learned on the way.
     fn choose(&self, now: Instant, notes: &mut Notes) -> Option<Choice> {
         match self.state {
-            State::Closed | State::Listen | State::TimeWait => return self.ack_now.then_some(Choice::Ack),
+            State::Closed | State::Listen | State::TimeWait => {
+                if self.rst.is_some() {
+                    return Some(Choice::Reset);
+                }
+                return self.ack_now.then_some(Choice::Ack);
+            }
             State::SynSent => {
+                if self.rst.is_some() {
+                    return Some(Choice::Reset);
+                }
                 return (self.snd_nxt == self.iss || self.syn_resend).then_some(Choice::Syn);
             }
             State::SynReceived => {
@@ -1996,6 +2139,10 @@ impl Connection {
                 seg.seq = seq;
                 seg.payload_len = len;
                 seg.flags = if fin { TcpFlags::ACK | TcpFlags::FIN } else { TcpFlags::ACK };
+                // The segment keeps the PSH it was first sent with (Linux retransmits the skb as queued).
+                if len > 0 && seq + len == self.write_end {
+                    seg.flags = seg.flags | TcpFlags::PSH;
+                }
                 retransmit = true;
                 let end = seq + len + fin as u32;
                 // Linux tcp_xmit_retransmit_queue: the RTO runs from the head's retransmission.
@@ -2059,6 +2206,10 @@ impl Connection {
             Choice::Ack => {
                 seg.seq = self.snd_nxt;
                 seg.flags = TcpFlags::ACK;
+            }
+            Choice::Reset => {
+                self.st.SegsOut += 1;
+                return self.rst.take().unwrap_or_default();
             }
         }
         if seg.payload_len > 0 {

@@ -24,7 +24,7 @@ mod sampler;
 mod transport;
 
 pub use config::{CongestionControlKind, InitialWindow, TcpConfig};
-pub use conn::{Connection, State, TxRoom};
+pub use conn::{reset_for, ConnError, Connection, State, TcpInfo, TxRoom, TCP_INFINITE_SSTHRESH};
 pub use estats::Estats;
 
 #[cfg(test)]

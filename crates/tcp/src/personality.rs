@@ -84,6 +84,7 @@ impl TcpConfig {
                 tlp: true,
                 prr: true,
                 undo: true,
+                syn_retries: 6,
                 ..rfc.clone()
             }),
             "linux-2.4" => Some(TcpConfig {

@@ -1,0 +1,100 @@
+//! `tcplab packetdrill`: packetdrill scripts against the simulator's TCP (docs/packetdrill.md).
+
+use std::path::PathBuf;
+
+use tcplab_packetdrill::report;
+use tcplab_tcp::TcpConfig;
+
+use crate::Failure;
+
+#[derive(clap::Args)]
+pub struct PacketdrillArgs {
+    /// Scripts to run (.pkt).
+    #[arg(value_name = "FILE.pkt")]
+    files: Vec<PathBuf>,
+    /// Run every .pkt file under DIR too (recursively, in path order).
+    #[arg(long, value_name = "DIR")]
+    corpus: Vec<PathBuf>,
+    /// The stack personality under test (`tcplab explain` lists them).
+    #[arg(long, default_value = "linux")]
+    stack: String,
+    /// Where the scripts run: `sim` (the simulator's TCP). `linux` (this kernel through a TUN device) is
+    /// not implemented yet (docs/packetdrill.md says what it needs).
+    #[arg(long, default_value = "sim")]
+    backend: String,
+    /// Write the report (schema tcplab.packetdrill/1) to FILE, or "-" for stdout.
+    #[arg(long, value_name = "FILE|-")]
+    json: Option<String>,
+    /// Print failures and skips only, and the totals.
+    #[arg(long)]
+    quiet: bool,
+}
+
+pub fn packetdrill(a: &PacketdrillArgs) -> Result<(), Failure> {
+    if a.backend != "sim" {
+        return Err(Failure::BadInput(format!(
+            "--backend {}: accepted `sim` (the kernel backend through TUN is not implemented yet; docs/packetdrill.md)",
+            a.backend
+        )));
+    }
+    let Some(base) = TcpConfig::personality(&a.stack) else {
+        let names: Vec<&str> = tcplab_tcp::personality::PERSONALITIES.iter().map(|(n, _)| *n).collect();
+        return Err(Failure::BadInput(format!("--stack {}: accepted {}", a.stack, names.join(", "))));
+    };
+    let mut files = a.files.clone();
+    for d in &a.corpus {
+        files.extend(report::collect(d).map_err(|e| Failure::BadInput(format!("--corpus {}: {e}", d.display())))?);
+    }
+    if files.is_empty() {
+        return Err(Failure::BadInput("no scripts: give FILE.pkt arguments or --corpus DIR".into()));
+    }
+    for f in &files {
+        if !f.is_file() {
+            return Err(Failure::BadInput(format!("{}: no such script file", f.display())));
+        }
+    }
+    let rep = report::run_files(&files, &a.stack, &base).map_err(Failure::BadInput)?;
+    let to_stdout = a.json.as_deref() == Some("-");
+    if !to_stdout {
+        for s in &rep.scripts {
+            match s.status {
+                "pass" if a.quiet => {}
+                "pass" => println!("pass  {}", s.path),
+                "skip" => println!("skip  {}: {}", s.path, s.reason.as_deref().unwrap_or("")),
+                _ => println!(
+                    "FAIL  {}:{}:{}: {} (t={:.6} s)",
+                    s.path,
+                    s.line.unwrap_or(0),
+                    s.column.unwrap_or(0),
+                    s.reason.as_deref().unwrap_or(""),
+                    s.time_s.unwrap_or(0.0)
+                ),
+            }
+        }
+        println!(
+            "{} scripts on {} ({}): {} pass, {} fail, {} skip",
+            rep.scripts.len(),
+            rep.stack,
+            rep.backend,
+            rep.totals.pass,
+            rep.totals.fail,
+            rep.totals.skip
+        );
+    }
+    if let Some(j) = &a.json {
+        let text = serde_json::to_string_pretty(&rep).map_err(|e| Failure::Run(e.to_string()))? + "\n";
+        if to_stdout {
+            print!("{text}");
+        } else {
+            // Written whole or not at all: a temporary file renamed into place.
+            let tmp = format!("{j}.tmp");
+            std::fs::write(&tmp, text)
+                .and_then(|_| std::fs::rename(&tmp, j))
+                .map_err(|e| Failure::Run(format!("{j}: {e}")))?;
+        }
+    }
+    if rep.totals.fail > 0 {
+        return Err(Failure::Run(format!("{} of {} scripts failed", rep.totals.fail, rep.scripts.len())));
+    }
+    Ok(())
+}
