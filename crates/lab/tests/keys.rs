@@ -204,6 +204,7 @@ fn prefix_of(heading: &str) -> Option<&'static str> {
         ("`[test]`", "test."),
         ("Sweeps and repetitions", ""),
         ("RDP knobs", "{client,server}.rdp."),
+        ("Table", "table."),
     ]
     .iter()
     .find(|(h, _)| heading.starts_with(h))
