@@ -1083,7 +1083,10 @@ impl Connection {
         if seg.flags.fin() {
             seq += seg.payload_len;
             self.fin_rcvd = Some(seq);
-            self.ack_now = true;
+            // A FIN taken in order is ACKed by consume_fin's rules; one that waits for data is not.
+            if self.rcv_nxt != seq {
+                self.ack_now = true;
+            }
         }
         self.consume_fin(now);
     }
@@ -1133,12 +1136,33 @@ impl Connection {
         if self.rcv_adv < self.rcv_nxt {
             self.rcv_adv = self.rcv_nxt;
         }
-        self.ack_now = true;
+        if self.state == State::Established && self.cfg.fin_delayed_ack && self.ack.on_fin() {
+            self.delay_ack_of_fin(now);
+        } else {
+            self.ack_now = true;
+        }
         match self.state {
             State::SynReceived | State::Established => self.state = State::CloseWait,
             State::FinWait1 => self.state = State::Closing,
             State::FinWait2 => self.enter_time_wait(now),
             _ => {}
+        }
+    }
+
+    /// Linux `__tcp_ack_snd_check` after `tcp_fin` (`fin_delayed_ack`): in pingpong mode the FIN is ACKed
+    /// at once only when more than a segment is unacknowledged, else by `tcp_send_delayed_ack` (an earlier
+    /// pending deadline kept).
+    #[cold]
+    #[inline(never)]
+    fn delay_ack_of_fin(&mut self, now: Instant) {
+        let v = self.rcv_view();
+        if v.unacked > v.rcv_mss {
+            self.ack_now = true;
+            return;
+        }
+        let at = self.ack.deadline(now, &v, &self.cfg);
+        if !self.armed(Timer::DelayedAck) || at.as_nanos() < self.timers[Timer::DelayedAck as usize] {
+            self.arm(Timer::DelayedAck, at);
         }
     }
 

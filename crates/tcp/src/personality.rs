@@ -85,6 +85,7 @@ impl TcpConfig {
                 prr: true,
                 undo: true,
                 syn_retries: 6,
+                fin_delayed_ack: true,
                 ..rfc.clone()
             }),
             "linux-2.4" => Some(TcpConfig {
