@@ -298,6 +298,12 @@ pub struct TcpConfig {
     /// delayed path). Off = every FIN is ACKed at once. Default off.
     #[serde(skip_serializing_if = "is_false")]
     pub fin_delayed_ack: bool,
+    /// A segment that fills a hole and also carries out-of-order data already held is reported with a
+    /// D-SACK block for the first such held range, up to the segment's end (RFC 2883 §4; Linux
+    /// `tcp_ofo_queue` → `tcp_dsack_extend`, as fixed in 6.16). Off = only the part below RCV.NXT is
+    /// reported. Default off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub dsack_covered_ooo: bool,
 }
 
 // The knobs added after result documents were first published are left out of them at their default
@@ -373,6 +379,7 @@ impl Default for TcpConfig {
             wscale_space: ByteSize::new(0),
             syn_retries: 0,
             fin_delayed_ack: false,
+            dsack_covered_ooo: false,
         }
     }
 }
@@ -603,6 +610,7 @@ mod tests {
             wscale_space: ByteSize::new(1),
             syn_retries: 1,
             fin_delayed_ack: true,
+            dsack_covered_ooo: true,
             ..TcpConfig::default()
         };
         let serialized = toml::Value::try_from(all).unwrap();

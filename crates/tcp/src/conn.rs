@@ -1681,6 +1681,9 @@ impl Connection {
             self.st.ThruOctetsReceived += (end - self.rcv_nxt) as u64;
             self.rcv_nxt = end;
             let had_holes = !self.ooo.is_empty();
+            if had_holes && self.cfg.dsack_covered_ooo {
+                self.dsack_covered_ooo(end);
+            }
             while let Some((_, e)) = self.ooo.pop_if_starts_by(self.rcv_nxt) {
                 if e > self.rcv_nxt {
                     self.st.ThruOctetsReceived += (e - self.rcv_nxt) as u64;
@@ -1736,6 +1739,27 @@ impl Connection {
                 self.ack_now = true;
             }
         }
+    }
+
+    /// `dsack_covered_ooo`, Linux `tcp_ofo_queue`: the first out-of-order range that the in-order segment
+    /// ending at `end` (the RCV.NXT the queue is drained from) delivered again is a duplicate, reported
+    /// up to `end`; `tcp_dsack_extend` joins it to a D-SACK already pending (the segment's own old part)
+    /// only when the two touch.
+    #[cold]
+    #[inline(never)]
+    fn dsack_covered_ooo(&mut self, end: SeqNumber) {
+        let Some((l, r)) = self.ooo.iter().next() else { return };
+        if l >= end {
+            return;
+        }
+        let dup = SackBlock { left: l, right: r.min(end) };
+        self.dsack = match self.dsack {
+            Some(d) if dup.left <= d.right && d.left <= dup.right => {
+                Some(SackBlock { left: d.left.min(dup.left), right: d.right.max(dup.right) })
+            }
+            Some(d) => Some(d),
+            None => Some(dup),
+        };
     }
 
     /// Linux `__tcp_ack_snd_check` with SACK compression: true when the duplicate ACK this out-of-order

@@ -86,6 +86,7 @@ impl TcpConfig {
                 undo: true,
                 syn_retries: 6,
                 fin_delayed_ack: true,
+                dsack_covered_ooo: true,
                 ..rfc.clone()
             }),
             "linux-2.4" => Some(TcpConfig {
