@@ -311,6 +311,19 @@ impl AckState {
         }
     }
 
+    /// Linux `tcp_fin` on an established connection: `inet_csk_enter_pingpong_mode`. True when the ACK of
+    /// the FIN may wait for the delayed-ACK timer: data has been received, so the ATO is set
+    /// (`tcp_event_data_recv`); before any, Linux's ATO is 0 and the ACK leaves at once.
+    pub fn on_fin(&mut self) -> bool {
+        match self {
+            AckState::Linux(l) if l.last_rcv.is_some() => {
+                l.pingpong = true;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Linux `tcp_cleanup_rbuf`: a read that empties the receive queue after a short pushed segment is
     /// ACKed at once, unless the connection is interactive (pingpong) and only one such segment came.
     pub fn ack_on_drain(&self) -> bool {

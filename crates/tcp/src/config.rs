@@ -290,6 +290,20 @@ pub struct TcpConfig {
     /// least 3 minutes). 0 = no limit. Default 0.
     #[serde(skip_serializing_if = "is_zero_u32")]
     pub syn_retries: u32,
+    /// Under `ack_policy = "linux"`: a FIN that closes the peer's side of an established connection,
+    /// after data was received, puts the receiver in interactive (pingpong) mode and is ACKed by the
+    /// delayed-ACK timer (the ATO, 40 ms after a first exchange) unless more than a segment awaits
+    /// its ACK; before any data the ATO is 0 and the ACK goes at once (Linux `tcp_fin` calls
+    /// `inet_csk_schedule_ack` and `inet_csk_enter_pingpong_mode`; `__tcp_ack_snd_check` then takes the
+    /// delayed path). Off = every FIN is ACKed at once. Default off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub fin_delayed_ack: bool,
+    /// A segment that fills a hole and also carries out-of-order data already held is reported with a
+    /// D-SACK block for the first such held range, up to the segment's end (RFC 2883 §4; Linux
+    /// `tcp_ofo_queue` → `tcp_dsack_extend`, as fixed in 6.16). Off = only the part below RCV.NXT is
+    /// reported. Default off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub dsack_covered_ooo: bool,
 }
 
 // The knobs added after result documents were first published are left out of them at their default
@@ -299,6 +313,9 @@ fn is_zero_bytes(b: &ByteSize) -> bool {
 }
 fn is_zero_u32(n: &u32) -> bool {
     *n == 0
+}
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl Default for TcpConfig {
@@ -361,6 +378,8 @@ impl Default for TcpConfig {
             time_wait: Duration::from_secs(60),
             wscale_space: ByteSize::new(0),
             syn_retries: 0,
+            fin_delayed_ack: false,
+            dsack_covered_ooo: false,
         }
     }
 }
@@ -587,7 +606,13 @@ mod tests {
     #[test]
     fn every_knob_is_documented_and_listed() {
         // The knobs left out at their defaults (`skip_serializing_if`) set, so that every one is listed.
-        let all = TcpConfig { wscale_space: ByteSize::new(1), syn_retries: 1, ..TcpConfig::default() };
+        let all = TcpConfig {
+            wscale_space: ByteSize::new(1),
+            syn_retries: 1,
+            fin_delayed_ack: true,
+            dsack_covered_ooo: true,
+            ..TcpConfig::default()
+        };
         let serialized = toml::Value::try_from(all).unwrap();
         let fields: Vec<&String> = serialized.as_table().unwrap().keys().collect();
         let listed: Vec<&str> = KNOBS.iter().map(|(n, _)| *n).collect();

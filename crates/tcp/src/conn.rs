@@ -1083,7 +1083,10 @@ impl Connection {
         if seg.flags.fin() {
             seq += seg.payload_len;
             self.fin_rcvd = Some(seq);
-            self.ack_now = true;
+            // A FIN taken in order is ACKed by consume_fin's rules; one that waits for data is not.
+            if self.rcv_nxt != seq {
+                self.ack_now = true;
+            }
         }
         self.consume_fin(now);
     }
@@ -1133,12 +1136,33 @@ impl Connection {
         if self.rcv_adv < self.rcv_nxt {
             self.rcv_adv = self.rcv_nxt;
         }
-        self.ack_now = true;
+        if self.state == State::Established && self.cfg.fin_delayed_ack && self.ack.on_fin() {
+            self.delay_ack_of_fin(now);
+        } else {
+            self.ack_now = true;
+        }
         match self.state {
             State::SynReceived | State::Established => self.state = State::CloseWait,
             State::FinWait1 => self.state = State::Closing,
             State::FinWait2 => self.enter_time_wait(now),
             _ => {}
+        }
+    }
+
+    /// Linux `__tcp_ack_snd_check` after `tcp_fin` (`fin_delayed_ack`): in pingpong mode the FIN is ACKed
+    /// at once only when more than a segment is unacknowledged, else by `tcp_send_delayed_ack` (an earlier
+    /// pending deadline kept).
+    #[cold]
+    #[inline(never)]
+    fn delay_ack_of_fin(&mut self, now: Instant) {
+        let v = self.rcv_view();
+        if v.unacked > v.rcv_mss {
+            self.ack_now = true;
+            return;
+        }
+        let at = self.ack.deadline(now, &v, &self.cfg);
+        if !self.armed(Timer::DelayedAck) || at.as_nanos() < self.timers[Timer::DelayedAck as usize] {
+            self.arm(Timer::DelayedAck, at);
         }
     }
 
@@ -1657,6 +1681,9 @@ impl Connection {
             self.st.ThruOctetsReceived += (end - self.rcv_nxt) as u64;
             self.rcv_nxt = end;
             let had_holes = !self.ooo.is_empty();
+            if had_holes && self.cfg.dsack_covered_ooo {
+                self.dsack_covered_ooo(end);
+            }
             while let Some((_, e)) = self.ooo.pop_if_starts_by(self.rcv_nxt) {
                 if e > self.rcv_nxt {
                     self.st.ThruOctetsReceived += (e - self.rcv_nxt) as u64;
@@ -1712,6 +1739,27 @@ impl Connection {
                 self.ack_now = true;
             }
         }
+    }
+
+    /// `dsack_covered_ooo`, Linux `tcp_ofo_queue`: the first out-of-order range that the in-order segment
+    /// ending at `end` (the RCV.NXT the queue is drained from) delivered again is a duplicate, reported
+    /// up to `end`; `tcp_dsack_extend` joins it to a D-SACK already pending (the segment's own old part)
+    /// only when the two touch.
+    #[cold]
+    #[inline(never)]
+    fn dsack_covered_ooo(&mut self, end: SeqNumber) {
+        let Some((l, r)) = self.ooo.iter().next() else { return };
+        if l >= end {
+            return;
+        }
+        let dup = SackBlock { left: l, right: r.min(end) };
+        self.dsack = match self.dsack {
+            Some(d) if dup.left <= d.right && d.left <= dup.right => {
+                Some(SackBlock { left: d.left.min(dup.left), right: d.right.max(dup.right) })
+            }
+            Some(d) => Some(d),
+            None => Some(dup),
+        };
     }
 
     /// Linux `__tcp_ack_snd_check` with SACK compression: true when the duplicate ACK this out-of-order

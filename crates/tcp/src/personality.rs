@@ -85,6 +85,8 @@ impl TcpConfig {
                 prr: true,
                 undo: true,
                 syn_retries: 6,
+                fin_delayed_ack: true,
+                dsack_covered_ooo: true,
                 ..rfc.clone()
             }),
             "linux-2.4" => Some(TcpConfig {
