@@ -4,9 +4,12 @@
 //! scenario's base point on either backend.
 //!
 //! The refusals and the warning come before anything runs and need neither root nor Linux. The runs need
-//! root and Linux: elsewhere they print why they are skipped and pass, except under CI=true, where they fail.
+//! root and Linux: elsewhere they are reported as ignored with the reason, except under CI=true, where they
+//! fail (tcplab-testkit's harness).
 
 use std::process::{Command, Output};
+
+use tcplab_testkit::{need, Outcome};
 
 fn tcplab() -> Command {
     Command::new(env!("CARGO_BIN_EXE_tcplab"))
@@ -20,16 +23,9 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// Whether the Linux backend can run here; prints why not (and fails under CI=true).
-fn linux_ready() -> bool {
-    match tcplab_emu::check_environment() {
-        Ok(()) => true,
-        Err(why) => {
-            assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true and this test cannot run: {why}");
-            eprintln!("skipping: {why}");
-            false
-        }
-    }
+/// The Linux backend can run here; else a skip saying why not.
+fn linux_ready() -> Outcome {
+    need(tcplab_emu::check_environment())
 }
 
 /// The namespaces a finished tcplab process (its pid) left behind: none, when clean-up did its work.
@@ -74,7 +70,6 @@ series = \"100ms\"
 \"server.tcp.deferred_ack_max\" = [2, 22, 32]
 ";
 
-#[test]
 fn every_value_the_kernel_cannot_honour_is_refused_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("refused.toml");
@@ -103,7 +98,6 @@ fn every_value_the_kernel_cannot_honour_is_refused_at_once() {
     }
 }
 
-#[test]
 fn a_swept_personality_is_refused_on_the_kernel() {
     let out = run(&["check", "classic/small-messages", "--backend", "linux"]);
     let e = stderr(&out);
@@ -112,7 +106,6 @@ fn a_swept_personality_is_refused_on_the_kernel() {
     assert!(e.contains("every point would run the same stack"), "{e}");
 }
 
-#[test]
 fn the_defaults_the_kernel_replaces_are_one_warning() {
     let out = run(&["check", "bulk-10m", "--backend", "linux", "--set", "client.tcp.rto_min=\"300ms\""]);
     let e = stderr(&out);
@@ -131,7 +124,6 @@ fn the_defaults_the_kernel_replaces_are_one_warning() {
     assert!(out.status.success() && stderr(&out).is_empty(), "{}", stderr(&out));
 }
 
-#[test]
 fn no_sweep_runs_the_base_point_on_the_simulator() {
     let out = run(&["check", "rr-dsl"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("14 points"));
@@ -175,11 +167,8 @@ recv_buffer = \"512KiB\"
 \"path.up.rate\" = [\"10mbit\", \"20mbit\"]
 ";
 
-#[test]
-fn a_sweep_runs_point_by_point_on_the_kernel() {
-    if !linux_ready() {
-        return;
-    }
+fn a_sweep_runs_point_by_point_on_the_kernel() -> Outcome {
+    linux_ready()?;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("two-rates.toml");
     std::fs::write(&file, TWO_RATES).unwrap();
@@ -210,13 +199,11 @@ fn a_sweep_runs_point_by_point_on_the_kernel() {
     assert_eq!(doc["points"].as_array().unwrap().len(), 1);
     assert_eq!(doc["points"][0]["params"]["path.up.rate"], "20mbit");
     assert_eq!(doc["shard"], serde_json::json!({ "index": 1, "count": 2, "points": 2 }));
+    Ok(())
 }
 
-#[test]
-fn no_sweep_and_repetitions_on_the_kernel() {
-    if !linux_ready() {
-        return;
-    }
+fn no_sweep_and_repetitions_on_the_kernel() -> Outcome {
+    linux_ready()?;
     let out = run_clean(&[
         "run",
         "rr-dsl",
@@ -244,4 +231,14 @@ fn no_sweep_and_repetitions_on_the_kernel() {
     // 17 transactions in flight over a 30 ms round trip plus serializations: far more than one per round trip.
     let rate = p["metrics"]["transactions_per_s"].as_f64().unwrap();
     assert!(rate > 100.0, "{rate} transactions/s");
+    Ok(())
 }
+
+tcplab_testkit::main!(
+    every_value_the_kernel_cannot_honour_is_refused_at_once,
+    a_swept_personality_is_refused_on_the_kernel,
+    the_defaults_the_kernel_replaces_are_one_warning,
+    no_sweep_runs_the_base_point_on_the_simulator,
+    a_sweep_runs_point_by_point_on_the_kernel,
+    no_sweep_and_repetitions_on_the_kernel,
+);

@@ -2,11 +2,11 @@
 //! without a first burst, TCP_CRR and TCP_MAERTS against their analytic figures.
 
 // Uses `Testbed` and `run_apps`, which exist on Linux only.
-#![cfg(target_os = "linux")]
 
 mod common;
 
 use tcplab_emu::{run_apps, AppsRun, AppsSpec, Health, Side, Testbed, TestbedSpec};
+use tcplab_testkit::Outcome;
 use tcplab_units::{ByteSize, Duration, Instant};
 use tcplab_workload::{
     App, Opening, Report, Role, RrClient, RrClientConfig, RrReport, RrServer, RrServerConfig, Stream, StreamConfig,
@@ -69,11 +69,8 @@ fn ser_s(payload: u64) -> f64 {
     (20 + 20 + 12 + payload + 38) as f64 * 8.0 / 100e6
 }
 
-#[test]
-fn rr_one_transaction_in_flight_completes_one_per_round_trip() {
-    if !common::ready() {
-        return;
-    }
+fn rr_one_transaction_in_flight_completes_one_per_round_trip() -> Outcome {
+    common::ready()?;
     let (run, health) = run(&rr_path(), rr_apps(1, 1, 0, false), Duration::from_secs(4));
     let r = client_report(&run);
     eprintln!("{r:?}");
@@ -87,13 +84,11 @@ fn rr_one_transaction_in_flight_completes_one_per_round_trip() {
     assert!(r.latency.p50 <= per * 1e6 * 1.03, "median {} us", r.latency.p50);
     assert_eq!(run.retransmissions, 0);
     assert_eq!(health.hidden_drops, 0);
+    Ok(())
 }
 
-#[test]
-fn rr_with_a_first_burst_keeps_burst_plus_one_in_flight() {
-    if !common::ready() {
-        return;
-    }
+fn rr_with_a_first_burst_keeps_burst_plus_one_in_flight() -> Outcome {
+    common::ready()?;
     // burst 3: four one-byte transactions in flight, each still one round trip long, so four per round trip
     // (the server answers each request as it comes; with TCP_NODELAY nothing waits for an ACK).
     let (run, health) = run(&rr_path(), rr_apps(1, 1, 3, false), Duration::from_secs(4));
@@ -105,13 +100,11 @@ fn rr_with_a_first_burst_keeps_burst_plus_one_in_flight() {
     assert!(rate >= 0.97 * 4.0 / per, "{rate}/s is more than 3% below {:.3}/s", 4.0 / per);
     assert!(r.latency.min >= per * 1e6, "{} us", r.latency.min);
     assert_eq!(health.hidden_drops, 0);
+    Ok(())
 }
 
-#[test]
-fn crr_costs_one_round_trip_more_than_rr() {
-    if !common::ready() {
-        return;
-    }
+fn crr_costs_one_round_trip_more_than_rr() -> Outcome {
+    common::ready()?;
     let spec = rr_path();
     // TCP_RR: one round trip plus the 100-byte request and 1000-byte response serializations.
     // TCP_CRR adds the handshake before the request: a round trip plus the SYN and SYN-ACK (IPv4 20 + TCP 20
@@ -140,6 +133,7 @@ fn crr_costs_one_round_trip_more_than_rr() {
     assert_eq!(crr.connection_ends, 2 * crr_r.connections_opened, "both ends of every connection closed");
     assert_eq!(crr.retransmissions, 0);
     assert_eq!(health.hidden_drops, 0);
+    Ok(())
 }
 
 /// One connection of 64 KiB writes from `sender` to the other side, which reads everything.
@@ -169,11 +163,8 @@ fn stream_report(run: &AppsRun, side: Side) -> tcplab_workload::StreamReport {
         .unwrap()
 }
 
-#[test]
-fn maerts_reaches_the_analytic_bound_server_to_client() {
-    if !common::ready() {
-        return;
-    }
+fn maerts_reaches_the_analytic_bound_server_to_client() -> Outcome {
+    common::ready()?;
     // Data flows down (server to client): a 1-BDP queue on down (100 Mbit/s × 40 ms = 500 kB ≈ 325 frames),
     // 4 MiB buffers. Goodput over 10 s from establishment, slow start included (about 0.2 s of a 10 s window
     // at well under full rate), must be within 3% of the bound 100 Mbit/s × 1448 / 1538.
@@ -195,6 +186,7 @@ fn maerts_reaches_the_analytic_bound_server_to_client() {
     let client = run.connections.iter().find(|c| c.side == "client").unwrap();
     assert_eq!(client.estats["DataSegsOut"], 0.0, "the client only receives");
     assert!(server.estats["DataOctetsOut"] >= received.total_bytes as f64);
+    Ok(())
 }
 
 /// One loop drives both ends, so a bulk writer's turn is bounded (64 KiB per event) and the receiving end
@@ -205,11 +197,8 @@ fn maerts_reaches_the_analytic_bound_server_to_client() {
 /// threaded driver (`run_stream`: sender and receiver on threads of their own) reaches on the same path,
 /// within 10%. Measured over 3 s: threaded 830–903 Mbit/s; the loop 878–881 with the bounded turn, 523–544
 /// when a writer could copy a third of its 16 MiB buffer (about 5 MB) in one turn (the test failed then).
-#[test]
-fn a_bulk_writer_leaves_its_reader_the_loop_at_one_gigabit() {
-    if !common::ready() {
-        return;
-    }
+fn a_bulk_writer_leaves_its_reader_the_loop_at_one_gigabit() -> Outcome {
+    common::ready()?;
     let link = common::link("1gbit", "1ms", "100pkt");
     let mut threaded = tcplab_emu::EmuSpec::new(link.clone(), Duration::from_secs(3));
     threaded.client.send_buffer = ByteSize::new(16 << 20);
@@ -228,8 +217,16 @@ fn a_bulk_writer_leaves_its_reader_the_loop_at_one_gigabit() {
         eprintln!("threaded {:.1} Mbit/s, one loop {:.1}", t / 1e6, one_loop / 1e6);
         pairs.push((t, one_loop));
         if one_loop >= 0.9 * t {
-            return;
+            return Ok(());
         }
     }
     panic!("the one-loop driver stayed more than 10% below the threaded one (bit/s): {pairs:?}");
 }
+
+tcplab_testkit::main!(
+    rr_one_transaction_in_flight_completes_one_per_round_trip,
+    rr_with_a_first_burst_keeps_burst_plus_one_in_flight,
+    crr_costs_one_round_trip_more_than_rr,
+    maerts_reaches_the_analytic_bound_server_to_client,
+    a_bulk_writer_leaves_its_reader_the_loop_at_one_gigabit,
+);

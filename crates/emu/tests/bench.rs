@@ -8,6 +8,7 @@
 mod common;
 
 use tcplab_emu::{run_stream, EmuRun, EmuSpec, EmulatorConfig};
+use tcplab_testkit::Outcome;
 use tcplab_units::{ByteSize, Duration};
 
 fn run(rate: &str, delay: &str, queue: &str, emulator: EmulatorConfig) -> EmuRun {
@@ -39,12 +40,8 @@ fn row(label: &str, r: &EmuRun) {
     );
 }
 
-#[test]
-#[ignore = "benchmark: run with --ignored as root"]
-fn emulator_figures() {
-    if !common::ready() {
-        return;
-    }
+fn emulator_figures() -> Outcome {
+    common::ready()?;
     let exact = EmulatorConfig { gso: false, coalesce: [Duration::ZERO; 2], ..EmulatorConfig::default() };
     let gso = EmulatorConfig::default();
     println!("| run | goodput Gbit/s (1–4 s) | frames/s (both directions) | frames per read (up) | reads / writes (up) | up lateness p50 / p99 / max µs | CPU up / down (cores) | hidden drops | reads at cap (up) |");
@@ -55,4 +52,10 @@ fn emulator_figures() {
     row("100mbit 20 ms, 1-BDP queue, per-frame", &run("100mbit", "20ms", "325pkt", exact.clone()));
     row("1gbit 10 ms, 1-BDP queue, GSO + coalescing", &run("1gbit", "10ms", "1625pkt", gso));
     row("1gbit 10 ms, 1-BDP queue, per-frame", &run("1gbit", "10ms", "1625pkt", exact));
+    Ok(())
+}
+
+fn main() -> std::process::ExitCode {
+    // A benchmark, not a check: listed as ignored, run with --ignored (as root).
+    tcplab_testkit::run(vec![tcplab_testkit::test("emulator_figures", emulator_figures).with_ignored_flag(true)])
 }

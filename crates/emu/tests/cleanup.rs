@@ -2,23 +2,20 @@
 //! die with its fds) and the next run removes them; SIGINT (Ctrl-C) cleans up at once; nothing ever
 //! appears among the host's own interfaces.
 
-// Uses `Testbed`, which exists on Linux only (elsewhere the other tests print why they skip).
-#![cfg(target_os = "linux")]
+// Uses `Testbed`, which exists on Linux only.
 
 mod common;
 
-use std::process::{Child, Command};
+use std::process::{Child, Command, ExitCode};
 
 use tcplab_emu::{existing_namespaces, Side, Testbed, TestbedSpec};
+use tcplab_testkit::{test, Outcome};
 
 const CHILD_ENV: &str = "TCPLAB_EMU_CLEANUP_CHILD";
 
-/// Not a test of its own: the body of the child process the tests below start and kill.
-#[test]
+/// Not a test of its own: the body of the child process the tests below start and kill (this binary
+/// again, with `CHILD_ENV` set).
 fn child_process_holding_a_testbed() {
-    if std::env::var(CHILD_ENV).is_err() {
-        return;
-    }
     let tb = Testbed::start(&TestbedSpec::symmetric(common::link("10mbit", "5ms", "100pkt"))).unwrap();
     // A process inside the server namespace, as a workload's server would be.
     let mut sleeper = tb.command(Side::Server, "sleep").arg("600").spawn().unwrap();
@@ -30,7 +27,7 @@ fn child_process_holding_a_testbed() {
 }
 
 fn start_child() -> (Child, Vec<String>) {
-    common::start_child_testbed("child_process_holding_a_testbed", (CHILD_ENV, "1".as_ref()))
+    common::start_child_testbed((CHILD_ENV, "1".as_ref()))
 }
 
 fn ip_netns_list() -> String {
@@ -41,11 +38,8 @@ fn host_links() -> String {
     String::from_utf8(Command::new("ip").args(["-o", "link"]).output().unwrap().stdout).unwrap()
 }
 
-#[test]
-fn a_sigkilled_run_is_removed_by_the_next_run() {
-    if !common::ready() {
-        return;
-    }
+fn a_sigkilled_run_is_removed_by_the_next_run() -> Outcome {
+    common::ready()?;
     let links_before = host_links();
     let (mut child, names) = start_child();
     for n in &names {
@@ -69,13 +63,11 @@ fn a_sigkilled_run_is_removed_by_the_next_run() {
     // The process that was inside the killed run's namespace is gone too.
     let ps = Command::new("pgrep").args(["-f", "^sleep 600$"]).output().map(|o| o.stdout).unwrap_or_default();
     assert!(ps.is_empty(), "a process from the killed run survived");
+    Ok(())
 }
 
-#[test]
-fn ctrl_c_removes_the_run_at_once() {
-    if !common::ready() {
-        return;
-    }
+fn ctrl_c_removes_the_run_at_once() -> Outcome {
+    common::ready()?;
     let (mut child, names) = start_child();
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
@@ -86,4 +78,16 @@ fn ctrl_c_removes_the_run_at_once() {
     for n in &names {
         assert!(!list.contains(n.as_str()), "{n} left behind after SIGINT: {list}");
     }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    if std::env::var_os(CHILD_ENV).is_some() {
+        child_process_holding_a_testbed();
+        return ExitCode::SUCCESS;
+    }
+    tcplab_testkit::run(vec![
+        test("a_sigkilled_run_is_removed_by_the_next_run", a_sigkilled_run_is_removed_by_the_next_run),
+        test("ctrl_c_removes_the_run_at_once", ctrl_c_removes_the_run_at_once),
+    ])
 }

@@ -3,13 +3,11 @@
 mod common;
 
 use tcplab_emu::{run_stream_until_valid, EmuSpec};
+use tcplab_testkit::Outcome;
 use tcplab_units::{ByteSize, Duration};
 
-#[test]
-fn bulk_1gbit_20ms_rtt_within_5_percent_of_the_bound() {
-    if !common::ready() {
-        return;
-    }
+fn bulk_1gbit_20ms_rtt_within_5_percent_of_the_bound() -> Outcome {
+    common::ready()?;
     // BDP 1 Gbit/s × 20 ms = 2.5 MB ≈ 1625 frames; a 1-BDP queue.
     let mut spec = EmuSpec::new(common::link("1gbit", "10ms", "1625pkt"), Duration::from_secs(5));
     spec.client.send_buffer = ByteSize::new(32 << 20);
@@ -32,4 +30,7 @@ fn bulk_1gbit_20ms_rtt_within_5_percent_of_the_bound() {
     assert!(steady <= bound * 1.005, "faster than the wire allows: {steady}");
     assert!(steady >= bound * 0.95, "steady goodput {steady} more than 5% below {bound}");
     assert_eq!(h.hidden_drops, 0);
+    Ok(())
 }
+
+tcplab_testkit::main!(bulk_1gbit_20ms_rtt_within_5_percent_of_the_bound);

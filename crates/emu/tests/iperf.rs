@@ -1,14 +1,14 @@
 //! A client nobody here wrote: Debian's iperf3 through the same emulator agrees with tcplab's own
 //! TCP_STREAM driver on real sockets.
 
-// Uses `Testbed`, which exists on Linux only (elsewhere the other tests print why they skip).
-#![cfg(target_os = "linux")]
+// Uses `Testbed`, which exists on Linux only.
 
 mod common;
 
 use std::process::Stdio;
 
 use tcplab_emu::{run_stream, EmuSpec, Side, Testbed, TestbedSpec};
+use tcplab_testkit::{need_tool, Outcome};
 use tcplab_units::{ByteSize, Duration};
 
 fn link() -> tcplab_link::LinkConfig {
@@ -55,15 +55,9 @@ fn iperf3_and_ours(seconds: u64) -> (f64, String, u64, f64) {
     (iperf_bps, iperf_cc, health.hidden_drops, ours.stream.throughput_bps)
 }
 
-#[test]
-fn iperf3_agrees_with_the_stream_driver_within_2_percent() {
-    if !common::ready() {
-        return;
-    }
-    if !common::program_exists("iperf3") {
-        common::skip("iperf3 is not installed (apt-get install iperf3)");
-        return;
-    }
+fn iperf3_agrees_with_the_stream_driver_within_2_percent() -> Outcome {
+    common::ready()?;
+    need_tool("iperf3", "apt-get install iperf3")?;
     // Two real-time runs on a shared VM: a pair that misses the bound is run again (up to three pairs), as
     // the backend's docs tell callers to repeat runs whose timing was disturbed; every pair must be
     // cubic, without hidden drops and under the analytic bound.
@@ -80,8 +74,10 @@ fn iperf3_agrees_with_the_stream_driver_within_2_percent() {
         assert!(iperf_bps < common::bound_bps(100e6));
         pairs.push((iperf_bps, ours_bps));
         if (iperf_bps - ours_bps).abs() / ours_bps < 0.02 {
-            return;
+            return Ok(());
         }
     }
     panic!("iperf3 and ours (bit/s) differ by 2% or more in every run: {pairs:?}");
 }
+
+tcplab_testkit::main!(iperf3_agrees_with_the_stream_driver_within_2_percent);

@@ -3,7 +3,6 @@
 //! control that `TcpConfig` asked for, through the namespace sysctls and route options alone.
 
 // Uses `Testbed`, which exists on Linux only.
-#![cfg(target_os = "linux")]
 
 mod common;
 
@@ -14,6 +13,7 @@ use std::os::fd::AsRawFd;
 use tcplab_emu::kstats::TcpInfo;
 use tcplab_emu::{Side, Testbed, TestbedSpec};
 use tcplab_tcp::InitialWindow;
+use tcplab_testkit::Outcome;
 use tcplab_units::{ByteSize, Duration};
 
 fn congestion(fd: i32) -> String {
@@ -24,11 +24,8 @@ fn congestion(fd: i32) -> String {
     String::from_utf8_lossy(&b[..len as usize]).trim_end_matches('\0').to_string()
 }
 
-#[test]
-fn sysctls_and_route_options_shape_a_connection_we_did_not_configure() {
-    if !common::ready() {
-        return;
-    }
+fn sysctls_and_route_options_shape_a_connection_we_did_not_configure() -> Outcome {
+    common::ready()?;
     let mut spec = TestbedSpec::symmetric(common::link("100mbit", "20ms", "1000pkt"));
     spec.client.initial_window = InitialWindow::Segments(4);
     spec.client.sack = false;
@@ -62,9 +59,9 @@ fn sysctls_and_route_options_shape_a_connection_we_did_not_configure() {
     server.read_to_end(&mut rest).unwrap();
     let health = tb.finish().unwrap();
     assert_eq!(health.hidden_drops, 0);
+    Ok(())
 }
 
-#[test]
 fn a_knob_linux_cannot_express_is_refused_by_name() {
     let mut spec = TestbedSpec::symmetric(common::link("100mbit", "20ms", "1000pkt"));
     spec.server.rto_initial = Duration::from_secs(3);
@@ -72,3 +69,8 @@ fn a_knob_linux_cannot_express_is_refused_by_name() {
     assert!(err.is_usage());
     assert!(err.to_string().contains("server.tcp.rto_initial"), "{err}");
 }
+
+tcplab_testkit::main!(
+    sysctls_and_route_options_shape_a_connection_we_did_not_configure,
+    a_knob_linux_cannot_express_is_refused_by_name,
+);

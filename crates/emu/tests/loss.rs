@@ -4,13 +4,11 @@
 mod common;
 
 use tcplab_emu::{run_stream, EmuSpec};
+use tcplab_testkit::Outcome;
 use tcplab_units::{ByteSize, Duration};
 
-#[test]
-fn scripted_drops_are_exactly_the_kernels_retransmissions() {
-    if !common::ready() {
-        return;
-    }
+fn scripted_drops_are_exactly_the_kernels_retransmissions() -> Outcome {
+    common::ready()?;
     // A queue far deeper than the window can fill (the 1 MiB receive buffer caps the flight near 900
     // frames; BDP 325 + queue 3000), so the script is the only source of loss.
     let mut spec = EmuSpec::new(common::link("100mbit", "20ms", "3000pkt"), Duration::from_secs(3));
@@ -31,13 +29,11 @@ fn scripted_drops_are_exactly_the_kernels_retransmissions() {
     assert_eq!(s.client_netstat.get("Tcp.RetransSegs").copied(), Some(4));
     assert_eq!(s.client_estats["Timeouts"], 0.0, "SACK recovery, no RTO");
     assert_eq!(s.bytes_received, s.bytes_sent);
+    Ok(())
 }
 
-#[test]
-fn queue_drops_are_exactly_the_kernels_retransmissions() {
-    if !common::ready() {
-        return;
-    }
+fn queue_drops_are_exactly_the_kernels_retransmissions() -> Outcome {
+    common::ready()?;
     // A 100-frame queue (under a third of the 325-frame BDP): CUBIC overflows it in slow start and after.
     let mut spec = EmuSpec::new(common::link("100mbit", "20ms", "100pkt"), Duration::from_secs(4));
     spec.client.send_buffer = ByteSize::new(4 << 20);
@@ -51,4 +47,10 @@ fn queue_drops_are_exactly_the_kernels_retransmissions() {
     assert_eq!(s.client_estats["SegsRetrans"] as u64, drops);
     assert!(h.up.link.max_queue_frames <= 100);
     assert_eq!(s.bytes_received, s.bytes_sent);
+    Ok(())
 }
+
+tcplab_testkit::main!(
+    scripted_drops_are_exactly_the_kernels_retransmissions,
+    queue_drops_are_exactly_the_kernels_retransmissions,
+);

@@ -3,13 +3,11 @@
 mod common;
 
 use tcplab_emu::{run_stream, EmuSpec};
+use tcplab_testkit::Outcome;
 use tcplab_units::{ByteSize, Duration};
 
-#[test]
-fn bulk_100mbit_40ms_rtt_reaches_the_analytic_bound() {
-    if !common::ready() {
-        return;
-    }
+fn bulk_100mbit_40ms_rtt_reaches_the_analytic_bound() -> Outcome {
+    common::ready()?;
     // Queue 1 BDP (100 Mbit/s × 40 ms = 500 kB ≈ 325 frames); buffers well above the BDP.
     let mut spec = EmuSpec::new(common::link("100mbit", "20ms", "325pkt"), Duration::from_secs(5));
     spec.client.send_buffer = ByteSize::new(4 << 20);
@@ -36,19 +34,14 @@ fn bulk_100mbit_40ms_rtt_reaches_the_analytic_bound() {
     let drops = run.health.up.link.drops_queue_full + run.health.down.link.drops_queue_full;
     assert_eq!(s.client_estats["SegsRetrans"] as u64, drops, "{:?}", s.client_netstat);
     assert!(s.client_estats["MinRTT"] >= 40.0 && s.client_estats["MinRTT"] < 40.5);
+    Ok(())
 }
 
 #[cfg(target_os = "linux")]
-#[test]
-fn idle_ping_rtt_is_twice_the_delay() {
+fn idle_ping_rtt_is_twice_the_delay() -> Outcome {
     use tcplab_emu::{Testbed, TestbedSpec};
-    if !common::ready() {
-        return;
-    }
-    if !common::program_exists("ping") {
-        common::skip("ping is not installed (apt-get install iputils-ping)");
-        return;
-    }
+    common::ready()?;
+    common::need_program("ping", "apt-get install iputils-ping")?;
     // 84-byte echo datagrams: (84 + 38) × 8 bits at 100 Mbit/s = 9.76 µs each way on top of 40 ms. The
     // rest is the four wake-ups of the emulator's threads per round trip, which a busy 2-vCPU VM can
     // stretch by a few hundred µs (the model's departures stay exact: only the wake-ups are late), so a
@@ -63,19 +56,16 @@ fn idle_ping_rtt_is_twice_the_delay() {
         let ok = rtt.avg_ms <= 40.5;
         runs.push(rtt);
         if ok {
-            return;
+            return Ok(());
         }
     }
     panic!("no run within 0.5 ms of 40 ms: {runs:?}");
 }
 
 #[cfg(target_os = "linux")]
-#[test]
-fn an_idle_emulator_wakes_every_heartbeat_and_times_each_wake_up() {
+fn an_idle_emulator_wakes_every_heartbeat_and_times_each_wake_up() -> Outcome {
     use tcplab_emu::{Testbed, TestbedSpec, HEARTBEAT};
-    if !common::ready() {
-        return;
-    }
+    common::ready()?;
     // No traffic at all: each direction thread has nothing due and wakes only for its heartbeat, so its
     // wake-up lateness has about one sample per HEARTBEAT; a stall (a late wake-up) shows in the maximum.
     let mut tb = Testbed::start(&TestbedSpec::symmetric(common::link("100mbit", "20ms", "1000pkt"))).unwrap();
@@ -93,4 +83,14 @@ fn an_idle_emulator_wakes_every_heartbeat_and_times_each_wake_up() {
         assert!(w.frames as f64 >= beats * 0.7, "{name}: {} wake-ups in {beats:.0} heartbeats", w.frames);
         assert!(w.p50_ns <= w.p99_ns && w.p99_ns <= w.max_ns);
     }
+    Ok(())
 }
+
+#[cfg(target_os = "linux")]
+tcplab_testkit::main!(
+    bulk_100mbit_40ms_rtt_reaches_the_analytic_bound,
+    idle_ping_rtt_is_twice_the_delay,
+    an_idle_emulator_wakes_every_heartbeat_and_times_each_wake_up,
+);
+#[cfg(not(target_os = "linux"))]
+tcplab_testkit::main!(bulk_100mbit_40ms_rtt_reaches_the_analytic_bound);

@@ -5,6 +5,7 @@
 mod common;
 
 use tcplab_emu::{run_stream, EmuSpec, PcapSpec, PcapTap};
+use tcplab_testkit::Outcome;
 use tcplab_units::{ByteSize, Duration};
 
 fn sum16(b: &[u8], mut acc: u32) -> u32 {
@@ -17,11 +18,8 @@ fn sum16(b: &[u8], mut acc: u32) -> u32 {
     acc
 }
 
-#[test]
-fn the_servers_tap_has_every_frame_at_its_model_instant() {
-    if !common::ready() {
-        return;
-    }
+fn the_servers_tap_has_every_frame_at_its_model_instant() -> Outcome {
+    common::ready()?;
     let path = std::env::temp_dir().join(format!("tcplab-emu-test-{}.pcap", std::process::id()));
     let mut spec = EmuSpec::new(common::link("10mbit", "5ms", "100pkt"), Duration::from_secs(2));
     spec.client.send_buffer = ByteSize::new(1 << 20);
@@ -63,4 +61,7 @@ fn the_servers_tap_has_every_frame_at_its_model_instant() {
     assert_eq!(gaps.iter().min(), Some(&1_230_400), "{:?}", &gaps[..gaps.len().min(20)]);
     let back_to_back = gaps.iter().filter(|&&g| g == 1_230_400).count();
     assert!(back_to_back > gaps.len() / 2, "{back_to_back} of {}", gaps.len());
+    Ok(())
 }
+
+tcplab_testkit::main!(the_servers_tap_has_every_frame_at_its_model_instant);

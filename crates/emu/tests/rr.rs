@@ -2,19 +2,16 @@
 //! 20 ms-each-way path take one round trip each.
 
 // Uses `Testbed`, which exists on Linux only.
-#![cfg(target_os = "linux")]
 
 mod common;
 
 use std::io::{Read, Write};
 
 use tcplab_emu::{connect_pair, Testbed, TestbedSpec};
+use tcplab_testkit::Outcome;
 
-#[test]
-fn one_byte_transactions_take_one_round_trip() {
-    if !common::ready() {
-        return;
-    }
+fn one_byte_transactions_take_one_round_trip() -> Outcome {
+    common::ready()?;
     let mut spec = TestbedSpec::symmetric(common::link("100mbit", "20ms", "1000pkt"));
     spec.client.nodelay = true;
     spec.server.nodelay = true;
@@ -43,4 +40,7 @@ fn one_byte_transactions_take_one_round_trip() {
     assert!(per_transaction_ms >= 40.0, "{per_transaction_ms}");
     assert!(per_transaction_ms < 41.0, "{per_transaction_ms}");
     assert_eq!(health.hidden_drops, 0);
+    Ok(())
 }
+
+tcplab_testkit::main!(one_byte_transactions_take_one_round_trip);

@@ -3,17 +3,17 @@
 //! run; the sweep of leftover namespaces removes only those this program provably made and kills
 //! nothing; root without CAP_SYS_ADMIN or CAP_NET_ADMIN is told which is missing before anything starts.
 
-// Uses `Testbed`, which exists on Linux only (elsewhere the other tests print why they skip).
-#![cfg(target_os = "linux")]
+// Uses `Testbed`, which exists on Linux only.
 
 mod common;
 
 use std::os::unix::fs::symlink;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitCode, Stdio};
 
 use tcplab_emu::{existing_namespaces, PcapSpec, PcapTap, Testbed, TestbedSpec};
+use tcplab_testkit::{test, Outcome};
 
 const CHILD_PCAP: &str = "TCPLAB_EMU_SAFETY_CHILD_PCAP";
 const CHILD_CAPS: &str = "TCPLAB_EMU_SAFETY_CHILD_CAPS";
@@ -48,11 +48,8 @@ fn dead_pid() -> u32 {
 /// unpredictable names created exclusively; the planted links and their victims are untouched, the
 /// trace is a regular file, and no part is left. A stale part of a dead run in the same directory is
 /// removed; a file merely named like one (wrong pattern) is not.
-#[test]
-fn planted_links_at_part_names_are_never_followed() {
-    if !common::ready() {
-        return;
-    }
+fn planted_links_at_part_names_are_never_followed() -> Outcome {
+    common::ready()?;
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("trace.pcap");
     let pid = std::process::id();
@@ -87,14 +84,13 @@ fn planted_links_at_part_names_are_never_followed() {
     assert!(!stale.exists(), "the dead run's stale part was not removed");
     assert!(lookalike.exists(), "a file not matching the pattern exactly was removed");
     assert_eq!(temporaries(dir.path()), Vec::<String>::new(), "parts left behind");
+    Ok(())
 }
 
-/// Not a test of its own: a process holding a testbed whose trace is being taken, for the tests below
-/// to signal.
-#[test]
-fn child_taking_a_trace() {
-    let Ok(path) = std::env::var(CHILD_PCAP) else { return };
-    let tb = Testbed::start(&spec_with_pcap(Path::new(&path))).unwrap();
+/// Not a test of its own: a process holding a testbed whose trace is being taken (into `path`), for the
+/// tests below to signal.
+fn child_taking_a_trace(path: &str) {
+    let tb = Testbed::start(&spec_with_pcap(Path::new(path))).unwrap();
     let [c, s] = tb.names();
     println!("NAMES {c} {s}");
     std::thread::sleep(std::time::Duration::from_secs(600));
@@ -102,17 +98,14 @@ fn child_taking_a_trace() {
 }
 
 fn start_child(trace: &Path) -> (Child, Vec<String>) {
-    common::start_child_testbed("child_taking_a_trace", (CHILD_PCAP, trace.as_os_str()))
+    common::start_child_testbed((CHILD_PCAP, trace.as_os_str()))
 }
 
 /// Item 3: SIGINT, SIGTERM and SIGHUP remove the trace's temporaries (and the namespaces) before the
 /// process dies of the signal; after SIGKILL they stay until the next run into the directory removes
 /// them.
-#[test]
-fn interrupted_runs_leave_no_parts() {
-    if !common::ready() {
-        return;
-    }
+fn interrupted_runs_leave_no_parts() -> Outcome {
+    common::ready()?;
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("trace.pcap");
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
@@ -138,6 +131,7 @@ fn interrupted_runs_leave_no_parts() {
     drop(tb);
     assert_eq!(temporaries(dir.path()), Vec::<String>::new());
     assert!(dir.path().join("next.pcap").exists());
+    Ok(())
 }
 
 fn ip(args: &[&str]) -> std::process::Output {
@@ -147,11 +141,8 @@ fn ip(args: &[&str]) -> std::process::Output {
 /// Item 4: a namespace named like tcplab's by someone else (`ip netns add tcplab-1-0-mine`) with a
 /// process inside, one named exactly like a dead run's but made by hand, and one with a marker whose
 /// namespace was replaced since, all survive the next run, and the process inside keeps running.
-#[test]
-fn the_sweep_leaves_foreign_namespaces_and_their_processes_alone() {
-    if !common::ready() {
-        return;
-    }
+fn the_sweep_leaves_foreign_namespaces_and_their_processes_alone() -> Outcome {
+    common::ready()?;
     let dead = dead_pid();
     let foreign = ["tcplab-1-0-mine".to_string(), format!("tcplab-{dead}-1-0-c"), format!("tcplab-{dead}-1-1-c")];
     for n in &foreign {
@@ -188,15 +179,12 @@ fn the_sweep_leaves_foreign_namespaces_and_their_processes_alone() {
     }
     assert!(alive, "the process inside tcplab-1-0-mine was killed");
     assert!(!Path::new(&marker).exists(), "a marker that does not match its namespace is dropped");
+    Ok(())
 }
 
 /// Not a test of its own: prints what `check_environment` says in a process started with a capability
 /// dropped from its bounding set.
-#[test]
 fn child_checking_capabilities() {
-    if std::env::var(CHILD_CAPS).is_err() {
-        return;
-    }
     match tcplab_emu::check_environment() {
         Ok(()) => println!("CHECK ok"),
         Err(e) => println!("CHECK {e}"),
@@ -205,16 +193,11 @@ fn child_checking_capabilities() {
 
 /// Item 5: root without CAP_SYS_ADMIN or without CAP_NET_ADMIN is told which one it lacks (and what
 /// for) before anything is created, instead of a mount error later.
-#[test]
-fn root_without_a_needed_capability_is_told_which() {
-    if !common::ready() {
-        return;
-    }
+fn root_without_a_needed_capability_is_told_which() -> Outcome {
+    common::ready()?;
     for (cap, name, other) in [(21, "CAP_SYS_ADMIN", "CAP_NET_ADMIN"), (12, "CAP_NET_ADMIN", "CAP_SYS_ADMIN")] {
         let mut cmd = Command::new(std::env::current_exe().unwrap());
-        cmd.args(["--exact", "child_checking_capabilities", "--nocapture", "--test-threads=1"])
-            .env(CHILD_CAPS, "1")
-            .stderr(Stdio::null());
+        cmd.env(CHILD_CAPS, "1").stderr(Stdio::null());
         // SAFETY: prctl is async-signal-safe. Root's exec gives it the bounding set, now without `cap`.
         unsafe {
             cmd.pre_exec(move || {
@@ -241,4 +224,26 @@ fn root_without_a_needed_capability_is_told_which() {
     let m = tcplab_emu::netns::missing_capabilities(none);
     assert_eq!(m.len(), 2, "{m:?}");
     assert!(m[0].starts_with("CAP_SYS_ADMIN") && m[1].starts_with("CAP_NET_ADMIN"), "{m:?}");
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    // The children the tests start: this binary again, told which by its environment.
+    if let Some(path) = std::env::var_os(CHILD_PCAP) {
+        child_taking_a_trace(path.to_str().expect("a UTF-8 trace path"));
+        return ExitCode::SUCCESS;
+    }
+    if std::env::var_os(CHILD_CAPS).is_some() {
+        child_checking_capabilities();
+        return ExitCode::SUCCESS;
+    }
+    tcplab_testkit::run(vec![
+        test("planted_links_at_part_names_are_never_followed", planted_links_at_part_names_are_never_followed),
+        test("interrupted_runs_leave_no_parts", interrupted_runs_leave_no_parts),
+        test(
+            "the_sweep_leaves_foreign_namespaces_and_their_processes_alone",
+            the_sweep_leaves_foreign_namespaces_and_their_processes_alone,
+        ),
+        test("root_without_a_needed_capability_is_told_which", root_without_a_needed_capability_is_told_which),
+    ])
 }

@@ -2,30 +2,19 @@
 //! Wireshark's `tshark` (no malformed frames or bad checksums, retransmissions = the kernel's on a scripted
 //! loss), and the CPU figures measured from /proc/stat.
 //!
-//! They need Linux, root and `tshark`; elsewhere they print why and pass, except under CI=true, where they
-//! fail.
+//! They need Linux, root and `tshark`; elsewhere they are reported as ignored with the reason, except under
+//! CI=true, where they fail (tcplab-testkit's harness).
 
 use std::path::Path;
 use std::process::Command;
 
 use tcplab_lab::result::Metrics;
 use tcplab_lab::{load, ResultDoc, Source};
+use tcplab_testkit::{need, need_tool, Outcome};
 
-fn ready(tools: &[&str]) -> bool {
-    let mut why = tcplab_emu::check_environment().err().map(|e| e.to_string());
-    for t in tools {
-        if why.is_none() && !Command::new(t).arg("--version").output().is_ok_and(|o| o.status.success()) {
-            why = Some(format!("{t} is not installed"));
-        }
-    }
-    match why {
-        None => true,
-        Some(w) => {
-            assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true and this test cannot run: {w}");
-            eprintln!("skipping: {w}");
-            false
-        }
-    }
+/// The Linux backend can run here; else a skip saying why not.
+fn ready() -> Outcome {
+    need(tcplab_emu::check_environment())
 }
 
 /// 100 Mbit/s, 20 ms each way, a queue the window cannot fill (4 MiB buffers: at most about 2,900 frames in
@@ -61,11 +50,9 @@ fn estat(doc: &ResultDoc, side: &str, var: &str) -> f64 {
     c.estats[var].as_f64().unwrap()
 }
 
-#[test]
-fn the_clients_trace_shows_exactly_the_kernels_retransmissions() {
-    if !ready(&["tshark"]) {
-        return;
-    }
+fn the_clients_trace_shows_exactly_the_kernels_retransmissions() -> Outcome {
+    ready()?;
+    need_tool("tshark", "install Debian's tshark")?;
     let s = load(&Source { name: "scripted.toml", text: SCRIPTED }, &[]).unwrap();
     let file = std::env::temp_dir().join(format!("tcplab-linux-{}.pcap", std::process::id()));
     let pcap = tcplab_emu::PcapSpec { path: file.clone(), tap: tcplab_emu::PcapTap::Client, snaplen: 65_535 };
@@ -96,13 +83,11 @@ fn the_clients_trace_shows_exactly_the_kernels_retransmissions() {
     let Metrics::Stream(m) = &p.metrics else { panic!("a stream test") };
     assert_eq!(m.retransmissions, 3);
     assert_eq!(p.health.as_ref().unwrap()["hidden_drops"], 0);
+    Ok(())
 }
 
-#[test]
-fn cpu_is_measured_system_wide_over_the_window() {
-    if !ready(&[]) {
-        return;
-    }
+fn cpu_is_measured_system_wide_over_the_window() -> Outcome {
+    ready()?;
     let text = SCRIPTED.replace("tcp_stream", "tcp_maerts");
     let s = load(&Source { name: "maerts.toml", text: &text }, &[]).unwrap();
     let doc = tcplab_lab::run_scenario_linux(&s, 1).unwrap();
@@ -127,6 +112,7 @@ fn cpu_is_measured_system_wide_over_the_window() {
     // The data-only script on the up direction finds nothing to drop: only ACKs go up in MAERTS.
     assert_eq!(doc.points[0].links.up.drops_random_loss, 0);
     assert_eq!(estat(&doc, "server", "SegsRetrans"), 0.0);
+    Ok(())
 }
 
 /// `tcp_msg` on kernel sockets: 100 Mbit/s, 20 ms each way, two connections, 1 MiB buffers.
@@ -142,11 +128,8 @@ fn msg_scenario(test: &str, nodelay: bool) -> tcplab_lab::Scenario {
     load(&Source { name: "msg.toml", text: &text }, &[]).unwrap()
 }
 
-#[test]
-fn paced_small_messages_arrive_one_way_delay_and_one_frame_later_at_the_writers_rate() {
-    if !ready(&[]) {
-        return;
-    }
+fn paced_small_messages_arrive_one_way_delay_and_one_frame_later_at_the_writers_rate() -> Outcome {
+    ready()?;
     let s = msg_scenario("duration = \"3s\"\ninterval = \"1ms\"\n", true);
     // One 1-byte segment per message (NODELAY, one send call each, nothing unacknowledged holds it): 20 + 32
     // (the `linux` personality's timestamps) + 1 = 53 bytes of IP, 91 on the wire, 7.28 us at 100 Mbit/s;
@@ -188,13 +171,11 @@ fn paced_small_messages_arrive_one_way_delay_and_one_frame_later_at_the_writers_
     let expect = 2.0 * 1000.0;
     assert!((m.messages_per_s - expect).abs() <= 0.02 * expect, "{} messages/s", m.messages_per_s);
     assert!(m.messages_per_s <= expect, "no more than the writer wrote: {} messages/s", m.messages_per_s);
+    Ok(())
 }
 
-#[test]
-fn back_to_back_messages_under_nagle_coalesce_below_one_minimum_frame_each() {
-    if !ready(&[]) {
-        return;
-    }
+fn back_to_back_messages_under_nagle_coalesce_below_one_minimum_frame_each() -> Outcome {
+    ready()?;
     let s = msg_scenario("duration = \"2s\"\n", false);
     let doc = tcplab_lab::run_scenario_linux(&s, 1).unwrap();
     let p = &doc.points[0];
@@ -217,4 +198,12 @@ fn back_to_back_messages_under_nagle_coalesce_below_one_minimum_frame_each() {
         .sum();
     let bytes = m.delivered_bytes as f64;
     assert!(bytes > 10.0 * segs, "{bytes} messages in {segs} data segments: not coalesced");
+    Ok(())
 }
+
+tcplab_testkit::main!(
+    the_clients_trace_shows_exactly_the_kernels_retransmissions,
+    cpu_is_measured_system_wide_over_the_window,
+    paced_small_messages_arrive_one_way_delay_and_one_frame_later_at_the_writers_rate,
+    back_to_back_messages_under_nagle_coalesce_below_one_minimum_frame_each,
+);

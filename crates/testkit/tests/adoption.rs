@@ -1,13 +1,9 @@
 //! The test files of the workspace and this harness (issue 22, item 18): a target with `harness = false`
 //! has no `#[test]` left (libtest's attribute does nothing there: such a test would silently never run)
-//! and names its tests in `tcplab_testkit::main!`; and no test file prints a skip reason into captured
-//! output and passes, except the ones listed in `PENDING` that have yet to adopt the harness.
+//! and names its tests in `tcplab_testkit::main!` (or its own `main`); and no test file prints a skip
+//! reason into captured output and passes.
 
 use std::path::{Path, PathBuf};
-
-/// Test files that still skip by printing their reason and passing (under CI=true they fail): the Linux
-/// backend's tests, to move to the harness with the backend's work (docs/testing.md).
-const PENDING: &[&str] = &["crates/emu/tests/common/mod.rs", "crates/lab/tests/linux.rs"];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -78,10 +74,8 @@ fn no_test_passes_silently_when_it_cannot_run() {
     }
     let rel: Vec<String> =
         found.iter().map(|f| f.split("crates/").last().map(|t| format!("crates/{t}")).unwrap_or_default()).collect();
-    for f in &rel {
-        assert!(
-            PENDING.contains(&f.as_str()),
-            "{f} prints a skip reason and passes: use tcplab_testkit (docs/testing.md) so that the skip shows"
-        );
-    }
+    assert!(
+        rel.is_empty(),
+        "{rel:?} print a skip reason and pass: use tcplab_testkit (docs/testing.md) so that the skip shows"
+    );
 }

@@ -1,27 +1,22 @@
-//! Shared by the Linux-backend tests: they need Linux and root. Elsewhere they print why and pass, except
+//! Shared by the Linux-backend tests: they need Linux and root, and run under tcplab-testkit's harness,
+//! which reports a test that cannot run here as ignored with its reason (a failure under CI=true).
 #![allow(dead_code)] // each test binary uses its own subset
-//! under CI=true, where a missing requirement is a failure.
 
 use tcplab_link::{Framing, LinkConfig, LossModel, QueueLimit};
+use tcplab_testkit::{need, skip, Outcome};
 
-pub fn ready() -> bool {
-    match tcplab_emu::check_environment() {
-        Ok(()) => true,
-        Err(e) => skip(&e.to_string()),
-    }
+/// The Linux backend can run here (Linux, root, the capabilities, `ip`); else a skip saying what is missing.
+pub fn ready() -> Outcome {
+    need(tcplab_emu::check_environment())
 }
 
-/// Skips (prints the reason) outside CI; fails under CI=true.
-pub fn skip(reason: &str) -> bool {
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("CI=true and this test cannot run: {reason}");
+/// `program` can be started, whatever it answers: iputils' `ping` has no `--version` (it exits 2), so
+/// `tcplab_testkit::need_tool` cannot ask it.
+pub fn need_program(program: &str, install: &str) -> Outcome {
+    match std::process::Command::new(program).arg("-V").output() {
+        Ok(_) => Ok(()),
+        Err(_) => Err(skip(format!("{program} is not on the PATH: {install}"))),
     }
-    eprintln!("skipping: {reason}");
-    false
-}
-
-pub fn program_exists(p: &str) -> bool {
-    std::process::Command::new(p).arg("--version").output().is_ok()
 }
 
 pub fn link(rate: &str, delay: &str, queue: &str) -> LinkConfig {
@@ -43,15 +38,13 @@ pub fn bound_bps(bps: f64) -> f64 {
     bps * 1448.0 / 1538.0
 }
 
-/// Starts this test binary again running only `test` with `env` set (a child that builds a testbed,
-/// prints `NAMES CLIENT SERVER` and waits to be signalled or killed); returns it with the namespaces'
-/// names once it has printed them.
-#[allow(dead_code)]
-pub fn start_child_testbed(test: &str, env: (&str, &std::ffi::OsStr)) -> (std::process::Child, Vec<String>) {
+/// Starts this test binary again with `env` set, which its `main` takes for the body of a child that
+/// builds a testbed, prints `NAMES CLIENT SERVER` and waits to be signalled or killed; returns it with the
+/// namespaces' names once it has printed them.
+pub fn start_child_testbed(env: (&str, &std::ffi::OsStr)) -> (std::process::Child, Vec<String>) {
     use std::io::{BufRead, BufReader};
     use std::process::{Command, Stdio};
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", test, "--nocapture", "--test-threads=1"])
         .env(env.0, env.1)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
