@@ -6,6 +6,7 @@
 
 pub mod ast;
 pub mod code;
+pub mod interp;
 pub mod lex;
 pub mod parse;
 pub mod report;
