@@ -269,6 +269,8 @@ pub(crate) trait Backend {
     fn tcp_info(&mut self) -> Result<Vec<(&'static str, i64)>, String>;
     /// A backquoted command in the middle of the script.
     fn shell(&mut self, cmd: &str) -> Result<(), String>;
+    /// The script starts now: script time 0 (a wall clock starts here; virtual time already is 0).
+    fn start(&mut self) {}
 }
 pub(crate) fn flags_text(f: u8) -> String {
     let mut s = String::new();
@@ -439,6 +441,7 @@ pub(crate) fn run_script<B: Backend>(
         loc: Loc::default(),
         trace: std::env::var_os("TCPLAB_PACKETDRILL_TRACE").is_some(),
     };
+    r.b.start();
     match r.run(&script.events) {
         Ok(()) => Verdict::Pass,
         Err(f) => Verdict::Fail { loc: f.loc, msg: f.msg, time_us: f.time_us },

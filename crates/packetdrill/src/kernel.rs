@@ -204,8 +204,8 @@ fn run_inside(script: &Script, ns: &Netns) -> Verdict {
     })
 }
 
-/// A result from the system call thread: value, errno, and when it returned (µs of script time).
-type CallDone = (i64, Option<&'static str>, i64);
+/// A result from the system call thread: value, errno, and when it returned.
+type CallDone = (i64, Option<&'static str>, WallInstant);
 type Job = Box<dyn FnOnce() -> (i64, Option<&'static str>) + Send>;
 
 /// The thread that makes the system calls.
@@ -282,7 +282,6 @@ impl Kernel {
         let (tx, done) = mpsc::channel::<CallDone>();
         let tid = Arc::new(AtomicI32::new(0));
         let in_call = Arc::new(AtomicBool::new(false));
-        let t0 = WallInstant::now();
         let (tid2, in_call2) = (tid.clone(), in_call.clone());
         // The thread is created from this one, so it is in the namespace too.
         std::thread::Builder::new().name("pd-syscalls".into()).spawn(move || {
@@ -291,7 +290,7 @@ impl Kernel {
                 in_call2.store(true, Ordering::SeqCst);
                 let (v, e) = job();
                 in_call2.store(false, Ordering::SeqCst);
-                let at = t0.elapsed().as_micros() as i64;
+                let at = WallInstant::now();
                 if tx.send((v, e, at)).is_err() {
                     break;
                 }
@@ -302,7 +301,7 @@ impl Kernel {
         }
         Ok(Kernel {
             tun,
-            t0,
+            t0: WallInstant::now(),
             worker: Worker { jobs, done, tid, in_call },
             fds: BTreeMap::new(),
             conns: Vec::new(),
@@ -312,6 +311,18 @@ impl Kernel {
             out: VecDeque::new(),
             ip_id: 1,
         })
+    }
+
+    /// Whether the call may block: accept, connect, read and write on a blocking socket.
+    fn may_block(&self, c: &Syscall) -> bool {
+        let blocking_kind = matches!(
+            c.name.as_str(),
+            "accept" | "connect" | "write" | "send" | "sendto" | "read" | "recv" | "recvfrom" | "close"
+        );
+        let Ok(fd) = self.real_fd(c) else { return false };
+        // SAFETY: F_GETFL has no argument.
+        let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+        blocking_kind && fl >= 0 && fl & libc::O_NONBLOCK == 0
     }
 
     /// Whether the system call thread sleeps inside a call (packetdrill: the call blocks).
@@ -657,6 +668,13 @@ impl Backend for Kernel {
         if c.name == "connect" {
             self.info_fd = self.real_fd(c).ok();
         }
+        if !self.may_block(c) {
+            // A call that cannot block is made here and now: handing it to the other thread would
+            // only add the scheduler's delay to its time.
+            let (v, e) = job();
+            let v = self.completed(c, v, e)?;
+            return Ok(CallResult::Done(v, e));
+        }
         self.worker.jobs.send(job).map_err(|_| "the system call thread is gone".to_string())?;
         loop {
             if let Ok((v, e, _)) = self.worker.done.try_recv() {
@@ -674,6 +692,7 @@ impl Backend for Kernel {
         match self.worker.done.try_recv() {
             Ok((v, e, at)) => {
                 let v = self.completed(c, v, e)?;
+                let at = at.saturating_duration_since(self.t0).as_micros() as i64;
                 Ok(Some((v, e, at)))
             }
             Err(_) => Ok(None),
@@ -710,6 +729,10 @@ impl Backend for Kernel {
 
     fn shell(&mut self, cmd: &str) -> Result<(), String> {
         kernel_shell(cmd, true)
+    }
+
+    fn start(&mut self) {
+        self.t0 = WallInstant::now();
     }
 }
 
