@@ -247,6 +247,11 @@ pub(crate) struct View {
     pub first_ts: Option<(u32, u32)>,
 }
 
+/// A blocking call's return: its value, errno, and when it returned (µs of script time).
+pub(crate) type Returned = (i64, Option<&'static str>, i64);
+/// A backquoted command run against a backend's settings (`Err`: a skip reason).
+pub(crate) type Shell = Box<dyn FnMut(&str) -> Result<(), String>>;
+
 /// What a backend supplies: a stack with sockets, the packets it sends, and its clock.
 pub(crate) trait Backend {
     /// The current script time, µs.
@@ -264,7 +269,7 @@ pub(crate) trait Backend {
     /// Starts a system call: its result, or that it blocks.
     fn call(&mut self, c: &Syscall) -> Result<CallResult, String>;
     /// Whether the blocking call `c` has returned: its value, errno and return time (µs).
-    fn poll_call(&mut self, c: &Syscall) -> Result<Option<(i64, Option<&'static str>, i64)>, String>;
+    fn poll_call(&mut self, c: &Syscall) -> Result<Option<Returned>, String>;
     /// The `tcpi_*` values of the socket under test.
     fn tcp_info(&mut self) -> Result<Vec<(&'static str, i64)>, String>;
     /// A backquoted command in the middle of the script.
@@ -336,8 +341,6 @@ pub(crate) fn packet_text(
     }
     s
 }
-
-/// The options as they are on the wire (Linux's layout, through the codec), in the script's terms.
 
 pub(crate) fn errno_value(name: &str) -> i64 {
     match name {
@@ -414,9 +417,7 @@ pub(crate) fn decode_options(o: &[u8]) -> Vec<TcpOpt> {
 /// run options into a backend, or a skip reason), checks for unsupported constructs, and runs it.
 pub(crate) fn run_script<B: Backend>(
     script: &Script,
-    prepare: impl FnOnce(
-        &Script,
-    ) -> Result<(B, Box<dyn FnMut(&str) -> Result<(), String>>, &'static [&'static str]), String>,
+    prepare: impl FnOnce(&Script) -> Result<(B, Shell, &'static [&'static str]), String>,
 ) -> Verdict {
     let mut opts = RunOptions::default();
     for (name, value, _) in &script.options {

@@ -165,8 +165,8 @@ thread_local! {
 }
 
 fn kernel_shell(cmd: &str, apply: bool) -> Result<(), String> {
-    for c in sysctl::parse_commands(cmd)? {
-        match c {
+    for c in sysctl::commands_in_order(cmd) {
+        match c? {
             Cmd::Sysctl(k, v) => {
                 if apply {
                     write_sysctl(&k, &v)?;
@@ -199,7 +199,7 @@ fn run_inside(script: &Script, ns: &Netns) -> Verdict {
         ns.ip(&["addr", "add", &local, "peer", &remote, "dev", dev]).map_err(|e| e.to_string())?;
         ns.ip(&["link", "set", dev, "mtu", "1500", "up"]).map_err(|e| e.to_string())?;
         let k = Kernel::new(tun).map_err(|e| format!("the system call thread: {e}"))?;
-        let shell: Box<dyn FnMut(&str) -> Result<(), String>> = Box::new(|cmd| kernel_shell(cmd, false));
+        let shell: interp::Shell = Box::new(|cmd| kernel_shell(cmd, false));
         Ok((k, shell, tcpi_names()))
     })
 }
@@ -688,7 +688,7 @@ impl Backend for Kernel {
         }
     }
 
-    fn poll_call(&mut self, c: &Syscall) -> Result<Option<(i64, Option<&'static str>, i64)>, String> {
+    fn poll_call(&mut self, c: &Syscall) -> Result<Option<interp::Returned>, String> {
         match self.worker.done.try_recv() {
             Ok((v, e, at)) => {
                 let v = self.completed(c, v, e)?;

@@ -104,8 +104,7 @@ pub fn run_script(script: &Script, base: &TcpConfig) -> Verdict {
             sysctl::run_commands(cmd, &mut settings)?;
         }
         let mut check = settings.clone();
-        let shell: Box<dyn FnMut(&str) -> Result<(), String>> =
-            Box::new(move |cmd| sysctl::run_commands(cmd, &mut check));
+        let shell: interp::Shell = Box::new(move |cmd| sysctl::run_commands(cmd, &mut check));
         Ok((Sim::new(settings), shell, TCPI_FIELDS))
     })
 }
@@ -713,7 +712,7 @@ impl Backend for Sim {
         self.syscall(c)
     }
 
-    fn poll_call(&mut self, c: &Syscall) -> Result<Option<(i64, Option<&'static str>, i64)>, String> {
+    fn poll_call(&mut self, c: &Syscall) -> Result<Option<interp::Returned>, String> {
         // The socket layer is sans-IO: asking again is how a blocked call learns it may return.
         Ok(match self.syscall(c)? {
             CallResult::WouldBlock => None,

@@ -358,9 +358,24 @@ pub fn parse_commands(text: &str) -> Result<Vec<Cmd>, String> {
     Ok(out)
 }
 
+/// The block's commands, each line parsed when it is reached.
+pub fn commands_in_order(text: &str) -> impl Iterator<Item = Result<Cmd, String>> + '_ {
+    text.replace("\\\n", " ")
+        .lines()
+        .map(|l| parse_commands(l).map(Vec::into_iter))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .flat_map(|r| match r {
+            Ok(cmds) => cmds.map(Ok).collect::<Vec<_>>(),
+            Err(e) => vec![Err(e)],
+        })
+}
+
 /// Runs a backquoted command block on the simulator's settings. `Err` is a skip reason.
 pub fn run_commands(text: &str, s: &mut Settings) -> Result<(), String> {
-    for c in parse_commands(text)? {
+    // Line by line, so that the first line the simulator cannot follow names the skip.
+    for c in commands_in_order(text) {
+        let c = c?;
         match c {
             Cmd::Sysctl(k, v) => apply(&format!("{k}={v}"), s)?,
             Cmd::Offload(on) => s.tcp.tso = on,
@@ -390,7 +405,8 @@ fn shell_words(line: &str) -> Vec<String> {
                     any = false;
                 }
             }
-            (None, '>') => break, // a redirection ends the command's words
+            (None, '>') => break,         // a redirection ends the command's words
+            (None, '#') if !any => break, // so does a comment
             _ => {
                 cur.push(c);
                 any = true;
