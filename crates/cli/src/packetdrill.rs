@@ -18,8 +18,8 @@ pub struct PacketdrillArgs {
     /// The stack personality under test (`tcplab explain` lists them).
     #[arg(long, default_value = "linux")]
     stack: String,
-    /// Where the scripts run: `sim` (the simulator's TCP). `linux` (this kernel through a TUN device) is
-    /// not implemented yet (docs/packetdrill.md says what it needs).
+    /// Where the scripts run: `sim` (the simulator's TCP, `--stack` chooses the personality) or `linux`
+    /// (this machine's kernel through a TUN device in a namespace of its own; root).
     #[arg(long, default_value = "sim")]
     backend: String,
     /// Write the report (schema tcplab.packetdrill/1) to FILE, or "-" for stdout.
@@ -31,11 +31,16 @@ pub struct PacketdrillArgs {
 }
 
 pub fn packetdrill(a: &PacketdrillArgs) -> Result<(), Failure> {
-    if a.backend != "sim" {
-        return Err(Failure::BadInput(format!(
-            "--backend {}: accepted `sim` (the kernel backend through TUN is not implemented yet; docs/packetdrill.md)",
-            a.backend
-        )));
+    let backend = match a.backend.as_str() {
+        "sim" => report::BackendKind::Sim,
+        "linux" => report::BackendKind::Linux,
+        other => return Err(Failure::BadInput(format!("--backend {other}: accepted `sim`, `linux`"))),
+    };
+    #[cfg(target_os = "linux")]
+    if backend == report::BackendKind::Linux {
+        if let Some(why) = tcplab_packetdrill::kernel::unavailable() {
+            return Err(Failure::Run(format!("--backend linux cannot run: {why}")));
+        }
     }
     let Some(base) = TcpConfig::personality(&a.stack) else {
         let names: Vec<&str> = tcplab_tcp::personality::PERSONALITIES.iter().map(|(n, _)| *n).collect();
@@ -53,7 +58,8 @@ pub fn packetdrill(a: &PacketdrillArgs) -> Result<(), Failure> {
             return Err(Failure::BadInput(format!("{}: no such script file", f.display())));
         }
     }
-    let rep = report::run_files(&files, &a.stack, &base).map_err(Failure::BadInput)?;
+    let stack = if backend == report::BackendKind::Linux { kernel_name() } else { a.stack.clone() };
+    let rep = report::run_files_on(backend, &files, &stack, &base).map_err(Failure::BadInput)?;
     let to_stdout = a.json.as_deref() == Some("-");
     if !to_stdout {
         for s in &rep.scripts {
@@ -97,4 +103,10 @@ pub fn packetdrill(a: &PacketdrillArgs) -> Result<(), Failure> {
         return Err(Failure::Run(format!("{} of {} scripts failed", rep.totals.fail, rep.scripts.len())));
     }
     Ok(())
+}
+
+/// `linux <release>` of this machine's kernel, for the report's `stack`.
+fn kernel_name() -> String {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    format!("linux {}", release.trim())
 }

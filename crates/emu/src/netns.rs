@@ -226,6 +226,49 @@ impl Drop for Run {
     }
 }
 
+/// The isolation guard of a run that needs one namespace (`tcplab packetdrill --backend linux`): named,
+/// marked, swept and cleaned up on signals exactly as [`Run`]'s two. Dropping it removes the namespace.
+pub struct Single {
+    pub ns: Netns,
+    _lock: std::sync::MutexGuard<'static, ()>,
+}
+
+impl Single {
+    /// Creates the namespace (`tcplab-<pid>-<start>-<n>-<suffix>`) with loopback up and IPv6 off, after
+    /// removing leftovers of dead runs.
+    pub fn create(suffix: &str) -> Result<Single, EmuError> {
+        check_environment()?;
+        let lock = RUN_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+        install_hooks();
+        sweep_leftovers();
+        static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name =
+            format!("{PREFIX}{}-{}-{n}-{suffix}", std::process::id(), start_time(std::process::id()).unwrap_or(0));
+        let markers = marker_dir()?;
+        let single = Single { ns: Netns { name }, _lock: lock };
+        LIVE.lock().unwrap_or_else(|p| p.into_inner()).push(single.ns.name.clone());
+        run_ip(&["netns", "add", &single.ns.name])?;
+        write_marker(markers, &single.ns.name)?;
+        for key in
+            ["net.ipv6.conf.all.disable_ipv6", "net.ipv6.conf.default.disable_ipv6", "net.ipv6.conf.lo.disable_ipv6"]
+        {
+            single.ns.sysctl(key, "1")?;
+        }
+        single.ns.ip(&["link", "set", "lo", "up"])?;
+        Ok(single)
+    }
+}
+
+impl Drop for Single {
+    fn drop(&mut self) {
+        let mut live = LIVE.lock().unwrap_or_else(|p| p.into_inner());
+        remove_netns(&self.ns.name);
+        remove_marker(&self.ns.name);
+        live.retain(|n| n != &self.ns.name);
+    }
+}
+
 /// Removes one of this run's namespaces, after killing the processes inside it that this process
 /// started (its descendants); any other process inside keeps running.
 fn remove_netns(name: &str) {

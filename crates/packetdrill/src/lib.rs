@@ -6,6 +6,9 @@
 
 pub mod ast;
 pub mod code;
+pub mod interp;
+#[cfg(target_os = "linux")]
+pub mod kernel;
 pub mod lex;
 pub mod parse;
 pub mod report;

@@ -45,11 +45,41 @@ pub struct Report {
     pub scripts: Vec<ScriptReport>,
 }
 
-/// Runs one script text as `path`.
+/// Where scripts run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackendKind {
+    /// The simulator's TCP on virtual time.
+    Sim,
+    /// This machine's kernel through a TUN device in a namespace of its own (Linux, root).
+    Linux,
+}
+
+impl BackendKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Sim => "sim",
+            BackendKind::Linux => "linux",
+        }
+    }
+}
+
+/// Runs one script text as `path` on the simulator.
 pub fn run_text(path: &str, text: &str, base: &TcpConfig) -> ScriptReport {
+    run_text_on(BackendKind::Sim, path, text, base)
+}
+
+/// Runs one script text as `path` on `backend` (`base`: the simulator's personality).
+pub fn run_text_on(backend: BackendKind, path: &str, text: &str, base: &TcpConfig) -> ScriptReport {
     let mut r =
         ScriptReport { path: path.to_string(), status: "pass", line: None, column: None, reason: None, time_s: None };
-    match sim::run(text, base) {
+    let verdict = match backend {
+        BackendKind::Sim => sim::run(text, base),
+        #[cfg(target_os = "linux")]
+        BackendKind::Linux => crate::kernel::run(text),
+        #[cfg(not(target_os = "linux"))]
+        BackendKind::Linux => Verdict::Skip("the kernel backend needs Linux".into()),
+    };
+    match verdict {
         Verdict::Pass => {}
         Verdict::Skip(why) => {
             r.status = "skip";
@@ -84,14 +114,19 @@ pub fn collect(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// Runs the files against the personality `stack` (already checked to exist).
+/// Runs the files against the personality `stack` (already checked to exist) on the simulator.
 pub fn run_files(files: &[PathBuf], stack: &str, base: &TcpConfig) -> Result<Report, String> {
+    run_files_on(BackendKind::Sim, files, stack, base)
+}
+
+/// Runs the files on `backend`; `stack` names the personality (the simulator's) or the kernel.
+pub fn run_files_on(backend: BackendKind, files: &[PathBuf], stack: &str, base: &TcpConfig) -> Result<Report, String> {
     let mut scripts = Vec::new();
     let mut totals = Totals::default();
     for f in files {
         let text = std::fs::read(f).map_err(|e| format!("{}: {e}", f.display()))?;
         let text = String::from_utf8_lossy(&text);
-        let r = run_text(&f.display().to_string(), &text, base);
+        let r = run_text_on(backend, &f.display().to_string(), &text, base);
         match r.status {
             "pass" => totals.pass += 1,
             "fail" => totals.fail += 1,
@@ -99,5 +134,5 @@ pub fn run_files(files: &[PathBuf], stack: &str, base: &TcpConfig) -> Result<Rep
         }
         scripts.push(r);
     }
-    Ok(Report { schema: "tcplab.packetdrill/1", backend: "sim", stack: stack.to_string(), totals, scripts })
+    Ok(Report { schema: "tcplab.packetdrill/1", backend: backend.name(), stack: stack.to_string(), totals, scripts })
 }

@@ -293,44 +293,93 @@ pub fn apply(assignment: &str, s: &mut Settings) -> Result<(), String> {
     (sc.apply)(v.trim().trim_matches('"').trim_matches('\''), s).map_err(|e| format!("sysctl net.ipv4.{name}: {e}"))
 }
 
-/// Runs a backquoted command block: one command per line (`\` continues a line). `Err` is a skip reason.
-pub fn run_commands(text: &str, s: &mut Settings) -> Result<(), String> {
+/// One recognised set-up command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cmd {
+    /// A sysctl by its dotted name (`net.ipv4.tcp_sack`) and value.
+    Sysctl(String, String),
+    /// `ethtool -K tun0 tso|gso on|off`: segmentation offload of the device under test.
+    Offload(bool),
+    /// A command with nothing to do in a fresh stack (`tc ... root pfifo`, `ip tcp_metrics flush`, the
+    /// restore script `set_sysctls.py` writes).
+    Nothing,
+}
+
+/// `/proc/sys/net/ipv4/x` or `net.ipv4.x` as the dotted name.
+fn dotted(k: &str) -> String {
+    match k.strip_prefix("/proc/sys/") {
+        Some(rest) => rest.replace('/', "."),
+        None => k.to_string(),
+    }
+}
+
+/// Parses a backquoted command block: one command per line (`\` continues a line). `Err` is a skip reason.
+pub fn parse_commands(text: &str) -> Result<Vec<Cmd>, String> {
+    let mut out = Vec::new();
     let joined = text.replace("\\\n", " ");
     for line in joined.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
         let words = shell_words(line);
         let Some(cmd) = words.first() else { continue };
         let base = cmd.rsplit('/').next().unwrap_or(cmd);
+        let assign = |w: &str| -> Result<Cmd, String> {
+            let (k, v) = w.split_once('=').ok_or_else(|| format!("`{w}`: expected name=value"))?;
+            Ok(Cmd::Sysctl(dotted(k.trim()), v.trim().trim_matches('"').trim_matches('\'').to_string()))
+        };
         match base {
             "defaults.sh" => {
                 for (k, v) in DEFAULTS_SH {
-                    apply(&format!("net.ipv4.{k}={v}"), s)?;
+                    out.push(Cmd::Sysctl(format!("net.ipv4.{k}"), v.to_string()));
                 }
             }
             "sysctl" => {
                 for w in words[1..].iter().filter(|w| !w.starts_with('-')) {
-                    apply(w, s)?;
+                    out.push(assign(w)?);
                 }
             }
             "set_sysctls.py" => {
                 for w in &words[1..] {
-                    apply(w, s)?;
+                    out.push(assign(w)?);
                 }
             }
-            // The restore script written by set_sysctls.py: the simulator's settings die with the run.
-            _ if cmd.starts_with("/tmp/sysctl_restore") => {}
+            _ if cmd.starts_with("/tmp/sysctl_restore") => out.push(Cmd::Nothing),
             "ethtool" if words.len() >= 4 && words[1] == "-K" => {
-                // `ethtool -K tun0 tso off gso off`: segmentation offload on the device under test.
-                let mut it = words[3..].chunks(2);
-                for pair in &mut it {
+                for pair in words[3..].chunks(2) {
                     match pair {
-                        [f, v] if matches!(f.as_str(), "tso" | "gso") => s.tcp.tso = v == "on",
+                        [f, v] if matches!(f.as_str(), "tso" | "gso") => out.push(Cmd::Offload(v == "on")),
                         _ => return Err(format!("command `{line}`: only tso/gso on|off are modelled")),
                     }
                 }
             }
-            "tc" if line.ends_with("root pfifo") => {} // the simulated device's queue is a FIFO already
-            "ip" if line.starts_with("ip tcp_metrics flush") => {} // no metrics cache is kept
+            "tc" if line.ends_with("root pfifo") => out.push(Cmd::Nothing), // a FIFO already
+            "ip" if line.starts_with("ip tcp_metrics flush") => out.push(Cmd::Nothing), // none kept yet
             _ => return Err(format!("command `{line}` is not supported")),
+        }
+    }
+    Ok(out)
+}
+
+/// The block's commands, each line parsed when it is reached.
+pub fn commands_in_order(text: &str) -> impl Iterator<Item = Result<Cmd, String>> + '_ {
+    text.replace("\\\n", " ")
+        .lines()
+        .map(|l| parse_commands(l).map(Vec::into_iter))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .flat_map(|r| match r {
+            Ok(cmds) => cmds.map(Ok).collect::<Vec<_>>(),
+            Err(e) => vec![Err(e)],
+        })
+}
+
+/// Runs a backquoted command block on the simulator's settings. `Err` is a skip reason.
+pub fn run_commands(text: &str, s: &mut Settings) -> Result<(), String> {
+    // Line by line, so that the first line the simulator cannot follow names the skip.
+    for c in commands_in_order(text) {
+        let c = c?;
+        match c {
+            Cmd::Sysctl(k, v) => apply(&format!("{k}={v}"), s)?,
+            Cmd::Offload(on) => s.tcp.tso = on,
+            Cmd::Nothing => {}
         }
     }
     Ok(())
@@ -356,7 +405,8 @@ fn shell_words(line: &str) -> Vec<String> {
                     any = false;
                 }
             }
-            (None, '>') => break, // a redirection ends the command's words
+            (None, '>') => break,         // a redirection ends the command's words
+            (None, '#') if !any => break, // so does a comment
             _ => {
                 cur.push(c);
                 any = true;
