@@ -544,7 +544,13 @@ fn build() -> Vec<Key> {
     }
 
     // `[table]`.
-    b.add(text("table"), "table", DefaultValue::Text("absent: the plots' metrics netperf's columns do not show"), text("Columns the table `run` and `report` print adds after netperf's; docs/scenario.md § Table."), scen("TableSpec"));
+    b.add(
+        text("table"),
+        "table",
+        DefaultValue::Text("absent: the plots' metrics netperf's columns do not show"),
+        text("Columns the table `run` and `report` print adds after netperf's; docs/scenario.md § Table."),
+        scen("TableSpec"),
+    );
     b.add(text("table.columns"), "array of strings", DefaultValue::Required, text("The added columns, each a metric as `[[plot]] y` names it (`client.SendStall`, `latency_us.p90`, `client.CurCwnd.mean`), shown with its unit; at most 8; `[]` adds none."), text("TableSpec::columns, crates/lab/src/scenario.rs"));
     b.keys
 }
