@@ -1,7 +1,9 @@
 //! The lab: scenario files, validation, and running a scenario on a backend into a result document
 //! (`schema: "tcplab.result/1"`, docs/results.md).
 
+pub mod budget;
 pub mod error;
+pub mod limits;
 pub mod linux_backend;
 pub mod merge;
 pub mod probes;
