@@ -166,9 +166,20 @@ pub const LIMITS: &[Limit] = &[
     Limit { key: "test.start_spread", range: Range::Time(Duration::ZERO, DAY), why: "less than test.duration" },
 ];
 
-/// The first row of [`LIMITS`] whose pattern matches `key`.
+/// The first row of [`LIMITS`] whose pattern matches `key`. Remembered per key: a sweep validates the
+/// same two hundred keys at every point.
 pub fn limit_of(key: &str) -> Option<&'static Limit> {
-    LIMITS.iter().find(|l| matches(l.key, key))
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static SEEN: OnceLock<Mutex<HashMap<String, Option<usize>>>> = OnceLock::new();
+    let seen = SEEN.get_or_init(Default::default);
+    let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(i) = seen.get(key) {
+        return i.map(|i| &LIMITS[i]);
+    }
+    let i = LIMITS.iter().position(|l| matches(l.key, key));
+    seen.insert(key.to_string(), i);
+    i.map(|i| &LIMITS[i])
 }
 
 fn matches(pattern: &str, key: &str) -> bool {
@@ -231,44 +242,54 @@ pub struct OutOfRange {
     pub message: String,
 }
 
-/// The scenario's keys that [`LIMITS`] bounds: the whole document but its free text and its plots' and
-/// published figures' tables (checked by their own validation).
-fn numeric_leaves(s: &Scenario) -> Vec<(String, Value)> {
-    fn walk(prefix: &str, v: &Value, out: &mut Vec<(String, Value)>) {
+/// Calls `f` with every key [`LIMITS`] bounds and its value: the whole scenario but its free text and its
+/// plots' and published figures' tables (checked by their own validation). One key buffer, no copies:
+/// a sweep validates every point this way.
+fn for_each_leaf<E>(s: &Scenario, mut f: impl FnMut(&str, &Value) -> Result<(), E>) -> Result<(), E> {
+    fn walk<E>(key: &mut String, v: &Value, f: &mut impl FnMut(&str, &Value) -> Result<(), E>) -> Result<(), E> {
         match v {
             Value::Object(m) => {
                 for (k, x) in m {
-                    let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
-                    walk(&key, x, out);
+                    let len = key.len();
+                    if len > 0 {
+                        key.push('.');
+                    }
+                    key.push_str(k);
+                    walk(key, x, f)?;
+                    key.truncate(len);
                 }
+                Ok(())
             }
-            leaf => out.push((prefix.to_string(), leaf.clone())),
+            leaf => f(key, leaf),
         }
     }
-    let mut v = serde_json::to_value(s).unwrap_or_default();
-    if let Some(m) = v.as_object_mut() {
-        for k in ["name", "description", "plot", "published"] {
-            m.remove(k);
+    let v = serde_json::to_value(s).unwrap_or_default();
+    let Value::Object(m) = &v else { return Ok(()) };
+    let mut key = String::with_capacity(64);
+    for (k, x) in m {
+        if matches!(k.as_str(), "name" | "description" | "plot" | "published") {
+            continue;
         }
+        key.clear();
+        key.push_str(k);
+        walk(&mut key, x, &mut f)?;
     }
-    let mut out = Vec::new();
-    walk("", &v, &mut out);
-    out
+    Ok(())
 }
 
 /// Checks every key of `s` against [`LIMITS`]; the first value outside its range.
 pub fn check(s: &Scenario) -> Result<(), OutOfRange> {
-    for (key, v) in numeric_leaves(s) {
-        let Some(limit) = limit_of(&key) else { continue };
-        if limit.range.check(&v) == Some(false) {
+    for_each_leaf(s, |key, v| {
+        let Some(limit) = limit_of(key) else { return Ok(()) };
+        if limit.range.check(v) == Some(false) {
             let shown = v.as_str().map_or_else(|| v.to_string(), str::to_string);
             return Err(OutOfRange {
-                key,
+                key: key.to_string(),
                 message: format!("{shown}: accepted {} ({})", limit.range, limit.why),
             });
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// What [`cross_checks`] found: a combination that cannot run (refused), or warnings about what will
@@ -404,7 +425,13 @@ series = { interval = "10ms", vars = ["CurCwnd"] }
     fn leaves(text: &str, sets: &[&str]) -> Vec<(String, Value)> {
         let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
         let s = load(&Source { name: "t.toml", text }, &sets).unwrap();
-        numeric_leaves(&s)
+        let mut out = Vec::new();
+        for_each_leaf(&s, |k, v| {
+            out.push((k.to_string(), v.clone()));
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+        out
     }
 
     /// Whether a leaf holds a number, in any of the scenario's spellings.

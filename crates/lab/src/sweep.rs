@@ -72,8 +72,9 @@ pub struct Plan {
     pub repeat: Option<Repeat>,
     /// Every point, when the sweep has at most [`FULL_CHECK`] points; else none (built by `point`).
     points: Vec<PlanPoint>,
-    /// The points validated while planning, by index (all of them, or the axes' values).
-    checked: Vec<(usize, PlanPoint)>,
+    /// The cost of each point validated while planning (all of them, or the base and the axes' values,
+    /// in that order).
+    checked: Vec<crate::budget::PointEstimate>,
     /// The number of points: the product of the axes' lengths.
     total: usize,
     /// What a point is built from: the file's name and text, and the `--set` flags.
@@ -421,23 +422,23 @@ pub fn plan(
         }
         v
     };
-    let mut checked = Vec::with_capacity(to_check.len());
-    for i in to_check {
-        checked.push((i, plan.build(i)?));
-    }
     let mut warnings: Vec<String> = plan.base.warnings.clone();
-    for (_, p) in &checked {
+    let mut points = Vec::new();
+    for i in to_check {
+        let p = plan.build(i)?;
         for w in &p.scenario.warnings {
             if !warnings.contains(w) {
                 warnings.push(w.clone());
             }
         }
+        plan.checked.push(crate::budget::point(&p.scenario));
+        // Only a sweep validated in full keeps its points; a larger one builds them as they run.
+        if total <= FULL_CHECK {
+            points.push(p);
+        }
     }
     plan.warnings = warnings;
-    if total <= FULL_CHECK {
-        plan.points = checked.iter().map(|(_, p)| p.clone()).collect();
-    }
-    plan.checked = checked;
+    plan.points = points;
     Ok(plan)
 }
 
@@ -522,9 +523,9 @@ impl Plan {
         threads: usize,
         out: crate::budget::Outputs,
     ) -> crate::budget::Estimate {
-        use crate::budget::{combine, point, PointEstimate};
+        use crate::budget::{combine, PointEstimate};
         let iterations = self.repeat.map_or(1, |r| r.max);
-        let all: Vec<PointEstimate> = self.checked.iter().map(|(_, p)| point(&p.scenario)).collect();
+        let all = &self.checked;
         let max = |f: fn(&PointEstimate) -> f64| all.iter().map(f).fold(0.0, f64::max);
         let mut largest = PointEstimate {
             run_bytes: max(|e| e.run_bytes),
