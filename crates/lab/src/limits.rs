@@ -300,6 +300,18 @@ pub struct Findings {
     pub warnings: Vec<OutOfRange>,
 }
 
+/// A derived duration in words (`100.000157s` reads worse than `100.0 s`).
+fn human(d: Duration) -> String {
+    let s = d.as_nanos() as f64 / 1e9;
+    if s >= 1.0 {
+        format!("{s:.1} s")
+    } else if s >= 1e-3 {
+        format!("{:.1} ms", s * 1e3)
+    } else {
+        format!("{:.1} us", s * 1e6)
+    }
+}
+
 /// The IP and TCP headers of a SYN with options (20 + 40 bytes at most).
 const SYN_LEN: u32 = 60;
 
@@ -325,10 +337,12 @@ pub fn cross_checks(s: &Scenario) -> Findings {
         f.refuse = Some(OutOfRange {
             key: format!("{key}.delay"),
             message: format!(
-                "{} one way at {}: the handshake takes {handshake} (three crossings with serialization), at least \
+                "{} one way at {}: the handshake takes {} (three crossings with serialization), at least \
                  the {connect} the connections get to come up; accepted a path whose handshake fits (a shorter \
                  delay or a faster rate)",
-                l.delay, l.rate
+                l.delay,
+                l.rate,
+                human(handshake)
             ),
         });
         return f;
@@ -339,8 +353,9 @@ pub fn cross_checks(s: &Scenario) -> Findings {
         f.warnings.push(OutOfRange {
             key: "test.duration".into(),
             message: format!(
-                "{duration} is shorter than one round trip of the path ({rtt}): nothing sent in the measurement \
-                 can be acknowledged within it, so its figures will be zero"
+                "{duration} is shorter than one round trip of the path ({}): nothing sent in the measurement \
+                 can be acknowledged within it, so its figures will be zero",
+                human(rtt)
             ),
         });
     }
@@ -354,9 +369,10 @@ pub fn cross_checks(s: &Scenario) -> Findings {
             f.warnings.push(OutOfRange {
                 key: format!("{key}.rate"),
                 message: format!(
-                    "{}: one full-size frame ({full}B) takes {frame} to serialize, longer than test.duration = \
+                    "{}: one full-size frame ({full}B) takes {} to serialize, longer than test.duration = \
                      {duration}: the figures will be near zero",
-                    l.rate
+                    l.rate,
+                    human(frame)
                 ),
             });
         }
