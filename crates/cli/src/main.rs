@@ -307,8 +307,9 @@ fn scenario_text(arg: &str) -> Result<(String, String), Failure> {
 /// are shown escaped (`\u{1b}`), so a scenario's name or a flag's value cannot move the cursor, recolour
 /// or rewrite what the terminal shows; newlines and tabs stay.
 fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
-    let unsafe_char =
-        |c: char| (c.is_control() && c != '\n' && c != '\t') || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    let unsafe_char = |c: char| {
+        (c.is_control() && c != '\n' && c != '\t') || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
     if !text.chars().any(unsafe_char) {
         return text.into();
     }
@@ -570,7 +571,11 @@ fn check_outputs(out: &Outputs) -> Result<(), Failure> {
             } else {
                 format!("{} is not a directory", existing.display())
             };
-            return Err(refuse(flag, dir, std::io::Error::other(format!("{what}; accepted: a directory (created if missing)"))));
+            return Err(refuse(
+                flag,
+                dir,
+                std::io::Error::other(format!("{what}; accepted: a directory (created if missing)")),
+            ));
         }
         probe(existing).map_err(|e| refuse(flag, dir, e))?;
     }
@@ -584,11 +589,8 @@ fn emit(mut doc: tcplab_lab::ResultDoc, out: &Outputs, quiet: bool) -> Result<()
         // The table reads no time series: it is rendered from the document's JSON tree, where each
         // sampled number costs ~40 bytes (a 600 s run sampled every 100 us needed 3.9 GB for it), so the
         // series are set aside while it is drawn.
-        let series: Vec<_> = doc
-            .points
-            .iter_mut()
-            .map(|p| (p.series.take(), p.rtt_samples.take(), p.logvars.take()))
-            .collect();
+        let series: Vec<_> =
+            doc.points.iter_mut().map(|p| (p.series.take(), p.rtt_samples.take(), p.logvars.take())).collect();
         let table = tcplab_report::table(&doc);
         for (p, (s, r, l)) in doc.points.iter_mut().zip(series) {
             (p.series, p.rtt_samples, p.logvars) = (s, r, l);

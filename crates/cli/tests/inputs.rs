@@ -75,7 +75,8 @@ fn memory_over_the_budget_is_refused_with_the_estimate() {
 #[test]
 fn force_runs_over_the_budget() {
     let dir = tempfile::tempdir().unwrap();
-    let text = BASE.replace("kind = \"tcp_stream\"\nduration = \"10s\"", "kind = \"tcp_msg\"\nmessages = 1\nseries = \"100us\"");
+    let text = BASE
+        .replace("kind = \"tcp_stream\"\nduration = \"10s\"", "kind = \"tcp_msg\"\nmessages = 1\nseries = \"100us\"");
     let s = scenario(dir.path(), &text);
     let (code, _, err) = run(&["run", &s, "--quiet"]);
     assert_eq!(code, Some(2), "{err}");
@@ -164,7 +165,10 @@ fn valid_but_empty_runs_are_warned_about() {
     let s = scenario(dir.path(), BASE);
     let (code, _, err) = run(&["run", &s, "--quiet", "--set", "path.up.queue=\"0pkt\""]);
     assert_eq!(code, Some(0), "{err}");
-    assert!(err.contains("warning: --set path.up.queue=\"0pkt\": path.up.queue: 0pkt: no full-size frame can wait"), "{err}");
+    assert!(
+        err.contains("warning: --set path.up.queue=\"0pkt\": path.up.queue: 0pkt: no full-size frame can wait"),
+        "{err}"
+    );
     assert_eq!(err.matches("warning").count(), 1, "one warning for a path without down: {err}");
     let (code, _, err) = run(&["check", &s, "--set", "test.duration=\"10ms\""]);
     assert_eq!(code, Some(0), "{err}");

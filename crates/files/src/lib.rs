@@ -361,11 +361,11 @@ impl Temp {
             .rand_bytes(TEMP_RANDOM)
             .tempfile_in(dir)
             .map_err(|e| {
-                // tempfile's message ends with the temporary's name, which the user never asked for: say
-                // what failed in the directory they named.
-                let why = std::io::Error::from(e.kind());
-                io::Error::new(e.kind(), format!("cannot create a file in {}: {why}", dir.display()))
-            })?;
+            // tempfile's message ends with the temporary's name, which the user never asked for: say
+            // what failed in the directory they named.
+            let why = std::io::Error::from(e.kind());
+            io::Error::new(e.kind(), format!("cannot create a file in {}: {why}", dir.display()))
+        })?;
         // The file is ours to remove (registry, Drop), not tempfile's.
         let (file, tpath) = t.into_parts();
         let path = tpath.keep().map_err(|e| e.error)?;

@@ -216,7 +216,10 @@ pub fn combine(
     ];
     if out.renders {
         parts.push((
-            format!("the JSON tree of --csv/--plot/--report/--flent ({} series numbers)", count(mean.series_numbers * total as f64)),
+            format!(
+                "the JSON tree of --csv/--plot/--report/--flent ({} series numbers)",
+                count(mean.series_numbers * total as f64)
+            ),
             (mean.series_numbers * TREE_BYTES_PER_NUMBER + mean.result_bytes) * total as f64,
         ));
     }
@@ -361,8 +364,8 @@ mod tests {
     #[test]
     fn shipped_scenarios_are_within_budget() {
         for s in crate::scenario::SHIPPED {
-            let plan = crate::sweep::plan(&Source { name: s.name, text: s.text }, &[], &[], &Default::default())
-                .unwrap();
+            let plan =
+                crate::sweep::plan(&Source { name: s.name, text: s.text }, &[], &[], &Default::default()).unwrap();
             let e = plan.estimate(None, 2, Outputs { renders: true });
             assert!(e.over(&BUDGET).is_none(), "{}: {e}", s.name);
         }

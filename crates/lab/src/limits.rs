@@ -98,7 +98,11 @@ pub const LIMITS: &[Limit] = &[
         why: "a NIC's interrupt-coalescing delay",
     },
     // TCP (crates/tcp's validate checks the relations between knobs; these bound each one).
-    Limit { key: "*.tcp.mss", range: Range::Size(88, 65495), why: "an IPv4 datagram holds at most 65495 bytes of TCP payload" },
+    Limit {
+        key: "*.tcp.mss",
+        range: Range::Size(88, 65495),
+        why: "an IPv4 datagram holds at most 65495 bytes of TCP payload",
+    },
     Limit { key: "*.tcp.send_buffer", range: Range::Size(1, GIB), why: "socket buffers up to 1GiB" },
     Limit { key: "*.tcp.recv_buffer", range: Range::Size(1, GIB), why: "socket buffers up to 1GiB" },
     Limit { key: "*.tcp.send_buffer_truesize", range: Range::Size(0, 1 << 20), why: "bookkeeping bytes per skb" },
@@ -110,16 +114,28 @@ pub const LIMITS: &[Limit] = &[
     },
     Limit { key: "*.tcp.tso_max_size", range: Range::Size(1024, 1 << 20), why: "Linux's GSO limit is 64KiB" },
     Limit { key: "*.tcp.ack_every", range: Range::Count(1, 64), why: "segments per delayed ACK" },
-    Limit { key: "*.tcp.delayed_ack_timeout", range: Range::Time(Duration::ZERO, ms(500)), why: "RFC 1122 4.2.3.2: less than 500 ms" },
+    Limit {
+        key: "*.tcp.delayed_ack_timeout",
+        range: Range::Time(Duration::ZERO, ms(500)),
+        why: "RFC 1122 4.2.3.2: less than 500 ms",
+    },
     Limit { key: "*.tcp.deferred_ack_max", range: Range::Count(2, 64), why: "segments" },
-    Limit { key: "*.tcp.ato_min", range: Range::Time(Duration::ZERO, ms(500)), why: "RFC 1122 4.2.3.2: an ACK is delayed less than 500 ms" },
+    Limit {
+        key: "*.tcp.ato_min",
+        range: Range::Time(Duration::ZERO, ms(500)),
+        why: "RFC 1122 4.2.3.2: an ACK is delayed less than 500 ms",
+    },
     Limit { key: "*.tcp.comp_sack_nr", range: Range::Count(0, 255), why: "Linux tcp_comp_sack_nr is a byte" },
     Limit { key: "*.tcp.comp_sack_delay", range: Range::Time(Duration::ZERO, ms(500)), why: "a delayed ACK's bound" },
     Limit { key: "*.tcp.ack_immediate_p", range: Range::Real(0.0, 1.0), why: "a probability" },
     Limit { key: "*.tcp.cubic.hystart_ack_delta", range: Range::Time(Duration::ZERO, s(1)), why: "a gap between ACKs" },
     Limit { key: "*.tcp.cubic.*", range: Range::Real(0.0, 100.0), why: "CUBIC's constants (RFC 9438 §5)" },
     Limit { key: "*.tcp.dupthresh", range: Range::Count(1, 1000), why: "duplicate ACKs" },
-    Limit { key: "*.tcp.tlp_max_ack_delay", range: Range::Time(Duration::ZERO, s(1)), why: "RFC 8985 §7.2: a delayed ACK's bound" },
+    Limit {
+        key: "*.tcp.tlp_max_ack_delay",
+        range: Range::Time(Duration::ZERO, s(1)),
+        why: "RFC 8985 §7.2: a delayed ACK's bound",
+    },
     Limit { key: "*.tcp.rto_params.*", range: Range::Real(0.0, 100.0), why: "estimator gains and multipliers" },
     Limit { key: "*.tcp.rto_initial", range: Range::Time(ms(1), HOUR), why: TIMER_WHY },
     Limit { key: "*.tcp.rto_min", range: Range::Time(Duration::ZERO, HOUR), why: TIMER_WHY },
@@ -480,7 +496,10 @@ series = { interval = "10ms", vars = ["CurCwnd"] }
             FULL,
             &["test.kind=tcp_msg", "test.messages=10", "test.interval=\"1ms\"", "test.message=\"10B\""],
         ));
-        all.extend(leaves(FULL, &["test.send_buffer=\"64KiB\"", "test.recv_buffer=\"64KiB\"", "test.message=\"1KiB\""]));
+        all.extend(leaves(
+            FULL,
+            &["test.send_buffer=\"64KiB\"", "test.recv_buffer=\"64KiB\"", "test.message=\"1KiB\""],
+        ));
         let unbounded: Vec<&String> =
             all.iter().filter(|(k, v)| is_numeric(v) && limit_of(k).is_none()).map(|(k, _)| k).collect();
         assert!(unbounded.is_empty(), "numeric keys without a row in LIMITS: {unbounded:?}");

@@ -499,9 +499,9 @@ impl Plan {
         let scenario = load(&Source { name: &self.name, text: &self.text }, &ov).map_err(|e| {
             let at = coords.join(", ");
             // An error in a swept value is reported at the axis, with the value.
-            let culprit = self.axes.iter().zip(&idx).find(|(a, &j)| {
-                matches!(&e.origin, Origin::Flag { flag } if *flag == format!("{}={}", a.path, a.values[j]))
-            });
+            let culprit = self.axes.iter().zip(&idx).find(
+                |(a, &j)| matches!(&e.origin, Origin::Flag { flag } if *flag == format!("{}={}", a.path, a.values[j])),
+            );
             match culprit {
                 Some((a, &j)) => axis_error(
                     a,
@@ -558,9 +558,8 @@ impl Plan {
                 let mean_of = |f: fn(&PointEstimate) -> f64| {
                     (1.0 + vals.iter().map(|e| ratio(f(e), f(&first))).sum::<f64>()) / n as f64
                 };
-                let max_of = |f: fn(&PointEstimate) -> f64| {
-                    vals.iter().map(|e| ratio(f(e), f(&first))).fold(1.0, f64::max)
-                };
+                let max_of =
+                    |f: fn(&PointEstimate) -> f64| vals.iter().map(|e| ratio(f(e), f(&first))).fold(1.0, f64::max);
                 scale[0] *= mean_of(|e| e.segments);
                 scale[1] *= mean_of(|e| e.events);
                 scale[2] *= mean_of(|e| e.result_bytes);
@@ -936,6 +935,49 @@ mod tests {
         let v = flag_values("10mbit, 100mbit").unwrap();
         assert_eq!(v[1], toml::Value::String("100mbit".into()));
         assert_eq!(flag_values("[1, 2]").unwrap().len(), 2);
+    }
+
+    /// Item 11 of issue 22: an empty item is refused, not dropped.
+    #[test]
+    fn empty_items_are_refused() {
+        assert!(flag_values("1,,2").unwrap_err().contains("value 2 of 3 is empty"));
+        assert!(flag_values("1,2,").unwrap_err().contains("value 3 of 3 is empty"));
+        assert!(flag_values("").unwrap_err().contains("no values"));
+    }
+
+    const BULK: &str = "name = \"b\"\n[path.up]\nrate = \"10mbit\"\ndelay = \"20ms\"\n[test]\n\
+                        kind = \"tcp_stream\"\nduration = \"1s\"\n";
+
+    /// Item 8: a sweep beyond FULL_CHECK points is planned by axis value, its points built on demand
+    /// exactly as a sweep validated in full builds them, and a combination no single value shows invalid
+    /// is found when its point is built, reported at the point's values.
+    #[test]
+    fn large_sweeps_are_planned_lazily() {
+        let src = Source { name: "b.toml", text: BULK };
+        let sweeps: Vec<String> =
+            ["test.start_spread=[\"1ms\",\"900ms\"]", "test.duration=[\"1s\",\"500ms\"]", "seed=1..=2501"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+        let started = std::time::Instant::now();
+        let p = plan(&src, &[], &sweeps, &RepeatFlags::default()).unwrap();
+        assert_eq!(p.len(), 2 * 2 * 2501);
+        assert!(!p.fully_checked());
+        assert_eq!(p.checked(), 1 + 1 + 1 + 2500);
+        assert!(started.elapsed().as_secs_f64() < 10.0);
+        // Point 2501 + 5: spread 1ms, duration 500ms, seed 6; as a small sweep of the same values gives it.
+        let small = plan(&src, &[], &sweeps[..2], &RepeatFlags::default()).unwrap();
+        let built = p.point(2501 + 5).unwrap();
+        assert_eq!(built.scenario.seed, 6);
+        assert_eq!(built.scenario.test.duration, small.point(1).unwrap().scenario.test.duration);
+        assert_eq!(built.params["test.duration"], serde_json::json!("500ms"));
+        // spread 900ms with duration 500ms: each value is valid alone, the pair is not.
+        let e = p.point(3 * 2501).unwrap_err();
+        let e = e.to_string();
+        assert!(e.starts_with("--sweep test.start_spread=") && e.contains("value 900ms"), "{e}");
+        assert!(e.contains("accepted less than test.duration (500ms)"), "{e}");
+        let est = p.estimate(None, 2, crate::budget::Outputs::default());
+        assert_eq!(est.points, 10_004);
     }
 
     #[test]
