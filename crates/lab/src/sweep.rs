@@ -965,12 +965,14 @@ mod tests {
         assert!(!p.fully_checked());
         assert_eq!(p.checked(), 1 + 1 + 1 + 2500);
         assert!(started.elapsed().as_secs_f64() < 10.0);
-        // Point 2501 + 5: spread 1ms, duration 500ms, seed 6; as a small sweep of the same values gives it.
-        let small = plan(&src, &[], &sweeps[..2], &RepeatFlags::default()).unwrap();
+        // Point 2501 + 5: spread 1ms, duration 500ms, seed 6: the scenario --set gives for those values.
         let built = p.point(2501 + 5).unwrap();
-        assert_eq!(built.scenario.seed, 6);
-        assert_eq!(built.scenario.test.duration, small.point(1).unwrap().scenario.test.duration);
+        let sets: Vec<String> =
+            ["test.start_spread=\"1ms\"", "test.duration=\"500ms\"", "seed=6"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(built.scenario, load(&src, &sets).unwrap());
         assert_eq!(built.params["test.duration"], serde_json::json!("500ms"));
+        // The same two axes alone are validated point by point, and refused before anything runs.
+        assert!(plan(&src, &[], &sweeps[..2], &RepeatFlags::default()).is_err());
         // spread 900ms with duration 500ms: each value is valid alone, the pair is not.
         let e = p.point(3 * 2501).unwrap_err();
         let e = e.to_string();
