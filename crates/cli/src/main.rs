@@ -542,14 +542,11 @@ fn check_outputs(out: &Outputs) -> Result<(), Failure> {
     ];
     for (flag, path) in files {
         let Some(p) = path else { continue };
-        match tcplab_files::resolve(&p).map_err(|e| refuse(flag, &p, e))? {
-            tcplab_files::Resolved::File(target) => {
-                let dir = target.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-                probe(dir).map_err(|e| refuse(flag, &p, e))?;
-            }
-            // A descriptor, FIFO or character device is opened when written (a FIFO's open waits for a
-            // reader): nothing to try now.
-            _ => {}
+        // A descriptor, FIFO or character device is opened when written (a FIFO's open waits for a reader):
+        // only a regular file's directory is tried now.
+        if let tcplab_files::Resolved::File(target) = tcplab_files::resolve(&p).map_err(|e| refuse(flag, &p, e))? {
+            let dir = target.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            probe(dir).map_err(|e| refuse(flag, &p, e))?;
         }
     }
     for (flag, dir) in [("--csv", &out.render.csv), ("--plot", &out.render.plot)] {

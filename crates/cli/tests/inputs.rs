@@ -97,6 +97,8 @@ fn the_table_does_not_copy_the_series() {
         if quiet {
             cmd.arg("--quiet");
         }
+        // Reaped by wait4 below, which also gives this child's own peak memory.
+        #[allow(clippy::zombie_processes)]
         let child = cmd.stdout(std::process::Stdio::null()).spawn().unwrap();
         let mut status = 0;
         // SAFETY: a zeroed rusage is a valid value to be filled in; wait4 reaps our own child.
