@@ -359,10 +359,14 @@ fn bench_sweep(args: &BenchOneArgs, plan: &tcplab_lab::sweep::Plan) -> Result<()
         }
     }
     let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
-    let points = plan.points.len();
+    let points = plan.len();
+    let mut simulated_s = 0.0;
+    for i in 0..points {
+        simulated_s += plan.point(i).map_err(|e| e.to_string())?.scenario.test.duration.as_secs_f64();
+    }
     let result = WorkloadResult {
         name: args.name.clone(),
-        simulated_s: plan.points.iter().map(|p| p.scenario.test.duration.as_secs_f64()).sum(),
+        simulated_s,
         points: Some(points),
         repeat,
         jobs: jobs as u64,

@@ -56,6 +56,10 @@ enum Command {
         /// Bytes of each frame kept in the trace (lengths in the record headers stay real).
         #[arg(long, value_name = "BYTES", default_value_t = tcplab_report::pcap::DEFAULT_SNAPLEN)]
         pcap_snaplen: u32,
+        /// Run even when the estimate of memory or time is over the budget (2 GiB, 1 hour; `tcplab check`
+        /// prints the estimate; docs/scenario.md § Limits and budget).
+        #[arg(long)]
+        force: bool,
         #[command(flatten)]
         suite: suite::SuiteArgs,
         #[command(flatten)]
@@ -207,10 +211,10 @@ fn report(path: &str, r: &RenderArgs, quiet: bool) -> Result<(), Failure> {
         ));
     }
     if !quiet {
-        print!("{}", tcplab_report::table(&doc));
+        print!("{}", terminal_safe(&tcplab_report::table(&doc)));
     }
     for note in tcplab_report::render::render(&doc, &renders).map_err(Failure::Run)? {
-        eprintln!("tcplab: {note}");
+        eprintln!("tcplab: {}", terminal_safe(&note));
     }
     Ok(())
 }
@@ -240,9 +244,22 @@ fn main() -> ExitCode {
         }
     };
     let outcome = match cli.command {
-        Command::Run { scenario, set, seed, backend, json, quiet, pcap, pcap_at, pcap_snaplen, suite, render } => {
+        Command::Run {
+            scenario,
+            set,
+            seed,
+            backend,
+            json,
+            quiet,
+            pcap,
+            pcap_at,
+            pcap_snaplen,
+            force,
+            suite,
+            render,
+        } => {
             let outputs = Outputs { json, pcap, pcap_at, pcap_snaplen, render: render.renders(None) };
-            run(&scenario, &set, seed, &backend, &outputs, quiet, &suite)
+            run(&scenario, &set, seed, &backend, &outputs, quiet, force, &suite)
         }
         Command::Report { result, render, quiet } => report(&result, &render, quiet),
         Command::Check { scenario, set, backend, suite } => check(&scenario, &set, &backend, &suite),
@@ -269,11 +286,11 @@ fn main() -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::BadInput(m)) => {
-            eprintln!("tcplab: {m}");
+            eprintln!("tcplab: {}", terminal_safe(&m));
             ExitCode::from(2)
         }
         Err(Failure::Run(m)) => {
-            eprintln!("tcplab: {m}");
+            eprintln!("tcplab: {}", terminal_safe(&m));
             ExitCode::from(1)
         }
     }
@@ -305,6 +322,43 @@ fn scenario_text(arg: &str) -> Result<(String, String), Failure> {
     Ok((name, text))
 }
 
+/// Text for the terminal: control characters (ESC, CR, BEL, …) and Unicode's bidirectional overrides
+/// are shown escaped (`\u{1b}`), so a scenario's name or a flag's value cannot move the cursor, recolour
+/// or rewrite what the terminal shows; newlines and tabs stay.
+fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        (c.is_control() && c != '\n' && c != '\t') || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(unsafe_char) {
+        return text.into();
+    }
+    text.chars()
+        .map(|c| if unsafe_char(c) { c.escape_unicode().to_string() } else { c.to_string() })
+        .collect::<String>()
+        .into()
+}
+
+/// Prints the plan's validation warnings (`tcplab: warning: FILE:LINE: KEY: …`).
+fn print_warnings(plan: &tcplab_lab::sweep::Plan) {
+    for w in &plan.warnings {
+        eprintln!("tcplab: warning: {}", terminal_safe(w));
+    }
+}
+
+/// The estimate of a run of `plan` (tcplab_lab::budget) on the threads `jobs` gives.
+fn estimate_of(
+    plan: &tcplab_lab::sweep::Plan,
+    shard: Option<(u32, u32)>,
+    jobs: usize,
+    renders: bool,
+) -> tcplab_lab::budget::Estimate {
+    let threads = match tcplab_lab::sweep::effective_jobs(jobs).0 {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    plan.estimate(shard, threads, tcplab_lab::budget::Outputs { renders })
+}
+
 fn check(arg: &str, set: &[String], backend: &str, suite: &suite::SuiteArgs) -> Result<(), Failure> {
     let plan = read_plan(arg, set, suite)?;
     match backend {
@@ -318,9 +372,23 @@ fn check(arg: &str, set: &[String], backend: &str, suite: &suite::SuiteArgs) -> 
         }
         other => return Err(Failure::BadInput(format!("--backend {other}: accepted: sim, linux"))),
     }
+    let shard = suite.shard.as_deref().map(tcplab_lab::sweep::parse_shard).transpose().map_err(Failure::BadInput)?;
     let s = &plan.base;
-    let points = if plan.points.len() > 1 { format!(", {} points", plan.points.len()) } else { String::new() };
-    println!("{arg}: ok ({}: {}{points})", s.name, s.test.kind.netperf_name());
+    let points = if plan.len() > 1 { format!(", {} points", plan.len()) } else { String::new() };
+    print_warnings(&plan);
+    println!("{}: ok ({}: {}{points})", terminal_safe(arg), terminal_safe(&s.name), s.test.kind.netperf_name());
+    if !plan.fully_checked() {
+        println!(
+            "  validated: the base and each of the sweep's values on a point of its own ({} points); the other \
+             combinations are validated as each point starts",
+            plan.checked()
+        );
+    }
+    let estimate = estimate_of(&plan, shard, suite.jobs, false);
+    println!("  estimate: {estimate}");
+    if let Some(why) = estimate.over(&tcplab_lab::budget::BUDGET) {
+        println!("  over the budget: {why}; `tcplab run` refuses it without --force");
+    }
     Ok(())
 }
 
@@ -349,6 +417,7 @@ struct Outputs {
     render: tcplab_report::render::Renders,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run(
     arg: &str,
     set: &[String],
@@ -356,6 +425,7 @@ fn run(
     backend: &str,
     out: &Outputs,
     quiet: bool,
+    force: bool,
     suite: &suite::SuiteArgs,
 ) -> Result<(), Failure> {
     use tcplab_report::pcap::{PcapProbe, Tap};
@@ -385,8 +455,22 @@ fn run(
         plan
     };
     check_outputs(out)?;
+    print_warnings(&plan);
+    // What the run will cost, before it starts: refused beyond the budget unless --force.
+    let estimate = estimate_of(&plan, shard, suite.jobs, out.render.any());
+    if let Some(why) = estimate.over(&tcplab_lab::budget::BUDGET) {
+        if !force {
+            return Err(Failure::BadInput(format!(
+                "{arg}: the run is estimated to need {why} ({estimate}); run it anyway with --force, or make it \
+                 smaller (docs/scenario.md § Limits and budget)"
+            )));
+        }
+        if !quiet {
+            eprintln!("tcplab: note: --force: running over the budget: {why}");
+        }
+    }
     if backend == "linux" && out.pcap.is_some() {
-        if !suite.is_plain() || plan.points.len() > 1 || plan.repeat.is_some() {
+        if !suite.is_plain() || plan.len() > 1 || plan.repeat.is_some() {
             return Err(Failure::BadInput(
                 "--pcap: accepted only for a single run (no sweep, --iterations, --confidence or --shard; \
                  --no-sweep runs a scenario's base point)"
@@ -411,7 +495,7 @@ fn run(
                 Failure::Run(format!("{arg}: --backend linux: {e}"))
             }
         })?;
-        return emit(&doc, out, quiet);
+        return emit(doc, out, quiet);
     }
     if out.pcap.is_none() {
         let outcome = if backend == "linux" {
@@ -420,7 +504,7 @@ fn run(
             let started = std::time::Instant::now();
             let runs = plan.repeat.map_or(String::new(), |r| format!(", up to {} runs each", r.max));
             let total =
-                (0..plan.points.len()).filter(|p| shard.is_none_or(|(i, n)| p % n as usize == i as usize)).count();
+                (0..plan.len()).filter(|p| shard.is_none_or(|(i, n)| p % n as usize == i as usize)).count();
             if !quiet && (total > 1 || plan.repeat.is_some()) {
                 let points = if total == 1 { "1 point".to_string() } else { format!("{total} points one at a time") };
                 eprintln!("tcplab: --backend linux: {points}{runs}");
@@ -447,7 +531,10 @@ fn run(
             progress.finish();
             outcome
         };
-        let (doc, unmet) = outcome.map_err(|e| Failure::Run(format!("{arg}: {e}")))?;
+        let (doc, unmet) = outcome.map_err(|e| match e {
+            tcplab_lab::sweep::PlanError::Point(e) => Failure::BadInput(e.to_string()),
+            tcplab_lab::sweep::PlanError::Run(e) => Failure::Run(format!("{arg}: {e}")),
+        })?;
         for u in &unmet {
             let at = if u.params.is_empty() {
                 String::new()
@@ -465,9 +552,9 @@ fn run(
                 c.width * 100.0
             );
         }
-        return emit(&doc, out, quiet);
+        return emit(doc, out, quiet);
     }
-    if !suite.is_plain() || plan.points.len() > 1 || plan.repeat.is_some() {
+    if !suite.is_plain() || plan.len() > 1 || plan.repeat.is_some() {
         return Err(Failure::BadInput(
             "--pcap: accepted only for a single run (no sweep, --iterations, --confidence or --shard)".into(),
         ));
@@ -499,41 +586,79 @@ fn run(
     if let (Some(p), Some(path)) = (pcap, &out.pcap) {
         p.finish().map_err(|e| Failure::Run(format!("{path}: cannot write: {e}")))?;
     }
-    emit(&doc, out, quiet)
+    emit(doc, out, quiet)
 }
 
-/// Refuses, before a run, an output file that cannot be written where it is asked for (a directory, a
-/// missing directory, a block device, a dangling or foreign link: see tcplab_files::resolve), so that
-/// the error does not come after the whole run.
+/// Refuses, before a run, an output that cannot be written where it is asked for, so that the error
+/// does not come after the whole run: a file's target must resolve (not a directory, a missing directory,
+/// a block device, a dangling or foreign link: see tcplab_files::resolve) and its directory must take a
+/// new file (a read-only file system, /proc); a directory of `--csv` or `--plot` must be one, or be
+/// creatable under its nearest existing parent. Errors name the flag and the user's path.
 fn check_outputs(out: &Outputs) -> Result<(), Failure> {
+    use std::path::PathBuf;
+    let refuse = |flag: &str, p: &Path, e: std::io::Error| {
+        Failure::BadInput(format!("{flag} {}: cannot write: {e}", terminal_safe(&p.display().to_string())))
+    };
+    // A temporary created and removed at once: the directory takes new files.
+    let probe = |dir: &Path| tcplab_files::Temp::new_in(dir).map(drop);
     let files = [
-        ("--json", out.json.as_deref().filter(|p| *p != "-").map(std::path::PathBuf::from)),
-        ("--pcap", out.pcap.as_deref().map(std::path::PathBuf::from)),
+        ("--json", out.json.as_deref().filter(|p| *p != "-").map(PathBuf::from)),
+        ("--pcap", out.pcap.as_deref().map(PathBuf::from)),
         ("--report", out.render.report.clone().filter(|p| p.as_os_str() != "-")),
         ("--flent", out.render.flent.clone()),
     ];
     for (flag, path) in files {
-        if let Some(p) = path {
-            tcplab_files::resolve(&p)
-                .map_err(|e| Failure::BadInput(format!("{flag} {}: cannot write: {e}", p.display())))?;
+        let Some(p) = path else { continue };
+        // A descriptor, FIFO or character device is opened when written (a FIFO's open waits for a reader):
+        // only a regular file's directory is tried now.
+        if let tcplab_files::Resolved::File(target) = tcplab_files::resolve(&p).map_err(|e| refuse(flag, &p, e))? {
+            let dir = target.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            probe(dir).map_err(|e| refuse(flag, &p, e))?;
         }
+    }
+    for (flag, dir) in [("--csv", &out.render.csv), ("--plot", &out.render.plot)] {
+        let Some(dir) = dir else { continue };
+        let mut existing = dir.as_path();
+        while std::fs::symlink_metadata(existing).is_err() {
+            match existing.parent() {
+                Some(up) if !up.as_os_str().is_empty() => existing = up,
+                _ => {
+                    existing = Path::new(".");
+                    break;
+                }
+            }
+        }
+        let is_dir = std::fs::metadata(existing).map(|m| m.is_dir()).unwrap_or(false);
+        if !is_dir {
+            let what = if existing == dir.as_path() {
+                "it exists and is not a directory".to_string()
+            } else {
+                format!("{} is not a directory", existing.display())
+            };
+            return Err(refuse(
+                flag,
+                dir,
+                std::io::Error::other(format!("{what}; accepted: a directory (created if missing)")),
+            ));
+        }
+        probe(existing).map_err(|e| refuse(flag, dir, e))?;
     }
     Ok(())
 }
 
 /// Prints the table (unless quiet or the JSON goes to stdout), writes the JSON and the rendered files.
-fn emit(doc: &tcplab_lab::ResultDoc, out: &Outputs, quiet: bool) -> Result<(), Failure> {
+fn emit(doc: tcplab_lab::ResultDoc, out: &Outputs, quiet: bool) -> Result<(), Failure> {
     let json = out.json.as_deref();
     if !quiet && json != Some("-") {
-        print!("{}", tcplab_report::table(doc));
+        print!("{}", terminal_safe(&tcplab_report::table(&doc)));
     }
     if let Some(path) = json {
-        tcplab_report::write_json(doc, path).map_err(|e| Failure::Run(format!("{path}: cannot write: {e}")))?;
+        tcplab_report::write_json(&doc, path).map_err(|e| Failure::Run(format!("{path}: cannot write: {e}")))?;
     }
     if out.render.any() {
-        for note in tcplab_report::render::render(doc, &out.render).map_err(Failure::Run)? {
+        for note in tcplab_report::render::render(&doc, &out.render).map_err(Failure::Run)? {
             if !quiet {
-                eprintln!("tcplab: {note}");
+                eprintln!("tcplab: {}", terminal_safe(&note));
             }
         }
     }

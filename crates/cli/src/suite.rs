@@ -53,13 +53,17 @@ pub enum Measure {
 impl Measure {
     /// Points for a sweep; the simulated time for a single point.
     pub fn of(plan: &tcplab_lab::sweep::Plan) -> Measure {
-        match plan.points.as_slice() {
-            [p] => {
+        if plan.len() != 1 {
+            return Measure::Points(plan.len());
+        }
+        // A single point is the base scenario with the sweep's one value on each axis, if any.
+        match plan.point(0) {
+            Ok(p) => {
                 let t = &p.scenario.test;
                 let by_messages = t.messages.is_some() && t.duration == tcplab_lab::scenario::RDP_MESSAGES_LIMIT;
                 Measure::Simulated { of: (!by_messages).then_some(t.duration) }
             }
-            points => Measure::Points(points.len()),
+            Err(_) => Measure::Points(1),
         }
     }
 }

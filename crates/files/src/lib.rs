@@ -361,7 +361,10 @@ impl Temp {
             .rand_bytes(TEMP_RANDOM)
             .tempfile_in(dir)
             .map_err(|e| {
-            io::Error::new(e.kind(), format!("creating a temporary file in {}: {e}", dir.display()))
+            // tempfile's message ends with the temporary's name, which the user never asked for: say
+            // what failed in the directory they named.
+            let why = std::io::Error::from(e.kind());
+            io::Error::new(e.kind(), format!("cannot create a file in {}: {why}", dir.display()))
         })?;
         // The file is ours to remove (registry, Drop), not tempfile's.
         let (file, tpath) = t.into_parts();

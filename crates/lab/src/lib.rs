@@ -1,8 +1,10 @@
 //! The lab: scenario files, validation, and running a scenario on a backend into a result document
 //! (`schema: "tcplab.result/1"`, docs/results.md).
 
+pub mod budget;
 pub mod error;
 pub mod keys;
+pub mod limits;
 pub mod linux_backend;
 pub mod merge;
 pub mod probes;

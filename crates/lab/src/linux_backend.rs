@@ -22,6 +22,8 @@ pub enum LinuxError {
     Refused(Vec<Refusal>),
     /// From crates/emu: usage errors (not root, not Linux, a knob Linux cannot express) are bad input.
     Emu(EmuError),
+    /// A sweep point that does not validate (built as the plan is translated for the kernel): bad input.
+    Point(crate::ScenarioError),
 }
 
 impl LinuxError {
@@ -30,6 +32,7 @@ impl LinuxError {
         match self {
             LinuxError::Refused(_) => true,
             LinuxError::Emu(e) => e.is_usage(),
+            LinuxError::Point(_) => true,
         }
     }
 }
@@ -51,6 +54,7 @@ impl std::fmt::Display for LinuxError {
                 Ok(())
             }
             LinuxError::Emu(e) => write!(f, "{e}"),
+            LinuxError::Point(e) => write!(f, "{e}"),
         }
     }
 }
@@ -404,8 +408,9 @@ pub fn plan_on_kernel(plan: &Plan) -> Result<(Plan, Vec<Replaced>), LinuxError> 
         }
     }
     let mut replaced: Vec<Replaced> = Vec::new();
-    let mut points = Vec::with_capacity(plan.points.len());
-    for p in &plan.points {
+    let all = plan.all_points().map_err(LinuxError::Point)?;
+    let mut points = Vec::with_capacity(all.len());
+    for p in &all {
         for r in refusals(&p.scenario) {
             // A value a sweep gave is named at its axis.
             let axis = plan.axes.iter().find(|a| {
@@ -432,7 +437,7 @@ pub fn plan_on_kernel(plan: &Plan) -> Result<(Plan, Vec<Replaced>), LinuxError> 
         return Err(LinuxError::Refused(refused));
     }
     let base = on_kernel(&plan.base).0;
-    Ok((Plan { base, axes: plan.axes.clone(), points, repeat: plan.repeat }, replaced))
+    Ok((plan.with_points(base, points), replaced))
 }
 
 /// The key an axis is named by: `sweep.PATH` in a file, `PATH` for a `--sweep` flag (which the origin shows).

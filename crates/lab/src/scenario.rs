@@ -42,6 +42,11 @@ pub struct Scenario {
     /// the `[[plot]]`s that netperf's columns do not show.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table: Option<TableSpec>,
+    /// What validation found valid but worth saying before the run (crate::limits::cross_checks: a
+    /// bufferless queue, a measurement shorter than a round trip), each located as an error would be
+    /// (`FILE:LINE: KEY: …`). Not part of the document.
+    #[serde(skip)]
+    pub warnings: Vec<String>,
 }
 
 /// `[table]` (docs/scenario.md § Table): the columns added to the table `run` and `report` print, each a
@@ -546,12 +551,9 @@ struct Ctx<'a> {
 impl Ctx<'_> {
     fn error(&self, key: &str, message: impl Into<String>) -> ScenarioError {
         let message = message.into();
-        if let Some((_, flag)) = self
-            .flags
-            .iter()
-            .rev()
-            .find(|(p, _)| key == p || key.starts_with(&format!("{p}.")) || p.starts_with(&format!("{key}.")))
-        {
+        // `a` is `b` or a part of it: `path.up` of `path`, `path[0]` (an array's item) of `path`.
+        let within = |a: &str, b: &str| a.strip_prefix(b).is_some_and(|r| r.is_empty() || r.starts_with(['.', '[']));
+        if let Some((_, flag)) = self.flags.iter().rev().find(|(p, _)| within(key, p) || within(p, key)) {
             return ScenarioError { origin: Origin::Flag { flag: flag.clone() }, key: key.into(), message };
         }
         let line = self.doc.as_ref().and_then(|d| line_of(d, self.src.text, key));
@@ -575,6 +577,10 @@ impl Ctx<'_> {
                 message = message.replace(&format!("unknown field `{field}`, expected"), "unknown key; accepted:");
             } else if message.starts_with("missing field") {
                 message = message.replacen("missing field", "missing key", 1);
+            }
+            // serde's "expected struct LinkConfig" names a Rust type; the user wrote TOML.
+            if let Some((head, _)) = message.split_once(", expected struct ") {
+                message = format!("{head}, expected a table of keys");
             }
             if message.starts_with("unknown variant") {
                 message = message.replacen("expected one of", "accepted:", 1).replacen("expected", "accepted:", 1);
@@ -995,6 +1001,7 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
         published: Vec::new(),
         explicit: Default::default(),
         table: None,
+        warnings: Vec::new(),
         test: Test {
             kind: t.kind,
             duration,
@@ -1019,6 +1026,13 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
         check_table(ctx, &scenario, t)?;
     }
     scenario.table = raw.table;
+    // Every number within its sane range (crate::limits), then the combinations that cannot run.
+    crate::limits::check(&scenario).map_err(|e| ctx.error(&e.key, e.message))?;
+    let found = crate::limits::cross_checks(&scenario);
+    if let Some(e) = found.refuse {
+        return Err(ctx.error(&e.key, e.message));
+    }
+    scenario.warnings = found.warnings.into_iter().map(|w| ctx.error(&w.key, w.message).to_string()).collect();
     Ok(scenario)
 }
 

@@ -78,16 +78,35 @@ pub struct RepeatFlags {
     pub confidence: Option<String>,
 }
 
-/// A scenario with its sweep expanded and every point validated.
+/// A scenario with its sweep and repetitions, validated: every point of a sweep of at most
+/// [`FULL_CHECK`] points; of a larger one, the base and every axis value on a point of its own (the
+/// others at their first value), the other points as each one starts (docs/sweeps.md § Large sweeps).
+/// Points are built on demand ([`Plan::point`]), so a sweep of a million points plans at once.
 #[derive(Debug, Clone)]
 pub struct Plan {
     /// The scenario as the file and `--set` give it, before any sweep value.
     pub base: Scenario,
     pub axes: Vec<Axis>,
-    pub points: Vec<PlanPoint>,
     /// `None`: one run per point, no interval.
     pub repeat: Option<Repeat>,
+    /// Every point, when the sweep has at most [`FULL_CHECK`] points; else none (built by `point`).
+    points: Vec<PlanPoint>,
+    /// The cost of each point validated while planning (all of them, or the base and the axes' values,
+    /// in that order).
+    checked: Vec<crate::budget::PointEstimate>,
+    /// The number of points: the product of the axes' lengths.
+    total: usize,
+    /// What a point is built from: the file's name and text, and the `--set` flags.
+    name: String,
+    text: String,
+    overrides: Vec<String>,
+    /// Validation's warnings over the checked points, each once.
+    pub warnings: Vec<String>,
 }
+
+/// Sweeps of up to this many points are validated point by point before anything runs (about a second
+/// at 100 us a point); larger ones by axis value, and each point as it starts.
+pub const FULL_CHECK: usize = 10_000;
 
 /// One point of a plan.
 #[derive(Debug, Clone)]
@@ -146,10 +165,19 @@ fn flag_values(t: &str) -> Result<Vec<toml::Value>, String> {
             None => Err(format!("{t} is not a TOML array; {RANGE_HELP}, or values separated by commas")),
         };
     }
-    let vals: Vec<toml::Value> = t
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
+    if t.is_empty() {
+        return Err(format!("no values; {RANGE_HELP}, or values separated by commas (false,true)"));
+    }
+    let items: Vec<&str> = t.split(',').map(str::trim).collect();
+    if let Some(k) = items.iter().position(|s| s.is_empty()) {
+        return Err(format!(
+            "value {} of {} is empty; accepted values separated by single commas, each non-empty (1,2,3)",
+            k + 1,
+            items.len()
+        ));
+    }
+    let vals: Vec<toml::Value> = items
+        .into_iter()
         .map(|s| {
             toml::from_str::<toml::Table>(&format!("v = {s}"))
                 .ok()
@@ -233,8 +261,8 @@ fn repeat_of(
                     }
                 }
                 "level" => {
-                    rep.level = v.as_float().filter(|l| *l > 0.0 && *l < 1.0).ok_or_else(|| {
-                        file_err(&key, format!("{v}: accepted a fraction 0 < level < 1, e.g. 0.95 or 0.99"))
+                    rep.level = v.as_float().filter(|l| *l > 0.5 && *l < 1.0).ok_or_else(|| {
+                        file_err(&key, format!("{v}: accepted a fraction 0.5 < level < 1, e.g. 0.95 or 0.99"))
                     })?
                 }
                 "width" => {
@@ -273,25 +301,34 @@ fn repeat_of(
         r = Some(rep);
     }
     if let Some(c) = &flags.confidence {
-        let bad = || {
+        let bad = |why: &str| {
             flag_err(
                 "--confidence",
                 c,
-                "accepted LEVEL,WIDTH: LEVEL 0.95 or 0.99 (or 95, 99; any 0 < LEVEL < 1), WIDTH a fraction of the mean (0.05) or a percentage (5%)",
+                &format!(
+                    "accepted LEVEL,WIDTH: LEVEL a fraction 0.5 < LEVEL < 1 (0.95, 0.99) or a percentage (95%, \
+                     99%), WIDTH a fraction of the mean 0 < WIDTH <= 1 (0.05) or a percentage (5%); {why}"
+                ),
             )
         };
-        let (l, w) = c.split_once(',').ok_or_else(bad)?;
-        let mut level: f64 = l.trim().parse().map_err(|_| bad())?;
-        if (1.0..100.0).contains(&level) {
-            level /= 100.0;
-        }
-        let w = w.trim();
-        let width: f64 = match w.strip_suffix('%') {
-            Some(p) => p.trim().parse::<f64>().map_err(|_| bad())? / 100.0,
-            None => w.parse().map_err(|_| bad())?,
+        let (l, w) = c.split_once(',').ok_or_else(|| bad("expected two values separated by a comma"))?;
+        let number = |t: &str, what: &str| -> Result<f64, ScenarioError> {
+            let t = t.trim();
+            let (n, percent) = match t.strip_suffix('%') {
+                Some(p) => (p.trim(), true),
+                None => (t, false),
+            };
+            let x: f64 = n.parse().map_err(|_| bad(&format!("{what} {t:?} is not a number")))?;
+            Ok(if percent { x / 100.0 } else { x })
         };
-        if !(level > 0.0 && level < 1.0 && width > 0.0 && width <= 1.0) {
-            return Err(bad());
+        // A bare 1.5 was once read as 1.5 %: a level is a fraction or says it is a percentage.
+        let level = number(l, "LEVEL")?;
+        if !(level > 0.5 && level < 1.0) {
+            return Err(bad(&format!("LEVEL {} is outside (0.5, 1)", l.trim())));
+        }
+        let width = number(w, "WIDTH")?;
+        if !(width > 0.0 && width <= 1.0) {
+            return Err(bad(&format!("WIDTH {} is outside (0, 1]", w.trim())));
         }
         let mut rep = r.unwrap_or(Repeat::DEFAULT);
         rep.level = level;
@@ -372,6 +409,14 @@ pub fn plan_with(
         let values = flag_values(values).map_err(bad)?;
         let axis = Axis { path: path.clone(), values, origin: AxisOrigin::Flag(flag.clone()) };
         match axes.iter_mut().find(|a| a.path == path) {
+            // Two flags on one path: which values were meant is not ours to guess.
+            Some(Axis { origin: AxisOrigin::Flag(first), .. }) => {
+                return Err(bad(format!(
+                    "{path} is swept by --sweep {first} already; accepted one --sweep per path (list every \
+                     value in one: {path}=A,B,C)"
+                )))
+            }
+            // A flag on a path the file sweeps replaces the file's values, in place.
             Some(a) => *a = axis,
             None => axes.push(axis),
         }
@@ -383,47 +428,207 @@ pub fn plan_with(
     let Some(total) = total else {
         return Err(axis_error(&axes[0], None, "the sweep has more than 1000000 points".into()));
     };
-    let mut points = Vec::with_capacity(total);
-    for i in 0..total {
-        // Row-major: the last axis varies fastest.
-        let mut idx = vec![0; axes.len()];
+    let repeat = repeat_of(src, &table, doc.as_ref(), repeat_flags)?.filter(|r| r.max > 1);
+    let mut plan = Plan {
+        base,
+        axes,
+        repeat,
+        points: Vec::new(),
+        checked: Vec::new(),
+        total,
+        name: src.name.to_string(),
+        text: src.text.to_string(),
+        overrides: overrides.to_vec(),
+        warnings: Vec::new(),
+    };
+    let to_check: Vec<usize> = if total <= FULL_CHECK {
+        (0..total).collect()
+    } else {
+        // Each value of each axis, with the other axes at their first value: point k·stride of axis k.
+        let mut v = vec![0];
+        let mut stride = total;
+        for a in &plan.axes {
+            stride /= a.values.len();
+            v.extend((1..a.values.len()).map(|j| j * stride));
+        }
+        v
+    };
+    let mut warnings: Vec<String> = plan.base.warnings.clone();
+    let mut points = Vec::new();
+    for i in to_check {
+        let p = plan.build(i)?;
+        for w in &p.scenario.warnings {
+            if !warnings.contains(w) {
+                warnings.push(w.clone());
+            }
+        }
+        plan.checked.push(crate::budget::point(&p.scenario));
+        // Only a sweep validated in full keeps its points; a larger one builds them as they run.
+        if total <= FULL_CHECK {
+            points.push(p);
+        }
+    }
+    plan.warnings = warnings;
+    plan.points = points;
+    Ok(plan)
+}
+
+impl Plan {
+    /// The number of points.
+    pub fn len(&self) -> usize {
+        self.total
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.total == 0
+    }
+
+    /// Whether every point was validated while planning (a sweep of at most [`FULL_CHECK`] points).
+    pub fn fully_checked(&self) -> bool {
+        self.total <= FULL_CHECK
+    }
+
+    /// How many points were validated while planning.
+    pub fn checked(&self) -> usize {
+        self.checked.len()
+    }
+
+    /// Point `i` (row-major: the last axis varies fastest), validated. A point of a large sweep that was
+    /// not checked while planning is loaded now, and its error reported at its axis values.
+    /// Every point, built: for a backend that translates each point before it runs (the Linux backend,
+    /// whose plans run one testbed per point and are small).
+    pub fn all_points(&self) -> Result<Vec<PlanPoint>, ScenarioError> {
+        (0..self.total).map(|i| self.point(i)).collect()
+    }
+
+    /// This plan with its base and every point replaced (each as another backend runs it): the points
+    /// are then these, never rebuilt from the file.
+    pub fn with_points(&self, base: Scenario, points: Vec<PlanPoint>) -> Plan {
+        Plan { base, total: points.len(), points, ..self.clone() }
+    }
+
+    pub fn point(&self, i: usize) -> Result<PlanPoint, ScenarioError> {
+        match self.points.get(i) {
+            Some(p) => Ok(p.clone()),
+            None => self.build(i),
+        }
+    }
+
+    /// The indices of axis values of point `i`.
+    fn coordinates(&self, i: usize) -> Vec<usize> {
+        let mut idx = vec![0; self.axes.len()];
         let mut rest = i;
-        for (k, a) in axes.iter().enumerate().rev() {
+        for (k, a) in self.axes.iter().enumerate().rev() {
             idx[k] = rest % a.values.len();
             rest /= a.values.len();
         }
-        let mut ov = overrides.to_vec();
+        idx
+    }
+
+    fn build(&self, i: usize) -> Result<PlanPoint, ScenarioError> {
+        let idx = self.coordinates(i);
+        let mut ov = self.overrides.clone();
         let mut params = serde_json::Map::new();
         let mut coords = Vec::new();
-        for (a, &j) in axes.iter().zip(&idx) {
+        for (a, &j) in self.axes.iter().zip(&idx) {
             let v = &a.values[j];
             ov.push(format!("{}={v}", a.path));
             params.insert(a.path.clone(), toml_to_json(v));
             coords.push(format!("{}={}", a.path, value_text(v)));
         }
-        let scenario = if axes.is_empty() {
-            base.clone()
-        } else {
-            load(src, &ov).map_err(|e| {
-                let at = coords.join(", ");
-                // An error in a swept value is reported at the axis, with the value.
-                let culprit = axes.iter().zip(&idx).find(|(a, &j)| {
-                    matches!(&e.origin, Origin::Flag { flag } if *flag == format!("{}={}", a.path, a.values[j]))
-                });
-                match culprit {
-                    Some((a, &j)) => axis_error(
-                        a,
-                        Some(&a.values[j]),
-                        if e.key == a.path { e.message.clone() } else { format!("{}: {}", e.key, e.message) },
-                    ),
-                    None => ScenarioError { message: format!("at sweep point {at}: {}", e.message), ..e },
-                }
-            })?
-        };
-        points.push(PlanPoint { params, scenario });
+        if self.axes.is_empty() {
+            return Ok(PlanPoint { params, scenario: self.base.clone() });
+        }
+        let scenario = load(&Source { name: &self.name, text: &self.text }, &ov).map_err(|e| {
+            let at = coords.join(", ");
+            // An error in a swept value is reported at the axis, with the value.
+            let culprit = self.axes.iter().zip(&idx).find(
+                |(a, &j)| matches!(&e.origin, Origin::Flag { flag } if *flag == format!("{}={}", a.path, a.values[j])),
+            );
+            match culprit {
+                Some((a, &j)) => axis_error(
+                    a,
+                    Some(&a.values[j]),
+                    if e.key == a.path { e.message.clone() } else { format!("{}: {}", e.key, e.message) },
+                ),
+                None => ScenarioError { message: format!("at sweep point {at}: {}", e.message), ..e },
+            }
+        })?;
+        Ok(PlanPoint { params, scenario })
     }
-    let repeat = repeat_of(src, &table, doc.as_ref(), repeat_flags)?.filter(|r| r.max > 1);
-    Ok(Plan { base, axes, points, repeat })
+
+    /// What running the plan will cost on `threads` worker threads (crate::budget). A sweep validated
+    /// point by point sums its points; a larger one scales the first point by each axis's mean effect
+    /// (exact when each axis multiplies the cost, as duration, rate and connections do).
+    pub fn estimate(
+        &self,
+        shard: Option<(u32, u32)>,
+        threads: usize,
+        out: crate::budget::Outputs,
+    ) -> crate::budget::Estimate {
+        use crate::budget::{combine, PointEstimate};
+        let iterations = self.repeat.map_or(1, |r| r.max);
+        let all = &self.checked;
+        let max = |f: fn(&PointEstimate) -> f64| all.iter().map(f).fold(0.0, f64::max);
+        let mut largest = PointEstimate {
+            run_bytes: max(|e| e.run_bytes),
+            series_numbers: max(|e| e.series_numbers),
+            connections: max(|e| e.connections),
+            ..PointEstimate::default()
+        };
+        let mean = if self.fully_checked() {
+            let n = all.len().max(1) as f64;
+            let sum = |f: fn(&PointEstimate) -> f64| all.iter().map(f).sum::<f64>() / n;
+            PointEstimate {
+                segments: sum(|e| e.segments),
+                events: sum(|e| e.events),
+                run_bytes: sum(|e| e.run_bytes),
+                result_bytes: sum(|e| e.result_bytes),
+                series_numbers: sum(|e| e.series_numbers),
+                connections: sum(|e| e.connections),
+            }
+        } else {
+            // checked[0] is point 0; then each axis's values 1.. in order.
+            let first = all[0];
+            let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 1.0 };
+            let mut scale = [1.0f64; 4];
+            let mut peak = [1.0f64; 3];
+            let mut at = 1;
+            for a in &self.axes {
+                let n = a.values.len();
+                let vals = &all[at..at + n - 1];
+                at += n - 1;
+                let mean_of = |f: fn(&PointEstimate) -> f64| {
+                    (1.0 + vals.iter().map(|e| ratio(f(e), f(&first))).sum::<f64>()) / n as f64
+                };
+                let max_of =
+                    |f: fn(&PointEstimate) -> f64| vals.iter().map(|e| ratio(f(e), f(&first))).fold(1.0, f64::max);
+                scale[0] *= mean_of(|e| e.segments);
+                scale[1] *= mean_of(|e| e.events);
+                scale[2] *= mean_of(|e| e.result_bytes);
+                scale[3] *= mean_of(|e| e.series_numbers);
+                peak[0] *= max_of(|e| e.run_bytes);
+                peak[1] *= max_of(|e| e.series_numbers);
+                peak[2] *= max_of(|e| e.connections);
+            }
+            largest.run_bytes = largest.run_bytes.max(first.run_bytes * peak[0]);
+            largest.series_numbers = largest.series_numbers.max(first.series_numbers * peak[1]);
+            largest.connections = largest.connections.max(first.connections * peak[2]);
+            PointEstimate {
+                segments: first.segments * scale[0],
+                events: first.events * scale[1],
+                run_bytes: first.run_bytes,
+                result_bytes: first.result_bytes * scale[2],
+                series_numbers: first.series_numbers * scale[3],
+                connections: first.connections,
+            }
+        };
+        let points = match shard {
+            Some((i, n)) => (0..self.total).filter(|p| p % n as usize == i as usize).count(),
+            None => self.total,
+        };
+        combine(points as u64, &mean, &largest, iterations, threads, out)
+    }
 }
 
 fn axis_error(a: &Axis, value: Option<&toml::Value>, message: String) -> ScenarioError {
@@ -669,6 +874,31 @@ fn run_plan_point(
     Ok((point, engine))
 }
 
+/// Why a plan's run stopped: a point of a large sweep that turned out invalid when it was built (exit
+/// status 2, as any bad input), or a run that failed.
+#[derive(Debug, Clone)]
+pub enum PlanError {
+    Point(ScenarioError),
+    Run(RunError),
+}
+
+impl std::fmt::Display for PlanError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PlanError::Point(e) => e.fmt(f),
+            PlanError::Run(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for PlanError {}
+
+impl From<RunError> for PlanError {
+    fn from(e: RunError) -> Self {
+        PlanError::Run(e)
+    }
+}
+
 /// Runs a plan into a result document, points in parallel on a work-stealing pool of `opts.jobs` threads
 /// (byte-identical to a serial run). `progress(done, total)` is called as points finish. Also returns the
 /// points whose interval was not met.
@@ -676,16 +906,18 @@ pub fn run_plan(
     plan: &Plan,
     opts: RunOptions,
     progress: &(dyn Fn(usize, usize) + Sync),
-) -> Result<(ResultDoc, Vec<Unmet>), RunError> {
+) -> Result<(ResultDoc, Vec<Unmet>), PlanError> {
     run_plan_counted(plan, opts, progress).map(|(doc, unmet, _)| (doc, unmet))
 }
 
 /// [`run_plan`], also returning the engine's counters summed over every run of the plan (`tcplab bench`).
+/// Each point is built on the worker that runs it; after the first failure the points not yet started
+/// are skipped, and the failure of the lowest index is reported.
 pub fn run_plan_counted(
     plan: &Plan,
     opts: RunOptions,
     progress: &(dyn Fn(usize, usize) + Sync),
-) -> Result<(ResultDoc, Vec<Unmet>, EngineCounters), RunError> {
+) -> Result<(ResultDoc, Vec<Unmet>, EngineCounters), PlanError> {
     run_plan_on(plan, opts, Backend::Sim, progress)
 }
 
@@ -696,32 +928,43 @@ pub fn run_plan_on(
     opts: RunOptions,
     backend: Backend,
     progress: &(dyn Fn(usize, usize) + Sync),
-) -> Result<(ResultDoc, Vec<Unmet>, EngineCounters), RunError> {
+) -> Result<(ResultDoc, Vec<Unmet>, EngineCounters), PlanError> {
     use rayon::prelude::*;
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     let indices: Vec<usize> = match opts.shard {
-        Some((i, n)) => (0..plan.points.len()).filter(|p| p % n as usize == i as usize).collect(),
-        None => (0..plan.points.len()).collect(),
+        Some((i, n)) => (0..plan.len()).filter(|p| p % n as usize == i as usize).collect(),
+        None => (0..plan.len()).collect(),
     };
     let total = indices.len();
     let done = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
     let jobs = if backend == Backend::Linux { 1 } else { effective_jobs(opts.jobs).0 };
     let pool = worker_pool(jobs)?;
-    let results: Vec<Result<(Point, EngineCounters), RunError>> = pool.install(|| {
+    let results: Vec<Option<Result<(Point, EngineCounters), PlanError>>> = pool.install(|| {
         indices
             .par_iter()
             .map(|&i| {
-                let p = &plan.points[i];
-                let seed = opts.seed.unwrap_or(p.scenario.seed);
-                let r = run_plan_point(p, seed, plan.repeat, backend);
+                if failed.load(Ordering::Relaxed) {
+                    return None;
+                }
+                let r = plan.point(i).map_err(PlanError::Point).and_then(|p| {
+                    let seed = opts.seed.unwrap_or(p.scenario.seed);
+                    run_plan_point(&p, seed, plan.repeat, backend).map_err(PlanError::Run)
+                });
+                if r.is_err() {
+                    failed.store(true, Ordering::Relaxed);
+                }
                 progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
-                r
+                Some(r)
             })
             .collect()
     });
     let mut engine = EngineCounters::default();
     let mut points = Vec::with_capacity(results.len());
-    for r in results {
+    if let Some(e) = results.iter().flatten().find_map(|r| r.as_ref().err()) {
+        return Err(e.clone());
+    }
+    for r in results.into_iter().flatten() {
         let (p, e) = r?;
         engine.events += e.events;
         engine.data_segments += e.data_segments;
@@ -747,7 +990,7 @@ pub fn run_plan_on(
         sweep: (!plan.axes.is_empty()).then(|| plan.axes.clone()),
         repeat: plan.repeat,
         points,
-        shard: opts.shard.map(|(index, count)| crate::result::Shard { index, count, points: plan.points.len() }),
+        shard: opts.shard.map(|(index, count)| crate::result::Shard { index, count, points: plan.len() }),
     };
     Ok((doc, unmet, engine))
 }
@@ -791,6 +1034,51 @@ mod tests {
         let v = flag_values("10mbit, 100mbit").unwrap();
         assert_eq!(v[1], toml::Value::String("100mbit".into()));
         assert_eq!(flag_values("[1, 2]").unwrap().len(), 2);
+    }
+
+    /// Item 11 of issue 22: an empty item is refused, not dropped.
+    #[test]
+    fn empty_items_are_refused() {
+        assert!(flag_values("1,,2").unwrap_err().contains("value 2 of 3 is empty"));
+        assert!(flag_values("1,2,").unwrap_err().contains("value 3 of 3 is empty"));
+        assert!(flag_values("").unwrap_err().contains("no values"));
+    }
+
+    const BULK: &str = "name = \"b\"\n[path.up]\nrate = \"10mbit\"\ndelay = \"20ms\"\n[test]\n\
+                        kind = \"tcp_stream\"\nduration = \"1s\"\n";
+
+    /// Item 8: a sweep beyond FULL_CHECK points is planned by axis value, its points built on demand
+    /// exactly as a sweep validated in full builds them, and a combination no single value shows invalid
+    /// is found when its point is built, reported at the point's values.
+    #[test]
+    fn large_sweeps_are_planned_lazily() {
+        let src = Source { name: "b.toml", text: BULK };
+        let sweeps: Vec<String> =
+            ["test.start_spread=[\"1ms\",\"900ms\"]", "test.duration=[\"1s\",\"500ms\"]", "seed=1..=2501"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+        let started = std::time::Instant::now();
+        let p = plan(&src, &[], &sweeps, &RepeatFlags::default()).unwrap();
+        assert_eq!(p.len(), 2 * 2 * 2501);
+        assert!(!p.fully_checked());
+        assert_eq!(p.checked(), 1 + 1 + 1 + 2500);
+        assert!(started.elapsed().as_secs_f64() < 10.0);
+        // Point 2501 + 5: spread 1ms, duration 500ms, seed 6: the scenario --set gives for those values.
+        let built = p.point(2501 + 5).unwrap();
+        let sets: Vec<String> =
+            ["test.start_spread=\"1ms\"", "test.duration=\"500ms\"", "seed=6"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(built.scenario, load(&src, &sets).unwrap());
+        assert_eq!(built.params["test.duration"], serde_json::json!("500ms"));
+        // The same two axes alone are validated point by point, and refused before anything runs.
+        assert!(plan(&src, &[], &sweeps[..2], &RepeatFlags::default()).is_err());
+        // spread 900ms with duration 500ms: each value is valid alone, the pair is not.
+        let e = p.point(3 * 2501).unwrap_err();
+        let e = e.to_string();
+        assert!(e.starts_with("--sweep test.start_spread=") && e.contains("value 900ms"), "{e}");
+        assert!(e.contains("accepted less than test.duration (500ms)"), "{e}");
+        let est = p.estimate(None, 2, crate::budget::Outputs::default());
+        assert_eq!(est.points, 10_004);
     }
 
     #[test]

@@ -31,19 +31,19 @@ fn json(p: &Plan, opts: RunOptions) -> String {
 #[test]
 fn the_cartesian_product_in_order_with_params() {
     let p = rr_plan(&[], RepeatFlags::default());
-    assert_eq!(p.points.len(), 8);
+    assert_eq!(p.len(), 8);
     let coords: Vec<String> =
-        p.points.iter().map(|q| serde_json::Value::Object(q.params.clone()).to_string()).collect();
+        (0..p.len()).map(|i| serde_json::Value::Object(p.point(i).unwrap().params).to_string()).collect();
     assert_eq!(coords[0], r#"{"test.burst":0,"client.tcp.nodelay":false}"#);
     assert_eq!(coords[1], r#"{"test.burst":0,"client.tcp.nodelay":true}"#);
     assert_eq!(coords[7], r#"{"test.burst":3,"client.tcp.nodelay":true}"#);
-    assert_eq!(p.points[5].scenario.test.burst, Some(2));
-    assert!(p.points[5].scenario.client.tcp.nodelay);
+    assert_eq!(p.point(5).unwrap().scenario.test.burst, Some(2));
+    assert!(p.point(5).unwrap().scenario.client.tcp.nodelay);
     // A flag replaces the file's axis in place and adds new ones at the end.
     let p = rr_plan(&["test.burst=7", "path.up.rate=1mbit,2mbit"], RepeatFlags::default());
-    assert_eq!(p.points.len(), 4);
-    assert_eq!(p.points[3].scenario.path.up.rate.bps(), 2_000_000);
-    assert!(p.points.iter().all(|q| q.scenario.test.burst == Some(7)));
+    assert_eq!(p.len(), 4);
+    assert_eq!(p.point(3).unwrap().scenario.path.up.rate.bps(), 2_000_000);
+    assert!((0..p.len()).all(|i| p.point(i).unwrap().scenario.test.burst == Some(7)));
 }
 
 #[test]
@@ -79,7 +79,7 @@ fn parallel_and_sharded_runs_are_byte_identical_to_a_serial_run() {
     assert!(tcplab_lab::merge::merge(&shards[..2]).unwrap_err().contains("shards missing: 1/3"));
     // A single unswept run through the plan is the document `run_scenario` gives.
     let one = rr_plan(&["test.burst=2", "client.tcp.nodelay=true"], RepeatFlags::default());
-    let direct = tcplab_lab::run_scenario(&one.points[0].scenario, 1).unwrap();
+    let direct = tcplab_lab::run_scenario(&one.point(0).unwrap().scenario, 1).unwrap();
     let mut via_plan: serde_json::Value = serde_json::from_str(&json(&one, RunOptions::default())).unwrap();
     via_plan.as_object_mut().unwrap().remove("sweep");
     via_plan["points"][0]["params"] = serde_json::json!({});
@@ -127,7 +127,10 @@ fn a_deterministic_point_stops_at_min_and_a_noisy_one_runs_on() {
     let xs: Vec<f64> = (0..pt.iterations)
         .map(|k| {
             let seed = tcplab_lab::sweep::iteration_seed(1, k);
-            tcplab_lab::sweep::main_metric(&tcplab_lab::run_point(&p.points[0].scenario, seed).unwrap().point.metrics).1
+            tcplab_lab::sweep::main_metric(
+                &tcplab_lab::run_point(&p.point(0).unwrap().scenario, seed).unwrap().point.metrics,
+            )
+            .1
         })
         .collect();
     for n in 3..xs.len() {
