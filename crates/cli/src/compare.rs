@@ -285,7 +285,7 @@ pub fn compare(arg: &str, set: &[String], seed: Option<u64>, runs: u32, json: Op
         })?);
     }
     if json != Some("-") {
-        print!("{}", table(&sims, &linuxes));
+        print!("{}", crate::terminal_safe(&table(&sims, &linuxes)));
     }
     if let Some(path) = json {
         let (sim_j, linux_j, _) = judged(&sims, &linuxes);

@@ -325,7 +325,7 @@ fn scenario_text(arg: &str) -> Result<(String, String), Failure> {
 /// Text for the terminal: control characters (ESC, CR, BEL, …) and Unicode's bidirectional overrides
 /// are shown escaped (`\u{1b}`), so a scenario's name or a flag's value cannot move the cursor, recolour
 /// or rewrite what the terminal shows; newlines and tabs stay.
-fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
     let unsafe_char = |c: char| {
         (c.is_control() && c != '\n' && c != '\t') || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
     };
@@ -503,8 +503,7 @@ fn run(
             let opts = tcplab_lab::sweep::RunOptions { seed, jobs: 1, shard };
             let started = std::time::Instant::now();
             let runs = plan.repeat.map_or(String::new(), |r| format!(", up to {} runs each", r.max));
-            let total =
-                (0..plan.len()).filter(|p| shard.is_none_or(|(i, n)| p % n as usize == i as usize)).count();
+            let total = (0..plan.len()).filter(|p| shard.is_none_or(|(i, n)| p % n as usize == i as usize)).count();
             if !quiet && (total > 1 || plan.repeat.is_some()) {
                 let points = if total == 1 { "1 point".to_string() } else { format!("{total} points one at a time") };
                 eprintln!("tcplab: --backend linux: {points}{runs}");

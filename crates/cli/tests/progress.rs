@@ -7,12 +7,13 @@ use tcplab_testkit::{need_tool, Outcome};
 fn a_single_run_shows_simulated_time_against_the_duration() -> Outcome {
     need_tool("script", "install util-linux")?;
     let bin = assert_cmd::cargo::cargo_bin("tcplab");
-    // A run of a few seconds: the bar appears after one.
-    let cmd = format!("{} run bulk-1g --set test.duration=\\\"20s\\\"", bin.display());
+    // A run of several seconds however fast the machine (200 s of gigabit TCP is about 2.5 s of a release
+    // build): the bar appears after one.
+    let cmd = format!("{} run bulk-1g --set test.duration=\\\"200s\\\"", bin.display());
     let out = std::process::Command::new("script").args(["-qec", &cmd, "/dev/null"]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
-    assert!(text.contains("s of 20.0s simulated"), "no simulated time in the bar: {text}");
+    assert!(text.contains("s of 200.0s simulated"), "no simulated time in the bar: {text}");
     assert!(!text.contains("0/1 points"), "{text}");
     assert!(text.contains("TCP STREAM TEST"), "the table follows the bar: {text}");
     Ok(())

@@ -131,6 +131,7 @@ pub const LIMITS: &[Limit] = &[
     Limit { key: "*.tcp.cubic.hystart_ack_delta", range: Range::Time(Duration::ZERO, s(1)), why: "a gap between ACKs" },
     Limit { key: "*.tcp.cubic.*", range: Range::Real(0.0, 100.0), why: "CUBIC's constants (RFC 9438 §5)" },
     Limit { key: "*.tcp.dupthresh", range: Range::Count(1, 1000), why: "duplicate ACKs" },
+    Limit { key: "*.tcp.syn_retries", range: Range::Count(0, 255), why: "Linux tcp_syn_retries is a byte" },
     Limit {
         key: "*.tcp.tlp_max_ack_delay",
         range: Range::Time(Duration::ZERO, s(1)),

@@ -59,12 +59,9 @@ mod tests {
     fn writing_to_a_fifo_keeps_the_fifo() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("out");
+        // mkfifo(1) is POSIX and in coreutils: its absence is a broken machine, not a skip.
         let made = std::process::Command::new("mkfifo").arg(&fifo).status();
-        if !made.is_ok_and(|s| s.success()) {
-            assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true and mkfifo failed");
-            eprintln!("skipping: mkfifo is not available");
-            return;
-        }
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo {} failed", fifo.display());
         let reader = {
             let fifo = fifo.clone();
             std::thread::spawn(move || {
