@@ -249,3 +249,17 @@ fn output_paths_are_tried_before_running() {
     }
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
 }
+
+/// A loss model's table takes only that model's keys: `model = "none"` with a probability is refused at
+/// its line, not run silently without loss (serde lets a tagged unit variant ignore other keys).
+#[test]
+fn the_none_loss_model_refuses_other_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(
+        dir.path(),
+        &BASE.replace("delay = \"20ms\"\n", "delay = \"20ms\"\nloss = { model = \"none\", p = 0.1 }\n"),
+    );
+    let (code, _, err) = run(&["check", &s]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains(":5:") && err.contains("path.up.loss") && err.contains("unknown field `p`"), "{err}");
+}

@@ -195,11 +195,12 @@ impl std::str::FromStr for Framing {
 ///
 /// Every model takes `packets`: `"all"` (default) or `"data"` (only packets that carry transport payload;
 /// ACKs, SYNs, RSTs and other control packets are never lost and do not advance the model).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
 pub enum LossModel {
-    #[default]
-    None,
+    /// No loss. A struct variant with no fields rather than a unit variant: serde lets an internally
+    /// tagged unit variant ignore other keys, so `{ model = "none", p = 0.1 }` would pass silently.
+    None {},
     /// Each selected frame is lost independently with probability `p` (0 ≤ p < 1).
     Bernoulli {
         p: f64,
@@ -239,7 +240,7 @@ impl LossModel {
     /// Which frames the model sees.
     pub fn filter(&self) -> LossFilter {
         match self {
-            LossModel::None => LossFilter::All,
+            LossModel::None {} => LossFilter::All,
             LossModel::Bernoulli { packets, .. }
             | LossModel::Scripted { packets, .. }
             | LossModel::GilbertElliott { packets, .. } => *packets,
@@ -256,7 +257,7 @@ impl LossModel {
             }
         };
         match self {
-            LossModel::None => Ok(()),
+            LossModel::None {} => Ok(()),
             LossModel::Bernoulli { p, .. } => {
                 if (0.0..1.0).contains(p) {
                     Ok(())
@@ -284,6 +285,12 @@ impl LossModel {
                 Ok(())
             }
         }
+    }
+}
+
+impl Default for LossModel {
+    fn default() -> Self {
+        LossModel::None {}
     }
 }
 

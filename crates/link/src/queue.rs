@@ -118,7 +118,7 @@ impl LinkDirection {
     /// `seed` is this direction's own random stream (derived by the engine from the run seed and the link id).
     pub fn new(cfg: &LinkConfig, seed: u64) -> Self {
         let loss = match &cfg.loss {
-            LossModel::None => Loss::None,
+            LossModel::None {} => Loss::None,
             LossModel::Bernoulli { p, .. } => Loss::Bernoulli { threshold: probability_threshold(*p) },
             LossModel::Scripted { drop, .. } => {
                 let mut drops = drop.clone();
@@ -415,7 +415,7 @@ mod tests {
             delay: delay.parse().unwrap(),
             queue: queue.parse().unwrap(),
             framing: Framing::Ethernet,
-            loss: LossModel::None,
+            loss: LossModel::None {},
             mtu: None,
             tick: None,
             idle_credit: IdleCredit::Dropped,

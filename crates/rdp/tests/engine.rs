@@ -17,7 +17,7 @@ fn link(loss: f64) -> LinkConfig {
         loss: if loss > 0.0 {
             LossModel::Bernoulli { p: loss, packets: tcplab_link::LossFilter::All }
         } else {
-            LossModel::None
+            LossModel::None {}
         },
         mtu: None,
         tick: None,

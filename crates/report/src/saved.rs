@@ -777,7 +777,7 @@ fn latency_cells(l: &LatencyMetrics, stats: &[&str]) -> Vec<String> {
 fn loss(l: &LossModel) -> String {
     let which = |f: &LossFilter| if *f == LossFilter::Data { " (data packets only)" } else { "" };
     match l {
-        LossModel::None => "no loss".into(),
+        LossModel::None {} => "no loss".into(),
         LossModel::Bernoulli { p, packets } => format!("random loss {}%{}", p * 100.0, which(packets)),
         LossModel::Scripted { drop, packets } => format!("scripted loss of {} frames{}", drop.len(), which(packets)),
         LossModel::GilbertElliott { p, r, h, k, packets } => {

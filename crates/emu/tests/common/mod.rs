@@ -25,7 +25,7 @@ pub fn link(rate: &str, delay: &str, queue: &str) -> LinkConfig {
         delay: delay.parse().unwrap(),
         queue: queue.parse::<QueueLimit>().unwrap(),
         framing: Framing::Ethernet,
-        loss: LossModel::None,
+        loss: LossModel::None {},
         mtu: None,
         tick: None,
         idle_credit: tcplab_link::IdleCredit::Dropped,

@@ -15,7 +15,7 @@ pub fn link(rate: &str, delay: &str, queue: u32, loss: f64) -> LinkConfig {
         loss: if loss > 0.0 {
             LossModel::Bernoulli { p: loss, packets: tcplab_link::LossFilter::All }
         } else {
-            LossModel::None
+            LossModel::None {}
         },
         mtu: None,
         tick: None,
