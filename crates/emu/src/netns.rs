@@ -99,7 +99,7 @@ pub fn check_environment() -> Result<(), EmuError> {
     Ok(())
 }
 
-/// One of the run's two namespaces.
+/// A namespace of a run ([`Run`]'s two, or [`Single`]'s one).
 #[derive(Debug, Clone)]
 pub struct Netns {
     pub name: String,
@@ -184,30 +184,10 @@ pub struct Run {
 impl Run {
     /// Creates the two namespaces with loopback up and IPv6 off, after removing leftovers of dead runs.
     pub fn create() -> Result<Run, EmuError> {
-        check_environment()?;
-        let lock = RUN_LOCK.lock().unwrap_or_else(|p| p.into_inner());
-        install_hooks();
-        sweep_leftovers();
-        static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let tag = format!("{PREFIX}{}-{}-{n}", std::process::id(), start_time(std::process::id()).unwrap_or(0));
-        let markers = marker_dir()?;
-        let run =
-            Run { client: Netns { name: format!("{tag}-c") }, server: Netns { name: format!("{tag}-s") }, _lock: lock };
-        for ns in [&run.client, &run.server] {
-            LIVE.lock().unwrap_or_else(|p| p.into_inner()).push(ns.name.clone());
-            run_ip(&["netns", "add", &ns.name])?;
-            write_marker(markers, &ns.name)?;
-            for key in [
-                "net.ipv6.conf.all.disable_ipv6",
-                "net.ipv6.conf.default.disable_ipv6",
-                "net.ipv6.conf.lo.disable_ipv6",
-            ] {
-                ns.sysctl(key, "1")?;
-            }
-            ns.ip(&["link", "set", "lo", "up"])?;
-        }
-        Ok(run)
+        let (mut made, lock) = open(&["c", "s"])?;
+        let server = made.pop().expect("two namespaces");
+        let client = made.pop().expect("two namespaces");
+        Ok(Run { client, server, _lock: lock })
     }
 
     pub fn names(&self) -> [&str; 2] {
@@ -217,12 +197,7 @@ impl Run {
 
 impl Drop for Run {
     fn drop(&mut self) {
-        let mut live = LIVE.lock().unwrap_or_else(|p| p.into_inner());
-        for ns in [&self.client.name, &self.server.name] {
-            remove_netns(ns);
-            remove_marker(ns);
-            live.retain(|n| n != ns);
-        }
+        close(&[&self.client, &self.server]);
     }
 }
 
@@ -237,35 +212,62 @@ impl Single {
     /// Creates the namespace (`tcplab-<pid>-<start>-<n>-<suffix>`) with loopback up and IPv6 off, after
     /// removing leftovers of dead runs.
     pub fn create(suffix: &str) -> Result<Single, EmuError> {
-        check_environment()?;
-        let lock = RUN_LOCK.lock().unwrap_or_else(|p| p.into_inner());
-        install_hooks();
-        sweep_leftovers();
-        static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let name =
-            format!("{PREFIX}{}-{}-{n}-{suffix}", std::process::id(), start_time(std::process::id()).unwrap_or(0));
-        let markers = marker_dir()?;
-        let single = Single { ns: Netns { name }, _lock: lock };
-        LIVE.lock().unwrap_or_else(|p| p.into_inner()).push(single.ns.name.clone());
-        run_ip(&["netns", "add", &single.ns.name])?;
-        write_marker(markers, &single.ns.name)?;
-        for key in
-            ["net.ipv6.conf.all.disable_ipv6", "net.ipv6.conf.default.disable_ipv6", "net.ipv6.conf.lo.disable_ipv6"]
-        {
-            single.ns.sysctl(key, "1")?;
-        }
-        single.ns.ip(&["link", "set", "lo", "up"])?;
-        Ok(single)
+        let (mut made, lock) = open(&[suffix])?;
+        Ok(Single { ns: made.pop().expect("one namespace"), _lock: lock })
     }
 }
 
 impl Drop for Single {
     fn drop(&mut self) {
-        let mut live = LIVE.lock().unwrap_or_else(|p| p.into_inner());
-        remove_netns(&self.ns.name);
-        remove_marker(&self.ns.name);
-        live.retain(|n| n != &self.ns.name);
+        close(&[&self.ns]);
+    }
+}
+
+/// Creates one namespace per suffix (`tcplab-<pid>-<start>-<n>-<suffix>`, `n` counted over every guard
+/// of this process so no two names meet), each recorded as live and marked before anything else, with
+/// loopback up and IPv6 off; holds the run lock and first removes leftovers of dead runs. On a failure
+/// the namespaces made so far are removed before the error returns.
+fn open(suffixes: &[&str]) -> Result<(Vec<Netns>, std::sync::MutexGuard<'static, ()>), EmuError> {
+    check_environment()?;
+    let lock = RUN_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+    install_hooks();
+    sweep_leftovers();
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tag = format!("{PREFIX}{}-{}-{n}", std::process::id(), start_time(std::process::id()).unwrap_or(0));
+    let markers = marker_dir()?;
+    let mut made: Vec<Netns> = Vec::new();
+    for suffix in suffixes {
+        let ns = Netns { name: format!("{tag}-{suffix}") };
+        LIVE.lock().unwrap_or_else(|p| p.into_inner()).push(ns.name.clone());
+        made.push(ns.clone());
+        let set_up = || -> Result<(), EmuError> {
+            run_ip(&["netns", "add", &ns.name])?;
+            write_marker(markers, &ns.name)?;
+            for key in [
+                "net.ipv6.conf.all.disable_ipv6",
+                "net.ipv6.conf.default.disable_ipv6",
+                "net.ipv6.conf.lo.disable_ipv6",
+            ] {
+                ns.sysctl(key, "1")?;
+            }
+            ns.ip(&["link", "set", "lo", "up"])
+        };
+        if let Err(e) = set_up() {
+            close(&made.iter().collect::<Vec<_>>());
+            return Err(e);
+        }
+    }
+    Ok((made, lock))
+}
+
+/// Removes the namespaces a guard made, their markers, and their names from the live list.
+fn close(namespaces: &[&Netns]) {
+    let mut live = LIVE.lock().unwrap_or_else(|p| p.into_inner());
+    for ns in namespaces {
+        remove_netns(&ns.name);
+        remove_marker(&ns.name);
+        live.retain(|n| n != &ns.name);
     }
 }
 

@@ -29,6 +29,16 @@ fn int(v: &str) -> Result<i64, String> {
     parsed.ok_or_else(|| format!("`{v}` is not an integer"))
 }
 
+/// An integer within `lo..=hi`, else an error giving the accepted range.
+fn int_in(v: &str, lo: i64, hi: i64) -> Result<i64, String> {
+    let n = int(v)?;
+    if (lo..=hi).contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!("value {n}: accepted {lo} to {hi}"))
+    }
+}
+
 fn bool01(v: &str) -> Result<bool, String> {
     match int(v)? {
         0 => Ok(false),
@@ -109,10 +119,7 @@ pub const SYSCTLS: &[Sysctl] = &[
         name: "tcp_reordering",
         effect: "`dupthresh`",
         apply: |v, s| {
-            let n = int(v)?;
-            if !(1..=300).contains(&n) {
-                return Err(format!("value {n}: accepted 1 to 300"));
-            }
+            let n = int_in(v, 1, 300)?;
             s.tcp.dupthresh = n as u32;
             Ok(())
         },
@@ -211,10 +218,7 @@ pub const SYSCTLS: &[Sysctl] = &[
         name: "tcp_syn_retries",
         effect: "`syn_retries`",
         apply: |v, s| {
-            let n = int(v)?;
-            if !(1..=127).contains(&n) {
-                return Err(format!("value {n}: accepted 1 to 127"));
-            }
+            let n = int_in(v, 1, 127)?;
             s.tcp.syn_retries = n as u32;
             Ok(())
         },
@@ -223,10 +227,7 @@ pub const SYSCTLS: &[Sysctl] = &[
         name: "tcp_synack_retries",
         effect: "`syn_retries` for the passive side (one knob serves both)",
         apply: |v, s| {
-            let n = int(v)?;
-            if !(1..=127).contains(&n) {
-                return Err(format!("value {n}: accepted 1 to 127"));
-            }
+            let n = int_in(v, 1, 127)?;
             s.tcp.syn_retries = n as u32;
             Ok(())
         },
