@@ -2,8 +2,9 @@
 //! blocks, in order, in one scratch directory (so `tcplab show bulk-10m > my.toml` makes the `my.toml` the
 //! next line checks), with `tcplab` on the PATH as the binary under test. Each must exit 0. Lines that
 //! cannot run here are reported as ignored with the reason (tcplab-testkit; failures under CI=true):
-//! `sudo` lines without root or the Linux backend. `cargo test --workspace` is this suite itself and is
-//! skipped; `cargo run --release -p tcplab-cli --` is the binary under test. Two long examples are
+//! `sudo` lines without root or the Linux backend. `cargo test --workspace` is this suite itself: it is
+//! not run again, but checked to be exactly the command `.ci/run` runs; `cargo run --release -p
+//! tcplab-cli --` is the binary under test. Two long examples are
 //! shortened, visibly: `tcplab bench` gets `--duration 1s`, `tcplab compare` `--set test.duration="2s"`.
 //! The table the README shows for `tcplab run bulk-10m` must be what that command prints.
 
@@ -63,9 +64,6 @@ fn bin_dir(scratch: &Path) -> PathBuf {
 /// Runs one README line in `scratch`, as written but for the substitutions the file's doc lists.
 fn run_line(line: &str, scratch: &Path) -> Outcome {
     let mut cmd = line.replace("cargo run --release -p tcplab-cli --", "tcplab");
-    if cmd.starts_with("cargo test") {
-        return Err(skip("the test suite itself (this test is part of it)"));
-    }
     if let Some(rest) = cmd.strip_prefix("sudo ") {
         if !is_root() {
             return Err(skip("needs root (a sudo line)"));
@@ -113,6 +111,16 @@ fn the_readme_table_is_what_tcplab_prints() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), shown, "README.md shows another table than `{first}` prints");
 }
 
+/// The README's test command is the suite this file belongs to, so it is not run from here; CI runs it, and
+/// it must be the very command `.ci/run` ends with.
+fn the_readme_test_command_is_what_ci_runs() {
+    let tests: Vec<String> = commands(&readme()).into_iter().filter(|l| l.starts_with("cargo test")).collect();
+    assert_eq!(tests.len(), 1, "the README should show one test command, found {tests:?}");
+    let ci = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/run")).unwrap();
+    let last = ci.lines().rev().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#')).unwrap();
+    assert_eq!(last, tests[0], ".ci/run must end with the README's test command");
+}
+
 fn main() -> std::process::ExitCode {
     let scratch = tempfile::tempdir().unwrap();
     let dir = scratch.path().to_path_buf();
@@ -121,7 +129,9 @@ fn main() -> std::process::ExitCode {
     // The lines depend on each other's files: one test, in README order, per line, run by one thread.
     let lines = commands(&readme());
     assert!(lines.len() > 20, "the README's examples were not found");
-    for (i, line) in lines.iter().enumerate() {
+    tests
+        .push(tcplab_testkit::test("the_readme_test_command_is_what_ci_runs", the_readme_test_command_is_what_ci_runs));
+    for (i, line) in lines.iter().enumerate().filter(|(_, l)| !l.starts_with("cargo test")) {
         let (line, dir) = (line.clone(), dir.clone());
         let name = format!("readme_line_{:02}: {}", i + 1, line.split(" # ").next().unwrap_or(&line).trim());
         tests.push(tcplab_testkit::test(name, move || run_line(&line, &dir)));
