@@ -14,7 +14,9 @@
 //! (preamble 7 + SFD 1 + header 14 + FCS 4 + inter-frame gap 12 = 38 bytes, minimum payload 46 bytes).
 
 mod config;
+pub mod qdisc;
 mod queue;
 
 pub use config::{Framing, IdleCredit, LinkConfig, LossFilter, LossModel, QueueLimit};
+pub use qdisc::{PacketMeta, Qdisc, QdiscConfig, QdiscStats};
 pub use queue::{DropReason, LinkDirection, LinkStats, NicQueue, NicStats, Verdict};

@@ -1,0 +1,180 @@
+//! Queue disciplines: the first stage of a link direction's pipeline (qdisc → serializer → propagation →
+//! loss). A qdisc decides on enqueue whether a packet may wait, and on dequeue which packet the serializer
+//! takes next, dropping or CE-marking at the head where its algorithm says so (CoDel, RFC 8289, judges a
+//! packet by its sojourn time when it leaves).
+//!
+//! The engine owns the packets; a qdisc holds them as opaque items `T` beside the [`PacketMeta`] it decides
+//! on. The engine asks [`Qdisc::dequeue`] only when the serializer is free, so a direction needs one
+//! departure event at a time however long its queue is.
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+use tcplab_units::Instant;
+
+use crate::config::QueueLimit;
+use crate::queue::DropReason;
+
+/// What a qdisc may read about a packet, and the one thing it may change (`ce`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PacketMeta {
+    /// Bytes the packet occupies on the wire (IP datagram plus framing): what byte limits and DRR count.
+    pub wire_len: u32,
+    /// The flow the packet belongs to (FQ-CoDel's classifier, RFC 8290 §4.1.1); the engine's flow id.
+    pub flow: u32,
+    /// The IP header says ECN-capable transport (ECT(0) or ECT(1), RFC 3168 §5).
+    pub ect: bool,
+    /// Congestion Experienced: set by a qdisc that marks instead of dropping (only when `ect`).
+    pub ce: bool,
+    /// When the packet entered the qdisc (set by the qdisc on enqueue; its sojourn time starts here).
+    pub enqueued: Instant,
+}
+
+/// Counters every qdisc keeps (reported per link direction).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct QdiscStats {
+    pub enqueued: u64,
+    pub dequeued: u64,
+    /// Dropped on arrival because the hard limit was reached.
+    pub drops_overlimit: u64,
+    /// Dropped by the AQM's decision (RED/PIE on enqueue, CoDel on dequeue).
+    pub drops_aqm: u64,
+    /// CE-marked instead of dropped.
+    pub marks: u64,
+    pub max_packets: u32,
+    pub max_bytes: u64,
+    /// Sojourn time of dequeued packets, nanoseconds: sum and maximum (the mean is sum / dequeued).
+    pub sojourn_sum_ns: u128,
+    pub sojourn_max_ns: u64,
+}
+
+/// A queue discipline over items `T`.
+pub trait Qdisc<T> {
+    /// Offers a packet at `now`. On refusal the item comes back with the reason.
+    fn enqueue(&mut self, now: Instant, meta: PacketMeta, item: T) -> Result<(), (T, DropReason)>;
+    /// The serializer is free at `now`: the next packet to send, if any. Packets the algorithm drops at the
+    /// head on the way are pushed to `dropped` (the engine counts and traces them).
+    fn dequeue(&mut self, now: Instant, dropped: &mut Vec<(PacketMeta, T, DropReason)>) -> Option<(PacketMeta, T)>;
+    fn len_packets(&self) -> usize;
+    fn len_bytes(&self) -> u64;
+    fn stats(&self) -> &QdiscStats;
+}
+
+/// A link direction's queue discipline, as a scenario names it (`qdisc = { kind = "codel", ... }`); the
+/// hard limit is the direction's `queue`. Each variant's parameters, defaults and their sources are in its
+/// config struct.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum QdiscConfig {
+    /// Drop-tail FIFO (Linux pfifo/bfifo): today's queue.
+    /// (A struct variant: serde lets a tagged unit variant ignore extra keys.)
+    #[default]
+    Fifo {},
+}
+
+/// Builds the qdisc `cfg` names, with `limit` as its hard limit; `seed` feeds algorithms that draw random
+/// numbers (RED, PIE).
+pub fn build<T: 'static>(cfg: &QdiscConfig, limit: QueueLimit, seed: u64) -> Box<dyn Qdisc<T>> {
+    let _ = seed;
+    match cfg {
+        QdiscConfig::Fifo {} => Box::new(Fifo::new(limit)),
+    }
+}
+
+/// Drop-tail FIFO limited in packets (pfifo) or bytes (bfifo).
+#[derive(Debug)]
+pub struct Fifo<T> {
+    limit: QueueLimit,
+    queue: VecDeque<(PacketMeta, T)>,
+    bytes: u64,
+    stats: QdiscStats,
+}
+
+impl<T> Fifo<T> {
+    pub fn new(limit: QueueLimit) -> Self {
+        Fifo { limit, queue: VecDeque::new(), bytes: 0, stats: QdiscStats::default() }
+    }
+}
+
+/// Records a packet leaving a qdisc at `now` in its sojourn statistics.
+pub(crate) fn note_departure(stats: &mut QdiscStats, meta: &PacketMeta, now: Instant) {
+    let sojourn = now.saturating_since(meta.enqueued).as_nanos();
+    stats.dequeued += 1;
+    stats.sojourn_sum_ns += sojourn as u128;
+    stats.sojourn_max_ns = stats.sojourn_max_ns.max(sojourn);
+}
+
+impl<T> Qdisc<T> for Fifo<T> {
+    fn enqueue(&mut self, now: Instant, mut meta: PacketMeta, item: T) -> Result<(), (T, DropReason)> {
+        let full = match self.limit {
+            QueueLimit::Packets(n) => self.queue.len() as u64 >= n as u64,
+            QueueLimit::Bytes(b) => self.bytes + meta.wire_len as u64 > b,
+        };
+        if full {
+            self.stats.drops_overlimit += 1;
+            return Err((item, DropReason::QueueFull));
+        }
+        meta.enqueued = now;
+        self.bytes += meta.wire_len as u64;
+        self.queue.push_back((meta, item));
+        self.stats.enqueued += 1;
+        self.stats.max_packets = self.stats.max_packets.max(self.queue.len() as u32);
+        self.stats.max_bytes = self.stats.max_bytes.max(self.bytes);
+        Ok(())
+    }
+
+    fn dequeue(&mut self, now: Instant, _dropped: &mut Vec<(PacketMeta, T, DropReason)>) -> Option<(PacketMeta, T)> {
+        let (meta, item) = self.queue.pop_front()?;
+        self.bytes -= meta.wire_len as u64;
+        note_departure(&mut self.stats, &meta, now);
+        Some((meta, item))
+    }
+
+    fn len_packets(&self) -> usize {
+        self.queue.len()
+    }
+
+    fn len_bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    fn stats(&self) -> &QdiscStats {
+        &self.stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tcplab_units::Duration;
+
+    fn meta(wire_len: u32) -> PacketMeta {
+        PacketMeta { wire_len, flow: 0, ect: false, ce: false, enqueued: Instant::ZERO }
+    }
+
+    #[test]
+    fn fifo_drops_at_the_tail_and_measures_sojourn() {
+        let mut q: Box<dyn Qdisc<u32>> = build(&QdiscConfig::Fifo {}, QueueLimit::Packets(2), 1);
+        let t0 = Instant::ZERO;
+        assert!(q.enqueue(t0, meta(1538), 1).is_ok());
+        assert!(q.enqueue(t0, meta(1538), 2).is_ok());
+        assert_eq!(q.enqueue(t0, meta(1538), 3).unwrap_err(), (3, DropReason::QueueFull));
+        let mut dropped = Vec::new();
+        let t1 = t0 + Duration::from_millis(3);
+        assert_eq!(q.dequeue(t1, &mut dropped).map(|(_, i)| i), Some(1));
+        assert_eq!(q.dequeue(t1 + Duration::from_millis(1), &mut dropped).map(|(_, i)| i), Some(2));
+        assert!(q.dequeue(t1, &mut dropped).is_none() && dropped.is_empty());
+        let s = q.stats();
+        assert_eq!((s.enqueued, s.dequeued, s.drops_overlimit, s.max_packets), (2, 2, 1, 2));
+        assert_eq!((s.sojourn_sum_ns, s.sojourn_max_ns), (7_000_000, 4_000_000));
+    }
+
+    #[test]
+    fn byte_limited_fifo_counts_wire_bytes() {
+        let mut q = Fifo::new(QueueLimit::Bytes(3000));
+        assert!(q.enqueue(Instant::ZERO, meta(1538), ()).is_ok());
+        assert!(q.enqueue(Instant::ZERO, meta(1538), ()).is_err());
+        assert!(q.enqueue(Instant::ZERO, meta(1400), ()).is_ok());
+        assert_eq!(q.len_bytes(), 2938);
+    }
+}
