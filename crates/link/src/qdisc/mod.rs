@@ -63,13 +63,18 @@ pub trait Qdisc<T> {
 /// A link direction's queue discipline, as a scenario names it (`qdisc = { kind = "codel", ... }`); the
 /// hard limit is the direction's `queue`. Each variant's parameters, defaults and their sources are in its
 /// config struct.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum QdiscConfig {
     /// Drop-tail FIFO (Linux pfifo/bfifo): today's queue.
     /// (A struct variant: serde lets a tagged unit variant ignore extra keys.)
-    #[default]
     Fifo {},
+}
+
+impl Default for QdiscConfig {
+    fn default() -> Self {
+        QdiscConfig::Fifo {}
+    }
 }
 
 /// Builds the qdisc `cfg` names, with `limit` as its hard limit; `seed` feeds algorithms that draw random
