@@ -703,7 +703,7 @@ mod os {
                         self.line.push_back(Frame { at_ns: self.t0_ns + at.as_nanos(), pkt: i, seg });
                         pending += 1;
                     }
-                    Verdict::Drop(DropReason::QueueFull | DropReason::RandomLoss) => {}
+                    Verdict::Drop(DropReason::QueueFull | DropReason::RandomLoss | DropReason::Aqm) => {}
                 }
             }
             self.slab[i as usize].pending = pending;

@@ -14,6 +14,8 @@ pub enum DropReason {
     QueueFull,
     /// The loss model (random, burst or scripted) removed the frame on the wire.
     RandomLoss,
+    /// The queue discipline's AQM dropped it: RED or PIE on arrival, CoDel/FQ-CoDel at the head by sojourn time.
+    Aqm,
 }
 
 /// What happens to a frame handed to a [`LinkDirection`].

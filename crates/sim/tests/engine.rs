@@ -135,6 +135,7 @@ impl Probe<Connection> for Taps {
             PacketEvent::NicDropped { host } => self.nic_dropped[host] += 1,
             PacketEvent::LinkDropped { dir, reason: DropReason::QueueFull } => self.queue_dropped[dir] += 1,
             PacketEvent::LinkDropped { dir, reason: DropReason::RandomLoss } => self.lost[dir] += 1,
+            PacketEvent::LinkDropped { dir, reason: DropReason::Aqm } => self.queue_dropped[dir] += 1,
             PacketEvent::Delivered { dir } => {
                 self.delivered[dir] += 1;
                 self.delivered_bytes[dir] += seg.ip_len() as u64 + 38; // Ethernet framing

@@ -15,6 +15,18 @@ use tcplab_units::Instant;
 use crate::config::QueueLimit;
 use crate::queue::DropReason;
 
+mod codel;
+mod fq_codel;
+#[cfg(test)]
+mod harness;
+mod pie;
+mod red;
+
+pub use codel::{Codel, CodelConfig};
+pub use fq_codel::{FqCodel, FqCodelConfig};
+pub use pie::{Pie, PieConfig};
+pub use red::{Red, RedConfig};
+
 /// What a qdisc may read about a packet, and the one thing it may change (`ce`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PacketMeta {
@@ -58,17 +70,37 @@ pub trait Qdisc<T> {
     fn len_packets(&self) -> usize;
     fn len_bytes(&self) -> u64;
     fn stats(&self) -> &QdiscStats;
+    /// Packets already queued that the last `enqueue` pushed out: FQ-CoDel, when full, accepts the arrival
+    /// and drops from the head of its fattest flow (RFC 8290 §4.1; Linux `fq_codel_drop`). The engine calls
+    /// this after `enqueue` to count them at the instant they were dropped; what it leaves is handed over by
+    /// the next `dequeue` with the head drops.
+    fn take_dropped(&mut self, dropped: &mut Vec<(PacketMeta, T, DropReason)>) {
+        let _ = dropped;
+    }
+    /// The probability with which the algorithm drops or marks an arrival now (RED: p_b at its average
+    /// queue; PIE: drop_prob), for series and explanation; `None` for the qdiscs that have none.
+    fn drop_probability(&self) -> Option<f64> {
+        None
+    }
 }
 
-/// A link direction's queue discipline, as a scenario names it (`qdisc = { kind = "codel", ... }`); the
-/// hard limit is the direction's `queue`. Each variant's parameters, defaults and their sources are in its
-/// config struct.
+/// A link direction's queue discipline, as a scenario names it (`qdisc = { kind = "codel", target = "5ms" }`);
+/// the hard limit is the direction's `queue`. Each variant's parameters, defaults and their sources are in
+/// its config struct; docs/qdisc.md has them in one table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum QdiscConfig {
     /// Drop-tail FIFO (Linux pfifo/bfifo): today's queue.
     /// (A struct variant: serde lets a tagged unit variant ignore extra keys.)
     Fifo {},
+    /// Random Early Detection (Floyd & Jacobson 1993), gentle variant; parameters as tc-red(8).
+    Red(RedConfig),
+    /// Controlled Delay (RFC 8289); parameters as Linux sch_codel.
+    Codel(CodelConfig),
+    /// Flow-queue CoDel (RFC 8290); parameters as Linux sch_fq_codel.
+    FqCodel(FqCodelConfig),
+    /// Proportional Integral controller Enhanced (RFC 8033); parameters as Linux sch_pie.
+    Pie(PieConfig),
 }
 
 impl Default for QdiscConfig {
@@ -77,13 +109,87 @@ impl Default for QdiscConfig {
     }
 }
 
-/// Builds the qdisc `cfg` names, with `limit` as its hard limit; `seed` feeds algorithms that draw random
-/// numbers (RED, PIE).
+impl QdiscConfig {
+    /// The scenario's word for the variant (`kind`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            QdiscConfig::Fifo {} => "fifo",
+            QdiscConfig::Red(_) => "red",
+            QdiscConfig::Codel(_) => "codel",
+            QdiscConfig::FqCodel(_) => "fq_codel",
+            QdiscConfig::Pie(_) => "pie",
+        }
+    }
+
+    /// Today's drop-tail queue (what a file without `qdisc` gets; a writer may skip the key then).
+    pub fn is_fifo(&self) -> bool {
+        matches!(self, QdiscConfig::Fifo {})
+    }
+
+    /// The limit Linux gives the qdisc when `tc` is not told one (pfifo: txqueuelen 1000; sch_codel 1000
+    /// packets; sch_fq_codel 10240 packets; sch_pie 1000 packets; tc-red has none and requires `limit`).
+    /// The lab takes the hard limit from the direction's `queue`; this says what to set for Linux's.
+    pub fn linux_default_limit(&self) -> Option<QueueLimit> {
+        match self {
+            QdiscConfig::Fifo {} | QdiscConfig::Codel(_) | QdiscConfig::Pie(_) => Some(QueueLimit::Packets(1000)),
+            QdiscConfig::FqCodel(_) => Some(QueueLimit::Packets(10240)),
+            QdiscConfig::Red(_) => None,
+        }
+    }
+
+    /// Checks the parameters against each other and the hard `limit`; the error names the parameter (the
+    /// key under `qdisc`) and says what is accepted.
+    pub fn validate(&self, limit: QueueLimit) -> Result<(), (&'static str, String)> {
+        match self {
+            QdiscConfig::Fifo {} => Ok(()),
+            QdiscConfig::Red(c) => c.validate(limit),
+            QdiscConfig::Codel(c) => c.validate(),
+            QdiscConfig::FqCodel(c) => c.validate(),
+            QdiscConfig::Pie(c) => c.validate(),
+        }
+    }
+}
+
+/// Builds the qdisc `cfg` names, with `limit` as its hard limit; `seed` feeds the algorithms that draw
+/// random numbers (RED's and PIE's drop decisions, FQ-CoDel's hash perturbation). `cfg` is expected to have
+/// passed [`QdiscConfig::validate`].
 pub fn build<T: 'static>(cfg: &QdiscConfig, limit: QueueLimit, seed: u64) -> Box<dyn Qdisc<T>> {
-    let _ = seed;
     match cfg {
         QdiscConfig::Fifo {} => Box::new(Fifo::new(limit)),
+        QdiscConfig::Red(c) => Box::new(Red::new(c, limit, seed)),
+        QdiscConfig::Codel(c) => Box::new(Codel::new(c, limit)),
+        QdiscConfig::FqCodel(c) => Box::new(FqCodel::new(c, limit, seed)),
+        QdiscConfig::Pie(c) => Box::new(Pie::new(c, limit, seed)),
     }
+}
+
+/// Whether a packet of `wire_len` bytes finds a queue of `packets` and `bytes` full. Packet limits count
+/// the packets waiting, as Linux's `qdisc_qlen(sch) >= sch->limit`; byte limits refuse what would exceed
+/// them, as bfifo.
+pub(crate) fn over_limit(limit: QueueLimit, packets: usize, bytes: u64, wire_len: u32) -> bool {
+    match limit {
+        QueueLimit::Packets(n) => packets as u64 >= n as u64,
+        QueueLimit::Bytes(b) => bytes + wire_len as u64 > b,
+    }
+}
+
+/// Sets CE on an ECN-capable packet (RFC 3168 §5: a router marks only ECT packets, and CE stays CE);
+/// false when the packet is not ECN-capable and must be dropped instead (Linux `INET_ECN_set_ce`).
+pub(crate) fn mark_ce(meta: &mut PacketMeta) -> bool {
+    if meta.ect || meta.ce {
+        meta.ce = true;
+        true
+    } else {
+        false
+    }
+}
+
+/// Records a packet entering a qdisc (its sojourn starts now) in the counters.
+pub(crate) fn note_arrival(stats: &mut QdiscStats, meta: &mut PacketMeta, now: Instant, packets: usize, bytes: u64) {
+    meta.enqueued = now;
+    stats.enqueued += 1;
+    stats.max_packets = stats.max_packets.max(packets as u32);
+    stats.max_bytes = stats.max_bytes.max(bytes);
 }
 
 /// Drop-tail FIFO limited in packets (pfifo) or bytes (bfifo).
@@ -111,20 +217,14 @@ pub(crate) fn note_departure(stats: &mut QdiscStats, meta: &PacketMeta, now: Ins
 
 impl<T> Qdisc<T> for Fifo<T> {
     fn enqueue(&mut self, now: Instant, mut meta: PacketMeta, item: T) -> Result<(), (T, DropReason)> {
-        let full = match self.limit {
-            QueueLimit::Packets(n) => self.queue.len() as u64 >= n as u64,
-            QueueLimit::Bytes(b) => self.bytes + meta.wire_len as u64 > b,
-        };
+        let full = over_limit(self.limit, self.queue.len(), self.bytes, meta.wire_len);
         if full {
             self.stats.drops_overlimit += 1;
             return Err((item, DropReason::QueueFull));
         }
-        meta.enqueued = now;
         self.bytes += meta.wire_len as u64;
+        note_arrival(&mut self.stats, &mut meta, now, self.queue.len() + 1, self.bytes);
         self.queue.push_back((meta, item));
-        self.stats.enqueued += 1;
-        self.stats.max_packets = self.stats.max_packets.max(self.queue.len() as u32);
-        self.stats.max_bytes = self.stats.max_bytes.max(self.bytes);
         Ok(())
     }
 
