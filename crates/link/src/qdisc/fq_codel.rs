@@ -337,3 +337,158 @@ impl<T> Qdisc<T> for FqCodel<T> {
         dropped.append(&mut self.pending);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::harness::{ms, Bench, Item, Source};
+    use super::super::{CodelConfig, QdiscConfig};
+    use super::*;
+
+    fn fq(cfg: FqCodelConfig, limit: QueueLimit, seed: u64) -> Box<FqCodel<Item>> {
+        Box::new(FqCodel::new(&cfg, limit, seed))
+    }
+
+    /// The bucket map is a function of the seed: the same seed maps the same way, flows spread over all
+    /// buckets, and another seed moves them.
+    #[test]
+    fn flows_hash_to_buckets_deterministically_per_seed() {
+        let a: FqCodel<()> = FqCodel::new(&FqCodelConfig::default(), QueueLimit::Packets(100), 7);
+        let b: FqCodel<()> = FqCodel::new(&FqCodelConfig::default(), QueueLimit::Packets(100), 7);
+        let c: FqCodel<()> = FqCodel::new(&FqCodelConfig::default(), QueueLimit::Packets(100), 8);
+        let map = |q: &FqCodel<()>| (0..10_000u32).map(|f| q.bucket(f)).collect::<Vec<_>>();
+        assert_eq!(map(&a), map(&b));
+        assert_ne!(map(&a), map(&c));
+        // 10,000 flows into 1024 buckets: each bucket gets 9.8 on average; all are used.
+        let mut per = vec![0u32; 1024];
+        map(&a).into_iter().for_each(|i| per[i] += 1);
+        assert!(per.iter().all(|&n| n > 0 && n < 30), "{:?}", per.iter().max());
+    }
+
+    /// RFC 8290 §4.2 / §1.3: a sparse flow (a 100-byte packet every 10 ms) beside a flow saturating the
+    /// link finds its queue empty, joins the new list and is served next: it waits at most for the packet
+    /// on the wire (1.23 ms at 10 Mbit/s). Under CoDel alone it waits in the bulk flow's standing queue.
+    #[test]
+    fn a_sparse_flow_beside_a_saturating_one_sees_almost_no_queue() {
+        let sources = || {
+            vec![
+                Source::cbr(1, 1538, 12_000_000, Instant::ZERO),
+                Source::every(2, 100, Duration::from_millis(10), ms(3)),
+            ]
+        };
+        let q = fq(FqCodelConfig::default(), QueueLimit::Packets(10240), 1);
+        assert_ne!(q.bucket(1), q.bucket(2));
+        let mut b = Bench::with(q, 10_000_000, sources());
+        b.run_until(ms(10_000));
+        let sparse: Vec<f64> = b.departed(2, Instant::ZERO).map(|d| d.sojourn.as_secs_f64()).collect();
+        assert_eq!(sparse.len(), 1000);
+        let worst = sparse.iter().cloned().fold(0.0, f64::max);
+        assert!(worst <= 1538.0 * 8.0 / 10e6, "sparse flow waited up to {worst} s");
+        let bulk: Vec<f64> = b.departed(1, ms(2_000)).map(|d| d.sojourn.as_secs_f64()).collect();
+        let bulk_mean = bulk.iter().sum::<f64>() / bulk.len() as f64;
+        assert!(bulk_mean > 10.0 * worst, "bulk mean {bulk_mean}");
+        assert!(b.drops.iter().all(|d| d.flow == 1), "only the bulk flow is dropped");
+
+        let mut c = Bench::new(&QdiscConfig::Codel(CodelConfig::default()), QueueLimit::Packets(10240), 1, 10_000_000, sources());
+        c.run_until(ms(10_000));
+        let shared: f64 = c.departed(2, ms(2_000)).map(|d| d.sojourn.as_secs_f64()).sum::<f64>() / 800.0;
+        assert!(shared > 10.0 * worst, "under CoDel the sparse flow waits {shared} s on average");
+    }
+
+    /// Deficit round robin (Shreedhar & Varghese 1996; RFC 8290 §4.2): two flows that stay backlogged get
+    /// equal bytes whatever their packet sizes. With Linux's variant (a flow sends while its deficit is
+    /// positive, then gets a quantum Q and goes to the back), each flow's bytes sent are its credit minus
+    /// a deficit in (−M, Q] for packets of at most M bytes, and the credits differ by at most one Q, so
+    /// the two flows' byte counts never drift apart by Q + 2M or more over any stretch.
+    #[test]
+    fn drr_gives_two_saturating_flows_equal_bytes() {
+        let sources = vec![Source::cbr(1, 1538, 12_000_000, Instant::ZERO), Source::cbr(2, 538, 12_000_000, Instant::ZERO)];
+        let q = fq(FqCodelConfig::default(), QueueLimit::Packets(10240), 1);
+        assert_ne!(q.bucket(1), q.bucket(2));
+        let mut b = Bench::with(q, 10_000_000, sources);
+        b.run_until(ms(20_000));
+        let (mut a, mut c, mut lo, mut hi) = (0i64, 0i64, i64::MAX, i64::MIN);
+        let (mut na, mut nc) = (0u32, 0u32);
+        for d in b.departures.iter().filter(|d| d.at >= ms(1_000)) {
+            if d.flow == 1 {
+                a += d.wire_len as i64;
+                na += 1;
+            } else {
+                c += d.wire_len as i64;
+                nc += 1;
+            }
+            lo = lo.min(a - c);
+            hi = hi.max(a - c);
+        }
+        assert!(hi - lo < 1514 + 2 * 1538, "byte difference ranged over {lo}..{hi}");
+        // Equal bytes means about 2.86 small packets for every large one.
+        let ratio = nc as f64 / na as f64;
+        assert!((ratio - 1538.0 / 538.0).abs() < 0.01, "{ratio}");
+    }
+
+    /// RFC 8290 §4.1 / Linux `fq_codel_drop`: over the limit, the arrival is accepted and the fattest
+    /// flow loses packets from its head until half its bytes are gone (at most `drop_batch`); a thin flow
+    /// loses nothing.
+    #[test]
+    fn overlimit_drops_come_from_the_head_of_the_fattest_flow() {
+        for (batch, want) in [(64, 8), (3, 3)] {
+            let cfg = FqCodelConfig { drop_batch: batch, ..FqCodelConfig::default() };
+            let mut q = FqCodel::<u64>::new(&cfg, QueueLimit::Packets(20), 1);
+            assert_ne!(q.bucket(1), q.bucket(2));
+            let meta = |flow| PacketMeta { wire_len: 1538, flow, ect: false, ce: false, enqueued: Instant::ZERO };
+            for i in 0..15 {
+                q.enqueue(Instant::ZERO, meta(1), i).unwrap();
+            }
+            for i in 100..105 {
+                q.enqueue(Instant::ZERO, meta(2), i).unwrap();
+            }
+            assert!(q.enqueue(Instant::ZERO, meta(2), 105).is_ok());
+            let mut dropped = Vec::new();
+            q.take_dropped(&mut dropped);
+            // 15 packets: half is 7.5 packets' bytes, reached by the 8th.
+            let items: Vec<u64> = dropped.iter().map(|d| d.1).collect();
+            assert_eq!(items, (0..want).collect::<Vec<u64>>(), "drop_batch {batch}");
+            assert!(dropped.iter().all(|d| d.0.flow == 1 && d.2 == DropReason::QueueFull));
+            assert_eq!(q.len_packets(), 21 - want as usize);
+            assert_eq!(q.stats().drops_overlimit, want);
+        }
+        // An arrival that is its fattest flow's only packet is the one dropped, and comes back refused.
+        let mut q = FqCodel::<u64>::new(&FqCodelConfig::default(), QueueLimit::Packets(1), 1);
+        let meta = |flow, wire_len| PacketMeta { wire_len, flow, ect: false, ce: false, enqueued: Instant::ZERO };
+        q.enqueue(Instant::ZERO, meta(1, 1538), 1).unwrap();
+        assert_eq!(q.enqueue(Instant::ZERO, meta(2, 3000), 2).unwrap_err(), (2, DropReason::QueueFull));
+        let mut dropped = Vec::new();
+        q.take_dropped(&mut dropped);
+        assert!(dropped.is_empty());
+        assert_eq!((q.len_packets(), q.stats().enqueued), (1, 1));
+    }
+
+    /// Drops the engine did not collect after `enqueue` come with the next `dequeue`.
+    #[test]
+    fn uncollected_overlimit_drops_come_with_the_next_dequeue() {
+        let mut q = FqCodel::<u64>::new(&FqCodelConfig::default(), QueueLimit::Packets(2), 1);
+        let meta = PacketMeta { wire_len: 1538, flow: 1, ect: false, ce: false, enqueued: Instant::ZERO };
+        for i in 0..3 {
+            q.enqueue(Instant::ZERO, meta, i).unwrap();
+        }
+        // Three packets over a limit of two: half of the flow's bytes is one and a half packets, so two go.
+        let mut dropped = Vec::new();
+        assert_eq!(q.dequeue(Instant::ZERO, &mut dropped).map(|p| p.1), Some(2));
+        assert_eq!(dropped.iter().map(|d| d.1).collect::<Vec<_>>(), vec![0, 1]);
+    }
+
+    /// Each flow has its own CoDel: the bulk flow is held near its controlled state while the per-flow
+    /// drops never touch the other; with `ecn` (on by default) ECN-capable packets are marked instead.
+    #[test]
+    fn per_flow_codel_marks_ect_flows_and_drops_the_others() {
+        let sources = vec![Source::cbr(1, 1538, 8_000_000, Instant::ZERO).ect(), Source::cbr(2, 1538, 8_000_000, Instant::ZERO)];
+        let q = fq(FqCodelConfig::default(), QueueLimit::Packets(10240), 3);
+        assert_ne!(q.bucket(1), q.bucket(2));
+        let mut b = Bench::with(q, 10_000_000, sources);
+        b.run_until(ms(5_000));
+        let s = *b.q.stats();
+        assert!(s.marks > 0 && s.drops_aqm > 0);
+        assert!(b.drops.iter().all(|d| d.flow == 2 && d.reason == DropReason::Aqm));
+        assert!(b.departures.iter().all(|d| !d.ce || d.flow == 1));
+        assert_eq!(s.marks as usize, b.departures.iter().filter(|d| d.ce).count());
+    }
+}
