@@ -77,9 +77,11 @@ pub trait Qdisc<T> {
     fn take_dropped(&mut self, dropped: &mut Vec<(PacketMeta, T, DropReason)>) {
         let _ = dropped;
     }
-    /// The probability with which the algorithm drops or marks an arrival now (RED: p_b at its average
-    /// queue; PIE: drop_prob), for series and explanation; `None` for the qdiscs that have none.
-    fn drop_probability(&self) -> Option<f64> {
+    /// The probability with which the algorithm drops or marks an arrival at `now` (RED: p_b at its
+    /// average queue; PIE: drop_prob, after the periodic updates due by `now`), for series and
+    /// explanation; `None` for the qdiscs that have none. Reading it changes no decision.
+    fn drop_probability(&mut self, now: Instant) -> Option<f64> {
+        let _ = now;
         None
     }
 }

@@ -333,7 +333,216 @@ impl<T> Qdisc<T> for Pie<T> {
         &self.stats
     }
 
-    fn drop_probability(&self) -> Option<f64> {
+    fn drop_probability(&mut self, now: Instant) -> Option<f64> {
+        self.catch_up(now);
         Some(self.vars.prob)
+    }
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::super::harness::{ms, Bench, Item, Source};
+    use super::*;
+
+    fn pie(cfg: &PieConfig, seed: u64) -> Box<Pie<Item>> {
+        Box::new(Pie::new(cfg, QueueLimit::Packets(100_000), seed))
+    }
+
+    /// Under a steady unresponsive overload (12 Mbit/s into 10 Mbit/s) PIE's integral term drives the
+    /// queue delay to its 15 ms target: every second of the steady state averages within 2× of it, and what
+    /// it drops is the excess, 1/6 of the arrivals. When the load stops, the delay is zero for two updates
+    /// and p decays (by 1/64 per update and the alpha term) to exactly 0, and the burst allowance returns.
+    #[test]
+    fn pie_holds_the_queue_delay_near_target_under_overload_and_then_decays() {
+        let cfg = PieConfig::default();
+        let mut b = Bench::with(pie(&cfg, 1), 10_000_000, vec![Source::cbr(1, 1538, 12_000_000, Instant::ZERO).until(ms(20_000))]);
+        // The burst allowance: no random drop in the first 150 ms of dequeues (from t = 0).
+        b.run_until(ms(5_000));
+        assert!(b.drops.iter().all(|d| d.at >= ms(150)), "first drop at {:?}", b.drops.first());
+        let (offered, drops) = (b.offered, b.q.stats().drops_aqm);
+        for s in 5..20 {
+            b.run_until(ms((s + 1) * 1000));
+            let (mean, _) = b.sojourn(ms(s * 1000));
+            assert!((0.0075..=0.030).contains(&mean), "second {s}: mean queue delay {mean} s");
+        }
+        let frac = (b.q.stats().drops_aqm - drops) as f64 / (b.offered - offered) as f64;
+        assert!((frac - 1.0 / 6.0).abs() < 0.01, "dropped {frac}");
+        assert_eq!(b.q.stats().drops_overlimit, 0);
+        // Decay: sampled every 100 ms after the load stops, p only falls, and reaches 0.
+        let mut p = b.q.drop_probability(ms(20_000)).unwrap();
+        assert!(p > 0.1, "{p}");
+        for t in (20_100..=40_000).step_by(100) {
+            b.run_until(ms(t));
+            let now = b.q.drop_probability(ms(t)).unwrap();
+            assert!(now <= p, "p rose from {p} to {now} at {t} ms");
+            p = now;
+        }
+        assert_eq!(p, 0.0);
+        assert_eq!(b.q.burst_allowance(), cfg.max_burst);
+    }
+
+    fn vars(prob: f64, qdelay_ms: u64, qdelay_old_ms: u64) -> PieVars {
+        PieVars {
+            prob,
+            accu_prob: 0.0,
+            qdelay: Duration::from_millis(qdelay_ms),
+            qdelay_old: Duration::from_millis(qdelay_old_ms),
+            burst_time: Duration::ZERO,
+            dq_tstamp: None,
+        }
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-12
+    }
+
+    /// RFC 8033 §4.2: p += α(qdelay − target) + β(qdelay − qdelay_old), the step divided by 2 while p <
+    /// 10%, by 8 below 1%, 32 below 0.1%, 128 below 0.01%, 512 below 0.001% and 2048 below 0.0001%.
+    #[test]
+    fn pie_update_scales_its_step_by_the_range_of_p() {
+        let cfg = PieConfig::default();
+        // 25 ms against 15, and 5 ms more than last time: 0.125·0.010 + 1.25·0.005 = 0.0075.
+        let raw = 0.125 * 0.010 + 1.25 * 0.005;
+        for (p, div) in [(0.5, 1.0), (0.1, 1.0), (0.05, 2.0), (0.005, 8.0), (0.0005, 32.0), (0.00005, 128.0), (0.000005, 512.0), (0.0000005, 2048.0), (0.0, 2048.0)] {
+            let mut v = vars(p, 25, 20);
+            v.update(&cfg, 100_000);
+            assert!(close(v.prob, p + raw / div), "p {p}: {} want {}", v.prob, p + raw / div);
+            assert_eq!(v.qdelay_old, Duration::from_millis(25));
+        }
+        // Falling delay lowers p the same way.
+        let mut v = vars(0.5, 10, 30);
+        v.update(&cfg, 100_000);
+        assert!(close(v.prob, 0.5 + 0.125 * -0.005 + 1.25 * -0.020));
+    }
+
+    /// Above 10% p rises by at most 2% per update; above 250 ms of delay by a further 2% (Linux).
+    #[test]
+    fn pie_update_caps_the_rise_and_pushes_harder_above_250ms() {
+        let cfg = PieConfig::default();
+        let mut v = vars(0.3, 100, 20); // raw step 0.125·0.085 + 1.25·0.08 = 0.11
+        v.update(&cfg, 100_000);
+        assert!(close(v.prob, 0.32));
+        let mut v = vars(0.3, 300, 300); // raw 0.125·0.285 = 0.0356: capped 0.02, plus 0.02
+        v.update(&cfg, 100_000);
+        assert!(close(v.prob, 0.34));
+        let mut v = vars(0.99, 300, 300);
+        v.update(&cfg, 100_000);
+        assert_eq!(v.prob, 1.0);
+    }
+
+    /// With no delay for two updates p decays by 1/64 (after the alpha term), and once it is 0 with the
+    /// delay low twice, the measurement cycle and the burst allowance restart (RFC 8033 §4.2, §4.4; Linux).
+    #[test]
+    fn pie_update_decays_p_when_the_queue_is_gone_and_restores_the_burst_allowance() {
+        let cfg = PieConfig::default();
+        let mut v = vars(0.5, 0, 0);
+        v.update(&cfg, 0);
+        let stepped: f64 = 0.5 - 0.125 * 0.015;
+        assert!(close(v.prob, stepped - stepped / 64.0));
+        // Not while packets are queued but none has been measured yet.
+        let mut v = vars(0.5, 0, 0);
+        v.update(&cfg, 3000);
+        assert!(close(v.prob, stepped));
+        let mut v = vars(0.000_000_1, 0, 0);
+        v.update(&cfg, 0);
+        assert_eq!(v.prob, 0.0);
+        assert_eq!(v.burst_time, cfg.max_burst);
+    }
+
+    /// The updates a timer would have made are made, exactly, by the next call however late it comes: a
+    /// qdisc brought up to date at every tick and one brought up to date once, 100 s later (most of the
+    /// ticks skipped at the fixed point), end in the same state.
+    #[test]
+    fn pie_catches_up_on_the_updates_that_fell_due_exactly() {
+        let cfg = PieConfig::default();
+        let run = |every_tick: bool| {
+            let mut q: Pie<u32> = Pie::new(&cfg, QueueLimit::Packets(100_000), 1);
+            let meta = PacketMeta { wire_len: 1538, flow: 1, ect: false, ce: false, enqueued: Instant::ZERO };
+            let mut t = Instant::ZERO;
+            let mut dropped = Vec::new();
+            for i in 0..2000u32 {
+                // 2 arrivals per departure slot: a queue builds and PIE acts.
+                t = Instant::from_nanos(i as u64 * 615_200);
+                let _ = q.enqueue(t, meta, i);
+                if i % 2 == 0 {
+                    q.dequeue(t, &mut dropped);
+                }
+            }
+            while q.dequeue(t, &mut dropped).is_some() {}
+            let end = t + Duration::from_secs(100);
+            if every_tick {
+                while q.next_update <= end {
+                    let tick = q.next_update;
+                    q.catch_up(tick);
+                }
+            }
+            q.catch_up(end);
+            (q.vars.clone(), q.next_update, q.stats)
+        };
+        let (a, b) = (run(true), run(false));
+        assert_eq!(a, b);
+        assert!(a.2.drops_aqm > 0);
+    }
+
+    /// RFC 8033 §5.1: with `ecn`, ECN-capable packets are marked while p ≤ 10% and dropped above it.
+    #[test]
+    fn pie_marks_ect_packets_while_p_is_at_most_ten_percent() {
+        for (p, marked) in [(0.05, true), (0.1, true), (0.3, false)] {
+            let cfg = PieConfig { ecn: true, tupdate: Duration::from_secs(60), ..PieConfig::default() };
+            let mut q: Pie<u32> = Pie::new(&cfg, QueueLimit::Packets(100_000), 1);
+            let meta = PacketMeta { wire_len: 1538, flow: 1, ect: true, ce: false, enqueued: Instant::ZERO };
+            for i in 0..10 {
+                q.enqueue(Instant::ZERO, meta, i).unwrap();
+            }
+            q.vars = vars(p, 30, 30);
+            let (mut marks, mut drops) = (0, 0);
+            for i in 0..2000 {
+                match q.enqueue(Instant::ZERO, meta, i) {
+                    Ok(()) => {}
+                    Err((_, reason)) => {
+                        assert_eq!(reason, DropReason::Aqm);
+                        drops += 1
+                    }
+                }
+                marks = q.stats.marks;
+            }
+            if marked {
+                assert!(marks > 0 && drops == 0, "p {p}: {marks} marks, {drops} drops");
+                assert!(q.queue.packets.iter().filter(|(m, _)| m.ce).count() as u64 == marks);
+            } else {
+                assert!(marks == 0 && drops > 0, "p {p}: {marks} marks, {drops} drops");
+            }
+        }
+    }
+
+    /// RFC 8033 §5.1's de-randomization: with p = 10% held, drops come at least ⌈0.85/p⌉ = 9 arrivals
+    /// apart and at most 8.5/p = 85; plain random drops come as close as back to back.
+    #[test]
+    fn pie_derandomization_keeps_drops_between_bounds() {
+        let gaps = |derandomize: bool| {
+            let cfg = PieConfig { derandomize, tupdate: Duration::from_secs(60), ..PieConfig::default() };
+            let mut q: Pie<u32> = Pie::new(&cfg, QueueLimit::Packets(1_000_000), 5);
+            let meta = PacketMeta { wire_len: 1538, flow: 1, ect: false, ce: false, enqueued: Instant::ZERO };
+            for i in 0..10 {
+                q.enqueue(Instant::ZERO, meta, i).unwrap();
+            }
+            q.vars = vars(0.1, 30, 30);
+            let mut last = 0i64;
+            let mut gaps = Vec::new();
+            for i in 1..=20_000i64 {
+                if q.enqueue(Instant::ZERO, meta, 0).is_err() {
+                    gaps.push(i - last);
+                    last = i;
+                }
+            }
+            gaps
+        };
+        let g = gaps(true);
+        assert!(g.len() > 100);
+        assert!(g.iter().all(|&x| (9..=85).contains(&x)), "{:?}", (g.iter().min(), g.iter().max()));
+        let plain = gaps(false);
+        let mean = 20_000.0 / plain.len() as f64;
+        assert!(*plain.iter().min().unwrap() == 1 && (mean - 10.0).abs() < 1.0, "mean gap {mean}");
     }
 }

@@ -349,7 +349,7 @@ impl<T> Qdisc<T> for Red<T> {
         &self.stats
     }
 
-    fn drop_probability(&self) -> Option<f64> {
+    fn drop_probability(&mut self, _now: Instant) -> Option<f64> {
         Some(self.probability_at(self.avg))
     }
 }
