@@ -41,7 +41,12 @@ pub struct CodelConfig {
 
 impl Default for CodelConfig {
     fn default() -> Self {
-        CodelConfig { target: Duration::from_millis(5), interval: Duration::from_millis(100), ecn: false, ce_threshold: None }
+        CodelConfig {
+            target: Duration::from_millis(5),
+            interval: Duration::from_millis(100),
+            ecn: false,
+            ce_threshold: None,
+        }
     }
 }
 
@@ -122,7 +127,14 @@ pub(crate) fn control_law(t: Instant, interval: Duration, count: u32) -> Instant
 impl CodelVars {
     /// RFC 8289 §5 `dodequeue`'s test: has the packet at hand (just removed, `backlog` bytes left behind)
     /// seen a sojourn at or above target for a whole interval?
-    fn should_drop(&mut self, p: &CodelParams, head: Option<&PacketMeta>, backlog: u64, maxpacket: u64, now: Instant) -> bool {
+    fn should_drop(
+        &mut self,
+        p: &CodelParams,
+        head: Option<&PacketMeta>,
+        backlog: u64,
+        maxpacket: u64,
+        now: Instant,
+    ) -> bool {
         let Some(meta) = head else {
             self.first_above_time = None;
             return false;
@@ -426,7 +438,10 @@ mod tests {
             let count = if soon { n - 1 } else { 1 };
             let want = 0.1 / (count as f64).sqrt();
             let tx = 1538.0 * 8.0 / 100e6;
-            assert!(gap >= want - 1e-9 && gap < want + tx, "restart at {restart} ms: gap {gap}, want {want} (count {count})");
+            assert!(
+                gap >= want - 1e-9 && gap < want + tx,
+                "restart at {restart} ms: gap {gap}, want {want} (count {count})"
+            );
         }
     }
 

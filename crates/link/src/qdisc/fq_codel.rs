@@ -388,7 +388,13 @@ mod tests {
         assert!(bulk_mean > 10.0 * worst, "bulk mean {bulk_mean}");
         assert!(b.drops.iter().all(|d| d.flow == 1), "only the bulk flow is dropped");
 
-        let mut c = Bench::new(&QdiscConfig::Codel(CodelConfig::default()), QueueLimit::Packets(10240), 1, 10_000_000, sources());
+        let mut c = Bench::new(
+            &QdiscConfig::Codel(CodelConfig::default()),
+            QueueLimit::Packets(10240),
+            1,
+            10_000_000,
+            sources(),
+        );
         c.run_until(ms(10_000));
         let shared: f64 = c.departed(2, ms(2_000)).map(|d| d.sojourn.as_secs_f64()).sum::<f64>() / 800.0;
         assert!(shared > 10.0 * worst, "under CoDel the sparse flow waits {shared} s on average");
@@ -401,7 +407,8 @@ mod tests {
     /// the two flows' byte counts never drift apart by Q + 2M or more over any stretch.
     #[test]
     fn drr_gives_two_saturating_flows_equal_bytes() {
-        let sources = vec![Source::cbr(1, 1538, 12_000_000, Instant::ZERO), Source::cbr(2, 538, 12_000_000, Instant::ZERO)];
+        let sources =
+            vec![Source::cbr(1, 1538, 12_000_000, Instant::ZERO), Source::cbr(2, 538, 12_000_000, Instant::ZERO)];
         let q = fq(FqCodelConfig::default(), QueueLimit::Packets(10240), 1);
         assert_ne!(q.bucket(1), q.bucket(2));
         let mut b = Bench::with(q, 10_000_000, sources);
@@ -480,7 +487,8 @@ mod tests {
     /// drops never touch the other; with `ecn` (on by default) ECN-capable packets are marked instead.
     #[test]
     fn per_flow_codel_marks_ect_flows_and_drops_the_others() {
-        let sources = vec![Source::cbr(1, 1538, 8_000_000, Instant::ZERO).ect(), Source::cbr(2, 1538, 8_000_000, Instant::ZERO)];
+        let sources =
+            vec![Source::cbr(1, 1538, 8_000_000, Instant::ZERO).ect(), Source::cbr(2, 1538, 8_000_000, Instant::ZERO)];
         let q = fq(FqCodelConfig::default(), QueueLimit::Packets(10240), 3);
         assert_ne!(q.bucket(1), q.bucket(2));
         let mut b = Bench::with(q, 10_000_000, sources);

@@ -55,7 +55,14 @@ impl Source {
     }
 
     pub fn bursts(flow: u32, wire_len: u32, n: u32, every: Duration, start: Instant) -> Self {
-        Source { flow, wire_len, ect: false, pattern: Pattern::Bursts { every, n }, next: start, stop: Instant::FAR_FUTURE }
+        Source {
+            flow,
+            wire_len,
+            ect: false,
+            pattern: Pattern::Bursts { every, n },
+            next: start,
+            stop: Instant::FAR_FUTURE,
+        }
     }
 
     pub fn ect(mut self) -> Self {
@@ -154,8 +161,7 @@ impl<Q: Qdisc<Item> + ?Sized> Bench<Q> {
         loop {
             let next_arrival =
                 self.sources.iter().filter(|s| s.next < s.stop).map(|s| s.next).min().unwrap_or(Instant::FAR_FUTURE);
-            let next_send =
-                if self.q.len_packets() > 0 { self.busy_until.max(self.now) } else { Instant::FAR_FUTURE };
+            let next_send = if self.q.len_packets() > 0 { self.busy_until.max(self.now) } else { Instant::FAR_FUTURE };
             let t = next_arrival.min(next_send);
             if t > end {
                 self.now = end;

@@ -156,8 +156,8 @@ impl PieVars {
             }
         }
         let secs = |d: Duration| d.as_nanos() as f64 * 1e-9;
-        let mut delta = scale
-            * (cfg.alpha * (secs(qdelay) - secs(cfg.target)) + cfg.beta * (secs(qdelay) - secs(qdelay_old)));
+        let mut delta =
+            scale * (cfg.alpha * (secs(qdelay) - secs(cfg.target)) + cfg.beta * (secs(qdelay) - secs(qdelay_old)));
         // Above 10%, p rises by at most 2% per update (RFC 8033 §4.2).
         if delta > 0.02 && self.prob >= 0.1 {
             delta = 0.02;
@@ -339,7 +339,6 @@ impl<T> Qdisc<T> for Pie<T> {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::super::harness::{ms, Bench, Item, Source};
@@ -356,7 +355,11 @@ mod tests {
     #[test]
     fn pie_holds_the_queue_delay_near_target_under_overload_and_then_decays() {
         let cfg = PieConfig::default();
-        let mut b = Bench::with(pie(&cfg, 1), 10_000_000, vec![Source::cbr(1, 1538, 12_000_000, Instant::ZERO).until(ms(20_000))]);
+        let mut b = Bench::with(
+            pie(&cfg, 1),
+            10_000_000,
+            vec![Source::cbr(1, 1538, 12_000_000, Instant::ZERO).until(ms(20_000))],
+        );
         // The burst allowance: no random drop in the first 150 ms of dequeues (from t = 0).
         b.run_until(ms(5_000));
         assert!(b.drops.iter().all(|d| d.at >= ms(150)), "first drop at {:?}", b.drops.first());
@@ -404,7 +407,17 @@ mod tests {
         let cfg = PieConfig::default();
         // 25 ms against 15, and 5 ms more than last time: 0.125·0.010 + 1.25·0.005 = 0.0075.
         let raw = 0.125 * 0.010 + 1.25 * 0.005;
-        for (p, div) in [(0.5, 1.0), (0.1, 1.0), (0.05, 2.0), (0.005, 8.0), (0.0005, 32.0), (0.00005, 128.0), (0.000005, 512.0), (0.0000005, 2048.0), (0.0, 2048.0)] {
+        for (p, div) in [
+            (0.5, 1.0),
+            (0.1, 1.0),
+            (0.05, 2.0),
+            (0.005, 8.0),
+            (0.0005, 32.0),
+            (0.00005, 128.0),
+            (0.000005, 512.0),
+            (0.0000005, 2048.0),
+            (0.0, 2048.0),
+        ] {
             let mut v = vars(p, 25, 20);
             v.update(&cfg, 100_000);
             assert!(close(v.prob, p + raw / div), "p {p}: {} want {}", v.prob, p + raw / div);
