@@ -121,6 +121,8 @@ fn drive(mut c: Connection, steps: Vec<Step>) {
                         ..TcpOptions::default()
                     },
                     payload_len: len,
+                    // Any ECN field, drawn from bits the case already varies.
+                    ecn: tcplab_wire::EcnCodepoint::from_tos(window as u8),
                 };
                 c.on_segment(now, &seg);
             }

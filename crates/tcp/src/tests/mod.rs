@@ -137,6 +137,7 @@ fn segment(src: u16, dst: u16, seq: u32, ack: u32, flags: TcpFlags, window: u16,
         window,
         options: TcpOptions::default(),
         payload_len: len,
+        ecn: tcplab_wire::EcnCodepoint::NotEct,
     }
 }
 
