@@ -54,6 +54,7 @@ macro_rules! recv_nothing {
 
 mod close;
 mod data;
+mod ecn;
 mod flow;
 mod fuzz;
 mod handshake;
