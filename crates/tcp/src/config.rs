@@ -623,6 +623,7 @@ mod tests {
             syn_retries: 1,
             fin_delayed_ack: true,
             dsack_covered_ooo: true,
+            ecn: EcnMode::On,
             ..TcpConfig::default()
         };
         let serialized = toml::Value::try_from(all).unwrap();
