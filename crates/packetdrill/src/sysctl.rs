@@ -474,8 +474,10 @@ mod tests {
     #[test]
     fn unknown_things_are_named() {
         let mut s = settings();
-        let e = run_commands("sysctl -q net.ipv4.tcp_ecn=1", &mut s).unwrap_err();
-        assert!(e.contains("tcp_ecn") && e.contains("only 0"), "{e}");
+        run_commands("sysctl -q net.ipv4.tcp_ecn=1", &mut s).unwrap();
+        assert_eq!(s.tcp.ecn, EcnMode::On);
+        let e = run_commands("sysctl -q net.ipv4.tcp_ecn=3", &mut s).unwrap_err();
+        assert!(e.contains("tcp_ecn") && e.contains("0 to 2"), "AccECN is not modelled: {e}");
         let e = run_commands("sysctl -q net.ipv4.tcp_wat=1", &mut s).unwrap_err();
         assert!(e.contains("net.ipv4.tcp_wat") && e.contains("not supported"), "{e}");
         let e = run_commands("tc qdisc replace dev tun0 root fq", &mut s).unwrap_err();
