@@ -173,4 +173,11 @@ proptest! {
     fn listener_survives_arbitrary_input(steps in proptest::collection::vec(step(), 1..30)) {
         drive(Connection::listen(TcpConfig::default(), REMOTE_PORT, 7), steps);
     }
+
+    #[test]
+    fn ecn_listener_survives_arbitrary_input(steps in proptest::collection::vec(step(), 1..60)) {
+        // Random flags and ECN fields: ECN-setup SYNs, CE marks, ECE and CWR in any state.
+        let cfg = TcpConfig { ecn: crate::EcnMode::On, ..TcpConfig::personality("linux").unwrap() };
+        drive(Connection::listen(cfg, REMOTE_PORT, 7), steps);
+    }
 }
