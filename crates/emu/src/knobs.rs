@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 use tcplab_tcp::config::AckPolicy;
-use tcplab_tcp::{CongestionControlKind, InitialWindow, TcpConfig};
+use tcplab_tcp::{CongestionControlKind, EcnMode, InitialWindow, TcpConfig};
 use tcplab_units::Duration;
 
 use crate::error::EmuError;
@@ -57,6 +57,7 @@ const TRANSLATED: &[&str] = &[
     "tlp",
     "comp_sack_nr",
     "comp_sack_delay",
+    "ecn",
 ];
 
 /// The MTU of the TUN devices.
@@ -117,7 +118,7 @@ pub fn linux_tcp_all(cfg: &TcpConfig, side: &'static str) -> Result<LinuxTcp, Ve
     }
 
     let mut sysctls = vec![
-        ("net.ipv4.tcp_ecn", "0".to_string()),
+        ("net.ipv4.tcp_ecn", ecn_sysctl(cfg.ecn).to_string()),
         ("net.ipv4.tcp_window_scaling", bit(cfg.window_scaling)),
         ("net.ipv4.tcp_timestamps", bit(cfg.timestamps)),
         ("net.ipv4.tcp_sack", bit(cfg.sack)),
@@ -247,6 +248,16 @@ pub fn linux_tcp_all(cfg: &TcpConfig, side: &'static str) -> Result<LinuxTcp, Ve
 
 fn bit(b: bool) -> String {
     if b { "1" } else { "0" }.to_string()
+}
+
+/// `net.ipv4.tcp_ecn` for the `ecn` knob (Documentation/networking/ip-sysctl.rst: 0 off, 1 request and
+/// accept, 2 accept only).
+fn ecn_sysctl(ecn: EcnMode) -> u8 {
+    match ecn {
+        EcnMode::Off => 0,
+        EcnMode::On => 1,
+        EcnMode::Accept => 2,
+    }
 }
 
 /// Knob names the Linux backend honours (translated, or fixed at the linux personality's value), for

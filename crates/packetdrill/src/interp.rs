@@ -890,6 +890,8 @@ pub(crate) fn inbound_segment(view: Option<&View>, no_conn_port: u16, p: &Packet
             window: p.win.unwrap_or(0) as u16,
             options: TcpOptions::default(),
             payload_len: p.len,
+            // A line's `[ect0]`/`[ce]` annotation is among the features not modelled (ast.rs).
+            ecn: tcplab_wire::EcnCodepoint::NotEct,
         };
         if let Options::List(list) = &p.options {
             for o in list {

@@ -3,7 +3,7 @@
 //! `tc`); the simulator has no shell, so each recognised command is translated through [`SYSCTLS`], and
 //! anything else makes the script a skip naming the command. docs/packetdrill.md prints the table.
 
-use tcplab_tcp::{CongestionControlKind, TcpConfig};
+use tcplab_tcp::{CongestionControlKind, EcnMode, TcpConfig};
 use tcplab_units::ByteSize;
 
 /// How one sysctl maps onto the simulated stack.
@@ -190,7 +190,14 @@ pub const SYSCTLS: &[Sysctl] = &[
         effect: "120 only (the TSO autosizing ratio in congestion avoidance)",
         apply: |v, _| only(v, 120, "a constant of the stack"),
     },
-    Sysctl { name: "tcp_ecn", effect: "0 only: ECN is not modelled", apply: |v, _| only(v, 0, "ECN off") },
+    Sysctl {
+        name: "tcp_ecn",
+        effect: "`ecn`: 0 `off`, 1 `on`, 2 `accept` (3 and up are AccECN: not modelled)",
+        apply: |v, s| {
+            s.tcp.ecn = [EcnMode::Off, EcnMode::On, EcnMode::Accept][int_in(v, 0, 2)? as usize];
+            Ok(())
+        },
+    },
     Sysctl {
         name: "tcp_ecn_option",
         effect: "accepted, no effect: the AccECN option is used only with tcp_ecn=3",
@@ -467,8 +474,10 @@ mod tests {
     #[test]
     fn unknown_things_are_named() {
         let mut s = settings();
-        let e = run_commands("sysctl -q net.ipv4.tcp_ecn=1", &mut s).unwrap_err();
-        assert!(e.contains("tcp_ecn") && e.contains("only 0"), "{e}");
+        run_commands("sysctl -q net.ipv4.tcp_ecn=1", &mut s).unwrap();
+        assert_eq!(s.tcp.ecn, EcnMode::On);
+        let e = run_commands("sysctl -q net.ipv4.tcp_ecn=3", &mut s).unwrap_err();
+        assert!(e.contains("tcp_ecn") && e.contains("0 to 2"), "AccECN is not modelled: {e}");
         let e = run_commands("sysctl -q net.ipv4.tcp_wat=1", &mut s).unwrap_err();
         assert!(e.contains("net.ipv4.tcp_wat") && e.contains("not supported"), "{e}");
         let e = run_commands("tc qdisc replace dev tun0 root fq", &mut s).unwrap_err();

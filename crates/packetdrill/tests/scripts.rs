@@ -65,7 +65,7 @@ fn unsupported_features_skip_with_their_name() {
     let base = linux();
     let cases = [
         ("0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 epoll_create(1) = 4\n", "system call epoll_create()"),
-        ("`sysctl -q net.ipv4.tcp_ecn=1`\n0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n", "tcp_ecn"),
+        ("`sysctl -q net.ipv4.tcp_ecn=3`\n0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n", "tcp_ecn"),
         ("0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 < [ect0] S 0:0(0) win 100\n", "IP attribute [ect0]"),
         ("--ip_version=ipv6\n0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n", "only IPv4"),
         (

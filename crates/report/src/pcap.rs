@@ -333,6 +333,7 @@ mod tests {
             window: 1000,
             options: Default::default(),
             payload_len: 1448,
+            ecn: tcplab_wire::EcnCodepoint::Ce,
         };
         let mut buf = Vec::new();
         encode_frame(&seg, CLIENT, 3, &mut buf);
@@ -343,5 +344,6 @@ mod tests {
         assert_eq!(info.src, ADDRS[CLIENT]);
         assert_eq!(info.dst, ADDRS[SERVER]);
         assert_eq!(info.ident, 3);
+        assert_eq!(info.tos & 0b11, 0b11, "the ECN field (RFC 3168 §5) in the TOS octet");
     }
 }

@@ -162,6 +162,16 @@ impl AckState {
         }
     }
 
+    /// Linux `tcp_enter_quickack_mode(sk, max)` (ECN's `tcp_ecn_check_ce`): at least min(budget, `max`)
+    /// quick ACKs, out of pingpong mode, the ATO back to its minimum. The other policies have no such mode.
+    pub fn enter_quickack(&mut self, max: u32, v: &RcvView, cfg: &TcpConfig) {
+        if let AckState::Linux(l) = self {
+            l.quick = l.quick.max(v.quickack_budget().min(max));
+            l.pingpong = false;
+            l.ato = cfg.ato_min;
+        }
+    }
+
     /// Out-of-order data arrived (acknowledged at once).
     pub fn on_out_of_order(&mut self, v: &RcvView, cfg: &TcpConfig) {
         match self {

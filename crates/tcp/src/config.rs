@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use tcplab_units::{ByteSize, Duration};
 
 use crate::congestion::{Abc, CubicConfig};
+pub use crate::ecn::EcnMode;
 use crate::rtt::{RtoModel, RtoParams};
 
 include!(concat!(env!("OUT_DIR"), "/knobs.rs"));
@@ -304,6 +305,16 @@ pub struct TcpConfig {
     /// reported. Default off.
     #[serde(skip_serializing_if = "is_false")]
     pub dsack_covered_ooo: bool,
+    /// Explicit Congestion Notification (RFC 3168 §6.1), with the values of Linux's `net.ipv4.tcp_ecn`:
+    /// `off` (0: never), `on` (1: ask for it in the SYN with ECE and CWR, and accept it), `accept` (2: accept
+    /// an ECN-setup SYN, never ask; Linux's default since 2.6.31). On a connection that uses it, new data
+    /// goes out ECT(0) (never retransmissions, pure ACKs, SYNs or window probes), a CE-marked data segment
+    /// makes the receiver set ECE on every segment until one with CWR arrives, and ECE reduces cwnd as a
+    /// fast retransmit would, at most once per window of data, CWR riding on the next new data; a SYN sent
+    /// again asks no more (`tcp_ecn_fallback`). Counted in ECNsignals, CERcvd, ECESent; docs/ecn.md.
+    /// Default `off` (RFC 3168 is optional to RFC 9293 and later than the stacks of the old personalities).
+    #[serde(skip_serializing_if = "EcnMode::is_off")]
+    pub ecn: EcnMode,
 }
 
 // The knobs added after result documents were first published are left out of them at their default
@@ -380,6 +391,7 @@ impl Default for TcpConfig {
             syn_retries: 0,
             fin_delayed_ack: false,
             dsack_covered_ooo: false,
+            ecn: EcnMode::Off,
         }
     }
 }
@@ -611,6 +623,7 @@ mod tests {
             syn_retries: 1,
             fin_delayed_ack: true,
             dsack_covered_ooo: true,
+            ecn: EcnMode::On,
             ..TcpConfig::default()
         };
         let serialized = toml::Value::try_from(all).unwrap();

@@ -14,6 +14,7 @@ use crate::ack::{AckState, RcvView};
 use crate::config::{CongestionControlKind, Cwv, IfqFull, TcpConfig};
 use crate::congestion::{AckInfo, CongestionEvent, Growth, SlowStartExit, INFINITE_SSTHRESH};
 use crate::cwnd::Cwnd;
+use crate::ecn::{EcnState, Outgoing};
 use crate::estats::Estats;
 use crate::rack::Rack;
 use crate::ranges::RangeSet;
@@ -304,6 +305,8 @@ pub struct Connection {
     snd_lim: Option<(SndLim, Instant)>,
     /// The receiver's ACK policy and what it remembers (`ack_policy`).
     ack: AckState,
+    /// ECN negotiation, marking and echo (RFC 3168, `ecn`).
+    ecn: EcnState,
     rng: Xoshiro256PlusPlus,
     st: Estats,
     /// A reset to send: after an abort, or in answer to a segment (RFC 9293 §3.10.7.1, §3.10.7.3).
@@ -402,6 +405,7 @@ impl Connection {
             cork_released: false,
             snd_lim: None,
             ack: AckState::new(&cfg),
+            ecn: EcnState::default(),
             rng: Xoshiro256PlusPlus::seed_from_u64(iss.0 as u64),
             st: Estats::default(),
             rst: None,
@@ -840,9 +844,11 @@ impl Connection {
         }
     }
 
+    /// Every multiplicative decrease passes here, so it also queues ECN's CWR (RFC 3168 §6.1.2).
     fn count_congestion_signal(&mut self) {
         self.st.CongSignals += 1;
         self.st.PreCongSumCwnd += self.cwnd.window() as u64;
+        self.ecn.on_window_reduced();
     }
 
     // ----------------------------------------------------------------------------------------------
@@ -856,6 +862,9 @@ impl Connection {
         if seg.payload_len > 0 {
             self.st.DataSegsIn += 1;
             self.st.DataOctetsIn += seg.payload_len as u64;
+        }
+        if seg.ecn.is_ce() {
+            self.st.CERcvd += 1;
         }
         match self.state {
             State::Closed => {}
@@ -874,6 +883,7 @@ impl Connection {
         self.rcv_nxt = seg.seq + 1;
         self.app_read = self.rcv_nxt;
         self.negotiate(seg);
+        self.ecn.on_syn(self.cfg.ecn, seg);
         self.snd_wnd = seg.window as u32; // never scaled in a SYN (RFC 7323 §2.2)
         self.snd_wl1 = seg.seq;
         self.max_snd_wnd = self.snd_wnd;
@@ -906,6 +916,7 @@ impl Connection {
         self.rcv_nxt = seg.seq + 1;
         self.app_read = self.rcv_nxt;
         self.negotiate(seg);
+        self.ecn.on_syn_answer(seg);
         if let Some(ts) = seg.options.timestamps {
             self.ts_recent = ts.tsval;
         }
@@ -1252,6 +1263,9 @@ impl Connection {
             let (s, ssthresh) = (self.snd(), self.cwnd.ssthresh());
             self.rec.prr_on_ack(delivered.max(0) as u64, s, ssthresh);
         }
+        if self.ecn.echoed(seg) {
+            self.on_ecn_echo(now);
+        }
         if self.state_fin_acked() {
             match self.state {
                 State::FinWait1 => self.state = State::FinWait2,
@@ -1477,6 +1491,23 @@ impl Connection {
         }
     }
 
+    /// An ACK carried ECN-Echo (RFC 3168 §6.1.2): treated as a loss would be, cwnd and ssthresh reduced
+    /// as at a fast retransmit, but at most once per window of data and not during loss recovery, which
+    /// has reduced already; no retransmission. Linux `tcp_enter_cwr` from `tcp_try_to_open`: only in the
+    /// Open or Disorder state, ssthresh from the controller, CA_CWR until SND.NXT of then is passed (here
+    /// the cwnd is set to ssthresh at once, as `ifq_full = "cwr"` does, not lowered per ACK by PRR).
+    fn on_ecn_echo(&mut self, now: Instant) {
+        self.st.ECNsignals += 1;
+        if !self.rec.is_open() || !self.ecn.may_react(self.snd_una) {
+            return;
+        }
+        self.count_congestion_signal();
+        let flight = self.reduction_base(self.snd_nxt - self.snd_una);
+        self.cwnd.on_congestion_event(now, CongestionEvent::FastRetransmit, flight, self.smss);
+        self.rec.enter_cwr(self.snd_nxt);
+        self.ecn.on_reduced(self.snd_nxt);
+    }
+
     /// Linux 2.4 `tcp_moderate_cwnd` (`max_burst`), where `tcp_try_to_open` calls it; counted in
     /// OtherReductions when it lowers cwnd.
     fn moderate_cwnd(&mut self) {
@@ -1670,6 +1701,7 @@ impl Connection {
         if len > self.rcv_mss {
             self.rcv_mss = len;
         }
+        let ecn = self.ecn_on_data(seg, end > self.rcv_nxt);
         if end <= self.rcv_nxt {
             return;
         }
@@ -1693,6 +1725,9 @@ impl Connection {
             let psh = seg.flags.contains(TcpFlags::PSH);
             let v = self.rcv_view();
             self.ack.on_data_arrival(now, len, psh, &v, &self.cfg);
+            if ecn.quickack {
+                self.ack.enter_quickack(2, &v, &self.cfg);
+            }
             if self.grow_window(len) && self.ack.on_window_grown() {
                 self.ack_now = true;
             }
@@ -1722,6 +1757,9 @@ impl Connection {
             // Out of order: queue it and send a duplicate ACK at once (RFC 5681 §4.2).
             let v = self.rcv_view();
             self.ack.on_out_of_order(&v, &self.cfg);
+            if ecn.quickack {
+                self.ack.enter_quickack(2, &v, &self.cfg);
+            }
             // RFC 2883 §4.2: data we already hold out of order is reported in a D-SACK block, followed
             // by the SACK block that contains it.
             if let Some((_, r)) = self.ooo.containing(start) {
@@ -1733,12 +1771,34 @@ impl Connection {
             self.sack_recent.copy_within(0..3, 1);
             self.sack_recent[0] = Some(start);
             self.dup_ack_pending = true;
-            if self.compress_sack(now) {
+            // Linux's quick-ACK mode overrides SACK compression (`__tcp_ack_snd_check`).
+            if !ecn.quickack && self.compress_sack(now) {
                 self.st.AcksCompressed += 1;
             } else {
                 self.ack_now = true;
             }
         }
+    }
+
+    /// The receiver's side of ECN for a data segment (`new_data` when some of it was not received before):
+    /// the echo starts or ends (RFC 3168 §6.1.3). Under the `linux` ACK policy a CWR segment is ACKed at
+    /// once and the verdict's quick-ACK cue is the caller's to apply (`tcp_ecn_check_ce`,
+    /// `tcp_ecn_accept_cwr`); the RFC asks for neither.
+    fn ecn_on_data(&mut self, seg: &TcpSegment, new_data: bool) -> crate::ecn::RcvVerdict {
+        if !self.ecn.ok() {
+            return crate::ecn::RcvVerdict::default();
+        }
+        let (mut v, began) = self.ecn.on_data(seg, new_data);
+        if began {
+            self.st.ECESent += 1;
+        }
+        if self.cfg.ack_policy != crate::config::AckPolicy::Linux {
+            v = crate::ecn::RcvVerdict::default();
+        }
+        if v.ack_now {
+            self.ack_now = true;
+        }
+        v
     }
 
     /// `dsack_covered_ooo`, Linux `tcp_ofo_queue`: the first out-of-order range that the in-order segment
@@ -2282,6 +2342,13 @@ impl Connection {
             }
             self.on_ack_sent(&seg);
         }
+        let what = match choice {
+            Choice::Syn => Outgoing::Syn { retransmit },
+            Choice::SynAck => Outgoing::SynAck,
+            Choice::NewData { .. } => Outgoing::NewData,
+            _ => Outgoing::Other,
+        };
+        self.ecn.on_emit(self.cfg.ecn, &mut seg, what);
         if self.ts_ok && !seg.flags.syn() {
             seg.options.timestamps = Some(Timestamps { tsval: self.ts_now(now), tsecr: self.ts_recent });
         } else if seg.flags.syn() && self.cfg.timestamps && (!seg.flags.ack() || self.ts_ok) {

@@ -95,6 +95,19 @@ pub struct Estats {
     /// Linux `TCPLossProbeRecovery`).
     pub LossProbeRecoveries: u64,
 
+    // ECN (RFC 3168), left out of the JSON while zero (a connection without ECN has none of them).
+    /// Congestion signals delivered by ECN: segments received with ECE on a connection using ECN
+    /// (tcpEStatsPathECNsignals), whether or not they reduced cwnd (CongSignals counts those that did).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub ECNsignals: u64,
+    /// Segments received with the IP ECN field CE (tcpEStatsPathCERcvd).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub CERcvd: u64,
+    /// Times ECE was turned on because of a CE mark, once per echo episode however many segments carry it
+    /// (tcpEStatsPathECESent).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub ECESent: u64,
+
     // Sender-limit states (RFC 4898 §3; web100 kept the times in µs, the RFC in ms).
     /// Entries into the receiver-window-limited state.
     pub SndLimTransRwin: u64,
@@ -142,4 +155,8 @@ pub struct Estats {
     /// Smallest and largest RTO a retransmission timer was started with, ms.
     pub MinRTO: f64,
     pub MaxRTO: f64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

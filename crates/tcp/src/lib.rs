@@ -7,13 +7,14 @@
 //! Read first: RFC 9293 (the protocol), RFC 1122 §4.2 (host requirements: delayed ACK, Nagle, SWS),
 //! RFC 5681 (congestion control), RFC 6582 (NewReno), RFC 2018 and RFC 6675 (SACK and its loss recovery),
 //! RFC 6298 (RTO), RFC 7323 (window scale, timestamps), RFC 3042 (limited transmit), RFC 3465 (ABC),
-//! RFC 4898 (the statistics).
+//! RFC 3168 (ECN), RFC 4898 (the statistics).
 
 mod ack;
 pub mod config;
 pub mod congestion;
 mod conn;
 mod cwnd;
+mod ecn;
 pub mod estats;
 pub mod personality;
 mod rack;
@@ -23,7 +24,7 @@ pub mod rtt;
 mod sampler;
 mod transport;
 
-pub use config::{CongestionControlKind, InitialWindow, TcpConfig};
+pub use config::{CongestionControlKind, EcnMode, InitialWindow, TcpConfig};
 pub use conn::{reset_for, ConnError, Connection, State, TcpInfo, TxRoom, TCP_INFINITE_SSTHRESH};
 pub use estats::Estats;
 

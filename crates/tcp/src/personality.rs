@@ -3,7 +3,7 @@
 
 use tcplab_units::{ByteSize, Duration};
 
-use crate::config::{AckPolicy, CongestionControlKind, CwndUnit, Cwv, IfqFull, InitialWindow, TcpConfig};
+use crate::config::{AckPolicy, CongestionControlKind, CwndUnit, Cwv, EcnMode, IfqFull, InitialWindow, TcpConfig};
 use crate::congestion::{Abc, CubicConfig};
 use crate::rtt::RtoModel;
 
@@ -87,6 +87,8 @@ impl TcpConfig {
                 syn_retries: 6,
                 fin_delayed_ack: true,
                 dsack_covered_ooo: true,
+                // net.ipv4.tcp_ecn = 2: ECN when the peer asks (Linux's default since 2.6.31).
+                ecn: EcnMode::Accept,
                 ..rfc.clone()
             }),
             "linux-2.4" => Some(TcpConfig {

@@ -34,6 +34,17 @@ pub trait Segment: Clone {
     fn dst_port(&self) -> u16;
     /// A segment that asks to open a connection (TCP: SYN without ACK), which a listener accepts.
     fn opens_connection(&self) -> bool;
+    /// The IP header says ECN-capable transport (ECT(0) or ECT(1), RFC 3168 §5): a queue that signals
+    /// congestion may mark the packet instead of dropping it. Default: never (a transport without ECN).
+    fn ect(&self) -> bool {
+        false
+    }
+    /// A queue marked the packet Congestion Experienced (RFC 3168 §5) on its way; the receiving endpoint
+    /// reads the mark. Returns false, changing nothing, when the packet is not ECN-capable (the queue
+    /// drops it instead). Default: not ECN-capable.
+    fn mark_ce(&mut self) -> bool {
+        false
+    }
     /// Receive coalescing (a NIC's GRO): whether `next`, arriving right after `prev` in a batch that `first`
     /// began, joins them into one packet for the receiving stack. Default: never (GRO knows only TCP).
     fn coalesces(first: &Self, prev: &Self, next: &Self) -> bool {
@@ -154,10 +165,17 @@ impl Segment for tcplab_wire::TcpSegment {
     fn opens_connection(&self) -> bool {
         self.flags.syn() && !self.flags.ack()
     }
+    fn ect(&self) -> bool {
+        self.ecn.is_ect()
+    }
+    fn mark_ce(&mut self) -> bool {
+        tcplab_wire::TcpSegment::mark_ce(self)
+    }
     /// Linux `tcp_gro_receive`: in-sequence data of one flow whose headers match word for word (ACK
     /// number, flags but PSH and FIN, window, options: so the timestamps too), each no longer than the
     /// first; a short segment, PSH or FIN ends the batch after joining it, CWR never joins; pure ACKs and
-    /// SYN, RST or URG segments never coalesce. (The engine bounds a batch's size.)
+    /// SYN, RST or URG segments never coalesce; nor do datagrams whose TOS octets differ (`inet_gro_receive`),
+    /// so a CE mark is never merged away. (The engine bounds a batch's size.)
     fn coalesces(first: &Self, prev: &Self, next: &Self) -> bool {
         use tcplab_wire::TcpFlags;
         let ends = TcpFlags::FIN.union(TcpFlags::PSH);
@@ -175,6 +193,7 @@ impl Segment for tcplab_wire::TcpSegment {
             && next.ack == prev.ack
             && next.window == prev.window
             && next.options == prev.options
+            && next.ecn == prev.ecn
     }
 }
 
@@ -200,7 +219,7 @@ impl Segment for tcplab_wire::RdpSegment {
 #[cfg(test)]
 mod tests {
     use super::Segment;
-    use tcplab_wire::{SeqNumber, TcpFlags, TcpOptions, TcpSegment, Timestamps};
+    use tcplab_wire::{EcnCodepoint, SeqNumber, TcpFlags, TcpOptions, TcpSegment, Timestamps};
 
     /// A full-sized data segment at `seq` (payload 1448, timestamps 7/3, ACK 1000, window 500).
     fn data(seq: u32) -> TcpSegment {
@@ -213,6 +232,7 @@ mod tests {
             window: 500,
             options: TcpOptions { timestamps: Some(Timestamps { tsval: 7, tsecr: 3 }), ..TcpOptions::default() },
             payload_len: 1448,
+            ecn: EcnCodepoint::Ect0,
         }
     }
 
@@ -243,6 +263,7 @@ mod tests {
             TcpSegment { src_port: 40001, ..next },
             TcpSegment { flags: TcpFlags::ACK.union(TcpFlags::CWR), ..next },
             TcpSegment { flags: TcpFlags::ACK.union(TcpFlags::URG), ..next },
+            TcpSegment { ecn: EcnCodepoint::Ce, ..next },
             TcpSegment { payload_len: 0, ..next },
         ] {
             assert!(!joins(&data(0), &other), "{other:?}");

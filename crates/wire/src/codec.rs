@@ -24,7 +24,7 @@
 //!
 //! # What is emitted
 //!
-//! IPv4: version 4, IHL 5 (no IP options), TOS 0 (DSCP 0, not-ECT), identification as given, DF set,
+//! IPv4: version 4, IHL 5 (no IP options), TOS: DSCP 0 and the segment's ECN field (RFC 3168 §5), identification as given, DF set,
 //! fragment offset 0, TTL [`DEFAULT_TTL`], protocol 6, header checksum. TCP: every [`TcpSegment`]
 //! field (the acknowledgment number is written even when ACK is clear, so that it round-trips),
 //! reserved bits 0, urgent pointer 0, options in the Linux layout described in the [`crate::tcp`]
@@ -53,7 +53,7 @@
 use std::fmt;
 use std::ops::Range;
 
-use crate::{SackBlock, SeqNumber, TcpFlags, TcpOptions, TcpSegment, Timestamps};
+use crate::{EcnCodepoint, SackBlock, SeqNumber, TcpFlags, TcpOptions, TcpSegment, Timestamps};
 
 /// IP protocol number of TCP (RFC 791 §3.1, "Protocol"; IANA protocol numbers).
 pub const IP_PROTO_TCP: u8 = 6;
@@ -640,7 +640,8 @@ impl<T: AsRef<[u8]>> TcpPacket<T> {
     }
 
     /// Decodes the header into a [`TcpSegment`], without verifying the checksum. Fails only on
-    /// malformed options (see the module docs for the policy); never panics on a checked view.
+    /// malformed options (see the module docs for the policy); never panics on a checked view. The ECN
+    /// field is the IP header's: Not-ECT here, set by [`parse_ipv4_tcp`].
     pub fn to_segment(&self) -> Result<TcpSegment, WireError> {
         Ok(TcpSegment {
             src_port: self.src_port(),
@@ -651,6 +652,7 @@ impl<T: AsRef<[u8]>> TcpPacket<T> {
             window: self.window(),
             options: decode_options(self.options())?,
             payload_len: self.payload().len() as u32,
+            ecn: EcnCodepoint::NotEct,
         })
     }
 }
@@ -927,7 +929,7 @@ pub fn emit_ipv4_tcp(
     write_tcp(seg, src_ip, dst_ip, payload, tcp);
     let mut ip = Ipv4Packet::new_unchecked(header);
     ip.set_version_and_header_len(IPV4_HEADER_LEN);
-    ip.set_tos(0);
+    ip.set_tos(seg.ecn.bits());
     ip.set_total_len(total_len as u16);
     ip.set_ident(ip_id);
     ip.set_unfragmented(true);
@@ -1028,7 +1030,9 @@ pub fn parse_ipv4_tcp_with(bytes: &[u8], checksums: Checksums) -> Result<(Ipv4In
     if verify && !tcp.verify_checksum(info.src, info.dst) {
         return Err(WireError::BadTcpChecksum);
     }
-    Ok((info, tcp.to_segment()?))
+    let mut seg = tcp.to_segment()?;
+    seg.ecn = EcnCodepoint::from_tos(info.tos);
+    Ok((info, seg))
 }
 
 pub mod rdp;

@@ -12,7 +12,7 @@ pub mod tcp;
 
 pub use rdp::{EackList, RdpFlags, RdpSegment, RdpVersion, SynOptions};
 pub use seq::SeqNumber;
-pub use tcp::{SackBlock, SackBlocks, TcpFlags, TcpOptions, TcpSegment, Timestamps};
+pub use tcp::{EcnCodepoint, SackBlock, SackBlocks, TcpFlags, TcpOptions, TcpSegment, Timestamps};
 
 /// Bytes of an IPv4 header without options.
 pub const IPV4_HEADER_LEN: u32 = 20;

@@ -171,6 +171,46 @@ impl TcpOptions {
     }
 }
 
+/// The ECN field of the IP header that carries a segment: the two low bits of the former TOS octet
+/// (RFC 3168 §5). A sender marks the datagrams of an ECN-capable transport ECT(0) or ECT(1); a router
+/// that would drop such a datagram to signal congestion may set CE instead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[repr(u8)]
+pub enum EcnCodepoint {
+    /// Not-ECT (0b00): the transport does not take part in ECN; a congested router drops.
+    #[default]
+    NotEct = 0b00,
+    /// ECT(1) (0b01).
+    Ect1 = 0b01,
+    /// ECT(0) (0b10): what RFC 3168 §6.1.2 senders (and Linux, `INET_ECN_xmit`) set.
+    Ect0 = 0b10,
+    /// CE (0b11), Congestion Experienced: set by a router on an ECT datagram instead of dropping it.
+    Ce = 0b11,
+}
+
+impl EcnCodepoint {
+    /// The codepoint in the two low bits of `tos` (the other six, the DSCP, are ignored).
+    pub const fn from_tos(tos: u8) -> EcnCodepoint {
+        match tos & 0b11 {
+            0b00 => EcnCodepoint::NotEct,
+            0b01 => EcnCodepoint::Ect1,
+            0b10 => EcnCodepoint::Ect0,
+            _ => EcnCodepoint::Ce,
+        }
+    }
+    /// The two bits, as they sit in the TOS octet.
+    pub const fn bits(self) -> u8 {
+        self as u8
+    }
+    /// ECT(0) or ECT(1): a router may mark the datagram CE instead of dropping it (RFC 3168 §5).
+    pub const fn is_ect(self) -> bool {
+        matches!(self, EcnCodepoint::Ect0 | EcnCodepoint::Ect1)
+    }
+    pub const fn is_ce(self) -> bool {
+        matches!(self, EcnCodepoint::Ce)
+    }
+}
+
 /// A TCP segment without its payload bytes: the header fields and the payload length.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct TcpSegment {
@@ -184,6 +224,10 @@ pub struct TcpSegment {
     pub window: u16,
     pub options: TcpOptions,
     pub payload_len: u32,
+    /// The ECN field of the IP header the segment travels in (RFC 3168 §5). The TCP sets it when it
+    /// sends (ECT(0) on new data of an ECN connection, else Not-ECT); on the way a queue may turn ECT
+    /// into CE ([`TcpSegment::mark_ce`]), and the receiving TCP reads it.
+    pub ecn: EcnCodepoint,
 }
 
 impl TcpSegment {
@@ -198,6 +242,16 @@ impl TcpSegment {
     /// Length of the IPv4 datagram carrying this segment.
     pub fn ip_len(&self) -> u32 {
         crate::IPV4_HEADER_LEN + self.header_len() + self.payload_len
+    }
+    /// A congested queue marks the datagram instead of dropping it (RFC 3168 §5): CE when it is ECT;
+    /// returns false, changing nothing, when it is not (the queue must drop it instead).
+    pub fn mark_ce(&mut self) -> bool {
+        if self.ecn.is_ect() || self.ecn.is_ce() {
+            self.ecn = EcnCodepoint::Ce;
+            true
+        } else {
+            false
+        }
     }
 }
 

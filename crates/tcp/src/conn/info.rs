@@ -25,7 +25,8 @@ pub struct TcpInfo {
     pub probes: u8,
     /// The exponential backoff of the RTO (`icsk_backoff`).
     pub backoff: u8,
-    /// `TCPI_OPT_TIMESTAMPS` 1 | `TCPI_OPT_SACK` 2 | `TCPI_OPT_WSCALE` 4.
+    /// `TCPI_OPT_TIMESTAMPS` 1 | `TCPI_OPT_SACK` 2 | `TCPI_OPT_WSCALE` 4 | `TCPI_OPT_ECN` 8 (ECN negotiated)
+    /// | `TCPI_OPT_ECN_SEEN` 16 (an ECT or CE segment received).
     pub options: u8,
     pub snd_wscale: u8,
     pub rcv_wscale: u8,
@@ -106,7 +107,11 @@ impl Connection {
             retransmits: self.backoff.min(255) as u8,
             probes: self.persist_backoff.min(255) as u8,
             backoff: self.backoff.min(255) as u8,
-            options: (self.ts_ok as u8) | (self.sack_ok as u8) << 1 | (self.wscale_ok as u8) << 2,
+            options: (self.ts_ok as u8)
+                | (self.sack_ok as u8) << 1
+                | (self.wscale_ok as u8) << 2
+                | (self.ecn.ok() as u8) << 3
+                | (self.ecn.seen() as u8) << 4,
             snd_wscale: self.snd_wscale,
             rcv_wscale: self.rcv_wscale,
             rto: us(self.rtt.rto_backed_off(self.backoff)),

@@ -121,6 +121,8 @@ fn drive(mut c: Connection, steps: Vec<Step>) {
                         ..TcpOptions::default()
                     },
                     payload_len: len,
+                    // Any ECN field, drawn from bits the case already varies.
+                    ecn: tcplab_wire::EcnCodepoint::from_tos(window as u8),
                 };
                 c.on_segment(now, &seg);
             }
@@ -170,5 +172,12 @@ proptest! {
     #[test]
     fn listener_survives_arbitrary_input(steps in proptest::collection::vec(step(), 1..30)) {
         drive(Connection::listen(TcpConfig::default(), REMOTE_PORT, 7), steps);
+    }
+
+    #[test]
+    fn ecn_listener_survives_arbitrary_input(steps in proptest::collection::vec(step(), 1..60)) {
+        // Random flags and ECN fields: ECN-setup SYNs, CE marks, ECE and CWR in any state.
+        let cfg = TcpConfig { ecn: crate::EcnMode::On, ..TcpConfig::personality("linux").unwrap() };
+        drive(Connection::listen(cfg, REMOTE_PORT, 7), steps);
     }
 }

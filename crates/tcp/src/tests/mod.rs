@@ -54,6 +54,7 @@ macro_rules! recv_nothing {
 
 mod close;
 mod data;
+mod ecn;
 mod flow;
 mod fuzz;
 mod handshake;
@@ -137,6 +138,7 @@ fn segment(src: u16, dst: u16, seq: u32, ack: u32, flags: TcpFlags, window: u16,
         window,
         options: TcpOptions::default(),
         payload_len: len,
+        ecn: tcplab_wire::EcnCodepoint::NotEct,
     }
 }
 

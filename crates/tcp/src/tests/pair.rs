@@ -30,6 +30,9 @@ pub(crate) enum Fate {
     Drop,
     /// Delivered `latency + extra` after it was sent.
     Delay(Duration),
+    /// Delivered with the IP ECN field CE, as a marking queue would (RFC 3168 §5); a Not-ECT segment is
+    /// dropped instead, as such a queue must.
+    MarkCe,
 }
 
 /// One transmitted segment.
@@ -163,10 +166,13 @@ impl Pair {
             if self.record {
                 self.trace.push(Sent { at: now, from: side, seg, fate });
             }
+            let mut seg = seg;
             let arrival = match fate {
                 Fate::Deliver => now + self.latency,
                 Fate::Drop => continue,
                 Fate::Delay(extra) => now + self.latency + extra,
+                Fate::MarkCe if seg.mark_ce() => now + self.latency,
+                Fate::MarkCe => continue,
             };
             let to = if side == Side::Client { Side::Server } else { Side::Client };
             let pos = self.queue.iter().rposition(|e| e.0 <= arrival).map_or(0, |p| p + 1);

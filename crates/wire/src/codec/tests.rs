@@ -34,6 +34,7 @@ fn syn() -> TcpSegment {
             sack: SackBlocks::default(),
         },
         payload_len: 0,
+        ecn: crate::EcnCodepoint::NotEct,
     }
 }
 
@@ -47,6 +48,7 @@ fn ack() -> TcpSegment {
         window: 502,
         options: TcpOptions { timestamps: ts(0xdead_beef, 1000), ..TcpOptions::default() },
         payload_len: 0,
+        ecn: crate::EcnCodepoint::NotEct,
     }
 }
 
@@ -358,6 +360,7 @@ fn known_answer_captured_linux_ack() {
         window: 92,
         options: TcpOptions { timestamps: ts(0x04b8_66f7, 0x4add_9045), ..TcpOptions::default() },
         payload_len: 0,
+        ecn: crate::EcnCodepoint::NotEct,
     };
     assert_eq!(seg, expected);
 
@@ -608,6 +611,7 @@ fn arb_segment() -> impl Strategy<Value = TcpSegment> {
                 window,
                 options,
                 payload_len: 0,
+                ecn: crate::EcnCodepoint::NotEct,
             };
             seg.payload_len = payload.min(65_535 - 20 - seg.header_len());
             seg

@@ -1,0 +1,255 @@
+//! ECN (RFC 3168 §6.1) between two real connections: the negotiation matrix of Linux's `tcp_ecn` values,
+//! the SYN fallback, ECT on new data only, the receiver's echo until CWR, and the sender's single
+//! reduction per window.
+
+use tcplab_units::ByteSize;
+use tcplab_wire::{EcnCodepoint, SeqNumber, TcpFlags, TcpSegment};
+
+use super::dur_ms;
+use super::pair::{Fate, Pair, Side};
+use crate::{EcnMode, TcpConfig};
+
+const TCPI_OPT_ECN: u8 = 8;
+const ECE_CWR: TcpFlags = TcpFlags(TcpFlags::ECE.0 | TcpFlags::CWR.0);
+
+fn with_ecn(base: &str, ecn: EcnMode) -> TcpConfig {
+    let mut c = TcpConfig::personality(base).unwrap();
+    c.ecn = ecn;
+    c.send_buffer = ByteSize::new(1 << 20);
+    c.recv_buffer = ByteSize::new(1 << 20);
+    c
+}
+
+fn is_new_data(seg: &TcpSegment, highest: &mut SeqNumber) -> bool {
+    let end = seg.seq + seg.payload_len;
+    let new = seg.payload_len > 0 && end > *highest;
+    if new {
+        *highest = end;
+    }
+    new
+}
+
+/// Linux `tcp_ecn`: the client asks only with 1 (`on`); the server agrees with 1 or 2 (`accept`). The SYN
+/// is an ECN-setup SYN (ECE and CWR) exactly when the client asks, the SYN-ACK has ECE (without CWR)
+/// exactly when ECN is agreed, and tcp_info's TCPI_OPT_ECN says so at both ends.
+#[test]
+fn test_handshake_ecn_negotiation_matrix() {
+    use EcnMode::*;
+    for client in [Off, On, Accept] {
+        for server in [Off, On, Accept] {
+            let mut p = Pair::new(with_ecn("rfc", client), with_ecn("rfc", server), dur_ms(10));
+            p.establish();
+            let agreed = client == On && server != Off;
+            let syn = p.sent_by(Side::Client).next().unwrap().seg;
+            assert_eq!(syn.flags.contains(ECE_CWR), client == On, "{client:?}/{server:?} SYN {:?}", syn.flags);
+            let syn_ack = p.sent_by(Side::Server).next().unwrap().seg;
+            assert!(syn_ack.flags.syn() && syn_ack.flags.ack());
+            assert_eq!(syn_ack.flags.contains(TcpFlags::ECE), agreed, "{client:?}/{server:?} SYN-ACK");
+            assert!(!syn_ack.flags.contains(TcpFlags::CWR));
+            assert_eq!((syn.ecn, syn_ack.ecn), (EcnCodepoint::NotEct, EcnCodepoint::NotEct), "§6.1.1");
+            let now = p.now;
+            for side in [Side::Client, Side::Server] {
+                let on = p.conn(side).tcp_info(now).options & TCPI_OPT_ECN != 0;
+                assert_eq!(on, agreed, "{client:?}/{server:?} {side:?}");
+            }
+        }
+    }
+}
+
+/// RFC 3168 §6.1.1.1 / Linux `tcp_ecn_fallback`: the ECN-setup SYN is lost, the SYN sent again asks for
+/// nothing, and the connection runs without ECN.
+#[test]
+fn test_syn_sent_retransmitted_syn_drops_ecn() {
+    let mut p = Pair::new(with_ecn("linux", EcnMode::On), with_ecn("linux", EcnMode::On), dur_ms(10));
+    let mut first = true;
+    p.set_filter(move |side, seg| {
+        if side == Side::Client && seg.flags.syn() && std::mem::take(&mut first) {
+            Fate::Drop
+        } else {
+            Fate::Deliver
+        }
+    });
+    p.establish();
+    let syns: Vec<_> = p.sent_by(Side::Client).filter(|s| s.seg.flags.syn()).map(|s| s.seg.flags).collect();
+    assert_eq!(syns, [TcpFlags::SYN | ECE_CWR, TcpFlags::SYN]);
+    let now = p.now;
+    assert_eq!(p.client.tcp_info(now).options & TCPI_OPT_ECN, 0);
+    assert_eq!(p.server.tcp_info(now).options & TCPI_OPT_ECN, 0);
+}
+
+/// What a transfer with the `k`-th new data segment (and, with `also`, the `k + also`-th) CE-marked did.
+struct Marked {
+    p: Pair,
+    /// Sequence number of the first marked segment.
+    marked: SeqNumber,
+}
+
+fn transfer_with_marks(base: &str, k: usize, also: Option<usize>) -> Marked {
+    let mut p = Pair::new(with_ecn(base, EcnMode::On), with_ecn(base, EcnMode::Accept), dur_ms(10));
+    p.establish();
+    let mut n = 0;
+    let mut highest = SeqNumber(0);
+    let marked = std::rc::Rc::new(std::cell::Cell::new(SeqNumber(0)));
+    let m = marked.clone();
+    p.set_filter(move |side, seg| {
+        if side != Side::Client || !is_new_data(seg, &mut highest) {
+            return Fate::Deliver;
+        }
+        n += 1;
+        if n == k {
+            m.set(seg.seq);
+        }
+        if n == k || also.is_some_and(|a| n == k + a) {
+            Fate::MarkCe
+        } else {
+            Fate::Deliver
+        }
+    });
+    p.to_write[0] = 400 * 1448;
+    p.close_when_written[0] = true;
+    p.run_to_idle();
+    assert_eq!(p.read[1], 400 * 1448);
+    let marked = marked.get();
+    Marked { p, marked }
+}
+
+/// One CE mark (the 30th data segment of a 400-segment transfer, during slow start): the receiver sets
+/// ECE on every segment from that arrival until the CWR segment arrives, and on none after (§6.1.3); the
+/// sender reduces once though several ACKs echo (§6.1.2: once per window), ssthresh = FlightSize / 2
+/// (RFC 5681 (4), the `rfc` reduction), and sets CWR on exactly one segment, new data, the first it
+/// sends after the reduction. Nothing is retransmitted.
+#[test]
+fn test_established_ce_mark_echoed_until_cwr_and_answered_once() {
+    let Marked { p, marked } = transfer_with_marks("rfc", 30, None);
+    let ce_arrival = p.arrivals.iter().find(|a| a.to == Side::Server && a.seg.ecn == EcnCodepoint::Ce).unwrap();
+    assert_eq!(ce_arrival.seg.seq, marked);
+    let cwr: Vec<_> = p.sent_by(Side::Client).filter(|s| s.seg.flags.contains(TcpFlags::CWR)).collect();
+    assert_eq!(cwr.len(), 2, "the ECN-setup SYN and one data segment: {cwr:?}");
+    let cwr = cwr[1];
+    assert!(cwr.seg.payload_len > 0 && cwr.seg.ecn == EcnCodepoint::Ect0);
+    let cwr_arrival = p.arrivals.iter().find(|a| a.to == Side::Server && a.seg.seq == cwr.seg.seq).unwrap();
+    // The receiver: ECE on what it sent while the echo lasted, and only then.
+    let (from, to) = (ce_arrival.trace_len, cwr_arrival.trace_len);
+    for (i, s) in p.trace.iter().enumerate().filter(|(_, s)| s.from == Side::Server && !s.seg.flags.syn()) {
+        let echoing = i >= from && i < to;
+        assert_eq!(s.seg.flags.contains(TcpFlags::ECE), echoing, "server segment #{i} {:?}", s.seg);
+        assert_eq!(s.seg.ecn, EcnCodepoint::NotEct, "§6.1.4: pure ACKs are not ECT");
+    }
+    let server = p.server.estats();
+    assert_eq!((server.CERcvd, server.ECESent), (1, 1));
+    // The sender: the first ECE ACK reduced; the others in that window did not.
+    let first_ece = p
+        .arrivals
+        .iter()
+        .find(|a| a.to == Side::Client && !a.seg.flags.syn() && a.seg.flags.contains(TcpFlags::ECE))
+        .unwrap();
+    let client = p.client.estats();
+    assert!(client.ECNsignals >= 2, "several ACKs echoed: {}", client.ECNsignals);
+    assert_eq!((client.CongSignals, client.SegsRetrans, client.FastRetran), (1, 0, 0));
+    let nxt = p.trace[..first_ece.trace_len]
+        .iter()
+        .filter(|s| s.from == Side::Client)
+        .map(|s| s.seg.seq + s.seg.seq_len())
+        .fold(first_ece.seg.ack, |a, b| if b > a { b } else { a });
+    let flight = nxt - first_ece.seg.ack;
+    let smss = p.client.smss();
+    assert_eq!(p.client.ssthresh(), (flight / 2).max(2 * smss), "RFC 5681 (4) from FlightSize {flight}");
+    // CWR goes on the first new data sent after the reduction.
+    let after: Vec<_> =
+        p.trace[first_ece.trace_len..].iter().filter(|s| s.from == Side::Client && s.seg.payload_len > 0).collect();
+    assert_eq!(after[0].seg.seq, cwr.seg.seq);
+}
+
+/// Two CE marks a few segments apart, within one window: one echo episode (ECESent 1: the second mark
+/// arrives while ECE is already being sent) and one reduction.
+#[test]
+fn test_established_two_marks_in_one_window_reduce_once() {
+    let Marked { p, .. } = transfer_with_marks("rfc", 30, Some(3));
+    let (server, client) = (p.server.estats(), p.client.estats());
+    assert_eq!((server.CERcvd, server.ECESent), (2, 1));
+    assert_eq!(client.CongSignals, 1);
+}
+
+/// Under `linux`: the CE-marked segment is ACKed at once (`tcp_ecn_check_ce` enters quick-ACK mode), as is
+/// the CWR segment (`tcp_ecn_accept_cwr`); the reduction is CUBIC's, ssthresh from cwnd (β = 0.7), once.
+#[test]
+fn test_established_linux_acks_ce_and_cwr_at_once() {
+    let Marked { p, marked } = transfer_with_marks("linux", 31, None);
+    let acked_at_once = |seq: SeqNumber| {
+        let a = p.arrivals.iter().find(|a| a.to == Side::Server && a.seg.seq == seq).unwrap();
+        let end = seq + a.seg.payload_len;
+        p.trace[a.trace_len..].iter().any(|s| s.from == Side::Server && s.at == a.at && s.seg.ack >= end)
+    };
+    assert!(acked_at_once(marked), "the CE segment");
+    let cwr = p.sent_by(Side::Client).filter(|s| s.seg.flags.contains(TcpFlags::CWR)).nth(1).unwrap().seg;
+    assert!(acked_at_once(cwr.seq), "the CWR segment");
+    let client = p.client.estats();
+    assert_eq!((client.CongSignals, client.SegsRetrans), (1, 0));
+    assert_eq!(p.server.estats().ECESent, 1);
+}
+
+/// RFC 3168 §6.1.5 and Linux `tcp_ecn_send`: retransmissions are not ECT, new data is; the loss's
+/// reduction also queues CWR (§6.1.2: a reduction "for any reason"), which rides on new data.
+#[test]
+fn test_established_retransmission_is_not_ect() {
+    let mut p = Pair::new(with_ecn("rfc", EcnMode::On), with_ecn("rfc", EcnMode::On), dur_ms(10));
+    p.establish();
+    let mut n = 0;
+    let mut highest = SeqNumber(0);
+    p.set_filter(move |side, seg| {
+        if side == Side::Client && is_new_data(seg, &mut highest) {
+            n += 1;
+            if n == 20 {
+                return Fate::Drop;
+            }
+        }
+        Fate::Deliver
+    });
+    p.to_write[0] = 100 * 1448;
+    p.run_to_idle();
+    assert_eq!(p.read[1], 100 * 1448);
+    let mut highest = SeqNumber(0);
+    let mut retransmissions = 0;
+    let mut cwr = Vec::new();
+    for s in p.sent_by(Side::Client).filter(|s| s.seg.payload_len > 0) {
+        let new = is_new_data(&s.seg, &mut highest);
+        let want = if new { EcnCodepoint::Ect0 } else { EcnCodepoint::NotEct };
+        assert_eq!(s.seg.ecn, want, "{:?}", s.seg);
+        retransmissions += !new as u32;
+        if s.seg.flags.contains(TcpFlags::CWR) {
+            assert!(new);
+            cwr.push(s.seg.seq);
+        }
+    }
+    assert_eq!(retransmissions, 1);
+    assert_eq!(cwr.len(), 1, "the fast retransmit's reduction, announced once");
+    assert!(p
+        .sent_by(Side::Server)
+        .all(|s| s.seg.ecn == EcnCodepoint::NotEct && (s.seg.flags.syn() || !s.seg.flags.contains(TcpFlags::ECE))));
+}
+
+/// ECN off (every shipped personality but `linux`, which only accepts): no segment is ECT or carries ECE
+/// or CWR, and a CE mark the network sets anyway (it may not, on Not-ECT) is ignored — here the marking
+/// queue drops instead.
+#[test]
+fn test_established_without_ecn_a_marking_queue_drops() {
+    let mut p = Pair::new(with_ecn("linux", EcnMode::Accept), with_ecn("linux", EcnMode::Accept), dur_ms(10));
+    p.establish();
+    let mut n = 0;
+    let mut highest = SeqNumber(0);
+    p.set_filter(move |side, seg| {
+        if side == Side::Client && is_new_data(seg, &mut highest) {
+            n += 1;
+            if n == 20 {
+                return Fate::MarkCe;
+            }
+        }
+        Fate::Deliver
+    });
+    p.to_write[0] = 100 * 1448;
+    p.run_to_idle();
+    assert_eq!(p.read[1], 100 * 1448);
+    assert!(p.trace.iter().all(|s| s.seg.ecn == EcnCodepoint::NotEct && !s.seg.flags.contains(TcpFlags::ECE)));
+    assert!(p.trace.iter().all(|s| !s.seg.flags.contains(TcpFlags::CWR)));
+    assert_eq!(p.client.estats().SegsRetrans, 1, "the queue dropped the Not-ECT segment");
+}
