@@ -27,7 +27,7 @@ pub const PERSONALITIES: &[(&str, &str)] = &[
     ),
     (
         "linux-2.2",
-        "Linux 2.2: packet-counted Reno/NewReno with SACK, IW 1, HZ=100 timers and timestamps, 200 ms minimum \
+        "Linux 2.2: packet-counted Reno/NewReno with SACK, IW 2, HZ=100 timers and timestamps, 200 ms minimum \
          RTO, 2.2's delayed ACK (ATO from data interarrival in 10 ms ticks, no ACK on read)",
     ),
     (
@@ -112,7 +112,10 @@ impl TcpConfig {
             "linux-2.2" => Some(TcpConfig {
                 congestion_control: CongestionControlKind::NewReno,
                 cwnd_unit: CwndUnit::Packets,
-                initial_window: InitialWindow::Segments(1),
+                // 2.2-stable tcp_ipv4.c 1.175.2.13 (1999): `snd_cwnd = 2` in tcp_v4_init_sock and
+                // tcp_create_openreq_child, "so many TCP implementations out there (incorrectly) count
+                // the initial SYN frame"; the ACK of the SYN does not count as data acked.
+                initial_window: InitialWindow::Segments(2),
                 abc: Abc::Off,
                 abc_ca: false,
                 ack_policy: AckPolicy::Linux22,
