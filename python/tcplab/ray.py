@@ -1,0 +1,91 @@
+"""Sweeps on a Ray cluster: ``tcplab.run(..., executor="ray")``.
+
+The sweep is planned here, as the CLI plans it (every point validated before anything runs); each point,
+with all its iterations, is a Ray task that rebuilds the point from the scenario's text and its swept
+values and runs it on the worker; the points' documents are joined as ``tcplab merge`` joins shards. The
+document is byte-identical to a local run with the same seed.
+
+The cluster is the one ``ray.init`` connected to; without one, a local Ray is started for the call
+(``ray.init()``: all cores of this machine). Workers need the ``tcplab`` package installed (the same
+version), e.g. ``ray.init(runtime_env={"pip": ["tcplab"]})`` or a cluster image that has it.
+"""
+
+from . import _native
+from ._native import RunError
+from ._result import Result
+
+
+def _ray():
+    try:
+        import ray
+    except ImportError as e:
+        raise ImportError(
+            'executor="ray" needs Ray: pip install "ray>=2.0" (or pip install "tcplab[ray]"); '
+            'executor="local" runs the sweep on this machine\'s cores'
+        ) from e
+    return ray
+
+
+_remote = None
+
+
+def _task_function(ray):
+    global _remote
+    if _remote is None:
+        # A failed point is retried by Ray (a lost worker, or an exception such as a worker out of memory).
+        # Runs are deterministic: a retry gives the same document.
+        @ray.remote(max_retries=2, retry_exceptions=True)
+        def run_point(task):
+            from tcplab import _native as native
+
+            return native.run_task(task)
+
+        _remote = run_point
+    return _remote
+
+
+def run_plan(plan, seed=None, progress=None):
+    """Runs every point of ``plan`` (``tcplab._native.Plan``) as a Ray task and returns the
+    :class:`~tcplab.Result` of the whole sweep. ``progress(done, total)`` is called as points finish.
+    Points that fail after Ray's retries are reported together in one :class:`~tcplab.RunError`, each
+    with its index and swept values."""
+    ray = _ray()
+    if not ray.is_initialized():
+        ray.init()
+    remote = _task_function(ray)
+    total = len(plan)
+    refs = [remote.remote(plan.task(i, seed)) for i in range(total)]
+    index = {ref: i for i, ref in enumerate(refs)}
+    docs = [None] * total
+    failures = []
+    pending = list(refs)
+    done = 0
+    while pending:
+        ready, pending = ray.wait(pending, num_returns=1)
+        for ref in ready:
+            i = index[ref]
+            try:
+                docs[i] = ray.get(ref)
+            except Exception as e:  # a task's error (RayTaskError wraps the lab's RunError/ScenarioError)
+                cause = getattr(e, "cause", None) or e
+                failures.append((i, cause))
+            done += 1
+            if progress is not None:
+                progress(done, total)
+    if failures:
+        axes = plan.axes
+        lines = []
+        for i, cause in sorted(failures, key=lambda f: f[0]):
+            lines.append(f"point {i}{_params_text(plan, i, axes)}: {cause}")
+        raise RunError(f"{len(failures)} of {total} points failed on Ray:\n" + "\n".join(lines))
+    return Result(plan.assemble(docs, seed))
+
+
+def _params_text(plan, i, axes):
+    if not axes:
+        return ""
+    import json
+
+    task = json.loads(plan.task(i, None))
+    swept = task["set"][-len(axes) :]
+    return " (" + ", ".join(swept) + ")"
