@@ -143,6 +143,8 @@ struct Plan {
 
 #[pyfunction]
 #[pyo3(signature = (name, text, set, sweep, iterations, confidence, backend))]
+// The arguments are the CLI's flags, one each, as Python passes them.
+#[allow(clippy::too_many_arguments)]
 fn plan(
     py: Python<'_>,
     name: String,
@@ -160,9 +162,7 @@ fn plan(
     };
     let flags = RepeatFlags { iterations: iterations.clone(), confidence: confidence.clone() };
     let src = Source { name: &name, text: &text };
-    let mut p = py
-        .allow_threads(|| sweep::plan(&src, &set, &sweep, &flags))
-        .map_err(|e| scenario_error(py, &e))?;
+    let mut p = py.allow_threads(|| sweep::plan(&src, &set, &sweep, &flags)).map_err(|e| scenario_error(py, &e))?;
     if backend == Backend::Linux {
         let (kernel, _) = tcplab_lab::linux_backend::plan_on_kernel(&p)
             .map_err(|e| input_error(py, format!("{name}: backend linux: {e}")))?;

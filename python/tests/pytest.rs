@@ -28,7 +28,11 @@ fn python() -> Result<PathBuf, String> {
         let ok = Command::new(&py).args(["-c", "import pandas, pytest"]).output();
         match ok {
             Ok(o) if o.status.success() => return Ok(py),
-            Ok(o) => tried.push(format!("{}: {}", py.display(), String::from_utf8_lossy(&o.stderr).trim().lines().last().unwrap_or(""))),
+            Ok(o) => tried.push(format!(
+                "{}: {}",
+                py.display(),
+                String::from_utf8_lossy(&o.stderr).trim().lines().last().unwrap_or("")
+            )),
             Err(e) => tried.push(format!("{}: {e}", py.display())),
         }
     }
@@ -66,7 +70,16 @@ fn python_suite() -> Outcome {
     std::fs::copy(&lib, pkg.join("_native.abi3.so")).unwrap();
     let started = std::time::Instant::now();
     let status = Command::new(&py)
-        .args(["-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-W", "error::pytest.PytestUnraisableExceptionWarning"])
+        .args([
+            "-m",
+            "pytest",
+            "-q",
+            "-rs",
+            "-p",
+            "no:cacheprovider",
+            "-W",
+            "error::pytest.PytestUnraisableExceptionWarning",
+        ])
         .arg(here.join("tests"))
         .current_dir(tmp.path())
         .env("PYTHONPATH", tmp.path())
