@@ -260,6 +260,71 @@ impl Plan {
         Ok((NativeResult::new(doc), warnings))
     }
 
+    /// The repetitions of every point, `(min, max)`, or `None` for one run each.
+    #[getter]
+    fn repeat(&self) -> Option<(u32, u32)> {
+        self.plan.repeat.map(|r| (r.min, r.max))
+    }
+
+    /// The task that runs iteration `k` of point `i` alone (for Ray): [`Plan::task`] with one run
+    /// (`--iterations 1`) whose seed is the lab's for that iteration (`iteration_seed`).
+    #[pyo3(signature = (i, k, seed=None))]
+    fn iteration_task(&self, py: Python<'_>, i: usize, k: u32, seed: Option<u64>) -> PyResult<String> {
+        let point_seed = match seed {
+            Some(s) => s,
+            None => self.plan.point(i).map_err(|e| scenario_error(py, &e))?.scenario.seed,
+        };
+        let mut t: Value = serde_json::from_str(&self.task(py, i, None)?).expect("a task is JSON");
+        t["iterations"] = Value::from("1");
+        t["confidence"] = Value::Null;
+        t["seed"] = Value::from(sweep::iteration_seed(point_seed, k));
+        Ok(t.to_string())
+    }
+
+    /// Whether the iterations run so far of point `i` (their one-run documents, in iteration order) are
+    /// enough: the lab's rule, the main metric's interval met or `max` reached.
+    fn iterations_done(&self, i: usize, runs: Vec<String>) -> PyResult<bool> {
+        let Some(rep) = self.plan.repeat else { return Ok(true) };
+        let runs = one_runs(i, &runs)?;
+        Ok(runs.len() as u32 >= rep.max || interval_of(&runs, rep.level).is_some_and(|c| c.met(rep.width)))
+    }
+
+    /// Point `i` from its iterations' one-run documents, as the lab's point runner combines them (the
+    /// mean of every metric, the interval, the first iteration's connections, series and links), as a
+    /// one-point document for [`Plan::assemble`].
+    fn combine(&self, py: Python<'_>, i: usize, runs: Vec<String>) -> PyResult<String> {
+        let rep = self.plan.repeat.ok_or_else(|| input_error(py, "combine: the plan has no repetitions".into()))?;
+        let p = self.plan.point(i).map_err(|e| scenario_error(py, &e))?;
+        let first = ResultDoc::from_json(&runs[0]).map_err(|e| RunError::new_err(format!("point {i}: {e}")))?;
+        let mut runs = one_runs(i, &runs)?;
+        let ci = interval_of(&runs, rep.level);
+        let metric = sweep::main_metric(&runs[0].metrics).0;
+        let metrics: Vec<Value> = runs.iter().map(|r| serde_json::to_value(&r.metrics).unwrap_or_default()).collect();
+        let mean = serde_json::from_value(sweep::mean_json(&metrics))
+            .map_err(|e| RunError::new_err(format!("point {i}: the mean of the iterations' metrics: {e}")))?;
+        let iterations = runs.len() as u32;
+        let valid = runs.iter().filter(|r| r.health.as_ref().is_some_and(|h| h["valid"] == true)).count();
+        let mut point = runs.swap_remove(0);
+        if let Some(h) = point.health.as_mut().and_then(|h| h.as_object_mut()) {
+            h.insert("iterations_valid".into(), valid.into());
+        }
+        point.params = p.params.clone();
+        point.iterations = iterations;
+        point.metrics = mean;
+        point.confidence = Some(tcplab_lab::result::Confidence {
+            metric,
+            level: rep.level,
+            width: rep.width,
+            interval: ci.map_or(0.0, |c| c.relative_width()),
+            met: ci.is_some_and(|c| c.met(rep.width)),
+        });
+        point.compare_published(&p.scenario);
+        // A one-point document of no sweep, as a task's: `assemble` gives the point its params again.
+        point.params.clear();
+        let doc = ResultDoc { points: vec![point], ..first };
+        serde_json::to_string(&doc).map_err(|e| RunError::new_err(e.to_string()))
+    }
+
     /// The task that runs point `i` alone (for Ray): a JSON text that [`run_task`] takes. The point is
     /// rebuilt from the scenario's text with the `set` overrides and the point's swept values as further
     /// overrides, exactly as the plan builds it.
@@ -300,7 +365,10 @@ impl Plan {
             for (i, text) in docs.iter().enumerate() {
                 let one = ResultDoc::from_json(text).map_err(|e| format!("point {i}: {e}"))?;
                 let mut point = one.points.into_iter().next().ok_or_else(|| format!("point {i}: no point"))?;
-                point.params = self.plan.point(i).map_err(|e| e.to_string())?.params;
+                // As the lab's point runner: the params, then the published figures compared at them.
+                let p = self.plan.point(i).map_err(|e| e.to_string())?;
+                point.params = p.params;
+                point.compare_published(&p.scenario);
                 shards.push((
                     format!("point {i}"),
                     ResultDoc {
@@ -320,6 +388,22 @@ impl Plan {
         });
         merged.map(NativeResult::new).map_err(|e| RunError::new_err(format!("{}: merging the points: {e}", self.name)))
     }
+}
+
+/// The single runs of point `i`, from their one-point documents.
+fn one_runs(i: usize, docs: &[String]) -> PyResult<Vec<tcplab_lab::result::Point>> {
+    docs.iter()
+        .map(|d| {
+            let doc = ResultDoc::from_json(d).map_err(|e| RunError::new_err(format!("point {i}: {e}")))?;
+            doc.points.into_iter().next().ok_or_else(|| RunError::new_err(format!("point {i}: no point")))
+        })
+        .collect()
+}
+
+/// The interval of the main metric over `runs` (two or more), as the lab's point runner computes it.
+fn interval_of(runs: &[tcplab_lab::result::Point], level: f64) -> Option<tcplab_lab::stats::Interval> {
+    let xs: Vec<f64> = runs.iter().map(|r| sweep::main_metric(&r.metrics).1).collect();
+    (xs.len() >= 2).then(|| tcplab_lab::stats::Interval::of(&xs, level))
 }
 
 /// Runs one task of [`Plan::task`] (on a Ray worker): the point's scenario planned alone (the file's

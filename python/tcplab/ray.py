@@ -1,8 +1,9 @@
 """Sweeps on a Ray cluster: ``tcplab.run(..., executor="ray")``.
 
-The sweep is planned here, as the CLI plans it (every point validated before anything runs); each point,
-with all its iterations, is a Ray task that rebuilds the point from the scenario's text and its swept
-values and runs it on the worker; the points' documents are joined as ``tcplab merge`` joins shards. The
+The sweep is planned here, as the CLI plans it (every point validated before anything runs); each point (or,
+with repetitions, each iteration of each point) is a Ray task that rebuilds the point from the scenario's
+text and its swept values and runs it on the worker; iterations are combined by the lab's rule and the
+points' documents joined as ``tcplab merge`` joins shards. The
 document is byte-identical to a local run with the same seed.
 
 The cluster is the one ``ray.init`` connected to; without one, a local Ray is started for the call
@@ -45,38 +46,63 @@ def _task_function(ray):
 
 
 def run_plan(plan, seed=None, progress=None):
-    """Runs every point of ``plan`` (``tcplab._native.Plan``) as a Ray task and returns the
-    :class:`~tcplab.Result` of the whole sweep. ``progress(done, total)`` is called as points finish.
-    Points that fail after Ray's retries are reported together in one :class:`~tcplab.RunError`, each
-    with its index and swept values."""
+    """Runs every point of ``plan`` (``tcplab._native.Plan``) on Ray and returns the
+    :class:`~tcplab.Result` of the whole sweep. Without repetitions each point is a task; with them each
+    iteration is, the lab's rule deciding when a point has enough (its first ``min`` iterations at once,
+    then one at a time until the interval is met or ``max`` is reached), and the lab's combination making
+    the point. ``progress(done, total)`` is called as points finish. Points that fail after Ray's retries
+    are reported together in one :class:`~tcplab.RunError`, each with its index and swept values."""
     ray = _ray()
     if not ray.is_initialized():
         ray.init()
     remote = _task_function(ray)
     total = len(plan)
-    refs = [remote.remote(plan.task(i, seed)) for i in range(total)]
-    index = {ref: i for i, ref in enumerate(refs)}
+    repeat = plan.repeat
+    first = 1 if repeat is None else repeat[0]
+    # What each task is: (point, iteration); runs[i] holds point i's one-run documents in iteration order.
+    what = {}
+    runs = [[None] * first for _ in range(total)]
+
+    def submit(i, k):
+        task = plan.task(i, seed) if repeat is None else plan.iteration_task(i, k, seed)
+        what[remote.remote(task)] = (i, k)
+
+    for i in range(total):
+        for k in range(first):
+            submit(i, k)
     docs = [None] * total
-    failures = []
-    pending = list(refs)
+    failures = {}
     done = 0
-    while pending:
-        ready, pending = ray.wait(pending, num_returns=1)
+    while what:
+        ready, _ = ray.wait(list(what), num_returns=1)
         for ref in ready:
-            i = index[ref]
+            i, k = what.pop(ref)
+            if i in failures:
+                continue
             try:
-                docs[i] = ray.get(ref)
+                runs[i][k] = ray.get(ref)
             except Exception as e:  # a task's error (RayTaskError wraps the lab's RunError/ScenarioError)
-                cause = getattr(e, "cause", None) or e
-                failures.append((i, cause))
+                failures[i] = getattr(e, "cause", None) or e
+                done += 1
+                if progress is not None:
+                    progress(done, total)
+                continue
+            if any(r is None for r in runs[i]):
+                continue
+            if repeat is None:
+                docs[i] = runs[i][0]
+            elif plan.iterations_done(i, runs[i]):
+                docs[i] = plan.combine(i, runs[i])
+            else:
+                runs[i].append(None)
+                submit(i, len(runs[i]) - 1)
+                continue
             done += 1
             if progress is not None:
                 progress(done, total)
     if failures:
         axes = plan.axes
-        lines = []
-        for i, cause in sorted(failures, key=lambda f: f[0]):
-            lines.append(f"point {i}{_params_text(plan, i, axes)}: {cause}")
+        lines = [f"point {i}{_params_text(plan, i, axes)}: {failures[i]}" for i in sorted(failures)]
         raise RunError(f"{len(failures)} of {total} points failed on Ray:\n" + "\n".join(lines))
     return Result(plan.assemble(docs, seed))
 

@@ -36,10 +36,20 @@ def test_lossy_sweep_with_iterations_on_ray_equals_local(ray_cluster):
     assert seen[-1] == (2, 2)
 
 
+def test_iterations_are_tasks_and_follow_the_lab_rule(ray_cluster):
+    # min 2, max 3: the interval of two lossy runs is not met, so a third iteration is sent on its own.
+    kw = dict(set={"test.duration": "1s"}, iterations=(3, 2), seed=3)
+    on_ray = tcplab.run("lossy-10m", executor="ray", **kw)
+    local = tcplab.run("lossy-10m", **kw)
+    assert on_ray.json() == local.json()
+    assert list(on_ray.points["iterations"]) == [3]
+
+
 def test_a_failing_point_is_reported_per_point(ray_cluster):
     # A corrupt task: the worker's error comes back as RunError naming the point.
     class Broken:
         axes = []
+        repeat = None
 
         def __len__(self):
             return 1
