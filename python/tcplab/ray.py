@@ -17,13 +17,17 @@ from ._result import Result
 
 
 def _ray():
+    why = 'executor="ray" needs Ray: pip install "ray>=2.0" (or pip install "tcplab[ray]"); ' + (
+        "executor=\"local\" runs the sweep on this machine's cores"
+    )
     try:
         import ray
     except ImportError as e:
-        raise ImportError(
-            'executor="ray" needs Ray: pip install "ray>=2.0" (or pip install "tcplab[ray]"); '
-            'executor="local" runs the sweep on this machine\'s cores'
-        ) from e
+        raise ImportError(why) from e
+    # A directory named ray/ on the path (Ray's own session directory, /tmp/ray, when Python runs in /tmp)
+    # imports as an empty namespace package.
+    if not hasattr(ray, "remote"):
+        raise ImportError(f"{why} (`import ray` found {list(getattr(ray, '__path__', []))}, not Ray)")
     return ray
 
 

@@ -32,7 +32,11 @@ def cli():
 def require(module, install):
     """Imports `module`, or skips the test with the reason (a failure under CI=true)."""
     try:
-        return __import__(module)
+        m = __import__(module)
+        # A directory of that name on the path imports as an empty namespace package (no __file__).
+        if getattr(m, "__file__", None) is None:
+            raise ImportError(module)
+        return m
     except ImportError:
         reason = f"{module} is not installed: {install}"
         if _ci():
