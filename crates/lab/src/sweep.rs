@@ -776,7 +776,7 @@ pub fn main_metric(m: &Metrics) -> (&'static str, f64) {
 
 /// The mean of each numeric leaf of the iterations' metrics. A leaf that is an integer in every
 /// iteration (a count) stays an integer: the mean rounded to the nearest.
-fn mean_json(vals: &[serde_json::Value]) -> serde_json::Value {
+pub fn mean_json(vals: &[serde_json::Value]) -> serde_json::Value {
     use serde_json::Value;
     match &vals[0] {
         Value::Object(first) => {
