@@ -304,6 +304,18 @@ pub struct TcpConfig {
     /// reported. Default off.
     #[serde(skip_serializing_if = "is_false")]
     pub dsack_covered_ooo: bool,
+    /// The segment that carries the FIN is never held by Nagle: close() or shutdown() sends a short
+    /// queued tail at once, whatever is unacknowledged (Linux `tcp_nagle_test`: "Don't use the nagle
+    /// rule for ... the final FIN"; `tcp_send_fin` pushes with TCP_NAGLE_OFF). Off = Nagle holds it as
+    /// any short segment until the outstanding data is acknowledged. Default off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub fin_ends_nagle: bool,
+    /// Under TCP_CORK, a corked short segment leaves when the zero-window probe timer fires, max(RTO,
+    /// `rto_min`) after the push that found nothing in flight (Linux has no cork timer: `tcp_push` →
+    /// `tcp_check_probe_timer` arms ICSK_TIME_PROBE0 at `tcp_probe0_base`, and `tcp_write_wakeup` sends
+    /// the segment; tcp(7)'s "200 millisecond ceiling" is TCP_RTO_MIN). Off = 200 ms. Default off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub cork_ceiling_rto: bool,
 }
 
 // The knobs added after result documents were first published are left out of them at their default
@@ -380,6 +392,8 @@ impl Default for TcpConfig {
             syn_retries: 0,
             fin_delayed_ack: false,
             dsack_covered_ooo: false,
+            fin_ends_nagle: false,
+            cork_ceiling_rto: false,
         }
     }
 }
@@ -611,6 +625,8 @@ mod tests {
             syn_retries: 1,
             fin_delayed_ack: true,
             dsack_covered_ooo: true,
+            fin_ends_nagle: true,
+            cork_ceiling_rto: true,
             ..TcpConfig::default()
         };
         let serialized = toml::Value::try_from(all).unwrap();

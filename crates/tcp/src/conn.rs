@@ -241,6 +241,10 @@ pub struct Connection {
     last_data_sent: Option<Instant>,
     /// The end of the super-packet being sent under `tso`; new data below it goes without a new decision.
     tso_burst_end: SeqNumber,
+    /// The super-packet being sent holds two segments or more: Linux's GSO packets of more than one
+    /// segment reach the wire with PSH on their last segment (measured on 6.18 through a TUN device:
+    /// `tcp_min_tso_segs` = 1 gives no PSH inside a write, 2 and 4 give PSH every 2 and 4 segments).
+    tso_burst_multi: bool,
     /// SND.NXT when `tso` last held data back for cwnd: until SND.UNA passes it the sender counts as
     /// cwnd-limited for cwnd growth, as Linux's deferral sets `is_cwnd_limited`.
     tso_cwnd_limited_until: SeqNumber,
@@ -369,6 +373,7 @@ impl Connection {
             tlp_pending: false,
             last_data_sent: None,
             tso_burst_end: iss,
+            tso_burst_multi: false,
             tso_cwnd_limited_until: iss,
             rtt,
             sampler: RttSampler::new(cfg.rtt_sampling),
@@ -1947,7 +1952,15 @@ impl Connection {
             self.maybe_arm_persist(now);
         }
         if notes.has(Notes::CORK) && !self.armed(Timer::Cork) {
-            self.arm(Timer::Cork, now + Duration::from_millis(200));
+            // Linux has no cork timer of its own: with nothing in flight `tcp_check_probe_timer` arms the
+            // zero-window probe timer at max(RTO, TCP_RTO_MIN), whose probe sends the corked segment
+            // (`tcp_write_wakeup`); TCP_RTO_MIN is tcp(7)'s "200 millisecond ceiling".
+            let ceiling = if self.cfg.cork_ceiling_rto {
+                self.rtt.rto_backed_off(0).max(self.cfg.rto_min)
+            } else {
+                Duration::from_millis(200)
+            };
+            self.arm(Timer::Cork, now + ceiling);
         }
         if notes.has(Notes::VALIDATE) {
             self.cwnd_validate(now);
@@ -2044,8 +2057,10 @@ impl Connection {
                 self.snd_nxt == self.snd_una
             };
             let corked = self.cfg.cork && !self.fin_queued && !self.cork_released;
+            // Linux `tcp_nagle_test`: the segment that carries the FIN is never held (close() pushes it).
+            let fin_goes = fin && self.cfg.fin_ends_nagle;
             let ok = !corked
-                && ((all_queued && (self.cfg.nodelay || nagle_ok))
+                && ((all_queued && (self.cfg.nodelay || nagle_ok || fin_goes))
                     || len as u64 * 2 >= self.max_snd_wnd as u64 && self.max_snd_wnd > 0);
             if !ok {
                 if corked {
@@ -2125,6 +2140,7 @@ impl Connection {
         let unsent = if self.write_end > self.snd_nxt { self.write_end - self.snd_nxt } else { 0 };
         let burst = wnd_room.min(cwnd_room).min(self.tso_burst_max(cwnd)).min(unsent).max(len);
         self.tso_burst_end = self.snd_nxt + burst;
+        self.tso_burst_multi = burst > len;
         self.st.X_TsoBursts += 1;
     }
 
@@ -2213,7 +2229,8 @@ impl Connection {
                 seg.seq = self.snd_nxt;
                 seg.payload_len = len;
                 seg.flags = TcpFlags::ACK;
-                if len > 0 && self.snd_nxt + len == self.write_end {
+                let ends_burst = self.cfg.tso && self.tso_burst_multi && self.snd_nxt + len == self.tso_burst_end;
+                if len > 0 && (self.snd_nxt + len == self.write_end || ends_burst) {
                     seg.flags = seg.flags | TcpFlags::PSH;
                 }
                 if fin {

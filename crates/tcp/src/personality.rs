@@ -87,6 +87,8 @@ impl TcpConfig {
                 syn_retries: 6,
                 fin_delayed_ack: true,
                 dsack_covered_ooo: true,
+                fin_ends_nagle: true,
+                cork_ceiling_rto: true,
                 ..rfc.clone()
             }),
             "linux-2.4" => Some(TcpConfig {

@@ -61,6 +61,7 @@ mod knobs;
 mod linux;
 mod loss;
 mod pair;
+mod pdrill;
 mod rack;
 mod review;
 mod rto;
