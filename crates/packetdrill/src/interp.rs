@@ -868,7 +868,12 @@ impl<B: Backend> Interp<B> {
         for (name, v) in self.lift(r)? {
             self.env.vars.insert(name.to_string(), code::Value::Int(v));
         }
-        match code::run(text, &mut self.env) {
+        let r = code::run(text, &mut self.env);
+        // What `print` wrote goes to stderr, as packetdrill's Python prints to its output.
+        for line in self.env.printed.drain(..) {
+            eprintln!("line {}: {line}", self.loc.line);
+        }
+        match r {
             Ok(()) => Ok(()),
             Err(code::CodeError::Assertion { statement, message }) => self.fail(format!(
                 "assertion failed: `{statement}`{}",

@@ -316,6 +316,13 @@ pub struct TcpConfig {
     /// the segment; tcp(7)'s "200 millisecond ceiling" is TCP_RTO_MIN). Off = 200 ms. Default off.
     #[serde(skip_serializing_if = "is_false")]
     pub cork_ceiling_rto: bool,
+    /// TS.Recent is taken only from a segment whose ACK is not beyond SND.NXT: such a segment is dropped
+    /// before its timestamp counts (Linux `tcp_ack` refuses it ahead of `tcp_replace_ts_recent`), so a
+    /// stray or forged TSval cannot make PAWS refuse the peer's real segments. Off = RFC 7323 Appendix D
+    /// (R3): the TSval is recorded when the segment passes the sequence check, before the ACK check.
+    /// Default off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub ts_recent_needs_valid_ack: bool,
 }
 
 // The knobs added after result documents were first published are left out of them at their default
@@ -394,6 +401,7 @@ impl Default for TcpConfig {
             dsack_covered_ooo: false,
             fin_ends_nagle: false,
             cork_ceiling_rto: false,
+            ts_recent_needs_valid_ack: false,
         }
     }
 }
@@ -627,6 +635,7 @@ mod tests {
             dsack_covered_ooo: true,
             fin_ends_nagle: true,
             cork_ceiling_rto: true,
+            ts_recent_needs_valid_ack: true,
             ..TcpConfig::default()
         };
         let serialized = toml::Value::try_from(all).unwrap();

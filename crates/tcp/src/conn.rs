@@ -248,6 +248,12 @@ pub struct Connection {
     /// SND.NXT when `tso` last held data back for cwnd: until SND.UNA passes it the sender counts as
     /// cwnd-limited for cwnd growth, as Linux's deferral sets `is_cwnd_limited`.
     tso_cwnd_limited_until: SeqNumber,
+    /// Under `cwv = "linux"`: the largest flight (bytes) sent in the current window and the SND.NXT that
+    /// window ends at (Linux `max_packets_out` and `cwnd_usage_seq`, kept by `tcp_cwnd_validate`). Slow
+    /// start grows cwnd while it is below twice that (`tcp_is_cwnd_limited`), so an application-limited
+    /// flight of 10 still grows cwnd to 20 as its ACKs come back, though fewer are in flight by then.
+    max_flight: u32,
+    max_flight_until: SeqNumber,
 
     // RTT and timers.
     rtt: RttEstimator,
@@ -375,6 +381,8 @@ impl Connection {
             tso_burst_end: iss,
             tso_burst_multi: false,
             tso_cwnd_limited_until: iss,
+            max_flight: 0,
+            max_flight_until: iss,
             rtt,
             sampler: RttSampler::new(cfg.rtt_sampling),
             backoff: 0,
@@ -1053,9 +1061,11 @@ impl Connection {
         if !seg.flags.ack() {
             return;
         }
-        // RFC 7323 §4.3: TS.Recent from a segment that covers Last.ACK.sent.
+        // RFC 7323 §4.3: TS.Recent from a segment that covers Last.ACK.sent (`ts_recent_needs_valid_ack`:
+        // and whose ACK is not beyond SND.NXT).
         if let (true, Some(ts)) = (self.ts_ok, seg.options.timestamps) {
-            if seg.seq <= self.last_ack_sent {
+            let ack_valid = !self.cfg.ts_recent_needs_valid_ack || seg.ack.diff(self.snd_nxt) <= 0;
+            if seg.seq <= self.last_ack_sent && ack_valid {
                 self.ts_recent = ts.tsval;
             }
         }
@@ -1443,7 +1453,10 @@ impl Connection {
     /// [`Cwnd::decay`].
     #[inline]
     fn cwnd_validate(&mut self, now: Instant) {
-        if self.cwnd.decays() && self.rec.is_open() {
+        // Linux calls `tcp_cwnd_application_limited` only under tcp_slow_start_after_idle
+        // (`tcp_cwnd_validate`): with it off an application-limited cwnd never decays.
+        let linux_off = self.cfg.cwv == Cwv::Linux && !self.cfg.slow_start_after_idle;
+        if self.cwnd.decays() && self.rec.is_open() && !linux_off {
             self.cwnd_decay(now);
         }
     }
@@ -1501,6 +1514,7 @@ impl Connection {
         // cwnd-limited SND.NXT. Without it that mark is never set, and a comparison with it (an ISS) would
         // flip once 2^31 bytes have been sent.
         let tso_limited = self.cfg.tso && self.snd_una <= self.tso_cwnd_limited_until;
+        let flight_size = if self.cfg.cwv == Cwv::Linux { flight_size.max(self.max_flight) } else { flight_size };
         if !self.cwnd.growth_allowed(flight_size, self.smss) && !tso_limited {
             return;
         }
@@ -2242,6 +2256,13 @@ impl Connection {
                 self.snd_nxt += len + fin as u32;
                 if len + fin as u32 > 0 {
                     self.cwnd.on_segment_sent(self.snd_nxt);
+                }
+                if self.cfg.cwv == Cwv::Linux {
+                    let flight = self.snd_nxt - self.snd_una;
+                    if self.snd_una >= self.max_flight_until || flight > self.max_flight {
+                        self.max_flight = flight;
+                        self.max_flight_until = self.snd_nxt;
+                    }
                 }
                 // RFC 3042: a segment that goes beyond cwnd on a duplicate ACK is limited transmit.
                 if self.rec.is_open() && self.rec.dupacks > 0 && self.snd_nxt - self.snd_una > self.cwnd.window() {

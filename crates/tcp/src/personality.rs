@@ -89,6 +89,7 @@ impl TcpConfig {
                 dsack_covered_ooo: true,
                 fin_ends_nagle: true,
                 cork_ceiling_rto: true,
+                ts_recent_needs_valid_ack: true,
                 ..rfc.clone()
             }),
             "linux-2.4" => Some(TcpConfig {

@@ -3,6 +3,8 @@
 //! the probe timer at max(RTO, rto_min).
 
 use super::*;
+use crate::config::Cwv;
+use crate::congestion::Abc;
 use crate::InitialWindow;
 
 /// A 20-segment write on an idle connection, IW 10, SRTT 10 ms (the handshake's sample). Under `tso` a
@@ -67,4 +69,77 @@ fn test_established_cork_released_by_the_probe_timer() {
     };
     assert_eq!(release(false), at(220));
     assert_eq!(release(true), at(1020));
+}
+
+/// `ts_recent_needs_valid_ack`: a segment whose ACK field is beyond SND.NXT is dropped (RFC 9293
+/// §3.10.7.4) and does not move TS.Recent: here it carries a TSval 10⁶ ahead, and had it been taken, PAWS would refuse the peer's real
+/// next segment (packetdrill `ts_recent/invalid_ack`; Linux `tcp_ack` refuses it before
+/// `tcp_replace_ts_recent`). The reply to it echoes the old TSval, and the data that follows is taken.
+#[test]
+fn test_established_ack_of_unsent_data_leaves_ts_recent() {
+    let mut c = server_established(TcpConfig { ts_recent_needs_valid_ack: true, ..cfg() });
+    let forged = inp(REMOTE_ISS + 1, LOCAL_ISS + 1 + 9_999, FIN_ACK, REMOTE_WINDOW, 0).ts(pts(10) + 1_000_000, ts(0));
+    send!(c, time 20, forged);
+    let reply = transmit_all(&mut c, at(20));
+    assert_eq!(reply.len(), 1, "an ACK of the dropped segment");
+    assert_eq!(reply[0].options.timestamps.map(|t| t.tsecr), Some(pts(10)), "TS.Recent unchanged");
+    assert_eq!(c.state(), State::Established, "the FIN was dropped with it");
+    send!(c, time 30, inp(REMOTE_ISS + 1, LOCAL_ISS + 1, ACK, REMOTE_WINDOW, 1000).ts(pts(30), ts(20)));
+    assert_eq!(c.readable(), 1000, "PAWS lets the real segment in");
+}
+
+/// Slow start when application-limited (byte counting unlimited, as Linux): a flight of exactly IW 10,
+/// then ACKs of two segments each.
+/// Under `cwv = "linux"` cwnd grows while it is below twice the largest flight of the window (Linux
+/// `tcp_is_cwnd_limited` with `max_packets_out`), so to 20 (Google's packetdrill
+/// `slow_start/slow-start-app-limited`); RFC 2861's test on the flight before each ACK stops at 14, when
+/// 6 segments are left in flight.
+#[test]
+fn test_established_app_limited_slow_start_grows_to_twice_the_flight() {
+    let cwnds = |cwv: Cwv| {
+        let c0 = TcpConfig { cwv, abc: Abc::Unlimited, initial_window: InitialWindow::Segments(10), ..cfg() };
+        let mut c = client_established(c0);
+        assert_eq!(c.send(10 * SMSS_TS as u64), 10 * SMSS_TS as u64);
+        assert_eq!(transmit_all(&mut c, at(20)).len(), 10);
+        let mut v = vec![c.cwnd() / SMSS_TS];
+        for (i, t) in [(2u32, 125u64), (4, 130), (6, 135), (8, 140), (10, 145)] {
+            send!(c, time t, inp(REMOTE_ISS + 1, LOCAL_ISS + 1 + i * SMSS_TS, ACK, REMOTE_WINDOW, 0).ts(pts(t), ts(20)));
+            assert!(transmit_all(&mut c, at(t)).is_empty());
+            v.push(c.cwnd() / SMSS_TS);
+        }
+        v
+    };
+    assert_eq!(cwnds(Cwv::Linux), [10, 12, 14, 16, 18, 20]);
+    assert_eq!(cwnds(Cwv::Rfc2861), [10, 12, 14, 14, 14, 14]);
+}
+
+/// RFC 2861 decay under `cwv = "linux"` follows `slow_start_after_idle`, as Linux's `tcp_cwnd_validate`
+/// calls `tcp_cwnd_application_limited` only under tcp_slow_start_after_idle. IW 10 sent at t = 20 and
+/// acknowledged at t = 30 (cwnd 20); the application then writes one segment at t = 500, long after an
+/// RTO (110 ms) of leaving cwnd unused. With the setting off (Google's defaults.sh) cwnd stays 20, where
+/// the decay would have taken it halfway to the 10 used, 15; with it on, the restart after idle (RFC 5681
+/// §4.1, `tcp_cwnd_restart`) takes it back to IW 10.
+#[test]
+fn test_established_linux_decay_needs_slow_start_after_idle() {
+    let cwnd_after_idle = |slow_start_after_idle: bool| {
+        let c0 = TcpConfig {
+            cwv: Cwv::Linux,
+            abc: Abc::Unlimited,
+            slow_start_after_idle,
+            rto_min: dur_ms(100),
+            initial_window: InitialWindow::Segments(10),
+            ..cfg()
+        };
+        let mut c = client_established(c0);
+        assert_eq!(c.send(10 * SMSS_TS as u64), 10 * SMSS_TS as u64);
+        assert_eq!(transmit_all(&mut c, at(20)).len(), 10);
+        send!(c, time 30, inp(REMOTE_ISS + 1, LOCAL_ISS + 1 + 10 * SMSS_TS, ACK, REMOTE_WINDOW, 0).ts(pts(30), ts(20)));
+        transmit_all(&mut c, at(30));
+        assert_eq!(c.cwnd() / SMSS_TS, 20);
+        assert_eq!(c.send(SMSS_TS as u64), SMSS_TS as u64);
+        transmit_all(&mut c, at(500));
+        c.cwnd() / SMSS_TS
+    };
+    assert_eq!(cwnd_after_idle(false), 20);
+    assert_eq!(cwnd_after_idle(true), 10);
 }
