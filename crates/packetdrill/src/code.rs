@@ -112,9 +112,25 @@ pub fn names(src: &str) -> Vec<String> {
 
 /// Splits a block into statements with their line within the block (from 1).
 fn statements(src: &str) -> Vec<(u32, String)> {
-    let mut out = Vec::new();
+    // Python's explicit line joining: a line that ends with a backslash goes on on the next one.
+    let mut logical: Vec<(u32, String)> = Vec::new();
+    let mut joining = false;
     for (i, line) in src.lines().enumerate() {
-        let line_no = i as u32 + 1;
+        let (text, continues) = match line.trim_end().strip_suffix('\\') {
+            Some(t) => (t, true),
+            None => (line, false),
+        };
+        match logical.last_mut() {
+            Some((_, prev)) if joining => {
+                prev.push(' ');
+                prev.push_str(text);
+            }
+            _ => logical.push((i as u32 + 1, text.to_string())),
+        }
+        joining = continues;
+    }
+    let mut out = Vec::new();
+    for (line_no, line) in logical {
         let mut cur = String::new();
         let mut quote: Option<char> = None;
         for c in line.chars() {
@@ -532,6 +548,10 @@ mod tests {
             }
         );
         assert_eq!(env.printed, vec!["20"]);
+        let mut env = Env::new();
+        env.vars.insert("tcpi_rtt".into(), Value::Int(5));
+        run("assert 1 <= tcpi_rtt <= 9, tcpi_rtt;\\\n   assert tcpi_rtt == 5;\\\n", &mut env).unwrap();
+        assert!(run("assert tcpi_rtt == 5;\\\n assert tcpi_rtt == 6", &mut env).is_err(), "the joined line runs");
     }
 
     #[test]

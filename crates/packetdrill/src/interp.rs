@@ -210,7 +210,9 @@ struct Pending {
     /// Script times (µs) at which it may return.
     end_lo: i64,
     end_hi: i64,
-    tolerance: i64,
+    /// The tolerance of the return time; `None` for a call written without `...`, whose return time
+    /// packetdrill does not check (`verify_time` runs only for blocking calls, run_system_call.c).
+    tolerance: Option<i64>,
 }
 
 /// What a system call did.
@@ -518,6 +520,12 @@ impl<B: Backend> Interp<B> {
                         Some(Time::Relative(d)) | Some(Time::Absolute(d)) => (d, d),
                         Some(_) => (start, start),
                     };
+                    // packetdrill: a blocking call's return gets max(tolerance_usecs, tolerance_percent of
+                    // its expected duration), the duration taking the place of the gap since the last event.
+                    let tolerance = c.end.as_ref().map(|_| {
+                        let duration = end_lo.saturating_sub(start) as f64;
+                        self.opts.tolerance_usecs.max((self.opts.tolerance_percent / 100.0 * duration) as i64)
+                    });
                     let p = Pending { loc: e.loc, call: c.clone(), end_lo, end_hi, tolerance };
                     self.start_call(p)?;
                 }
@@ -760,7 +768,10 @@ impl<B: Backend> Interp<B> {
     /// for its syscall thread to go idle), so run time forward until it does.
     fn await_pending(&mut self) -> Result<(), Fail> {
         while let Some(p) = &self.pending {
-            let limit = p.end_hi.saturating_add(p.tolerance).saturating_add(BLOCK_LIMIT_US);
+            let limit = p
+                .end_hi
+                .saturating_add(p.tolerance.unwrap_or(self.opts.tolerance_usecs))
+                .saturating_add(BLOCK_LIMIT_US);
             let (loc, name) = (p.loc, p.call.name.clone());
             let r = self.b.step(limit);
             if !self.lift(r)? {
@@ -791,7 +802,9 @@ impl<B: Backend> Interp<B> {
         let saved = self.loc;
         self.loc = p.loc;
         self.check_result(&p.call, ret, errno)?;
-        self.check_time(p.end_lo, p.end_hi, p.tolerance, at, &format!("{}() to return", p.call.name))?;
+        if let Some(tolerance) = p.tolerance {
+            self.check_time(p.end_lo, p.end_hi, tolerance, at, &format!("{}() to return", p.call.name))?;
+        }
         self.loc = saved;
         Ok(())
     }
@@ -855,7 +868,12 @@ impl<B: Backend> Interp<B> {
         for (name, v) in self.lift(r)? {
             self.env.vars.insert(name.to_string(), code::Value::Int(v));
         }
-        match code::run(text, &mut self.env) {
+        let r = code::run(text, &mut self.env);
+        // What `print` wrote goes to stderr, as packetdrill's Python prints to its output.
+        for line in self.env.printed.drain(..) {
+            eprintln!("line {}: {line}", self.loc.line);
+        }
+        match r {
             Ok(()) => Ok(()),
             Err(code::CodeError::Assertion { statement, message }) => self.fail(format!(
                 "assertion failed: `{statement}`{}",

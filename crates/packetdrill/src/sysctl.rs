@@ -240,6 +240,12 @@ pub const SYSCTLS: &[Sysctl] = &[
         },
     },
     Sysctl {
+        name: "tcp_syn_linear_timeouts",
+        effect: "0 only: every SYN (and SYN-ACK) retransmission doubles the timeout; the linear timeouts of \
+                 Linux 6.18 (default 4: the first retransmissions 1 s apart) are not modelled",
+        apply: |v, _| only(v, 0, "linear SYN timeouts are not modelled"),
+    },
+    Sysctl {
         name: "tcp_frto",
         effect: "accepted, no effect: F-RTO (RFC 5682) is not modelled; a script whose outcome depends on it fails",
         apply: |v, _| int(v).map(|_| ()),

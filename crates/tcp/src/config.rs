@@ -315,6 +315,25 @@ pub struct TcpConfig {
     /// Default `off` (RFC 3168 is optional to RFC 9293 and later than the stacks of the old personalities).
     #[serde(skip_serializing_if = "EcnMode::is_off")]
     pub ecn: EcnMode,
+    /// The segment that carries the FIN is never held by Nagle: close() or shutdown() sends a short
+    /// queued tail at once, whatever is unacknowledged (Linux `tcp_nagle_test`: "Don't use the nagle
+    /// rule for ... the final FIN"; `tcp_send_fin` pushes with TCP_NAGLE_OFF). Off = Nagle holds it as
+    /// any short segment until the outstanding data is acknowledged. Default off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub fin_ends_nagle: bool,
+    /// Under TCP_CORK, a corked short segment leaves when the zero-window probe timer fires, max(RTO,
+    /// `rto_min`) after the push that found nothing in flight (Linux has no cork timer: `tcp_push` →
+    /// `tcp_check_probe_timer` arms ICSK_TIME_PROBE0 at `tcp_probe0_base`, and `tcp_write_wakeup` sends
+    /// the segment; tcp(7)'s "200 millisecond ceiling" is TCP_RTO_MIN). Off = 200 ms. Default off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub cork_ceiling_rto: bool,
+    /// TS.Recent is taken only from a segment whose ACK is not beyond SND.NXT: such a segment is dropped
+    /// before its timestamp counts (Linux `tcp_ack` refuses it ahead of `tcp_replace_ts_recent`), so a
+    /// stray or forged TSval cannot make PAWS refuse the peer's real segments. Off = RFC 7323 Appendix D
+    /// (R3): the TSval is recorded when the segment passes the sequence check, before the ACK check.
+    /// Default off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub ts_recent_needs_valid_ack: bool,
 }
 
 // The knobs added after result documents were first published are left out of them at their default
@@ -392,6 +411,9 @@ impl Default for TcpConfig {
             fin_delayed_ack: false,
             dsack_covered_ooo: false,
             ecn: EcnMode::Off,
+            fin_ends_nagle: false,
+            cork_ceiling_rto: false,
+            ts_recent_needs_valid_ack: false,
         }
     }
 }
@@ -624,6 +646,9 @@ mod tests {
             fin_delayed_ack: true,
             dsack_covered_ooo: true,
             ecn: EcnMode::On,
+            fin_ends_nagle: true,
+            cork_ceiling_rto: true,
+            ts_recent_needs_valid_ack: true,
             ..TcpConfig::default()
         };
         let serialized = toml::Value::try_from(all).unwrap();

@@ -242,9 +242,19 @@ pub struct Connection {
     last_data_sent: Option<Instant>,
     /// The end of the super-packet being sent under `tso`; new data below it goes without a new decision.
     tso_burst_end: SeqNumber,
+    /// The super-packet being sent holds two segments or more: Linux's GSO packets of more than one
+    /// segment reach the wire with PSH on their last segment (measured on 6.18 through a TUN device:
+    /// `tcp_min_tso_segs` = 1 gives no PSH inside a write, 2 and 4 give PSH every 2 and 4 segments).
+    tso_burst_multi: bool,
     /// SND.NXT when `tso` last held data back for cwnd: until SND.UNA passes it the sender counts as
     /// cwnd-limited for cwnd growth, as Linux's deferral sets `is_cwnd_limited`.
     tso_cwnd_limited_until: SeqNumber,
+    /// Under `cwv = "linux"`: the largest flight (bytes) sent in the current window and the SND.NXT that
+    /// window ends at (Linux `max_packets_out` and `cwnd_usage_seq`, kept by `tcp_cwnd_validate`). Slow
+    /// start grows cwnd while it is below twice that (`tcp_is_cwnd_limited`), so an application-limited
+    /// flight of 10 still grows cwnd to 20 as its ACKs come back, though fewer are in flight by then.
+    max_flight: u32,
+    max_flight_until: SeqNumber,
 
     // RTT and timers.
     rtt: RttEstimator,
@@ -372,7 +382,10 @@ impl Connection {
             tlp_pending: false,
             last_data_sent: None,
             tso_burst_end: iss,
+            tso_burst_multi: false,
             tso_cwnd_limited_until: iss,
+            max_flight: 0,
+            max_flight_until: iss,
             rtt,
             sampler: RttSampler::new(cfg.rtt_sampling),
             backoff: 0,
@@ -1059,9 +1072,11 @@ impl Connection {
         if !seg.flags.ack() {
             return;
         }
-        // RFC 7323 §4.3: TS.Recent from a segment that covers Last.ACK.sent.
+        // RFC 7323 §4.3: TS.Recent from a segment that covers Last.ACK.sent (`ts_recent_needs_valid_ack`:
+        // and whose ACK is not beyond SND.NXT).
         if let (true, Some(ts)) = (self.ts_ok, seg.options.timestamps) {
-            if seg.seq <= self.last_ack_sent {
+            let ack_valid = !self.cfg.ts_recent_needs_valid_ack || seg.ack.diff(self.snd_nxt) <= 0;
+            if seg.seq <= self.last_ack_sent && ack_valid {
                 self.ts_recent = ts.tsval;
             }
         }
@@ -1452,7 +1467,10 @@ impl Connection {
     /// [`Cwnd::decay`].
     #[inline]
     fn cwnd_validate(&mut self, now: Instant) {
-        if self.cwnd.decays() && self.rec.is_open() {
+        // Linux calls `tcp_cwnd_application_limited` only under tcp_slow_start_after_idle
+        // (`tcp_cwnd_validate`): with it off an application-limited cwnd never decays.
+        let linux_off = self.cfg.cwv == Cwv::Linux && !self.cfg.slow_start_after_idle;
+        if self.cwnd.decays() && self.rec.is_open() && !linux_off {
             self.cwnd_decay(now);
         }
     }
@@ -1527,6 +1545,7 @@ impl Connection {
         // cwnd-limited SND.NXT. Without it that mark is never set, and a comparison with it (an ISS) would
         // flip once 2^31 bytes have been sent.
         let tso_limited = self.cfg.tso && self.snd_una <= self.tso_cwnd_limited_until;
+        let flight_size = if self.cfg.cwv == Cwv::Linux { flight_size.max(self.max_flight) } else { flight_size };
         if !self.cwnd.growth_allowed(flight_size, self.smss) && !tso_limited {
             return;
         }
@@ -2007,7 +2026,15 @@ impl Connection {
             self.maybe_arm_persist(now);
         }
         if notes.has(Notes::CORK) && !self.armed(Timer::Cork) {
-            self.arm(Timer::Cork, now + Duration::from_millis(200));
+            // Linux has no cork timer of its own: with nothing in flight `tcp_check_probe_timer` arms the
+            // zero-window probe timer at max(RTO, TCP_RTO_MIN), whose probe sends the corked segment
+            // (`tcp_write_wakeup`); TCP_RTO_MIN is tcp(7)'s "200 millisecond ceiling".
+            let ceiling = if self.cfg.cork_ceiling_rto {
+                self.rtt.rto_backed_off(0).max(self.cfg.rto_min)
+            } else {
+                Duration::from_millis(200)
+            };
+            self.arm(Timer::Cork, now + ceiling);
         }
         if notes.has(Notes::VALIDATE) {
             self.cwnd_validate(now);
@@ -2104,8 +2131,10 @@ impl Connection {
                 self.snd_nxt == self.snd_una
             };
             let corked = self.cfg.cork && !self.fin_queued && !self.cork_released;
+            // Linux `tcp_nagle_test`: the segment that carries the FIN is never held (close() pushes it).
+            let fin_goes = fin && self.cfg.fin_ends_nagle;
             let ok = !corked
-                && ((all_queued && (self.cfg.nodelay || nagle_ok))
+                && ((all_queued && (self.cfg.nodelay || nagle_ok || fin_goes))
                     || len as u64 * 2 >= self.max_snd_wnd as u64 && self.max_snd_wnd > 0);
             if !ok {
                 if corked {
@@ -2185,6 +2214,7 @@ impl Connection {
         let unsent = if self.write_end > self.snd_nxt { self.write_end - self.snd_nxt } else { 0 };
         let burst = wnd_room.min(cwnd_room).min(self.tso_burst_max(cwnd)).min(unsent).max(len);
         self.tso_burst_end = self.snd_nxt + burst;
+        self.tso_burst_multi = burst > len;
         self.st.X_TsoBursts += 1;
     }
 
@@ -2273,7 +2303,8 @@ impl Connection {
                 seg.seq = self.snd_nxt;
                 seg.payload_len = len;
                 seg.flags = TcpFlags::ACK;
-                if len > 0 && self.snd_nxt + len == self.write_end {
+                let ends_burst = self.cfg.tso && self.tso_burst_multi && self.snd_nxt + len == self.tso_burst_end;
+                if len > 0 && (self.snd_nxt + len == self.write_end || ends_burst) {
                     seg.flags = seg.flags | TcpFlags::PSH;
                 }
                 if fin {
@@ -2285,6 +2316,13 @@ impl Connection {
                 self.snd_nxt += len + fin as u32;
                 if len + fin as u32 > 0 {
                     self.cwnd.on_segment_sent(self.snd_nxt);
+                }
+                if self.cfg.cwv == Cwv::Linux {
+                    let flight = self.snd_nxt - self.snd_una;
+                    if self.snd_una >= self.max_flight_until || flight > self.max_flight {
+                        self.max_flight = flight;
+                        self.max_flight_until = self.snd_nxt;
+                    }
                 }
                 // RFC 3042: a segment that goes beyond cwnd on a duplicate ACK is limited transmit.
                 if self.rec.is_open() && self.rec.dupacks > 0 && self.snd_nxt - self.snd_una > self.cwnd.window() {

@@ -89,6 +89,9 @@ impl TcpConfig {
                 dsack_covered_ooo: true,
                 // net.ipv4.tcp_ecn = 2: ECN when the peer asks (Linux's default since 2.6.31).
                 ecn: EcnMode::Accept,
+                fin_ends_nagle: true,
+                cork_ceiling_rto: true,
+                ts_recent_needs_valid_ack: true,
                 ..rfc.clone()
             }),
             "linux-2.4" => Some(TcpConfig {

@@ -62,6 +62,7 @@ mod knobs;
 mod linux;
 mod loss;
 mod pair;
+mod pdrill;
 mod rack;
 mod review;
 mod rto;
