@@ -183,7 +183,16 @@ fn resolved(kind: &str) -> Vec<(&'static str, Value)> {
         .filter_map(|(p, _)| {
             let text = minimal(kind, p);
             let s = load(&Source { name: "keys", text: &text }, &[]).ok()?;
-            Some((*p, serde_json::to_value(&s).ok()?))
+            let mut v = serde_json::to_value(&s).ok()?;
+            // Knobs left out of documents at their default are shown with it.
+            if let Some(Value::Object(tcp)) = v.pointer_mut("/client/tcp") {
+                for (knob, value) in tcplab_tcp::config::OMITTED_AT_DEFAULT {
+                    let value: toml::Value = toml::from_str(&format!("v = {value}")).ok()?;
+                    let value = serde_json::to_value(&value["v"]).ok()?;
+                    tcp.entry(knob.to_string()).or_insert(value);
+                }
+            }
+            Some((*p, v))
         })
         .collect()
 }

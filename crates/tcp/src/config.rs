@@ -348,6 +348,20 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
+/// The knobs a serialized `TcpConfig` leaves out at their default, each with that default as a TOML value,
+/// so that a reader of documents (the key registry behind `tcplab explain`) can show them. A test checks
+/// the list against the serialization and every value against `TcpConfig::default()`.
+pub const OMITTED_AT_DEFAULT: &[(&str, &str)] = &[
+    ("wscale_space", "\"0B\""),
+    ("syn_retries", "0"),
+    ("fin_delayed_ack", "false"),
+    ("dsack_covered_ooo", "false"),
+    ("ecn", "\"off\""),
+    ("fin_ends_nagle", "false"),
+    ("cork_ceiling_rto", "false"),
+    ("ts_recent_needs_valid_ack", "false"),
+];
+
 impl Default for TcpConfig {
     fn default() -> Self {
         TcpConfig {
@@ -663,6 +677,19 @@ mod tests {
                 doc.len() > 30 && doc.contains("Default"),
                 "{name}: doc comment must say meaning and default: {doc:?}"
             );
+        }
+    }
+
+    #[test]
+    fn the_knobs_left_out_at_their_default_are_listed_with_it() {
+        let serialized = toml::Value::try_from(TcpConfig::default()).unwrap();
+        let present: Vec<&str> = serialized.as_table().unwrap().keys().map(String::as_str).collect();
+        let missing: Vec<&str> = KNOBS.iter().map(|(n, _)| *n).filter(|n| !present.contains(n)).collect();
+        let listed: Vec<&str> = OMITTED_AT_DEFAULT.iter().map(|(n, _)| *n).collect();
+        assert_eq!(missing, listed, "OMITTED_AT_DEFAULT must list exactly the knobs left out, in KNOBS order");
+        for (knob, value) in OMITTED_AT_DEFAULT {
+            let parsed: TcpConfig = toml::from_str(&format!("{knob} = {value}")).unwrap();
+            assert_eq!(parsed, TcpConfig::default(), "{knob} = {value} is not the default");
         }
     }
 
