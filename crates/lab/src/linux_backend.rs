@@ -498,7 +498,7 @@ pub fn run(s: &Scenario, seed: u64, pcap: Option<PcapSpec>) -> Result<LinuxRun, 
         let apps = spec
             .apps
             .iter()
-            .map(|(h, a)| (if *h == tcplab_sim::CLIENT { Side::Client } else { Side::Server }, a.clone()))
+            .map(|a| (if a.host == tcplab_sim::CLIENT { Side::Client } else { Side::Server }, a.app.clone()))
             .collect();
         let mut apps = tcplab_emu::AppsSpec::new(apps, spec.measure);
         // TCP_CRR makes two ends per transaction: keep the first ones' statistics, as the simulator does.

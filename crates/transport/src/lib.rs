@@ -23,7 +23,7 @@ pub enum TxRoom {
 
 /// A segment as an engine moves it: what a link needs (its IP length) and what a host needs to deliver it
 /// (the ports it is addressed from and to).
-pub trait Segment: Clone {
+pub trait Segment: Clone + 'static {
     /// Bytes of the IP datagram: IP and transport headers, options, payload.
     fn ip_len(&self) -> u32;
     /// Payload bytes carried (0 for a pure acknowledgement or control segment).
@@ -39,6 +39,36 @@ pub trait Segment: Clone {
     fn coalesces(first: &Self, prev: &Self, next: &Self) -> bool {
         let _ = (first, prev, next);
         false
+    }
+    /// The ECN field of the segment's IP header (RFC 3168 §5), which a queue discipline reads on the way.
+    /// Default: Not-ECT (a transport that does not negotiate ECN).
+    fn ecn(&self) -> Ecn {
+        Ecn::NotEct
+    }
+    /// A router marked the packet Congestion Experienced on the way (RFC 3168 §5): the engine calls this
+    /// before the receiving endpoint sees the segment. Default: ignored (a transport without ECN).
+    fn set_ce(&mut self) {}
+}
+
+/// The ECN field of an IP header (RFC 3168 §5): two bits, named as the RFC names the codepoints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum Ecn {
+    /// 00: the transport is not ECN-capable.
+    #[default]
+    NotEct = 0b00,
+    /// 01: ECN-capable transport, ECT(1).
+    Ect1 = 0b01,
+    /// 10: ECN-capable transport, ECT(0).
+    Ect0 = 0b10,
+    /// 11: Congestion Experienced.
+    Ce = 0b11,
+}
+
+impl Ecn {
+    /// ECT(0), ECT(1) or CE: a router may mark instead of dropping (RFC 3168 §5).
+    pub fn is_ect(self) -> bool {
+        self != Ecn::NotEct
     }
 }
 
