@@ -297,6 +297,9 @@ fn build() -> Vec<Key> {
         ("loss", "table"),
         ("tick", "duration"),
         ("idle_credit", "\"dropped\" or \"kept\""),
+        ("qdisc", "table"),
+        ("jitter", "duration"),
+        ("reorder", "bool"),
     ] {
         let default = if field == "rate" {
             DefaultValue::Required

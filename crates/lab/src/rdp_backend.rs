@@ -275,8 +275,8 @@ pub fn run_point(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<RdpConnec
         rtt_samples,
         logvars: None,
         links: Links {
-            up: link_counters(r.links[UP.index()]),
-            down: link_counters(r.links[DOWN.index()]),
+            up: link_counters(r.links[UP], r.qdiscs[UP]),
+            down: link_counters(r.links[DOWN], r.qdiscs[DOWN]),
             nic_client: nic_counters(r.nics[CLIENT.index()]),
             nic_server: nic_counters(r.nics[SERVER.index()]),
             ip_client: ip_counters(s, &r.ip)[0],

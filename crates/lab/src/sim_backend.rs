@@ -13,7 +13,7 @@ use tcplab_workload::{
 
 use crate::probes::{exact_secs, LogVarsProbe};
 use crate::result::{
-    BackendRun, ConnectionResult, EngineCounters, IpCounters, LinkCounters, Links, NicCounters, Series,
+    BackendRun, ConnectionResult, EngineCounters, IpCounters, LinkCounters, Links, NicCounters, QdiscCounters, Series,
 };
 use crate::scenario::{Scenario, TestKind};
 
@@ -230,7 +230,7 @@ fn paired(eps: Vec<EndpointReport<Estats>>) -> Vec<EndpointReport<Estats>> {
     order.into_iter().filter_map(|i| slots[i].take()).collect()
 }
 
-pub(crate) fn link_counters(l: LinkStats) -> LinkCounters {
+pub(crate) fn link_counters(l: LinkStats, q: Option<tcplab_link::QdiscStats>) -> LinkCounters {
     LinkCounters {
         frames_in: l.frames_in,
         frames_delivered: l.frames_delivered,
@@ -238,6 +238,17 @@ pub(crate) fn link_counters(l: LinkStats) -> LinkCounters {
         drops_queue_full: l.drops_queue_full,
         drops_random_loss: l.drops_random_loss,
         max_queue_frames: l.max_queue_frames,
+        qdisc: q.map(|q| QdiscCounters {
+            enqueued: q.enqueued,
+            dequeued: q.dequeued,
+            drops_overlimit: q.drops_overlimit,
+            drops_aqm: q.drops_aqm,
+            marks: q.marks,
+            max_packets: q.max_packets,
+            max_bytes: q.max_bytes,
+            sojourn_mean_ms: if q.dequeued == 0 { 0.0 } else { q.sojourn_sum_ns as f64 / q.dequeued as f64 / 1e6 },
+            sojourn_max_ms: q.sojourn_max_ns as f64 / 1e6,
+        }),
     }
 }
 
@@ -359,8 +370,8 @@ pub fn run_with(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<Connection
         connections,
         retransmissions,
         links: Links {
-            up: link_counters(r.links[UP.index()]),
-            down: link_counters(r.links[DOWN.index()]),
+            up: link_counters(r.links[UP], r.qdiscs[UP]),
+            down: link_counters(r.links[DOWN], r.qdiscs[DOWN]),
             nic_client: nic_counters(r.nics[CLIENT.index()]),
             nic_server: nic_counters(r.nics[SERVER.index()]),
             ip_client: ip_counters(s, &r.ip)[0],
