@@ -66,7 +66,7 @@ impl std::fmt::Display for HostId {
 
 impl std::fmt::Display for DirId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "link {} {}", self.0 / 2, if self.0 % 2 == 0 { "forward" } else { "backward" })
+        write!(f, "link {} {}", self.0 / 2, if self.0.is_multiple_of(2) { "forward" } else { "backward" })
     }
 }
 

@@ -445,6 +445,9 @@ impl<S: Segment> Path<S> {
     }
 }
 
+/// A host's CPU model, its backlog holding each segment with the host that sent it.
+type HostCpu<S> = Cpu<(HostId, S)>;
+
 /// What the per-packet path needs besides the endpoints: the clock, the event queue, the hosts, the path, the
 /// CPU models and the probe. Kept apart from the endpoints so that an endpoint and these borrow side by side.
 struct Io<T: Transport, P> {
@@ -454,7 +457,7 @@ struct Io<T: Transport, P> {
     paths: Vec<Path<T::Segment>>,
     routes: Routes,
     /// Per host, with the CPU cost model: its cores and its receive backlog.
-    cpus: Vec<Option<Cpu<(HostId, T::Segment)>>>,
+    cpus: Vec<Option<HostCpu<T::Segment>>>,
     /// Either host has a CPU model: one test on the per-packet path when neither does.
     any_cpu: bool,
     data_segments: u64,
