@@ -332,6 +332,17 @@ impl LinkDirection {
         self.stats.max_queue_frames = self.stats.max_queue_frames.max(frames as u32);
     }
 
+    /// The fast path's backlog at `now` (frames and wire bytes waiting, not counting the one on the wire),
+    /// for a probe's tick; `now` at or after the last `send`.
+    pub fn backlog_at(&self, now: Instant) -> (usize, u64) {
+        self.waiting.iter().filter(|(start, _)| *start > now).fold((0, 0), |(n, b), (_, w)| (n + 1, b + *w as u64))
+    }
+
+    /// How long a frame arriving at `now` would wait for the serializer (the queueing delay a probe samples).
+    pub fn wait_at(&self, now: Instant) -> Duration {
+        self.busy_until.saturating_since(now)
+    }
+
     /// Frames waiting (not counting the one on the wire) as of the last `send`.
     pub fn queued_frames(&self) -> usize {
         self.waiting.len()

@@ -261,6 +261,49 @@ impl std::fmt::Display for SimError {
 
 impl std::error::Error for SimError {}
 
+/// Every link direction of the run, as a probe sees them at a tick (queue-length and sojourn series).
+pub struct Links<'a, S> {
+    paths: &'a [Path<S>],
+    now: Instant,
+}
+
+/// One link direction at a probe's tick.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LinkView {
+    pub dir: DirId,
+    /// Packets and wire bytes waiting (in the qdisc, or the FIFO's backlog), not counting the one on the wire.
+    pub backlog_packets: usize,
+    pub backlog_bytes: u64,
+    /// The serializer's remaining time: on the FIFO, how long a packet arriving now would wait (its sojourn
+    /// time); on the generic path only the frame on the wire's rest (the qdisc's sojourn is in `qdisc`).
+    pub wait: Duration,
+    pub stats: LinkStats,
+    /// The qdisc's counters on the generic path (sojourn sums: a probe diffs them between ticks).
+    pub qdisc: Option<QdiscStats>,
+}
+
+impl<S> Links<'_, S> {
+    pub fn iter(&self) -> impl Iterator<Item = LinkView> + '_ {
+        self.paths.iter().enumerate().map(|(d, p)| {
+            let (backlog_packets, backlog_bytes, wait) = match &p.staged {
+                None => {
+                    let (n, b) = p.link.backlog_at(self.now);
+                    (n, b, p.link.wait_at(self.now))
+                }
+                Some(st) => (st.qdisc.len_packets(), st.qdisc.len_bytes(), p.link.wait_at(self.now)),
+            };
+            LinkView {
+                dir: DirId(d as u32),
+                backlog_packets,
+                backlog_bytes,
+                wait,
+                stats: p.link.stats(),
+                qdisc: p.staged.as_ref().map(|st| *st.qdisc.stats()),
+            }
+        })
+    }
+}
+
 /// Every connection end of the run, as a probe sees them at a tick.
 pub struct Endpoints<'a, T> {
     eps: &'a [Ep<T>],
@@ -1490,6 +1533,8 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
 
     fn tick(&mut self) {
         self.net.io.probe.on_tick(self.net.io.now, Endpoints { eps: &self.net.eps });
+        let io = &mut self.net.io;
+        io.probe.on_link_tick(io.now, Links { paths: &io.paths, now: io.now });
     }
 
     fn all_finished(&self) -> bool {

@@ -7,7 +7,7 @@ use tcplab_link::DropReason;
 use tcplab_transport::Transport;
 use tcplab_units::{Duration, Instant};
 
-use crate::{DirId, Endpoints, HostId};
+use crate::{DirId, Endpoints, HostId, Links};
 
 /// Where a packet was seen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,6 +71,8 @@ pub trait Probe<T: Transport> {
         None
     }
     fn on_tick(&mut self, _now: Instant, _endpoints: Endpoints<'_, T>) {}
+    /// At the same ticks, right after [`Probe::on_tick`]: every link direction's backlog and counters.
+    fn on_link_tick(&mut self, _now: Instant, _links: Links<'_, T::Segment>) {}
     /// Every application is ready: the measurement window opens now (before the tick at this instant).
     fn on_measure_start(&mut self, _now: Instant) {}
     /// The measurement window closes now.
@@ -93,6 +95,9 @@ impl<T: Transport, P: Probe<T>> Probe<T> for &mut P {
     }
     fn on_tick(&mut self, now: Instant, endpoints: Endpoints<'_, T>) {
         (**self).on_tick(now, endpoints)
+    }
+    fn on_link_tick(&mut self, now: Instant, links: Links<'_, T::Segment>) {
+        (**self).on_link_tick(now, links)
     }
     fn on_measure_start(&mut self, now: Instant) {
         (**self).on_measure_start(now)

@@ -201,3 +201,44 @@ fn jitter_keeps_order_unless_reordering_is_asked_for() {
     let sender = &r.endpoints.iter().find(|e| e.host == CLIENT).unwrap().stats;
     assert!(sender.DupAcksIn > 0, "the receiver saw holes");
 }
+
+/// Samples the up direction's backlog at every tick.
+#[derive(Default)]
+struct Backlog {
+    samples: Vec<(usize, u64, Duration)>,
+}
+
+impl Probe<Connection> for Backlog {
+    fn tick_interval(&self) -> Option<Duration> {
+        Some(Duration::from_millis(100))
+    }
+    fn on_link_tick(&mut self, _now: Instant, links: tcplab_sim::Links<'_, TcpSegment>) {
+        let up = links.iter().find(|l| l.dir == UP).expect("the two-host shape has an up direction");
+        self.samples.push((up.backlog_packets, up.backlog_bytes, up.wait));
+    }
+}
+
+#[test]
+fn a_probe_samples_each_directions_backlog_on_both_paths() {
+    // A 1 MiB window into a 100-frame queue at 10 Mbit/s: the queue fills.
+    let fast = two_hosts(common::link("10mbit", "10ms", 100, 0.0), 10);
+    let mut staged = fast.clone();
+    staged.links[0].forward.jitter = Some(Duration::ZERO);
+    let mut series = Vec::new();
+    for spec in [fast, staged] {
+        let mut b = Backlog::default();
+        run_with::<Connection, _>(&spec, 1, &mut b).unwrap();
+        assert!(b.samples.iter().any(|s| s.0 == 100), "the queue fills: {:?}", &b.samples[..10]);
+        for &(n, bytes, wait) in &b.samples {
+            assert!(n <= 100 && bytes <= 100 * 1538, "{n} frames, {bytes} B");
+            if spec.links[0].forward.jitter.is_none() {
+                // On the FIFO the wait is the backlog's serialization plus the rest of the frame on the wire.
+                let backlog_ns = bytes * 8 * 100; // 10 Mbit/s: 100 ns a bit
+                assert!(wait.as_nanos() >= backlog_ns && wait.as_nanos() <= backlog_ns + 1538 * 800, "{wait} {bytes}");
+            }
+        }
+        series.push(b.samples.iter().map(|s| (s.0, s.1)).collect::<Vec<_>>());
+    }
+    // The qdisc's backlog on the generic path is the FIFO's, tick for tick.
+    assert_eq!(series[0], series[1]);
+}
