@@ -307,6 +307,11 @@ fn build() -> Vec<Key> {
             default_at(&tcp, &format!("/path/up/{field}"), "unset")
         };
         let default = if field == "loss" { DefaultValue::Value("{ model = \"none\" }".into()) } else { default };
+        let default = match field {
+            "qdisc" => DefaultValue::Value("{ kind = \"fifo\" }".into()),
+            "reorder" => DefaultValue::Value("false".into()),
+            _ => default,
+        };
         b.add(format!("{DIRS}.{field}"), ty, default, field_doc_or("LinkConfig", field, ""), link_src(field));
     }
     let loss_src = text("LossModel, crates/link/src/config.rs");
