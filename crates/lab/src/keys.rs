@@ -306,6 +306,9 @@ fn build() -> Vec<Key> {
         ("loss", "table"),
         ("tick", "duration"),
         ("idle_credit", "\"dropped\" or \"kept\""),
+        ("qdisc", "table"),
+        ("jitter", "duration"),
+        ("reorder", "bool"),
     ] {
         let default = if field == "rate" {
             DefaultValue::Required
@@ -313,6 +316,11 @@ fn build() -> Vec<Key> {
             default_at(&tcp, &format!("/path/up/{field}"), "unset")
         };
         let default = if field == "loss" { DefaultValue::Value("{ model = \"none\" }".into()) } else { default };
+        let default = match field {
+            "qdisc" => DefaultValue::Value("{ kind = \"fifo\" }".into()),
+            "reorder" => DefaultValue::Value("false".into()),
+            _ => default,
+        };
         b.add(format!("{DIRS}.{field}"), ty, default, field_doc_or("LinkConfig", field, ""), link_src(field));
     }
     let loss_src = text("LossModel, crates/link/src/config.rs");

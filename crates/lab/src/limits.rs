@@ -74,6 +74,11 @@ pub const LIMITS: &[Limit] = &[
         why: "the connections get 180 s of simulated time to come up and a handshake crosses the path three times",
     },
     Limit {
+        key: "path.*.jitter",
+        range: Range::Time(Duration::ZERO, s(60)),
+        why: "at most the delay (checked with it), which is at most 60 s",
+    },
+    Limit {
         key: "path.*.queue",
         range: Range::Queue { packets: 1_000_000, bytes: GIB },
         why: "up to a million packets or 1GiB waiting",

@@ -8,7 +8,7 @@
 //! from the request's write to the read of the response's last byte.
 
 use tcplab_rdp::{RdpConfig, RdpConnection, RdpStats};
-use tcplab_sim::{Endpoints, HostId, HostSpec, PacketEvent, Probe, SimError, SimSpec, CLIENT, SERVER};
+use tcplab_sim::{Endpoints, HostId, HostSpec, PacketEvent, Probe, SimError, SimSpec, CLIENT, DOWN, SERVER, UP};
 use tcplab_transport::{Segment, Transport};
 use tcplab_units::{Duration, Instant};
 use tcplab_wire::RdpSegment;
@@ -74,13 +74,13 @@ pub fn sim_spec(s: &Scenario) -> SimSpec<RdpConfig> {
         };
         crate::sim_backend::stream_apps(n, ports, spacing, (send, receive), Duration::ZERO)
     };
-    SimSpec {
-        up: s.path.up.clone(),
-        down: s.path.down.clone(),
-        hosts: [host(&s.client), host(&s.server)],
+    SimSpec::two_hosts(
+        s.path.up.clone(),
+        s.path.down.clone(),
+        [host(&s.client), host(&s.server)],
         apps,
-        measure: s.test.duration,
-    }
+        s.test.duration,
+    )
 }
 
 /// The columns of an RDP run's `series`: time, then the sender's RFC 4898-style variables (docs/results.md).
@@ -275,12 +275,12 @@ pub fn run_point(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<RdpConnec
         rtt_samples,
         logvars: None,
         links: Links {
-            up: link_counters(r.links[0]),
-            down: link_counters(r.links[1]),
-            nic_client: nic_counters(r.nics[0]),
-            nic_server: nic_counters(r.nics[1]),
-            ip_client: ip_counters(s, r.ip)[0],
-            ip_server: ip_counters(s, r.ip)[1],
+            up: link_counters(r.links[UP], r.qdiscs[UP]),
+            down: link_counters(r.links[DOWN], r.qdiscs[DOWN]),
+            nic_client: nic_counters(r.nics[CLIENT.index()]),
+            nic_server: nic_counters(r.nics[SERVER.index()]),
+            ip_client: ip_counters(s, &r.ip)[0],
+            ip_server: ip_counters(s, &r.ip)[1],
         },
         health: None,
         published: Vec::new(),

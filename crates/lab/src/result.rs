@@ -816,6 +816,29 @@ pub struct LinkCounters {
     pub drops_random_loss: u64,
     /// Highest number of frames waiting in the queue (not counting the one on the wire).
     pub max_queue_frames: u32,
+    /// The direction's queue discipline when it is not the drop-tail FIFO (or the delay has jitter): its
+    /// counters. Absent for the FIFO, whose figures are the ones above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qdisc: Option<QdiscCounters>,
+}
+
+/// Counters of a link direction's queue discipline (`tcplab_link::QdiscStats`), sojourn times in ms.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QdiscCounters {
+    pub enqueued: u64,
+    pub dequeued: u64,
+    /// Refused on arrival at the hard limit (`queue`).
+    pub drops_overlimit: u64,
+    /// Dropped by the algorithm's decision (RED/PIE on enqueue, CoDel at the head).
+    pub drops_aqm: u64,
+    /// CE-marked instead of dropped (RFC 3168).
+    pub marks: u64,
+    pub max_packets: u32,
+    pub max_bytes: u64,
+    /// Mean and largest time a packet waited in the qdisc, ms.
+    pub sojourn_mean_ms: f64,
+    pub sojourn_max_ms: f64,
 }
 
 /// Counters of a host's NIC transmit queue.

@@ -772,6 +772,9 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
         if let Err((field, m)) = link.validate_tick() {
             return Err(ctx.error(&format!("{key}.{field}"), m));
         }
+        if let Err((field, m)) = link.validate_stages() {
+            return Err(ctx.error(&format!("{key}.{field}"), m));
+        }
         // RFC 791: every internet module must be able to forward a datagram of 68 octets.
         if let Some(mtu) = link.mtu {
             if !(68..=65535).contains(&mtu.bytes()) {

@@ -2,7 +2,7 @@
 //! the engine's report becomes a [`BackendRun`].
 
 use tcplab_link::{LinkStats, NicStats};
-use tcplab_sim::{EndpointReport, Endpoints, HostId, HostSpec, Probe, SimError, SimSpec, CLIENT, SERVER};
+use tcplab_sim::{EndpointReport, Endpoints, HostId, HostSpec, Probe, SimError, SimSpec, CLIENT, DOWN, SERVER, UP};
 use tcplab_tcp::{Connection, Estats, TcpConfig};
 use tcplab_transport::{Stats, Transport};
 use tcplab_units::{Duration, Instant};
@@ -13,7 +13,7 @@ use tcplab_workload::{
 
 use crate::probes::{exact_secs, LogVarsProbe};
 use crate::result::{
-    BackendRun, ConnectionResult, EngineCounters, IpCounters, LinkCounters, Links, NicCounters, Series,
+    BackendRun, ConnectionResult, EngineCounters, IpCounters, LinkCounters, Links, NicCounters, QdiscCounters, Series,
 };
 use crate::scenario::{Scenario, TestKind};
 
@@ -70,16 +70,16 @@ pub fn sim_spec(s: &Scenario) -> SimSpec<TcpConfig> {
         };
         let server =
             MsgReceiverConfig { port: SERVER_PORT, ports, connections: n, message, count: s.test.messages, book };
-        return SimSpec {
-            up: s.path.up.clone(),
-            down: s.path.down.clone(),
+        return SimSpec::two_hosts(
+            s.path.up.clone(),
+            s.path.down.clone(),
             hosts,
-            apps: vec![
+            vec![
                 (SERVER, App::MsgReceiver(MsgReceiver::new(server))),
                 (CLIENT, App::MsgSender(MsgSender::new(client))),
             ],
-            measure: s.test.duration,
-        };
+            s.test.duration,
+        );
     }
     if let (Some(request), Some(response)) = (s.test.request, s.test.response) {
         let crr = s.test.kind == TestKind::TcpCrr;
@@ -102,13 +102,13 @@ pub fn sim_spec(s: &Scenario) -> SimSpec<TcpConfig> {
             request: request.bytes(),
             response: response.bytes(),
         };
-        return SimSpec {
-            up: s.path.up.clone(),
-            down: s.path.down.clone(),
+        return SimSpec::two_hosts(
+            s.path.up.clone(),
+            s.path.down.clone(),
             hosts,
-            apps: vec![(SERVER, App::RrServer(RrServer::new(server))), (CLIENT, App::RrClient(RrClient::new(client)))],
-            measure: s.test.duration,
-        };
+            vec![(SERVER, App::RrServer(RrServer::new(server))), (CLIENT, App::RrClient(RrClient::new(client)))],
+            s.test.duration,
+        );
     }
     let (client_role, server_role) = match s.test.kind {
         TestKind::TcpMaerts => (Role::Receive, Role::Send { message: s.test.message.bytes() }),
@@ -117,13 +117,13 @@ pub fn sim_spec(s: &Scenario) -> SimSpec<TcpConfig> {
     // With test.start_spread the senders also start writing that far apart (the connections all come up
     // before the measurement, as netperf's do, so staggered SYNs alone would not stagger the data).
     let write_spread = if s.test.start_spread.is_some() { spacing } else { Duration::ZERO };
-    SimSpec {
-        up: s.path.up.clone(),
-        down: s.path.down.clone(),
+    SimSpec::two_hosts(
+        s.path.up.clone(),
+        s.path.down.clone(),
         hosts,
-        apps: stream_apps(n, ports, spacing, (client_role, server_role), write_spread),
-        measure: s.test.duration,
-    }
+        stream_apps(n, ports, spacing, (client_role, server_role), write_spread),
+        s.test.duration,
+    )
 }
 
 /// The two ends of a bulk transfer (TCP or RDP): the client opens `n` connections `spacing` apart over
@@ -230,7 +230,7 @@ fn paired(eps: Vec<EndpointReport<Estats>>) -> Vec<EndpointReport<Estats>> {
     order.into_iter().filter_map(|i| slots[i].take()).collect()
 }
 
-pub(crate) fn link_counters(l: LinkStats) -> LinkCounters {
+pub(crate) fn link_counters(l: LinkStats, q: Option<tcplab_link::QdiscStats>) -> LinkCounters {
     LinkCounters {
         frames_in: l.frames_in,
         frames_delivered: l.frames_delivered,
@@ -238,13 +238,24 @@ pub(crate) fn link_counters(l: LinkStats) -> LinkCounters {
         drops_queue_full: l.drops_queue_full,
         drops_random_loss: l.drops_random_loss,
         max_queue_frames: l.max_queue_frames,
+        qdisc: q.map(|q| QdiscCounters {
+            enqueued: q.enqueued,
+            dequeued: q.dequeued,
+            drops_overlimit: q.drops_overlimit,
+            drops_aqm: q.drops_aqm,
+            marks: q.marks,
+            max_packets: q.max_packets,
+            max_bytes: q.max_bytes,
+            sojourn_mean_ms: if q.dequeued == 0 { 0.0 } else { q.sojourn_sum_ns as f64 / q.dequeued as f64 / 1e6 },
+            sojourn_max_ms: q.sojourn_max_ns as f64 / 1e6,
+        }),
     }
 }
 
 /// Both hosts' IP counters when the scenario can fragment (a direction has an MTU).
-pub(crate) fn ip_counters(s: &Scenario, ip: [tcplab_sim::IpStats; 2]) -> [Option<IpCounters>; 2] {
+pub(crate) fn ip_counters(s: &Scenario, ip: &[tcplab_sim::IpStats]) -> [Option<IpCounters>; 2] {
     let fragmenting = s.path.up.mtu.is_some() || s.path.down.mtu.is_some();
-    ip.map(|i| {
+    [ip[CLIENT.index()], ip[SERVER.index()]].map(|i| {
         fragmenting.then_some(IpCounters {
             out_frag_reqds: i.out_frag_reqds,
             out_frag_creates: i.out_frag_creates,
@@ -355,16 +366,16 @@ pub fn run_with(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<Connection
         })
         .collect();
     Ok(BackendRun {
-        apps: r.apps.iter().zip(&spec.apps).map(|(a, (h, _))| (side(*h), a.report())).collect(),
+        apps: r.apps.iter().zip(&spec.apps).map(|(a, spec)| (side(spec.host), a.report())).collect(),
         connections,
         retransmissions,
         links: Links {
-            up: link_counters(r.links[0]),
-            down: link_counters(r.links[1]),
-            nic_client: nic_counters(r.nics[0]),
-            nic_server: nic_counters(r.nics[1]),
-            ip_client: ip_counters(s, r.ip)[0],
-            ip_server: ip_counters(s, r.ip)[1],
+            up: link_counters(r.links[UP], r.qdiscs[UP]),
+            down: link_counters(r.links[DOWN], r.qdiscs[DOWN]),
+            nic_client: nic_counters(r.nics[CLIENT.index()]),
+            nic_server: nic_counters(r.nics[SERVER.index()]),
+            ip_client: ip_counters(s, &r.ip)[0],
+            ip_server: ip_counters(s, &r.ip)[1],
         },
         series,
         logvars,
@@ -373,6 +384,6 @@ pub fn run_with(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<Connection
             data_segments: r.data_segments,
             simulated: r.end_time.saturating_since(Instant::ZERO),
         },
-        cpu: r.cpu,
+        cpu: [r.cpu[CLIENT.index()], r.cpu[SERVER.index()]],
     })
 }

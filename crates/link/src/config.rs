@@ -1,6 +1,8 @@
 use serde::{Deserialize, Serialize};
 use tcplab_units::{ByteSize, Duration, Rate};
 
+use crate::qdisc::QdiscConfig;
+
 /// One direction of a path (RFC-free: this is the emulator's model, documented in docs/scenario.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -48,6 +50,31 @@ pub struct LinkConfig {
     /// the delay line at once, stamped with the tick already past, so it is held `delay − tick` to `delay`.
     #[serde(default, skip_serializing_if = "IdleCredit::is_dropped")]
     pub idle_credit: IdleCredit,
+    /// The queue discipline in front of the serializer (`qdisc = { kind = "codel" }`; the kinds and their
+    /// parameters are in docs/qdisc.md), with `queue` as its hard limit. Default: a drop-tail FIFO, which
+    /// decides a packet's fate as it enters (no event per packet); any other qdisc is asked for the next
+    /// packet each time the serializer is free (one departure event per direction at a time).
+    #[serde(default, skip_serializing_if = "is_fifo")]
+    pub qdisc: QdiscConfig,
+    /// Variation of the propagation delay: each frame's delay is drawn uniformly from `delay − jitter` to
+    /// `delay + jitter` (netem's `delay D J` without a distribution table draws from that span too). At
+    /// most `delay`. Frames keep their order unless `reorder` is set: a frame whose draw would arrive before
+    /// the frame ahead of it arrives with it (as a link that cannot overtake). Unset: a constant delay.
+    /// Set (even to `"0s"`), the direction takes the generic path, packet by packet through its qdisc.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<Duration>,
+    /// With `jitter`: let a frame overtake the frames ahead of it when its draw says so (netem reorders
+    /// this way, its tfifo sorting by time to send). Default false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub reorder: bool,
+}
+
+fn is_fifo(q: &QdiscConfig) -> bool {
+    matches!(q, QdiscConfig::Fifo {})
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// What a ticked (dummynet) pipe does with its credit when the queue empties; see [`LinkConfig::idle_credit`].
@@ -68,6 +95,38 @@ impl IdleCredit {
 impl LinkConfig {
     /// The shortest and longest `tick` accepted: HZ from 1 to 100,000.
     pub const TICK_RANGE: (Duration, Duration) = (Duration::from_micros(10), Duration::from_secs(1));
+
+    /// Checks the delay stage and what the generic (dequeue-side) path supports; the error names the key.
+    pub fn validate_stages(&self) -> Result<(), (&'static str, String)> {
+        if let Some(j) = self.jitter {
+            if j > self.delay {
+                return Err(("jitter", format!("{j}: more than the delay ({}); accepted: 0 to the delay", self.delay)));
+            }
+        }
+        if self.reorder && self.jitter.is_none_or(|j| j.is_zero()) {
+            return Err(("reorder", "has no effect without jitter; set jitter too, e.g. jitter = \"2ms\"".into()));
+        }
+        if self.reorder && self.mtu.is_some() {
+            return Err((
+                "reorder",
+                "not with mtu (fragments keep their order on a direction); accepted: false".into(),
+            ));
+        }
+        if self.tick.is_some() && (!is_fifo(&self.qdisc) || self.jitter.is_some()) {
+            return Err((
+                "tick",
+                "a dummynet pipe serves a drop-tail FIFO with a fixed delay; accepted with qdisc fifo and no jitter"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether the direction needs the generic path (a qdisc asked on dequeue, a variable delay) rather than
+    /// the drop-tail FIFO's decide-at-enqueue one.
+    pub fn is_staged(&self) -> bool {
+        !is_fifo(&self.qdisc) || self.jitter.is_some()
+    }
 
     /// Checks `tick` and the `delay` it quantizes; the error names the key (`tick` or `delay`), the value and
     /// what is accepted.

@@ -60,6 +60,8 @@ pub struct LinkDirection {
     waiting_bytes: u64,
     /// dummynet's tick clock, when the direction is served on ticks (`tick`); `None`: continuous.
     clock: Option<TickClock>,
+    /// The generic path's delay variation, nanoseconds either side of `delay` (0: none).
+    jitter: u64,
     stats: LinkStats,
 }
 
@@ -163,6 +165,7 @@ impl LinkDirection {
                 last_move: 0,
                 keep_credit: cfg.idle_credit == IdleCredit::Kept,
             }),
+            jitter: cfg.jitter.map_or(0, |j| j.as_nanos().min(cfg.delay.as_nanos())),
             stats: LinkStats::default(),
         }
     }
@@ -273,6 +276,73 @@ impl LinkDirection {
                 lost
             }
         }
+    }
+
+    /// Bytes a datagram of `ip_len` bytes occupies on this direction's wire.
+    #[inline]
+    pub fn wire_len(&self, ip_len: u32) -> u32 {
+        self.framing.wire_len(ip_len)
+    }
+
+    /// When the serializer finishes the frame it is sending (the generic path asks its qdisc for the next
+    /// frame then).
+    #[inline]
+    pub fn busy_until(&self) -> Instant {
+        self.busy_until
+    }
+
+    /// The generic path: a frame was offered to the direction's qdisc.
+    #[inline]
+    pub fn count_offer(&mut self) {
+        self.stats.frames_in += 1;
+    }
+
+    /// The generic path: the qdisc refused a frame at its hard limit.
+    #[inline]
+    pub fn count_refused(&mut self) {
+        self.stats.drops_queue_full += 1;
+    }
+
+    /// The generic path: the serializer, free at `now`, takes a frame of `wire` bytes from the qdisc. The loss
+    /// model numbers and judges it here, on the wire (frames an AQM dropped never reach it); the frame arrives
+    /// after its serialization and a propagation delay drawn as `jitter` says.
+    pub fn transmit(&mut self, now: Instant, wire: u32, carries_data: bool) -> Verdict {
+        debug_assert!(now >= self.busy_until, "the serializer is busy");
+        self.busy_until = now + self.rate.tx_time(wire as u64);
+        if self.lossy {
+            self.offer(carries_data);
+            if self.lose(carries_data) {
+                self.stats.drops_random_loss += 1;
+                return Verdict::Drop(DropReason::RandomLoss);
+            }
+        }
+        self.stats.frames_delivered += 1;
+        self.stats.bytes_delivered += wire as u64;
+        let delay = match self.jitter {
+            0 => self.delay,
+            j => {
+                // Uniform on [delay − j, delay + j] in whole nanoseconds (the modulo's bias is below 2⁻³⁰).
+                let span = 2 * j + 1;
+                Duration::from_nanos(self.delay.as_nanos() - j + self.rng.next_u64() % span)
+            }
+        };
+        Verdict::Deliver(self.busy_until + delay)
+    }
+
+    /// The generic path: the deepest the qdisc got, for the direction's counters.
+    pub fn note_queue(&mut self, frames: usize) {
+        self.stats.max_queue_frames = self.stats.max_queue_frames.max(frames as u32);
+    }
+
+    /// The fast path's backlog at `now` (frames and wire bytes waiting, not counting the one on the wire),
+    /// for a probe's tick; `now` at or after the last `send`.
+    pub fn backlog_at(&self, now: Instant) -> (usize, u64) {
+        self.waiting.iter().filter(|(start, _)| *start > now).fold((0, 0), |(n, b), (_, w)| (n + 1, b + *w as u64))
+    }
+
+    /// How long a frame arriving at `now` would wait for the serializer (the queueing delay a probe samples).
+    pub fn wait_at(&self, now: Instant) -> Duration {
+        self.busy_until.saturating_since(now)
     }
 
     /// Frames waiting (not counting the one on the wire) as of the last `send`.
@@ -421,6 +491,9 @@ mod tests {
             mtu: None,
             tick: None,
             idle_credit: IdleCredit::Dropped,
+            qdisc: Default::default(),
+            jitter: None,
+            reorder: false,
         }
     }
 

@@ -22,6 +22,9 @@ fn link(loss: f64) -> LinkConfig {
         mtu: None,
         tick: None,
         idle_credit: tcplab_link::IdleCredit::Dropped,
+        qdisc: Default::default(),
+        jitter: None,
+        reorder: false,
     }
 }
 
@@ -49,13 +52,13 @@ fn spec(cfg: &RdpConfig, up_loss: f64, down_loss: f64, secs: u64) -> SimSpec<Rdp
         role: Role::Receive,
         gates_measurement: true,
     }));
-    SimSpec {
-        up: link(up_loss),
-        down: link(down_loss),
-        hosts: [host(cfg), host(cfg)],
-        apps: vec![(SERVER, receiver), (CLIENT, sender)],
-        measure: Duration::from_secs(secs),
-    }
+    SimSpec::two_hosts(
+        link(up_loss),
+        link(down_loss),
+        [host(cfg), host(cfg)],
+        vec![(SERVER, receiver), (CLIENT, sender)],
+        Duration::from_secs(secs),
+    )
 }
 
 /// Counts data packets the path dropped, by direction.

@@ -249,11 +249,12 @@ impl PcapProbe {
     /// What every packet event does to the trace, whatever the transport.
     fn on_event(&mut self, now: Instant, ev: PacketEvent, seg: Frame, frag: Option<Fragment>) {
         match ev {
-            PacketEvent::Sent { host, departs } => {
+            PacketEvent::Sent { host: at, departs } => {
+                // The two-host shape: host `h` (client 0, server 1) sends on direction `h` (up 0, down 1).
+                let host = at.index();
                 let id = self.take_id(host, frag);
-                // Direction `h` carries host `h`'s packets.
                 self.in_flight[host].push_back(id);
-                match (self.tap, host) {
+                match (self.tap, at) {
                     (Tap::Client, CLIENT) | (Tap::Server, SERVER) => self.write(now, seg, host, id, frag),
                     (Tap::Up, CLIENT) | (Tap::Down, SERVER) => self.write(departs, seg, host, id, frag),
                     _ => {}
@@ -261,16 +262,16 @@ impl PcapProbe {
             }
             PacketEvent::NicDropped { host } => {
                 // Refused before it got on the wire; the id is not reused, as on a real host.
-                self.take_id(host, frag);
+                self.take_id(host.index(), frag);
             }
             PacketEvent::LinkDropped { dir, .. } => {
                 // The path decides at once: the packet just sent on `dir` is the last one queued.
-                self.in_flight[dir].pop_back();
+                self.in_flight[dir.index()].pop_back();
             }
             PacketEvent::Delivered { dir } => {
-                let id = self.in_flight[dir].pop_front().unwrap_or(0);
+                let id = self.in_flight[dir.index()].pop_front().unwrap_or(0);
                 match (self.tap, dir) {
-                    (Tap::Client, DOWN) | (Tap::Server, UP) => self.write(now, seg, dir, id, frag),
+                    (Tap::Client, DOWN) | (Tap::Server, UP) => self.write(now, seg, dir.index(), id, frag),
                     _ => {}
                 }
             }
@@ -336,7 +337,7 @@ mod tests {
             ecn: tcplab_wire::EcnCodepoint::Ce,
         };
         let mut buf = Vec::new();
-        encode_frame(&seg, CLIENT, 3, &mut buf);
+        encode_frame(&seg, CLIENT.index(), 3, &mut buf);
         assert_eq!(buf.len(), ETH_HEADER_LEN + seg.ip_len() as usize);
         assert_eq!(&buf[12..14], &[0x08, 0x00]);
         let (info, back) = tcplab_wire::codec::parse_ipv4_tcp(&buf[ETH_HEADER_LEN..]).unwrap();

@@ -1,7 +1,9 @@
 //! The simulator backend: one run of one scenario point for one seed, on virtual time.
 //!
-//! Topology: a client host and a server host joined by a path with an `up` direction (client → server)
-//! and a `down` direction. A [`Host`] has a NIC transmit queue in front of its direction of the path,
+//! Topology ([`graph`]): hosts joined by duplex links, each direction its own link model, and static
+//! shortest-path routes; every host forwards what is not addressed to it. The two-host scenario is the
+//! smallest graph: a client and a server joined by one link whose directions are `up` (client → server) and
+//! `down` ([`SimSpec::two_hosts`]). A [`Host`] has a NIC transmit queue in front of its direction of the path,
 //! a port table that delivers each arriving segment to its connection (or to a listener, which accepts a
 //! new connection), ephemeral ports, and the applications ([`tcplab_workload::App`]) running on it. A
 //! connection end is a [`Transport`] (TCP, RDP); the engine is generic over it, so nothing on the
@@ -9,7 +11,11 @@
 //!
 //! Events (see [`queue::Class`]) are ordered by (time, class, source, sequence). Packets are not events
 //! until they reach the head of their link direction: a direction keeps its packets in flight in arrival
-//! order (FIFO with constant delay), and only its head sits in the event queue.
+//! order, and only its head sits in the event queue. A direction is a pipeline, qdisc → serializer →
+//! propagation delay → loss. With a drop-tail FIFO and a constant delay (every shipped two-host scenario)
+//! a packet's fate is decided as it enters (`LinkDirection::send`); any other qdisc, or a delay with
+//! jitter, takes the generic path: the qdisc holds the packets and is asked for the next one each time the
+//! serializer is free, by one departure event per direction at a time (`Class::Depart`).
 //!
 //! The measurement window is the applications': once every application said it is ready, all of them get
 //! `MeasureStart`, and `MeasureStop` follows after the spec's `measure` duration, or as soon as an
@@ -17,11 +23,12 @@
 //! until every connection end is finished (closed or in TIME-WAIT), or [`DRAIN_LIMIT`].
 //!
 //! Random streams: every random component draws from its own stream, seeded by [`stream_seed`] from the
-//! run seed and the component's id (link up 1, link down 2, endpoint `e`'s ISS 1000 + e and its own stream
+//! run seed and the component's id (link direction `d` 1 + d, so up 1 and down 2; its qdisc 3,000,000 + d; endpoint `e`'s ISS 1000 + e and its own stream
 //! 2,000,000 + e, where endpoints are numbered from 0 in the order they are created), so adding a
 //! component does not shift the draws of another.
 
 pub mod cpu;
+pub mod graph;
 pub mod probe;
 pub mod progress;
 pub mod queue;
@@ -30,28 +37,21 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
-use tcplab_link::{LinkConfig, LinkDirection, LinkStats, NicQueue, NicStats, Verdict};
+use tcplab_link::{
+    qdisc, DropReason, LinkConfig, LinkDirection, LinkStats, NicQueue, NicStats, PacketMeta, Qdisc, QdiscStats, Verdict,
+};
 use tcplab_transport::{Endpoint, Segment, Transport, TxRoom};
 use tcplab_units::{Duration, Instant, Rate};
 use tcplab_workload::{App, ConnId, ConnectError, Event, Sockets};
 
 use cpu::Cpu;
 pub use cpu::CpuSpec;
+pub use graph::{DirId, FlowId, HostId, LinkId, LinkSpec, NoRoute, Route, Routes, CLIENT, DOWN, SERVER, UP};
 pub use probe::{EndpointView, Fragment, PacketEvent, Probe};
 use queue::{Class, EventQueue};
 
 /// Bytes of an IPv4 header without options: every fragment has one.
 const IPV4_HEADER: u32 = 20;
-
-/// A host: index 0 is the client, 1 the server.
-pub type HostId = usize;
-pub const CLIENT: HostId = 0;
-pub const SERVER: HostId = 1;
-
-/// A direction of the path: 0 is up (client → server), 1 is down. Direction `h` carries host `h`'s packets.
-pub type Dir = usize;
-pub const UP: Dir = 0;
-pub const DOWN: Dir = 1;
 
 /// A host's configuration.
 #[derive(Debug, Clone, PartialEq)]
@@ -119,14 +119,62 @@ pub const EPHEMERAL_PORTS: (u16, u16) = (32768, 60999);
 /// Everything one simulation needs, units resolved.
 #[derive(Debug, Clone)]
 pub struct SimSpec<C> {
-    pub up: LinkConfig,
-    pub down: LinkConfig,
-    /// Client and server.
-    pub hosts: [HostSpec<C>; 2],
-    /// The applications and the host each runs on, in the order they start.
-    pub apps: Vec<(HostId, App)>,
+    /// Hosts and routers, indexed by [`HostId`].
+    pub hosts: Vec<HostSpec<C>>,
+    /// Duplex links, indexed by [`LinkId`]; link `l`'s directions are `l.forward()` and `l.backward()`.
+    pub links: Vec<LinkSpec>,
+    /// The applications, in the order they start.
+    pub apps: Vec<AppSpec>,
     /// Length of the measurement window.
     pub measure: Duration,
+}
+
+/// An application, the host it runs on, and the host its connections go to.
+#[derive(Debug, Clone)]
+pub struct AppSpec {
+    pub host: HostId,
+    /// Where `Sockets::connect` opens connections (ignored by an application that only listens).
+    pub peer: HostId,
+    /// The flow the application belongs to (results are grouped by it).
+    pub flow: FlowId,
+    pub app: App,
+}
+
+impl<C> SimSpec<C> {
+    /// The two-host shape: a client and a server joined by one link, `up` from client to server and `down`
+    /// back; each application's peer is the other host, and all belong to flow 0.
+    pub fn two_hosts(
+        up: LinkConfig,
+        down: LinkConfig,
+        [client, server]: [HostSpec<C>; 2],
+        apps: Vec<(HostId, App)>,
+        measure: Duration,
+    ) -> Self {
+        SimSpec {
+            hosts: vec![client, server],
+            links: vec![LinkSpec { a: CLIENT, b: SERVER, forward: up, backward: down }],
+            apps: apps
+                .into_iter()
+                .map(|(host, app)| AppSpec {
+                    host,
+                    peer: if host == CLIENT { SERVER } else { CLIENT },
+                    flow: FlowId(0),
+                    app,
+                })
+                .collect(),
+            measure,
+        }
+    }
+
+    /// The configuration of direction `d`.
+    pub fn link(&self, d: DirId) -> &LinkConfig {
+        let l = &self.links[d.link().index()];
+        if d == d.link().forward() {
+            &l.forward
+        } else {
+            &l.backward
+        }
+    }
 }
 
 /// Statistics of one connection end at the end of the run.
@@ -134,6 +182,8 @@ pub struct SimSpec<C> {
 pub struct EndpointReport<S> {
     pub id: u32,
     pub host: HostId,
+    /// The host at the other end of the connection.
+    pub peer: HostId,
     pub local_port: u16,
     pub remote_port: u16,
     /// The application the endpoint belonged to (index into [`SimSpec::apps`]).
@@ -149,14 +199,19 @@ pub struct SimRun<S> {
     pub apps: Vec<App>,
     /// Every connection end, in the order they were created.
     pub endpoints: Vec<EndpointReport<S>>,
-    pub links: [LinkStats; 2],
-    pub nics: [NicStats; 2],
-    /// Segments that found no connection and no listener.
-    pub no_socket: [u64; 2],
+    /// Per link direction ([`DirId`]).
+    pub links: Vec<LinkStats>,
+    /// Per link direction, its qdisc's counters when it takes the generic path (`None`: the drop-tail
+    /// FIFO's fast path, whose counters are all in `links`).
+    pub qdiscs: Vec<Option<QdiscStats>>,
+    /// Per host ([`HostId`]).
+    pub nics: Vec<NicStats>,
+    /// Per host, segments that found no connection and no listener.
+    pub no_socket: Vec<u64>,
     /// Per host, IP fragmentation and reassembly.
-    pub ip: [IpStats; 2],
+    pub ip: Vec<IpStats>,
     /// Per host, with the CPU cost model.
-    pub cpu: [Option<CpuReport>; 2],
+    pub cpu: Vec<Option<CpuReport>>,
     /// Virtual time at which the simulation stopped.
     pub end_time: Instant,
     /// Events the engine processed (for benchmarks).
@@ -187,6 +242,8 @@ pub const CONNECT_LIMIT: Duration = Duration::from_secs(180);
 pub enum SimError {
     /// The applications were not all ready within [`CONNECT_LIMIT`] (e.g. a path that loses everything).
     NotEstablished { established: usize, created: usize },
+    /// An application's peer cannot be reached: no links join the two hosts.
+    NoRoute { from: HostId, to: HostId },
 }
 
 impl std::fmt::Display for SimError {
@@ -197,11 +254,55 @@ impl std::fmt::Display for SimError {
                 "the test's connections were not all established after {CONNECT_LIMIT} of simulated time \
                  ({established} of {created} connection ends established)"
             ),
+            SimError::NoRoute { from, to } => write!(f, "no links join {from} to {to} (an application's peer)"),
         }
     }
 }
 
 impl std::error::Error for SimError {}
+
+/// Every link direction of the run, as a probe sees them at a tick (queue-length and sojourn series).
+pub struct Links<'a, S> {
+    paths: &'a [Path<S>],
+    now: Instant,
+}
+
+/// One link direction at a probe's tick.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LinkView {
+    pub dir: DirId,
+    /// Packets and wire bytes waiting (in the qdisc, or the FIFO's backlog), not counting the one on the wire.
+    pub backlog_packets: usize,
+    pub backlog_bytes: u64,
+    /// The serializer's remaining time: on the FIFO, how long a packet arriving now would wait (its sojourn
+    /// time); on the generic path only the frame on the wire's rest (the qdisc's sojourn is in `qdisc`).
+    pub wait: Duration,
+    pub stats: LinkStats,
+    /// The qdisc's counters on the generic path (sojourn sums: a probe diffs them between ticks).
+    pub qdisc: Option<QdiscStats>,
+}
+
+impl<S> Links<'_, S> {
+    pub fn iter(&self) -> impl Iterator<Item = LinkView> + '_ {
+        self.paths.iter().enumerate().map(|(d, p)| {
+            let (backlog_packets, backlog_bytes, wait) = match &p.staged {
+                None => {
+                    let (n, b) = p.link.backlog_at(self.now);
+                    (n, b, p.link.wait_at(self.now))
+                }
+                Some(st) => (st.qdisc.len_packets(), st.qdisc.len_bytes(), p.link.wait_at(self.now)),
+            };
+            LinkView {
+                dir: DirId(d as u32),
+                backlog_packets,
+                backlog_bytes,
+                wait,
+                stats: p.link.stats(),
+                qdisc: p.staged.as_ref().map(|st| *st.qdisc.stats()),
+            }
+        })
+    }
+}
 
 /// Every connection end of the run, as a probe sees them at a tick.
 pub struct Endpoints<'a, T> {
@@ -214,6 +315,7 @@ impl<'a, T> Endpoints<'a, T> {
         self.eps.iter().enumerate().map(|(i, ep)| EndpointView {
             id: i as u32,
             host: ep.host,
+            peer: ep.peer,
             local_port: ep.local_port,
             remote_port: ep.remote_port,
             conn: &ep.conn,
@@ -225,6 +327,11 @@ impl<'a, T> Endpoints<'a, T> {
 struct Ep<T> {
     conn: T,
     host: HostId,
+    peer: HostId,
+    /// The route its packets take to `peer`, its first direction and whether that is all of it.
+    route: u32,
+    first_dir: DirId,
+    one_hop: bool,
     app: u32,
     local_port: u16,
     remote_port: u16,
@@ -248,12 +355,12 @@ struct Host<C> {
     nic_waiters: VecDeque<u32>,
     nic_room_scheduled: bool,
     nic_room_seq: u64,
-    /// (local port << 16 | remote port) → endpoint. An entry lives until the endpoint is CLOSED, so a
-    /// port in TIME-WAIT stays taken.
-    ports: FxHashMap<u32, u32>,
+    /// (remote host, local port, remote port) as [`port_key`] packs them → endpoint. An entry lives until
+    /// the endpoint is CLOSED, so a port in TIME-WAIT stays taken.
+    ports: FxHashMap<u64, u32>,
     /// The (port key, endpoint) of the last lookup that found one: consecutive segments mostly belong to one
     /// connection, and this spares the hash. Cleared when an entry leaves `ports`.
-    last_demux: Option<(u32, u32)>,
+    last_demux: Option<(u64, u32)>,
     /// Listening port → application.
     listeners: FxHashMap<u16, u32>,
     ephemeral: (u16, u16),
@@ -266,6 +373,8 @@ struct Host<C> {
     reasm_seq: u64,
     fragment_ttl: Duration,
     ip: IpStats,
+    /// The id of the next datagram the host fragments.
+    next_ip_id: u32,
     /// The NIC's frame processor (`HostSpec::nic_frame_time`): its time per frame, and when the frames
     /// given to it so far are done (it takes them in the order they come, sent and received alike).
     nic_frame_time: Duration,
@@ -288,22 +397,61 @@ impl<C> Host<C> {
 struct InFlight<S> {
     arrival: Instant,
     seg: S,
+    /// The packet's route ([`Routes::get`]), the index of the direction it is on in the route's hops, and
+    /// whether that is the last (so that the per-packet path of a one-hop route never looks the route up).
+    route: u32,
+    hop: u8,
+    last_hop: bool,
+    /// The sending host (the receiving host's port table is keyed by it).
+    src: HostId,
     /// A fragment of the segment's datagram, not the whole datagram: its description is the head of the
     /// path's `fragments` (kept apart so that the common, unfragmented packet stays small).
     fragment: bool,
 }
 
-/// One direction of the path and the packets in flight on it.
+impl<S: Segment> InFlight<S> {
+    /// The flow a qdisc classifies the packet by (FQ-CoDel's hash of the 5-tuple, RFC 8290 §4.1.1): its
+    /// route (source and destination hosts) and ports, mixed so that nearby values spread.
+    fn flow(&self) -> u32 {
+        let key = (self.route as u64) << 32 | (self.seg.src_port() as u64) << 16 | self.seg.dst_port() as u64;
+        (stream_seed(0, key) >> 32) as u32
+    }
+}
+
+/// A packet waiting in a generic-path qdisc, with what the delay line needs when it leaves.
+struct Queued<S> {
+    p: InFlight<S>,
+    frag: Option<Fragment>,
+    ip_len: u32,
+}
+
+/// A direction on the generic path: its qdisc, the packets its host's NIC has sent but that reach the qdisc
+/// later (`ingress`, by time), and the one departure event in the queue.
+struct Staged<S> {
+    qdisc: Box<dyn Qdisc<Queued<S>>>,
+    ingress: VecDeque<(Instant, Queued<S>)>,
+    /// The departure event in the queue (its time and seq; an event with another seq is stale).
+    scheduled: Option<Instant>,
+    seq: u64,
+    dropped: Vec<(PacketMeta, Queued<S>, DropReason)>,
+    /// The last arrival on the delay line, which a frame may not overtake unless `reorder`.
+    last_arrival: Instant,
+    reorder: bool,
+}
+
+/// One link direction and the packets in flight on it.
 struct Path<S> {
     link: LinkDirection,
+    /// The host it delivers to.
+    to: HostId,
+    /// `None`: the drop-tail FIFO's fast path.
+    staged: Option<Box<Staged<S>>>,
     in_flight: VecDeque<InFlight<S>>,
     /// The fragments among `in_flight`, in the same order.
     fragments: VecDeque<Fragment>,
     arrival_seq: u64,
-    /// The largest datagram the direction carries (`u32::MAX`: no limit), and the id of the next datagram
-    /// its sender fragments.
+    /// The largest datagram the direction carries (`u32::MAX`: no limit).
     mtu: u32,
-    next_ip_id: u32,
     /// Receive coalescing at the host the direction delivers to: its hold (zero: off), the segments held
     /// for the batch being gathered, and how many more arrivals complete it.
     gro_hold: Duration,
@@ -324,7 +472,7 @@ impl<S: Segment> Path<S> {
         let mut prev = &first.seg;
         let mut n = 0;
         for f in &self.in_flight {
-            if f.arrival > until || f.fragment || !S::coalesces(&first.seg, prev, &f.seg) {
+            if f.arrival > until || f.fragment || f.route != first.route || !S::coalesces(&first.seg, prev, &f.seg) {
                 break;
             }
             size += f.seg.payload_len();
@@ -338,15 +486,19 @@ impl<S: Segment> Path<S> {
     }
 }
 
+/// A host's CPU model, its backlog holding each segment with the host that sent it.
+type HostCpu<S> = Cpu<(HostId, S)>;
+
 /// What the per-packet path needs besides the endpoints: the clock, the event queue, the hosts, the path, the
 /// CPU models and the probe. Kept apart from the endpoints so that an endpoint and these borrow side by side.
 struct Io<T: Transport, P> {
     now: Instant,
     queue: EventQueue,
-    hosts: [Host<T::Config>; 2],
-    paths: [Path<T::Segment>; 2],
+    hosts: Vec<Host<T::Config>>,
+    paths: Vec<Path<T::Segment>>,
+    routes: Routes,
     /// Per host, with the CPU cost model: its cores and its receive backlog.
-    cpus: [Option<Cpu<T::Segment>>; 2],
+    cpus: Vec<Option<HostCpu<T::Segment>>>,
     /// Either host has a CPU model: one test on the per-packet path when neither does.
     any_cpu: bool,
     data_segments: u64,
@@ -359,7 +511,9 @@ struct Net<T: Transport, P> {
     eps: Vec<Ep<T>>,
     io: Io<T, P>,
     /// Per host with a CPU model, its busy time at the window's ends.
-    cpu_busy_at: [[Duration; 2]; 2],
+    cpu_busy_at: Vec<[Duration; 2]>,
+    /// Per application, the route to its peer (for the connections it opens).
+    app_route: Vec<u32>,
     /// Endpoints an application acted on, in order; serviced after the application returns. The endpoint
     /// whose event is being handled (`current`) is serviced anyway and not recorded.
     touched: Vec<u32>,
@@ -403,7 +557,7 @@ struct AppCall {
 
 /// The source of a host's call-completion events for core `k`.
 fn call_source(h: HostId, k: usize) -> u32 {
-    (h as u32) << 11 | k as u32
+    h.0 << 11 | k as u32
 }
 
 /// An application's view of its host.
@@ -419,14 +573,16 @@ impl<T: Transport, P: Probe<T>> Sockets for Ctx<'_, T, P> {
     }
 
     fn connect(&mut self, remote_port: u16) -> Result<ConnId, ConnectError> {
-        let h = &mut self.net.io.hosts[self.host];
+        let route = self.net.app_route[self.app as usize];
+        let peer = self.net.io.routes.get(route).dst;
+        let h = &mut self.net.io.hosts[self.host.index()];
         let (lo, hi) = h.ephemeral;
         let span = (hi - lo) as u32 + 1;
         for _ in 0..span {
             let p = h.next_ephemeral;
             h.next_ephemeral = if p >= hi { lo } else { p + 1 };
-            if !h.ports.contains_key(&port_key(p, remote_port)) {
-                let e = self.net.create(self.host, self.app, p, remote_port, None);
+            if !h.ports.contains_key(&port_key(peer, p, remote_port)) {
+                let e = self.net.create(self.host, self.app, (peer, route), p, remote_port, None);
                 self.net.touch(e);
                 return Ok(ConnId(e));
             }
@@ -435,13 +591,13 @@ impl<T: Transport, P: Probe<T>> Sockets for Ctx<'_, T, P> {
     }
 
     fn listen(&mut self, port: u16) {
-        self.net.io.hosts[self.host].listeners.insert(port, self.app);
+        self.net.io.hosts[self.host.index()].listeners.insert(port, self.app);
     }
 
     #[inline(always)]
     fn send(&mut self, c: ConnId, bytes: u64) -> u64 {
         self.net.touch(c.0);
-        if self.net.io.any_cpu && self.net.io.cpus[self.host].is_some() {
+        if self.net.io.any_cpu && self.net.io.cpus[self.host.index()].is_some() {
             return self.net.call(self.host, self.app, c.0, Op::Send, bytes);
         }
         self.net.eps[c.0 as usize].conn.send(bytes)
@@ -450,7 +606,7 @@ impl<T: Transport, P: Probe<T>> Sockets for Ctx<'_, T, P> {
     #[inline(always)]
     fn recv(&mut self, c: ConnId, max: u64) -> u64 {
         self.net.touch(c.0);
-        if self.net.io.any_cpu && self.net.io.cpus[self.host].is_some() {
+        if self.net.io.any_cpu && self.net.io.cpus[self.host.index()].is_some() {
             return self.net.call(self.host, self.app, c.0, Op::Recv, max);
         }
         self.net.eps[c.0 as usize].conn.recv(max)
@@ -464,7 +620,7 @@ impl<T: Transport, P: Probe<T>> Sockets for Ctx<'_, T, P> {
         self.net.service(e);
         let now = self.net.io.now;
         let ep = &mut self.net.eps[e as usize];
-        if !ep.waiting && self.net.io.hosts[self.host].nic.is_full(now) {
+        if !ep.waiting && self.net.io.hosts[self.host.index()].nic.is_full(now) {
             self.net.io.wait_for_nic(ep, e);
         }
         ep.waiting
@@ -512,13 +668,25 @@ impl<T: Transport, P: Probe<T>> Sockets for Ctx<'_, T, P> {
     }
 }
 
-fn port_key(local: u16, remote: u16) -> u32 {
-    (local as u32) << 16 | remote as u32
+/// A connection's key in its host's port table: the remote host and both ports (two hosts may use the same
+/// ephemeral port towards one server).
+#[inline(always)]
+fn port_key(remote: HostId, local: u16, remote_port: u16) -> u64 {
+    (remote.0 as u64) << 32 | (local as u64) << 16 | remote_port as u64
 }
 
 impl<T: Transport, P: Probe<T>> Net<T, P> {
-    /// A new endpoint on `host` for application `app`: an active open, or (with `syn`) a listener's child.
-    fn create(&mut self, host: HostId, app: u32, local_port: u16, remote_port: u16, syn: Option<&T::Segment>) -> u32 {
+    /// A new endpoint on `host` for application `app` towards `peer` over `route`: an active open, or (with
+    /// `syn`) a listener's child.
+    fn create(
+        &mut self,
+        host: HostId,
+        app: u32,
+        (peer, route): (HostId, u32),
+        local_port: u16,
+        remote_port: u16,
+        syn: Option<&T::Segment>,
+    ) -> u32 {
         let id = self.eps.len() as u32;
         let ep = Endpoint {
             local_port,
@@ -526,7 +694,7 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
             iss: stream_seed(self.seed, 1000 + id as u64) as u32,
             random_seed: stream_seed(self.seed, 2_000_000 + id as u64),
         };
-        let cfg = self.io.hosts[host].cfg.clone();
+        let cfg = self.io.hosts[host.index()].cfg.clone();
         let conn = match syn {
             None => T::connect(cfg, ep),
             Some(seg) => match T::accept(cfg, ep, seg) {
@@ -534,10 +702,16 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
                 Err(_) => return u32::MAX,
             },
         };
-        self.io.hosts[host].ports.insert(port_key(local_port, remote_port), id);
+        self.io.hosts[host.index()].ports.insert(port_key(peer, local_port, remote_port), id);
+        let hops = &self.io.routes.get(route).hops;
+        let (first_dir, one_hop) = (hops[0], hops.len() == 1);
         self.eps.push(Ep {
             conn,
             host,
+            peer,
+            route,
+            first_dir,
+            one_hop,
             app,
             local_port,
             remote_port,
@@ -587,7 +761,7 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
             return 0;
         }
         let now = self.io.now;
-        let cpu = self.io.cpus[h].as_mut().expect("a call is charged to its host's CPU model");
+        let cpu = self.io.cpus[h.index()].as_mut().expect("a call is charged to its host's CPU model");
         let cost = cpu.spec.call(n);
         if cost.is_zero() {
             return match op {
@@ -621,8 +795,8 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
         }
         if !ep.released && ep.conn.is_closed() {
             ep.released = true;
-            let key = port_key(ep.local_port, ep.remote_port);
-            let host = &mut self.io.hosts[ep.host];
+            let key = port_key(ep.peer, ep.local_port, ep.remote_port);
+            let host = &mut self.io.hosts[ep.host.index()];
             if host.ports.get(&key) == Some(&e) {
                 host.ports.remove(&key);
                 host.last_demux = None;
@@ -637,7 +811,7 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
     #[cold]
     #[inline(never)]
     fn charge(&mut self, h: HostId, cost: impl Fn(&CpuSpec) -> Duration) {
-        let cpu = self.cpus[h].as_mut().expect("only hosts with a CPU model are charged");
+        let cpu = self.cpus[h.index()].as_mut().expect("only hosts with a CPU model are charged");
         let c = cost(&cpu.spec);
         cpu.charge(self.now, c);
     }
@@ -647,9 +821,9 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
     /// the others take effect with it.
     #[cold]
     #[inline(never)]
-    fn cpu_receive(&mut self, h: HostId, seg: T::Segment, first: bool, last: bool) -> Option<T::Segment> {
+    fn cpu_receive(&mut self, h: HostId, src: HostId, seg: T::Segment, first: bool, last: bool) -> Option<T::Segment> {
         let now = self.now;
-        let cpu = self.cpus[h].as_mut().expect("only hosts with a CPU model have a backlog");
+        let cpu = self.cpus[h.index()].as_mut().expect("only hosts with a CPU model have a backlog");
         let cost = match (first, seg.payload_len() > 0) {
             (false, _) => Duration::ZERO,
             (true, true) => cpu.spec.per_segment_in,
@@ -659,10 +833,10 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
         if done == now && cpu.backlog.is_empty() {
             return Some(seg);
         }
-        cpu.backlog.push_back((done, seg, last));
+        cpu.backlog.push_back((done, (src, seg), last));
         if cpu.backlog.len() == 1 {
             cpu.seq += 1;
-            self.queue.push(done, Class::Cpu, h as u32, cpu.seq);
+            self.queue.push(done, Class::Cpu, h.0, cpu.seq);
         }
         None
     }
@@ -673,14 +847,14 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
     fn transmit(&mut self, ep: &mut Ep<T>, e: u32, before_app: bool) {
         let h = ep.host;
         loop {
-            let room = if self.hosts[h].nic.is_full(self.now) { TxRoom::Full } else { TxRoom::Free };
+            let room = if self.hosts[h.index()].nic.is_full(self.now) { TxRoom::Full } else { TxRoom::Free };
             let seg = if before_app {
                 ep.conn.poll_transmit_before_app(self.now, room)
             } else {
                 ep.conn.poll_transmit(self.now, room)
             };
             match seg {
-                Some(seg) => self.send_packet(h, seg),
+                Some(seg) => self.send_packet(h, ep, seg),
                 None => {
                     if ep.conn.stalled() {
                         self.wait_for_nic(ep, e);
@@ -694,50 +868,174 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
     fn wait_for_nic(&mut self, ep: &mut Ep<T>, e: u32) {
         ep.waiting = true;
         let h = ep.host;
-        let host = &mut self.hosts[h];
+        let host = &mut self.hosts[h.index()];
         host.nic_waiters.push_back(e);
         if !host.nic_room_scheduled {
             if let Some(t) = host.nic.room_at(self.now) {
                 host.nic_room_scheduled = true;
                 host.nic_room_seq += 1;
-                self.queue.push(t, Class::NicRoom, h as u32, host.nic_room_seq);
+                self.queue.push(t, Class::NicRoom, h.0, host.nic_room_seq);
             }
         }
     }
 
+    /// Host `h` sends `seg` of endpoint `ep` over its route.
     #[inline(always)]
-    fn send_packet(&mut self, h: HostId, seg: T::Segment) {
+    fn send_packet(&mut self, h: HostId, ep: &Ep<T>, seg: T::Segment) {
         if seg.payload_len() > 0 {
             self.data_segments += 1;
         }
-        if self.any_cpu && self.cpus[h].is_some() {
+        if self.any_cpu && self.cpus[h.index()].is_some() {
             let data = seg.payload_len() > 0;
             self.charge(h, |spec| if data { spec.per_segment_out } else { spec.per_ack_out });
         }
         let ip_len = seg.ip_len();
-        if ip_len > self.paths[h].mtu {
-            self.send_fragments(h, seg, ip_len);
+        let dir = ep.first_dir;
+        if ip_len > self.paths[dir.index()].mtu {
+            self.send_fragments(h, (ep.route, ep.one_hop), seg, ip_len);
             return;
         }
         // Only under a drop-on-full reaction does a transport send into a full NIC: the frame is lost there.
-        let Some(departs) = self.hosts[h].nic.send(self.now, ip_len) else {
+        let Some(departs) = self.hosts[h.index()].nic.send(self.now, ip_len) else {
             self.probe.on_packet(self.now, PacketEvent::NicDropped { host: h }, &seg);
             return;
         };
-        let departs = self.hosts[h].nic_process(departs);
+        let departs = self.hosts[h.index()].nic_process(departs);
         self.probe.on_packet(self.now, PacketEvent::Sent { host: h, departs }, &seg);
-        let dir = h;
-        let path = &mut self.paths[dir];
-        match path.link.send(departs, ip_len, seg.payload_len() > 0) {
+        let (route, last_hop) = (ep.route, ep.one_hop);
+        let p = InFlight { arrival: departs, seg, route, hop: 0, last_hop, src: h, fragment: false };
+        self.offer(dir, ip_len, p, None);
+    }
+
+    /// Packet `p` (`ip_len` bytes, `frag` if a fragment) enters direction `dir` at `p.arrival` (when the
+    /// sending NIC has sent it, or when it reached the forwarding host).
+    #[inline(always)]
+    fn offer(&mut self, dir: DirId, ip_len: u32, mut p: InFlight<T::Segment>, frag: Option<Fragment>) {
+        let path = &mut self.paths[dir.index()];
+        if path.staged.is_some() {
+            self.offer_staged(dir, ip_len, p, frag);
+            return;
+        }
+        match path.link.send(p.arrival, ip_len, p.seg.payload_len() > 0) {
             Verdict::Deliver(arrival) => {
-                path.in_flight.push_back(InFlight { arrival, seg, fragment: false });
+                p.arrival = arrival;
+                p.fragment = frag.is_some();
+                path.in_flight.push_back(p);
+                if let Some(frag) = frag {
+                    path.fragments.push_back(frag);
+                }
                 if path.in_flight.len() == 1 {
                     path.arrival_seq += 1;
-                    self.queue.push(arrival, Class::Arrival, dir as u32, path.arrival_seq);
+                    self.queue.push(arrival, Class::Arrival, dir.0, path.arrival_seq);
                 }
             }
-            Verdict::Drop(reason) => self.probe.on_packet(self.now, PacketEvent::LinkDropped { dir, reason }, &seg),
+            Verdict::Drop(reason) => self.probe_drop(dir, reason, &p.seg, frag),
         }
+    }
+
+    #[inline(always)]
+    fn probe_drop(&mut self, dir: DirId, reason: DropReason, seg: &T::Segment, frag: Option<Fragment>) {
+        let ev = PacketEvent::LinkDropped { dir, reason };
+        match frag {
+            None => self.probe.on_packet(self.now, ev, seg),
+            Some(f) => self.probe.on_fragment(self.now, ev, seg, f),
+        }
+    }
+
+    /// The generic path's offer: the packet waits for its instant in `ingress` if it is not there yet, then
+    /// the direction is pumped.
+    #[inline(never)]
+    fn offer_staged(&mut self, dir: DirId, ip_len: u32, p: InFlight<T::Segment>, frag: Option<Fragment>) {
+        let path = &mut self.paths[dir.index()];
+        path.link.count_offer();
+        let st = path.staged.as_mut().expect("a staged direction");
+        let at = p.arrival;
+        // In time order: a forwarded packet may come at `now` behind a host's packet its NIC sends later.
+        let pos = st.ingress.iter().rposition(|(t, _)| *t <= at).map_or(0, |i| i + 1);
+        st.ingress.insert(pos, (at, Queued { p, frag, ip_len }));
+        self.pump(dir);
+    }
+
+    /// Direction `dir` on the generic path at `now`: what has reached it enters the qdisc, the serializer, if
+    /// free, takes what the qdisc gives, and the one departure event is set for the next instant either can
+    /// act (the serializer's end, or the next packet due to reach the qdisc).
+    fn pump(&mut self, dir: DirId) {
+        let now = self.now;
+        let path = &mut self.paths[dir.index()];
+        let st = path.staged.as_mut().expect("a staged direction");
+        while st.ingress.front().is_some_and(|(t, _)| *t <= now) {
+            let (at, q) = st.ingress.pop_front().expect("checked");
+            let meta = PacketMeta {
+                wire_len: path.link.wire_len(q.ip_len),
+                flow: q.p.flow(),
+                ect: q.p.seg.ect() || q.p.seg.ce(),
+                ce: q.p.seg.ce(),
+                enqueued: at,
+            };
+            match st.qdisc.enqueue(at, meta, q) {
+                Ok(()) => path.link.note_queue(st.qdisc.len_packets()),
+                Err((q, reason)) => {
+                    path.link.count_refused();
+                    st.dropped.push((meta, q, reason));
+                }
+            }
+        }
+        while path.link.busy_until() <= now {
+            let Some((meta, mut q)) = st.qdisc.dequeue(now, &mut st.dropped) else { break };
+            // The mark travels in the segment (the receiving transport reads it) and in `ecn` (the next
+            // qdisc on the route reads it).
+            if meta.ce {
+                q.p.seg.mark_ce();
+            }
+            match path.link.transmit(now, meta.wire_len, q.p.seg.payload_len() > 0) {
+                Verdict::Deliver(arrival) => {
+                    q.p.arrival = if st.reorder { arrival } else { arrival.max(st.last_arrival) };
+                    st.last_arrival = st.last_arrival.max(q.p.arrival);
+                    q.p.fragment = q.frag.is_some();
+                    if let Some(f) = q.frag {
+                        path.fragments.push_back(f);
+                    }
+                    // Sorted by arrival (equal arrivals in the order sent); a new head gets its own event.
+                    let at = q.p.arrival;
+                    let pos = path.in_flight.iter().rposition(|f| f.arrival <= at).map_or(0, |i| i + 1);
+                    path.in_flight.insert(pos, q.p);
+                    if pos == 0 {
+                        path.arrival_seq += 1;
+                        self.queue.push(at, Class::Arrival, dir.0, path.arrival_seq);
+                    }
+                }
+                Verdict::Drop(reason) => st.dropped.push((meta, q, reason)),
+            }
+        }
+        let mut dropped = std::mem::take(&mut st.dropped);
+        let next = match (st.ingress.front(), st.qdisc.len_packets() > 0) {
+            (Some(&(t, _)), true) => Some(t.min(path.link.busy_until()).max(now)),
+            (Some(&(t, _)), false) => Some(t.max(path.link.busy_until())),
+            (None, true) => Some(path.link.busy_until()),
+            (None, false) => None,
+        };
+        if next != st.scheduled {
+            st.scheduled = next;
+            if let Some(t) = next {
+                st.seq += 1;
+                self.queue.push(t, Class::Depart, dir.0, st.seq);
+            }
+        }
+        for (_, q, reason) in dropped.drain(..) {
+            self.probe_drop(dir, reason, &q.p.seg, q.frag);
+        }
+        let st = self.paths[dir.index()].staged.as_mut().expect("a staged direction");
+        st.dropped = dropped;
+    }
+
+    /// The departure event of `dir` (stale if the direction has rescheduled since).
+    fn on_depart(&mut self, dir: DirId, seq: u64) {
+        let st = self.paths[dir.index()].staged.as_mut().expect("a departure event has a staged direction");
+        if st.seq != seq {
+            return;
+        }
+        st.scheduled = None;
+        self.pump(dir);
     }
 
     /// Sends a datagram larger than host `h`'s direction's MTU as IPv4 fragments (RFC 791 §3.2): payload cut
@@ -745,43 +1043,30 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
     /// lost on its own. Out of line: most paths have no MTU.
     #[cold]
     #[inline(never)]
-    fn send_fragments(&mut self, h: HostId, seg: T::Segment, ip_len: u32) {
+    fn send_fragments(&mut self, h: HostId, (route, last_hop): (u32, bool), seg: T::Segment, ip_len: u32) {
         let now = self.now;
-        let path = &mut self.paths[h];
+        let dir = self.routes.get(route).hops[0];
+        let path = &self.paths[dir.index()];
         let payload = ip_len - IPV4_HEADER;
         let chunk = (path.mtu - IPV4_HEADER) / 8 * 8;
         let count = payload.div_ceil(chunk);
-        let id = path.next_ip_id;
-        path.next_ip_id = id.wrapping_add(1);
-        let ip = &mut self.hosts[h].ip;
+        let id = self.hosts[h.index()].next_ip_id;
+        self.hosts[h.index()].next_ip_id = id.wrapping_add(1);
+        let ip = &mut self.hosts[h.index()].ip;
         ip.out_frag_reqds += 1;
         ip.out_frag_creates += count as u64;
-        let carries_data = seg.payload_len() > 0;
         for i in 0..count {
             let offset = i * chunk;
             let len = chunk.min(payload - offset);
             let frag = Fragment { id, offset, len, more: i + 1 < count, count };
-            let Some(departs) = self.hosts[h].nic.send(now, IPV4_HEADER + len) else {
+            let Some(departs) = self.hosts[h.index()].nic.send(now, IPV4_HEADER + len) else {
                 self.probe.on_fragment(now, PacketEvent::NicDropped { host: h }, &seg, frag);
                 continue;
             };
-            let departs = self.hosts[h].nic_process(departs);
+            let departs = self.hosts[h.index()].nic_process(departs);
             self.probe.on_fragment(now, PacketEvent::Sent { host: h, departs }, &seg, frag);
-            let dir = h;
-            let path = &mut self.paths[dir];
-            match path.link.send(departs, IPV4_HEADER + len, carries_data) {
-                Verdict::Deliver(arrival) => {
-                    path.in_flight.push_back(InFlight { arrival, seg: seg.clone(), fragment: true });
-                    path.fragments.push_back(frag);
-                    if path.in_flight.len() == 1 {
-                        path.arrival_seq += 1;
-                        self.queue.push(arrival, Class::Arrival, dir as u32, path.arrival_seq);
-                    }
-                }
-                Verdict::Drop(reason) => {
-                    self.probe.on_fragment(now, PacketEvent::LinkDropped { dir, reason }, &seg, frag)
-                }
-            }
+            let p = InFlight { arrival: departs, seg: seg.clone(), route, hop: 0, last_hop, src: h, fragment: true };
+            self.offer(dir, IPV4_HEADER + len, p, Some(frag));
         }
     }
 
@@ -791,7 +1076,7 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
     #[inline(never)]
     fn reassemble(&mut self, h: HostId, frag: Fragment) -> bool {
         let now = self.now;
-        let host = &mut self.hosts[h];
+        let host = &mut self.hosts[h.index()];
         host.ip.reasm_reqds += 1;
         let got = host.reasm.entry(frag.id).or_insert(0);
         *got += 1;
@@ -799,7 +1084,7 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
             host.reasm_deadlines.push_back((now + host.fragment_ttl, frag.id));
             if host.reasm_deadlines.len() == 1 {
                 host.reasm_seq += 1;
-                self.queue.push(now + host.fragment_ttl, Class::Reassembly, h as u32, host.reasm_seq);
+                self.queue.push(now + host.fragment_ttl, Class::Reassembly, h.0, host.reasm_seq);
             }
         }
         if *got < frag.count {
@@ -813,11 +1098,11 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
     /// Host `h`'s reassembly timer: discards the datagrams whose time ran out incomplete.
     fn on_reassembly_timer(&mut self, h: HostId) {
         let now = self.now;
-        let host = &mut self.hosts[h];
+        let host = &mut self.hosts[h.index()];
         while let Some(&(deadline, id)) = host.reasm_deadlines.front() {
             if deadline > now {
                 host.reasm_seq += 1;
-                self.queue.push(deadline, Class::Reassembly, h as u32, host.reasm_seq);
+                self.queue.push(deadline, Class::Reassembly, h.0, host.reasm_seq);
                 break;
             }
             host.reasm_deadlines.pop_front();
@@ -1009,8 +1294,8 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
     }
 
     fn snapshot_cpu(&mut self, end: usize) {
-        for h in [CLIENT, SERVER] {
-            if let Some(cpu) = &self.net.io.cpus[h] {
+        for (h, cpu) in self.net.io.cpus.iter().enumerate() {
+            if let Some(cpu) = cpu {
                 self.net.cpu_busy_at[h][end] = cpu.executed_by(self.net.io.now);
             }
         }
@@ -1028,53 +1313,82 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         self.app_host[a as usize]
     }
 
-    fn on_arrival(&mut self, dir: Dir) {
-        let path = &mut self.net.io.paths[dir];
+    #[inline(always)]
+    fn on_arrival(&mut self, dir: DirId, seq: u64) {
+        let path = &mut self.net.io.paths[dir.index()];
+        // A reordering direction gives a packet that overtook the head its own event; the old one is stale.
+        if seq != path.arrival_seq {
+            return;
+        }
         let p = path.in_flight.pop_front().expect("an arrival event has a packet");
         debug_assert_eq!(p.arrival, self.net.io.now);
         if let Some(next) = path.in_flight.front() {
             path.arrival_seq += 1;
-            self.net.io.queue.push(next.arrival, Class::Arrival, dir as u32, path.arrival_seq);
+            self.net.io.queue.push(next.arrival, Class::Arrival, dir.0, path.arrival_seq);
         }
-        let h: HostId = 1 - dir;
-        if !self.net.io.hosts[h].nic_frame_time.is_zero() {
+        let h = path.to;
+        if !p.last_hop {
+            self.forward(dir, p);
+            return;
+        }
+        if !self.net.io.hosts[h.index()].nic_frame_time.is_zero() {
             self.nic_receive(dir, p);
             return;
         }
         self.reach_host(dir, p);
     }
 
+    /// A packet reached a host on its way: it goes on to the next direction of its route at once (a router
+    /// with no queue of its own but the direction's qdisc). Out of line: the two-host shape has no transit.
+    #[inline(never)]
+    fn forward(&mut self, dir: DirId, mut p: InFlight<T::Segment>) {
+        let io = &mut self.net.io;
+        let frag = if p.fragment { io.paths[dir.index()].fragments.pop_front() } else { None };
+        p.hop += 1;
+        let hops = &io.routes.get(p.route).hops;
+        let next = hops[p.hop as usize];
+        p.last_hop = p.hop as usize + 1 == hops.len();
+        let ip_len = match frag {
+            Some(f) => IPV4_HEADER + f.len,
+            None => p.seg.ip_len(),
+        };
+        p.arrival = io.now;
+        io.offer(next, ip_len, p, frag);
+    }
+
     /// A frame reached the NIC of the host at the end of `dir`, whose frame processor takes time: it waits
     /// for the processor. Out of line: most hosts' NICs take no time.
     #[inline(never)]
-    fn nic_receive(&mut self, dir: Dir, p: InFlight<T::Segment>) {
+    fn nic_receive(&mut self, dir: DirId, p: InFlight<T::Segment>) {
         let io = &mut self.net.io;
-        let done = io.hosts[1 - dir].nic_process(io.now);
-        let path = &mut io.paths[dir];
+        let path = &mut io.paths[dir.index()];
+        let done = io.hosts[path.to.index()].nic_process(io.now);
         path.nic_rx.push_back((done, p));
         if path.nic_rx.len() == 1 {
             path.nic_rx_seq += 1;
-            io.queue.push(done, Class::NicRx, dir as u32, path.nic_rx_seq);
+            io.queue.push(done, Class::NicRx, dir.0, path.nic_rx_seq);
         }
     }
 
     /// The frame processor of the NIC at the end of `dir` finished the head of its receive queue.
-    fn on_nic_rx(&mut self, dir: Dir) {
+    fn on_nic_rx(&mut self, dir: DirId) {
         let io = &mut self.net.io;
-        let path = &mut io.paths[dir];
+        let path = &mut io.paths[dir.index()];
         let (_, p) = path.nic_rx.pop_front().expect("a NIC event has a frame");
         if let Some(&(next, _)) = path.nic_rx.front() {
             path.nic_rx_seq += 1;
-            io.queue.push(next, Class::NicRx, dir as u32, path.nic_rx_seq);
+            io.queue.push(next, Class::NicRx, dir.0, path.nic_rx_seq);
         }
         self.reach_host(dir, p);
     }
 
     /// Packet `p` from `dir` reaches its host past the NIC: reassembly, receive coalescing, the CPU, TCP.
-    fn reach_host(&mut self, dir: Dir, p: InFlight<T::Segment>) {
-        let path = &mut self.net.io.paths[dir];
+    #[inline(always)]
+    fn reach_host(&mut self, dir: DirId, p: InFlight<T::Segment>) {
+        let path = &mut self.net.io.paths[dir.index()];
         let now = self.net.io.now;
-        let h: HostId = 1 - dir;
+        let h = path.to;
+        let src = p.src;
         if p.fragment {
             let frag = path.fragments.pop_front().expect("a fragment in flight is described");
             self.net.io.probe.on_fragment(now, PacketEvent::Delivered { dir }, &p.seg, frag);
@@ -1088,7 +1402,7 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
                     path.gro_held.push(p.seg);
                     path.gro_left -= 1;
                     if path.gro_left == 0 {
-                        self.receive_batch(dir);
+                        self.receive_batch(dir, src);
                     }
                     return;
                 }
@@ -1100,54 +1414,54 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
                 }
             }
         }
-        if self.net.io.any_cpu && self.net.io.cpus[h].is_some() {
-            if let Some(seg) = self.net.io.cpu_receive(h, p.seg, true, true) {
-                self.deliver(h, &seg, true);
+        if self.net.io.any_cpu && self.net.io.cpus[h.index()].is_some() {
+            if let Some(seg) = self.net.io.cpu_receive(h, src, p.seg, true, true) {
+                self.deliver(h, src, &seg, true);
             }
         } else {
-            self.deliver(h, &p.seg, true);
+            self.deliver(h, src, &p.seg, true);
         }
     }
 
     /// The batch the host at the end of `dir` gathered is complete: its segments reach the transport as one
     /// packet (charged to a CPU model as one). Out of line: most runs do not coalesce.
     #[inline(never)]
-    fn receive_batch(&mut self, dir: Dir) {
-        let h: HostId = 1 - dir;
-        let mut held = std::mem::take(&mut self.net.io.paths[dir].gro_held);
+    fn receive_batch(&mut self, dir: DirId, src: HostId) {
+        let h = self.net.io.paths[dir.index()].to;
+        let mut held = std::mem::take(&mut self.net.io.paths[dir.index()].gro_held);
         let n = held.len();
         for (i, seg) in held.drain(..).enumerate() {
             let last = i + 1 == n;
-            if self.net.io.any_cpu && self.net.io.cpus[h].is_some() {
-                if let Some(seg) = self.net.io.cpu_receive(h, seg, i == 0, last) {
-                    self.deliver(h, &seg, last);
+            if self.net.io.any_cpu && self.net.io.cpus[h.index()].is_some() {
+                if let Some(seg) = self.net.io.cpu_receive(h, src, seg, i == 0, last) {
+                    self.deliver(h, src, &seg, last);
                 }
             } else {
-                self.deliver(h, &seg, last);
+                self.deliver(h, src, &seg, last);
             }
         }
-        self.net.io.paths[dir].gro_held = held;
+        self.net.io.paths[dir.index()].gro_held = held;
     }
 
     /// A host's CPU finished the head of its receive backlog: the segment reaches its transport.
     fn on_cpu(&mut self, h: HostId) {
-        let cpu = self.net.io.cpus[h].as_mut().expect("a CPU event has a CPU");
-        let (_, seg, last) = cpu.backlog.pop_front().expect("a CPU event has a segment");
+        let cpu = self.net.io.cpus[h.index()].as_mut().expect("a CPU event has a CPU");
+        let (_, (src, seg), last) = cpu.backlog.pop_front().expect("a CPU event has a segment");
         if let Some(&(next, _, _)) = cpu.backlog.front() {
             cpu.seq += 1;
-            self.net.io.queue.push(next, Class::Cpu, h as u32, cpu.seq);
+            self.net.io.queue.push(next, Class::Cpu, h.0, cpu.seq);
         }
-        self.deliver(h, &seg, last);
+        self.deliver(h, src, &seg, last);
     }
 
     /// Hands a segment to the connection its ports name, or to a listener; counts it if there is neither.
     /// `last`: the packet's last segment (a coalesced batch's others only update the connection), after which
     /// the connection and its application act.
-    fn deliver(&mut self, h: HostId, seg: &T::Segment, last: bool) {
+    fn deliver(&mut self, h: HostId, from: HostId, seg: &T::Segment, last: bool) {
         let now = self.net.io.now;
         let (dst, src) = (seg.dst_port(), seg.src_port());
-        let key = port_key(dst, src);
-        let host = &mut self.net.io.hosts[h];
+        let key = port_key(from, dst, src);
+        let host = &mut self.net.io.hosts[h.index()];
         let found = match host.last_demux {
             Some((k, e)) if k == key => Some(e),
             _ => {
@@ -1161,17 +1475,18 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         let e = match found {
             Some(e) => e,
             None => {
-                let listener = self.net.io.hosts[h].listeners.get(&seg.dst_port()).copied();
+                let listener = self.net.io.hosts[h.index()].listeners.get(&seg.dst_port()).copied();
                 match listener {
                     Some(a) if seg.opens_connection() => {
-                        self.net.create(h, a, seg.dst_port(), seg.src_port(), Some(seg))
+                        let route = self.net.io.routes.route(h, from).expect("the reverse of a route is a route");
+                        self.net.create(h, a, (from, route), seg.dst_port(), seg.src_port(), Some(seg))
                     }
                     _ => u32::MAX,
                 }
             }
         };
         if e == u32::MAX {
-            self.net.io.hosts[h].no_socket += 1;
+            self.net.io.hosts[h.index()].no_socket += 1;
             self.net.io.probe.on_packet(now, PacketEvent::NoSocket { host: h }, seg);
             return;
         }
@@ -1190,7 +1505,7 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         if ep.conn.poll_timeout().is_some_and(|t| t <= now) {
             ep.conn.on_timeout(now);
             let h = ep.host;
-            if self.net.io.any_cpu && self.net.io.cpus[h].is_some() {
+            if self.net.io.any_cpu && self.net.io.cpus[h.index()].is_some() {
                 self.net.io.charge(h, |spec| spec.per_timer);
             }
             self.after_io(e);
@@ -1200,10 +1515,11 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
     }
 
     fn on_nic_room(&mut self, h: HostId) {
-        self.net.io.hosts[h].nic_room_scheduled = false;
-        let n = self.net.io.hosts[h].nic_waiters.len();
+        let host = &mut self.net.io.hosts[h.index()];
+        host.nic_room_scheduled = false;
+        let n = host.nic_waiters.len();
         for _ in 0..n {
-            let Some(e) = self.net.io.hosts[h].nic_waiters.pop_front() else { break };
+            let Some(e) = self.net.io.hosts[h.index()].nic_waiters.pop_front() else { break };
             self.net.eps[e as usize].waiting = false;
             self.after_io(e);
         }
@@ -1211,6 +1527,8 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
 
     fn tick(&mut self) {
         self.net.io.probe.on_tick(self.net.io.now, Endpoints { eps: &self.net.eps });
+        let io = &mut self.net.io;
+        io.probe.on_link_tick(io.now, Links { paths: &io.paths, now: io.now });
     }
 
     fn all_finished(&self) -> bool {
@@ -1235,12 +1553,20 @@ pub fn run_with<T: Transport, P: Probe<T>>(
 where
     T::Config: Clone,
 {
-    let links = [&spec.up, &spec.down];
-    let host = |h: HostId| {
+    // A host's NIC frames as the first link it is attached to does.
+    let mut first_out: Vec<Option<DirId>> = vec![None; spec.hosts.len()];
+    for (l, link) in spec.links.iter().enumerate() {
+        let l = LinkId(l as u32);
+        for (h, d) in [(link.a, l.forward()), (link.b, l.backward())] {
+            first_out[h.index()].get_or_insert(d);
+        }
+    }
+    let host = |h: usize| {
         let s = &spec.hosts[h];
+        let framing = first_out[h].map_or(tcplab_link::Framing::Ethernet, |d| spec.link(d).framing);
         Host {
             cfg: Arc::new(s.transport.clone()),
-            nic: NicQueue::new(s.nic_rate, links[h].framing, s.txqueuelen),
+            nic: NicQueue::new(s.nic_rate, framing, s.txqueuelen),
             nic_waiters: VecDeque::new(),
             nic_room_scheduled: false,
             nic_room_seq: 0,
@@ -1255,26 +1581,52 @@ where
             reasm_seq: 0,
             fragment_ttl: s.fragment_ttl,
             ip: IpStats::default(),
+            next_ip_id: 0,
             nic_frame_time: s.nic_frame_time,
             nic_busy: Instant::ZERO,
         }
     };
-    let path = |d: Dir| Path {
-        link: LinkDirection::new(links[d], stream_seed(seed, 1 + d as u64)),
-        in_flight: VecDeque::with_capacity(1024),
-        fragments: VecDeque::new(),
-        arrival_seq: 0,
-        mtu: links[d].mtu.map_or(u32::MAX, |m| {
-            assert!(m.bytes() >= 68, "an MTU below RFC 791's 68 bytes (the lab refuses it)");
-            m.bytes().min(u32::MAX as u64) as u32
-        }),
-        next_ip_id: 0,
-        gro_hold: spec.hosts[1 - d].rx_coalesce,
-        gro_held: Vec::new(),
-        gro_left: 0,
-        nic_rx: VecDeque::new(),
-        nic_rx_seq: 0,
+    let routes = Routes::new(spec.hosts.len(), &spec.links);
+    let path = |d: usize| {
+        let dir = DirId(d as u32);
+        let cfg = spec.link(dir);
+        let to = routes.to(dir);
+        Path {
+            link: LinkDirection::new(cfg, stream_seed(seed, 1 + d as u64)),
+            to,
+            staged: cfg.is_staged().then(|| {
+                Box::new(Staged {
+                    qdisc: qdisc::build(&cfg.qdisc, cfg.queue, stream_seed(seed, 3_000_000 + d as u64)),
+                    ingress: VecDeque::new(),
+                    scheduled: None,
+                    seq: 0,
+                    dropped: Vec::new(),
+                    last_arrival: Instant::ZERO,
+                    reorder: cfg.reorder,
+                })
+            }),
+            // The two-host shape's directions carry every packet of the run: room up front spares regrowth.
+            in_flight: VecDeque::with_capacity(if spec.links.len() == 1 { 1024 } else { 16 }),
+            fragments: VecDeque::new(),
+            arrival_seq: 0,
+            mtu: cfg.mtu.map_or(u32::MAX, |m| {
+                assert!(m.bytes() >= 68, "an MTU below RFC 791's 68 bytes (the lab refuses it)");
+                m.bytes().min(u32::MAX as u64) as u32
+            }),
+            gro_hold: spec.hosts[to.index()].rx_coalesce,
+            gro_held: Vec::new(),
+            gro_left: 0,
+            nic_rx: VecDeque::new(),
+            nic_rx_seq: 0,
+        }
     };
+    let paths: Vec<_> = (0..2 * spec.links.len()).map(path).collect();
+    let mut routes = routes;
+    let mut app_route = Vec::with_capacity(spec.apps.len());
+    for a in &spec.apps {
+        // An application that only listens has no use for a route; one that connects needs it.
+        app_route.push(routes.route(a.host, a.peer).map_err(|e| SimError::NoRoute { from: e.from, to: e.to })?);
+    }
     let n_apps = spec.apps.len();
     let mut w: World<T, &mut P> = World {
         net: Net {
@@ -1283,14 +1635,16 @@ where
             io: Io {
                 now: Instant::ZERO,
                 queue: EventQueue::new(),
-                hosts: [host(CLIENT), host(SERVER)],
-                paths: [path(UP), path(DOWN)],
-                cpus: [CLIENT, SERVER].map(|h| spec.hosts[h].cpu.clone().map(Cpu::new)),
+                hosts: (0..spec.hosts.len()).map(host).collect(),
+                paths,
+                routes,
+                cpus: spec.hosts.iter().map(|h| h.cpu.clone().map(Cpu::new)).collect(),
                 any_cpu: spec.hosts.iter().any(|h| h.cpu.is_some()),
                 data_segments: 0,
                 probe,
             },
-            cpu_busy_at: [[Duration::ZERO; 2]; 2],
+            cpu_busy_at: vec![[Duration::ZERO; 2]; spec.hosts.len()],
+            app_route,
             touched: Vec::new(),
             current: u32::MAX,
             apps_ready: vec![false; n_apps],
@@ -1301,8 +1655,8 @@ where
             end_requested: false,
             calls: vec![AppCall::default(); n_apps],
         },
-        apps: spec.apps.iter().map(|(_, a)| a.clone()).collect(),
-        app_host: spec.apps.iter().map(|(h, _)| *h).collect(),
+        apps: spec.apps.iter().map(|a| a.app.clone()).collect(),
+        app_host: spec.apps.iter().map(|a| a.host).collect(),
         measure: spec.measure,
         measure_start: None,
         measure_end: None,
@@ -1324,10 +1678,11 @@ where
             progress::publish(ev.time);
         }
         match ev.class {
-            Class::Arrival => w.on_arrival(ev.source as usize),
-            Class::NicRx => w.on_nic_rx(ev.source as usize),
+            Class::Arrival => w.on_arrival(DirId(ev.source), ev.seq),
+            Class::NicRx => w.on_nic_rx(DirId(ev.source)),
+            Class::Depart => w.net.io.on_depart(DirId(ev.source), ev.seq),
             Class::Timer => w.on_timer(ev.source),
-            Class::NicRoom => w.on_nic_room(ev.source as usize),
+            Class::NicRoom => w.on_nic_room(HostId(ev.source)),
             Class::App => {
                 let host = w.app_host_of(ev.source);
                 w.app_event(ev.source, host, Event::Timer);
@@ -1346,8 +1701,8 @@ where
                 }
             }
             Class::Control => w.end_measurement(),
-            Class::Cpu => w.on_cpu(ev.source as usize),
-            Class::Reassembly => w.net.io.on_reassembly_timer(ev.source as usize),
+            Class::Cpu => w.on_cpu(HostId(ev.source)),
+            Class::Reassembly => w.net.io.on_reassembly_timer(HostId(ev.source)),
             Class::Call => w.on_call(ev.source),
         }
         if w.net.end_requested {
@@ -1379,6 +1734,7 @@ where
         .map(|(i, ep)| EndpointReport {
             id: i as u32,
             host: ep.host,
+            peer: ep.peer,
             local_port: ep.local_port,
             remote_port: ep.remote_port,
             app: ep.app as usize,
@@ -1386,21 +1742,25 @@ where
             stats: ep.conn.stats(now),
         })
         .collect();
-    let cpu = [CLIENT, SERVER].map(|h| {
-        w.net.io.cpus[h].as_ref().map(|c| CpuReport {
-            cores: c.spec.cores.max(1),
-            busy_window: w.net.cpu_busy_at[h][1].saturating_sub(w.net.cpu_busy_at[h][0]),
-            busy_total: c.busy,
+    let cpu = (w.net.io.cpus.iter().zip(&w.net.cpu_busy_at))
+        .map(|(c, at)| {
+            c.as_ref().map(|c| CpuReport {
+                cores: c.spec.cores.max(1),
+                busy_window: at[1].saturating_sub(at[0]),
+                busy_total: c.busy,
+            })
         })
-    });
-    let [c, s] = &mut w.net.io.hosts;
+        .collect();
+    let hosts = &w.net.io.hosts;
+    let paths = &w.net.io.paths;
     Ok(SimRun {
         apps: w.apps,
         endpoints,
-        links: [w.net.io.paths[UP].link.stats(), w.net.io.paths[DOWN].link.stats()],
-        nics: [c.nic.stats(), s.nic.stats()],
-        no_socket: [c.no_socket, s.no_socket],
-        ip: [c.ip, s.ip],
+        links: paths.iter().map(|p| p.link.stats()).collect(),
+        qdiscs: paths.iter().map(|p| p.staged.as_ref().map(|s| *s.qdisc.stats())).collect(),
+        nics: hosts.iter().map(|h| h.nic.stats()).collect(),
+        no_socket: hosts.iter().map(|h| h.no_socket).collect(),
+        ip: hosts.iter().map(|h| h.ip).collect(),
         cpu,
         end_time: now,
         events: w.net.io.queue.popped(),

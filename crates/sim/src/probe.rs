@@ -7,7 +7,7 @@ use tcplab_link::DropReason;
 use tcplab_transport::Transport;
 use tcplab_units::{Duration, Instant};
 
-use crate::{Dir, Endpoints, HostId};
+use crate::{DirId, Endpoints, HostId, Links};
 
 /// Where a packet was seen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,10 +16,12 @@ pub enum PacketEvent {
     Sent { host: HostId, departs: Instant },
     /// The host's NIC refused the packet (transmit queue full, under `ifq_full = "drop"`).
     NicDropped { host: HostId },
-    /// The path direction lost the packet (queue full, or the loss model on the wire).
-    LinkDropped { dir: Dir, reason: DropReason },
+    /// The link direction lost the packet (its qdisc refused or dropped it, or the loss model on the wire).
+    /// On the drop-tail FIFO's fast path this is the packet just sent on `dir`; a qdisc may drop one that
+    /// waited (CoDel at the head).
+    LinkDropped { dir: DirId, reason: DropReason },
     /// The packet reached the far end of the direction and was handed to the receiving host.
-    Delivered { dir: Dir },
+    Delivered { dir: DirId },
     /// The receiving host had no connection and no listener for it; it was discarded.
     NoSocket { host: HostId },
 }
@@ -47,6 +49,8 @@ pub struct EndpointView<'a, T> {
     /// The endpoint's id: endpoints are numbered in the order they were created.
     pub id: u32,
     pub host: HostId,
+    /// The host at the other end.
+    pub peer: HostId,
     pub local_port: u16,
     pub remote_port: u16,
     pub conn: &'a T,
@@ -67,6 +71,8 @@ pub trait Probe<T: Transport> {
         None
     }
     fn on_tick(&mut self, _now: Instant, _endpoints: Endpoints<'_, T>) {}
+    /// At the same ticks, right after [`Probe::on_tick`]: every link direction's backlog and counters.
+    fn on_link_tick(&mut self, _now: Instant, _links: Links<'_, T::Segment>) {}
     /// Every application is ready: the measurement window opens now (before the tick at this instant).
     fn on_measure_start(&mut self, _now: Instant) {}
     /// The measurement window closes now.
@@ -89,6 +95,9 @@ impl<T: Transport, P: Probe<T>> Probe<T> for &mut P {
     }
     fn on_tick(&mut self, now: Instant, endpoints: Endpoints<'_, T>) {
         (**self).on_tick(now, endpoints)
+    }
+    fn on_link_tick(&mut self, now: Instant, links: Links<'_, T::Segment>) {
+        (**self).on_link_tick(now, links)
     }
     fn on_measure_start(&mut self, now: Instant) {
         (**self).on_measure_start(now)

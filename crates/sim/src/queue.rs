@@ -19,23 +19,28 @@ pub enum Class {
     /// (`HostSpec::nic_frame_time`): the packet reaches the host. Source: the direction. Right after
     /// `Arrival`: the NIC hands a frame on as soon as it has it.
     NicRx = 1,
+    /// A link direction on the generic path (a qdisc other than drop-tail FIFO, or jitter): its serializer
+    /// is free or a packet reaches its qdisc, and the qdisc is asked for the next packet. Source: the
+    /// direction. After the arrivals at its instant, so that a packet that reaches a router then is in the
+    /// qdisc when the serializer chooses.
+    Depart = 2,
     /// A host's CPU finished processing the segment at the head of its receive backlog (the CPU cost
     /// model). Source: the host.
-    Cpu = 2,
+    Cpu = 3,
     /// A connection's protocol timer. Source: the endpoint.
-    Timer = 3,
+    Timer = 4,
     /// A host's NIC transmit queue has room again. Source: the host.
-    NicRoom = 4,
+    NicRoom = 5,
     /// An application's timer. Source: the application.
-    App = 5,
+    App = 6,
     /// Test control: the end of the measurement (source 0), a probe's sampling tick (source 1).
-    Control = 6,
+    Control = 7,
     /// A host's IP reassembly timer: the oldest incomplete datagram may have expired. Source: the host.
-    Reassembly = 7,
+    Reassembly = 8,
     /// An application's send or receive call may have completed on a host's core (the CPU cost model): its
     /// effect follows. Source: host << 11 | core. Last, so that the call's end sees what happened at its
     /// instant (a segment processed then was processed first, as the interrupt that preempts a copy).
-    Call = 8,
+    Call = 9,
 }
 
 impl Class {
@@ -43,12 +48,13 @@ impl Class {
         match b {
             0 => Class::Arrival,
             1 => Class::NicRx,
-            2 => Class::Cpu,
-            3 => Class::Timer,
-            4 => Class::NicRoom,
-            5 => Class::App,
-            6 => Class::Control,
-            7 => Class::Reassembly,
+            2 => Class::Depart,
+            3 => Class::Cpu,
+            4 => Class::Timer,
+            5 => Class::NicRoom,
+            6 => Class::App,
+            7 => Class::Control,
+            8 => Class::Reassembly,
             _ => Class::Call,
         }
     }

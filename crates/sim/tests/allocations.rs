@@ -36,16 +36,16 @@ fn spec(loss: f64, gro: bool, secs: u64) -> SimSpec<TcpConfig> {
     if gro {
         server.rx_coalesce = Duration::from_micros(50);
     }
-    SimSpec {
-        up: common::link("1gbit", "1ms", 100, loss),
-        down: common::link("1gbit", "1ms", 100, 0.0),
-        hosts: [common::host(16 << 20), server],
-        apps: vec![
+    SimSpec::two_hosts(
+        common::link("1gbit", "1ms", 100, loss),
+        common::link("1gbit", "1ms", 100, 0.0),
+        [common::host(16 << 20), server],
+        vec![
             (SERVER, common::acceptor(5001, None, true)),
             (CLIENT, common::opener(5001, Duration::ZERO, Some(65536), true)),
         ],
-        measure: Duration::from_secs(secs),
-    }
+        Duration::from_secs(secs),
+    )
 }
 
 fn allocations_of(spec: &SimSpec<TcpConfig>) -> (u64, u64) {

@@ -20,16 +20,16 @@ fn bulk(rate: &str, cpu: CpuSpec, ack_policy: AckPolicy) -> (SimRun<Estats>, f64
     let mut server = common::host(4 << 20);
     server.cpu = Some(cpu);
     server.transport = TcpConfig { ack_policy, ..server.transport };
-    let spec = SimSpec {
-        up: common::link(rate, "1ms", 1000, 0.0),
-        down: common::link(rate, "1ms", 1000, 0.0),
-        hosts: [common::host(4 << 20), server],
-        apps: vec![
+    let spec = SimSpec::two_hosts(
+        common::link(rate, "1ms", 1000, 0.0),
+        common::link(rate, "1ms", 1000, 0.0),
+        [common::host(4 << 20), server],
+        vec![
             (SERVER, common::acceptor(5001, None, true)),
             (CLIENT, common::opener(5001, Duration::ZERO, Some(65536), true)),
         ],
-        measure: Duration::from_secs(10),
-    };
+        Duration::from_secs(10),
+    );
     let r = run::<Connection>(&spec, 1).unwrap();
     let Report::Stream(s) = r.apps[0].report() else { unreachable!("a stream application") };
     let bps = s.window_bytes as f64 * 8.0 / s.elapsed.as_secs_f64();
@@ -76,16 +76,16 @@ fn a_receiver_bound_by_its_copy_sets_the_rate_through_its_window() {
     let cpu = CpuSpec { cores: 1, per_kb_copy: us(10.0), ..CpuSpec::default() };
     let mut server = common::host(1 << 20);
     server.cpu = Some(cpu);
-    let spec = SimSpec {
-        up: common::link("10gbit", "50us", 1000, 0.0),
-        down: common::link("10gbit", "50us", 1000, 0.0),
-        hosts: [common::host(1 << 20), server],
-        apps: vec![
+    let spec = SimSpec::two_hosts(
+        common::link("10gbit", "50us", 1000, 0.0),
+        common::link("10gbit", "50us", 1000, 0.0),
+        [common::host(1 << 20), server],
+        vec![
             (SERVER, common::acceptor(5001, None, true)),
             (CLIENT, common::opener(5001, Duration::ZERO, Some(65536), true)),
         ],
-        measure: Duration::from_secs(2),
-    };
+        Duration::from_secs(2),
+    );
     let r = run::<Connection>(&spec, 1).unwrap();
     let Report::Stream(s) = r.apps[0].report() else { unreachable!("a stream application") };
     let secs = s.elapsed.as_secs_f64();

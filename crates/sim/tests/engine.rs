@@ -32,18 +32,18 @@ fn bound_bps(rate_bps: f64) -> f64 {
 #[test]
 fn two_workloads_on_one_host_share_the_path_each_way() {
     // The client runs a sender (STREAM, up) and a receiver (MAERTS, down) at once, to two server ports.
-    let spec = SimSpec {
-        up: common::link("10mbit", "10ms", 100, 0.0),
-        down: common::link("10mbit", "10ms", 100, 0.0),
-        hosts: [common::host(256 << 10), common::host(256 << 10)],
-        apps: vec![
+    let spec = SimSpec::two_hosts(
+        common::link("10mbit", "10ms", 100, 0.0),
+        common::link("10mbit", "10ms", 100, 0.0),
+        [common::host(256 << 10), common::host(256 << 10)],
+        vec![
             (SERVER, common::acceptor(5001, None, true)),
             (SERVER, common::acceptor(5002, Some(16384), true)),
             (CLIENT, common::opener(5001, Duration::ZERO, Some(16384), true)),
             (CLIENT, common::opener(5002, Duration::ZERO, None, true)),
         ],
-        measure: Duration::from_secs(10),
-    };
+        Duration::from_secs(10),
+    );
     let r = run::<Connection>(&spec, 1).unwrap();
     let up = window_bytes(&r.apps[0].report()) as f64 * 8.0 / 10.0;
     let down = window_bytes(&r.apps[3].report()) as f64 * 8.0 / 10.0;
@@ -69,18 +69,18 @@ fn two_workloads_on_one_host_share_the_path_each_way() {
 fn a_connection_opened_mid_run_is_accepted_carries_data_and_closes() {
     // The measured flow runs 10 s; a second client application connects to a listener at 4 s, sends until
     // the measurement ends, and closes.
-    let spec = SimSpec {
-        up: common::link("10mbit", "10ms", 100, 0.0),
-        down: common::link("10mbit", "10ms", 100, 0.0),
-        hosts: [common::host(256 << 10), common::host(256 << 10)],
-        apps: vec![
+    let spec = SimSpec::two_hosts(
+        common::link("10mbit", "10ms", 100, 0.0),
+        common::link("10mbit", "10ms", 100, 0.0),
+        [common::host(256 << 10), common::host(256 << 10)],
+        vec![
             (SERVER, common::acceptor(5001, None, true)),
             (SERVER, common::acceptor(6000, None, false)),
             (CLIENT, common::opener(5001, Duration::ZERO, Some(16384), true)),
             (CLIENT, common::opener(6000, Duration::from_secs(4), Some(16384), false)),
         ],
-        measure: Duration::from_secs(10),
-    };
+        Duration::from_secs(10),
+    );
     let r = run::<Connection>(&spec, 1).unwrap();
     let late: Vec<_> = r.endpoints.iter().filter(|e| e.app == 1 || e.app == 3).collect();
     assert_eq!(late.len(), 2, "one end opened by the client, one accepted by the listener");
@@ -100,18 +100,18 @@ fn a_connection_opened_mid_run_is_accepted_carries_data_and_closes() {
 
 #[test]
 fn a_segment_for_no_connection_and_no_listener_is_counted() {
-    let spec = SimSpec {
-        up: common::link("10mbit", "10ms", 100, 0.0),
-        down: common::link("10mbit", "10ms", 100, 0.0),
-        hosts: [common::host(256 << 10), common::host(256 << 10)],
-        apps: vec![
+    let spec = SimSpec::two_hosts(
+        common::link("10mbit", "10ms", 100, 0.0),
+        common::link("10mbit", "10ms", 100, 0.0),
+        [common::host(256 << 10), common::host(256 << 10)],
+        vec![
             (SERVER, common::acceptor(5001, None, true)),
             (CLIENT, common::opener(5001, Duration::ZERO, Some(16384), true)),
             // Nobody listens on 7000: its SYNs are discarded at the server, and retried.
             (CLIENT, common::opener(7000, Duration::ZERO, Some(16384), false)),
         ],
-        measure: Duration::from_secs(2),
-    };
+        Duration::from_secs(2),
+    );
     let r = run::<Connection>(&spec, 1).unwrap();
     assert!(r.no_socket[SERVER] >= 2, "the SYN and its retransmission: {:?}", r.no_socket);
     assert_eq!(r.no_socket[CLIENT], 0);
@@ -162,16 +162,16 @@ fn check_taps(spec: &SimSpec<TcpConfig>) -> Taps {
 }
 
 fn bulk(client: tcplab_sim::HostSpec<TcpConfig>, up: tcplab_link::LinkConfig) -> SimSpec<TcpConfig> {
-    SimSpec {
-        down: common::link("100mbit", "20ms", 100, 0.01),
+    SimSpec::two_hosts(
         up,
-        hosts: [client, common::host(1 << 20)],
-        apps: vec![
+        common::link("100mbit", "20ms", 100, 0.01),
+        [client, common::host(1 << 20)],
+        vec![
             (SERVER, common::acceptor(5001, None, true)),
             (CLIENT, common::opener(5001, Duration::ZERO, Some(16384), true)),
         ],
-        measure: Duration::from_secs(10),
-    }
+        Duration::from_secs(10),
+    )
 }
 
 #[test]

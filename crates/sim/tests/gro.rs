@@ -16,16 +16,16 @@ const FRAME_BYTES: f64 = 1538.0;
 /// A bulk transfer client → server for `secs` over `rate`, 1 ms each way, 100-frame queue; the server
 /// (the receiver) as `server` says.
 fn bulk(rate: &str, server: HostSpec<TcpConfig>, secs: u64) -> (SimRun<Estats>, f64) {
-    let spec = SimSpec {
-        up: common::link(rate, "1ms", 100, 0.0),
-        down: common::link(rate, "1ms", 100, 0.0),
-        hosts: [common::host(16 << 20), server],
-        apps: vec![
+    let spec = SimSpec::two_hosts(
+        common::link(rate, "1ms", 100, 0.0),
+        common::link(rate, "1ms", 100, 0.0),
+        [common::host(16 << 20), server],
+        vec![
             (SERVER, common::acceptor(5001, None, true)),
             (CLIENT, common::opener(5001, Duration::ZERO, Some(65536), true)),
         ],
-        measure: Duration::from_secs(secs),
-    };
+        Duration::from_secs(secs),
+    );
     let r = run::<Connection>(&spec, 1).unwrap();
     let Report::Stream(s) = r.apps[0].report() else { unreachable!("a stream application") };
     let bps = s.window_bytes as f64 * 8.0 / s.elapsed.as_secs_f64();

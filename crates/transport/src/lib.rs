@@ -23,7 +23,7 @@ pub enum TxRoom {
 
 /// A segment as an engine moves it: what a link needs (its IP length) and what a host needs to deliver it
 /// (the ports it is addressed from and to).
-pub trait Segment: Clone {
+pub trait Segment: Clone + 'static {
     /// Bytes of the IP datagram: IP and transport headers, options, payload.
     fn ip_len(&self) -> u32;
     /// Payload bytes carried (0 for a pure acknowledgement or control segment).
@@ -37,6 +37,11 @@ pub trait Segment: Clone {
     /// The IP header says ECN-capable transport (ECT(0) or ECT(1), RFC 3168 §5): a queue that signals
     /// congestion may mark the packet instead of dropping it. Default: never (a transport without ECN).
     fn ect(&self) -> bool {
+        false
+    }
+    /// The IP header says Congestion Experienced (RFC 3168 §5): a queue on the way marked it. A second
+    /// marking queue reads it as ECN-capable. Default: never.
+    fn ce(&self) -> bool {
         false
     }
     /// A queue marked the packet Congestion Experienced (RFC 3168 §5) on its way; the receiving endpoint
@@ -167,6 +172,9 @@ impl Segment for tcplab_wire::TcpSegment {
     }
     fn ect(&self) -> bool {
         self.ecn.is_ect()
+    }
+    fn ce(&self) -> bool {
+        self.ecn.is_ce()
     }
     fn mark_ce(&mut self) -> bool {
         tcplab_wire::TcpSegment::mark_ce(self)

@@ -29,6 +29,9 @@ pub fn link(rate: &str, delay: &str, queue: &str) -> LinkConfig {
         mtu: None,
         tick: None,
         idle_credit: tcplab_link::IdleCredit::Dropped,
+        qdisc: Default::default(),
+        jitter: None,
+        reorder: false,
     }
 }
 

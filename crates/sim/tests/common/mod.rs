@@ -20,6 +20,9 @@ pub fn link(rate: &str, delay: &str, queue: u32, loss: f64) -> LinkConfig {
         mtu: None,
         tick: None,
         idle_credit: tcplab_link::IdleCredit::Dropped,
+        qdisc: Default::default(),
+        jitter: None,
+        reorder: false,
     }
 }
 
