@@ -74,9 +74,10 @@ fn dumbbell(
     SimSpec { hosts: (0..2 * n + 2).map(|_| host()).collect(), links, apps, measure: Duration::from_secs(secs) }
 }
 
-/// Goodput of pair i's sender over the window, bit/s.
+/// Goodput of pair i over the window, bit/s: what its receiver read (the sender's writes would count its
+/// send buffer's backlog too).
 fn goodput(r: &SimRun<Estats>, i: usize, secs: u64) -> f64 {
-    match r.apps[2 * i + 1].report() {
+    match r.apps[2 * i].report() {
         Report::Stream(s) => s.window_bytes as f64 * 8.0 / secs as f64,
         other => panic!("pair {i} is not a bulk transfer: {other:?}"),
     }
