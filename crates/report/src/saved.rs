@@ -245,14 +245,22 @@ impl Tables<'_> {
             field("rate", echo(&l.rate)),
             field("delay", format!("{} delay", echo(&l.delay))),
             field("queue", format!("queue {}", echo(&l.queue))),
-            field(
-                "framing",
-                match echo(&l.framing).as_str() {
-                    "none" => "no framing bytes".to_string(),
-                    f => format!("{f} framing"),
-                },
-            ),
         ];
+        if self.touched(&format!("{at}.qdisc")) {
+            parts.push("qdisc swept".into());
+        } else if !l.qdisc.is_fifo() {
+            parts.push(format!("{} qdisc", l.qdisc.kind()));
+        }
+        if let Some(j) = l.jitter {
+            parts.push(field("jitter", format!("jitter ±{}{}", echo(&j), if l.reorder { ", reordering" } else { "" })));
+        }
+        parts.extend([field(
+            "framing",
+            match echo(&l.framing).as_str() {
+                "none" => "no framing bytes".to_string(),
+                f => format!("{f} framing"),
+            },
+        )]);
         if let Some(m) = l.mtu {
             parts.push(field("mtu", format!("MTU {}", echo(&m))));
         } else if self.touched(&format!("{at}.mtu")) {
