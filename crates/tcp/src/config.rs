@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use tcplab_units::{ByteSize, Duration};
 
-use crate::congestion::{Abc, CubicConfig};
+use crate::congestion::{Abc, ControllerFactory, CubicConfig, CubicFactory, RenoFactory};
 use crate::rtt::{RtoModel, RtoParams};
 
 include!(concat!(env!("OUT_DIR"), "/knobs.rs"));
@@ -527,6 +527,21 @@ impl<'de> Deserialize<'de> for InitialWindow {
 }
 
 impl TcpConfig {
+    /// The factory of the congestion controller these knobs ask for (the one registration of an algorithm):
+    /// `reno` ends fast recovery at ssthresh (RFC 5681), `newreno` with RFC 6582's FlightSize rule;
+    /// `cwnd_unit = "packets"` counts whole segments; `cubic` takes `cubic`.
+    pub fn controller_factory(&self) -> Box<dyn ControllerFactory> {
+        match self.congestion_control {
+            CongestionControlKind::Reno | CongestionControlKind::NewReno => Box::new(RenoFactory {
+                abc: self.abc,
+                abc_ca: self.abc_ca,
+                rfc5681_exit: self.congestion_control == CongestionControlKind::Reno,
+                packets: self.cwnd_unit == CwndUnit::Packets,
+            }),
+            CongestionControlKind::Cubic => Box::new(CubicFactory { abc: self.abc, cubic: self.cubic }),
+        }
+    }
+
     /// Checks values no field type can rule out. The message names the knob and what is accepted.
     pub fn validate(&self) -> Result<(), String> {
         let mss = self.mss.bytes();

@@ -339,7 +339,7 @@ impl Connection {
             cfg.clock_granularity,
         );
         let mss = cfg.mss.bytes() as u32;
-        let cwnd = Cwnd::new(&cfg, mss);
+        let cwnd = Cwnd::new(&cfg, mss, iss.0 as u64);
         Connection {
             state,
             local_port,

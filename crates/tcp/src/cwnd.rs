@@ -59,8 +59,9 @@ pub(crate) struct Cwnd {
 }
 
 impl Cwnd {
-    /// The controller `cfg` asks for (`congestion::build`), at its initial window for SMSS `smss`.
-    pub fn new(cfg: &TcpConfig, smss: u32) -> Self {
+    /// The controller `cfg` asks for (`TcpConfig::controller_factory`), at its initial window for SMSS
+    /// `smss`, its random stream seeded with `seed`.
+    pub fn new(cfg: &TcpConfig, smss: u32, seed: u64) -> Self {
         let validation = match cfg.cwv {
             Cwv::Off => Validation::Off,
             Cwv::Rfc2861 | Cwv::Linux | Cwv::Linux24 => Validation::Rfc2861 {
@@ -79,7 +80,7 @@ impl Cwnd {
             }),
         };
         Cwnd {
-            cc: crate::congestion::build(cfg, smss),
+            cc: cfg.controller_factory().build(cfg.initial_window.bytes(smss), smss, seed),
             validation,
             packets: cfg.cwnd_unit == CwndUnit::Packets,
             packets_out: VecDeque::new(),
@@ -350,7 +351,7 @@ mod tests {
 
     fn linux24(segments: u32) -> Cwnd {
         let cfg = TcpConfig::personality("linux-2.4").unwrap();
-        let mut c = Cwnd::new(&cfg, MSS);
+        let mut c = Cwnd::new(&cfg, MSS, 0);
         c.set_initial(segments * MSS);
         c
     }

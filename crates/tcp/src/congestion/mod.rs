@@ -1,7 +1,12 @@
 //! Congestion control, behind a small trait named after the events that drive it (RFC 5681 §3).
 //!
 //! The controller owns cwnd and ssthresh; loss detection and recovery stay in the connection, which only
-//! reports verdicts (an ACK of new data, a congestion event, the end of recovery).
+//! reports verdicts (an ACK of new data, a congestion event, the end of recovery). A model-based controller
+//! (BBR) also takes every ACK's delivery-rate sample (`on_rate_sample`), sets cwnd itself in recovery too
+//! (`owns_window`, Linux's `cong_control`) and asks for pacing (`pacing_rate`).
+//!
+//! This module knows nothing of the connection's configuration: `TcpConfig::controller_factory` picks the
+//! factory, so the dependency runs one way (config → congestion).
 
 mod cubic;
 mod reno;
@@ -12,26 +17,49 @@ pub use reno::Reno;
 use serde::{Deserialize, Serialize};
 use tcplab_units::{Duration, Instant};
 
-use crate::config::{CongestionControlKind, CwndUnit, TcpConfig};
 
-/// The controller `cfg` asks for, starting at its initial window for a sender MSS of `smss` (the
-/// factory the connection calls, as quinn-proto's `ControllerFactory::build`): `reno` ends fast recovery
-/// at ssthresh (RFC 5681), `newreno` with RFC 6582's FlightSize rule; `cwnd_unit = "packets"` counts
-/// whole segments; `cubic` takes `cfg.cubic`.
-pub fn build(cfg: &TcpConfig, smss: u32) -> Box<dyn CongestionControl + Send> {
-    let iw = cfg.initial_window.bytes(smss);
-    match cfg.congestion_control {
-        CongestionControlKind::Reno | CongestionControlKind::NewReno => {
-            let mut reno = Reno::new(iw, cfg.abc, cfg.abc_ca);
-            if cfg.congestion_control == CongestionControlKind::Reno {
-                reno = reno.rfc5681_exit();
-            }
-            if cfg.cwnd_unit == CwndUnit::Packets {
-                reno = reno.in_packets();
-            }
-            Box::new(reno)
+/// Builds the controller of one connection: each algorithm's configuration is its factory (quinn-proto's
+/// `ControllerFactory`), so that the connection knows the [`CongestionControl`] trait only and a new
+/// algorithm touches its own module and one registration (`TcpConfig::controller_factory`).
+pub trait ControllerFactory: std::fmt::Debug + Send + Sync {
+    /// A controller starting at `initial_window` bytes for a sender MSS of `smss`. `seed` seeds the
+    /// controller's own random stream (BBR's first gain-cycle phase), so that a run is reproducible.
+    fn build(&self, initial_window: u32, smss: u32, seed: u64) -> Box<dyn CongestionControl + Send>;
+}
+
+/// Reno and NewReno (RFC 5681, RFC 6582): `rfc5681_exit` ends fast recovery at ssthresh (Reno), else
+/// with RFC 6582's FlightSize rule; `packets` keeps cwnd in whole segments as Linux does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RenoFactory {
+    pub abc: Abc,
+    pub abc_ca: bool,
+    pub rfc5681_exit: bool,
+    pub packets: bool,
+}
+
+impl ControllerFactory for RenoFactory {
+    fn build(&self, initial_window: u32, _smss: u32, _seed: u64) -> Box<dyn CongestionControl + Send> {
+        let mut reno = Reno::new(initial_window, self.abc, self.abc_ca);
+        if self.rfc5681_exit {
+            reno = reno.rfc5681_exit();
         }
-        CongestionControlKind::Cubic => Box::new(Cubic::new(iw, cfg.abc, cfg.cubic)),
+        if self.packets {
+            reno = reno.in_packets();
+        }
+        Box::new(reno)
+    }
+}
+
+/// CUBIC (RFC 9438) with its parameters and the slow-start byte counting it shares with Reno.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CubicFactory {
+    pub abc: Abc,
+    pub cubic: CubicConfig,
+}
+
+impl ControllerFactory for CubicFactory {
+    fn build(&self, initial_window: u32, _smss: u32, _seed: u64) -> Box<dyn CongestionControl + Send> {
+        Box::new(Cubic::new(initial_window, self.abc, self.cubic))
     }
 }
 
