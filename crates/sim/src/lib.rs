@@ -680,7 +680,13 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
                 ep.conn.poll_transmit(self.now, room)
             };
             match seg {
-                Some(seg) => self.send_packet(h, seg),
+                Some(seg) => {
+                    // The NIC's transmit completion, for TCP Small Queues.
+                    let bytes = seg.ip_len();
+                    if let Some(departs) = self.send_packet(h, seg) {
+                        ep.conn.on_departure(self.now, departs, bytes);
+                    }
+                }
                 None => {
                     if ep.conn.stalled() {
                         self.wait_for_nic(ep, e);
@@ -705,8 +711,9 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
         }
     }
 
+    /// Returns when the packet leaves the host's NIC, if it was queued there whole.
     #[inline(always)]
-    fn send_packet(&mut self, h: HostId, seg: T::Segment) {
+    fn send_packet(&mut self, h: HostId, seg: T::Segment) -> Option<Instant> {
         if seg.payload_len() > 0 {
             self.data_segments += 1;
         }
@@ -717,12 +724,12 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
         let ip_len = seg.ip_len();
         if ip_len > self.paths[h].mtu {
             self.send_fragments(h, seg, ip_len);
-            return;
+            return None;
         }
         // Only under a drop-on-full reaction does a transport send into a full NIC: the frame is lost there.
         let Some(departs) = self.hosts[h].nic.send(self.now, ip_len) else {
             self.probe.on_packet(self.now, PacketEvent::NicDropped { host: h }, &seg);
-            return;
+            return None;
         };
         let departs = self.hosts[h].nic_process(departs);
         self.probe.on_packet(self.now, PacketEvent::Sent { host: h, departs }, &seg);
@@ -738,6 +745,7 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
             }
             Verdict::Drop(reason) => self.probe.on_packet(self.now, PacketEvent::LinkDropped { dir, reason }, &seg),
         }
+        Some(departs)
     }
 
     /// Sends a datagram larger than host `h`'s direction's MTU as IPv4 fragments (RFC 791 §3.2): payload cut

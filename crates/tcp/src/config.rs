@@ -2,9 +2,9 @@
 //! from. Defaults are the `rfc` personality: the standards as written.
 
 use serde::{Deserialize, Serialize};
-use tcplab_units::{ByteSize, Duration};
+use tcplab_units::{ByteSize, Duration, Rate};
 
-use crate::congestion::{Abc, ControllerFactory, CubicConfig, CubicFactory, RenoFactory};
+use crate::congestion::{Abc, BbrFactory, ControllerFactory, CubicConfig, CubicFactory, RenoFactory};
 use crate::rtt::{RtoModel, RtoParams};
 
 include!(concat!(env!("OUT_DIR"), "/knobs.rs"));
@@ -147,7 +147,9 @@ pub struct TcpConfig {
     /// Default `rfc3390`.
     pub initial_window: InitialWindow,
     /// Congestion control algorithm: `reno` (RFC 5681), `newreno` (RFC 5681 + RFC 6582), `cubic` (RFC 9438,
-    /// with NewReno or SACK loss recovery). Default `newreno`.
+    /// with NewReno or SACK loss recovery), `bbr` (BBR v1 as Linux's `tcp_bbr.c`: paced at a gain of its
+    /// bottleneck-bandwidth estimate, cwnd a gain of the BDP, in every recovery phase; docs/bbr.md).
+    /// Default `newreno`.
     pub congestion_control: CongestionControlKind,
     /// CUBIC's parameters (RFC 9438 §4): `c` (0.4), `beta` (0.7), `fast_convergence` (true, §4.7),
     /// `reno_friendly` (true, §4.3), `alpha_switch` (true: α_cubic becomes 1 at cwnd_prior, §4.3; Linux
@@ -304,6 +306,60 @@ pub struct TcpConfig {
     /// reported. Default off.
     #[serde(skip_serializing_if = "is_false")]
     pub dsack_covered_ooo: bool,
+    /// Who paces (Linux `sk_pacing_status`): `auto` paces a connection only when its congestion controller
+    /// asks for it (BBR, `SK_PACING_NEEDED`) or `max_pacing_rate` is set, as Linux's internal pacing
+    /// (`tcp_needs_internal_pacing`) does on a qdisc without pacing (pfifo_fast, the default): CUBIC and
+    /// Reno are not paced; `fq` paces every connection, as the fq qdisc on the sender's interface does
+    /// (`SK_PACING_FQ`). A paced data segment leaves no earlier than the last one's departure plus its
+    /// length at the pacing rate, from the 10th data segment on (`tcp_update_skb_after_send`). Counted in
+    /// X_PacingRate. Default `auto`.
+    #[serde(skip_serializing_if = "Pacing::is_auto")]
+    pub pacing: Pacing,
+    /// SO_MAX_PACING_RATE: the most the pacing rate may be (a rate such as "50mbit"; Linux takes bytes per
+    /// second, this the same rate in bits). Setting it turns pacing on for any controller, as the socket
+    /// option does (`SK_PACING_NEEDED`). Default unset (no cap, no pacing of its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_pacing_rate: Option<Rate>,
+    /// Linux `tcp_pacing_ss_ratio`, percent: the pacing rate of a controller that sets none, while cwnd is
+    /// below half of ssthresh (slow start), is this share of cwnd per SRTT (`tcp_update_pacing_rate`); it
+    /// also sizes TSO bursts. Accepted 1 to 10000. Default 200.
+    #[serde(skip_serializing_if = "is_200")]
+    pub pacing_ss_ratio: u32,
+    /// Linux `tcp_pacing_ca_ratio`, percent: the same share after slow start. Accepted 1 to 10000.
+    /// Default 120.
+    #[serde(skip_serializing_if = "is_120")]
+    pub pacing_ca_ratio: u32,
+    /// TCP Small Queues (Linux `tcp_limit_output_bytes`, `tcp_small_queue_check`): the most bytes of an
+    /// unpaced connection waiting in its host's interface queue (for a paced one the autosized limit
+    /// alone applies); the limit is max(2 segments, ~1 ms at the pacing rate) below this, doubled for a
+    /// retransmission, and a connection with one segment outstanding is never held. A held sender goes
+    /// on at the interface's transmit completion (counted in X_TsqThrottled). It matters only where the
+    /// host's NIC is slower than the sender (`host.nic_rate`). 0 = off. Default 0 (`linux`: 4MiB, the
+    /// default of Linux 6.18, 1MiB in 4.19–6.8, 256KiB before).
+    #[serde(skip_serializing_if = "is_zero_bytes")]
+    pub limit_output_bytes: ByteSize,
+}
+
+fn is_200(n: &u32) -> bool {
+    *n == 200
+}
+fn is_120(n: &u32) -> bool {
+    *n == 120
+}
+
+/// Who paces (see [`TcpConfig::pacing`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pacing {
+    #[default]
+    Auto,
+    Fq,
+}
+
+impl Pacing {
+    fn is_auto(&self) -> bool {
+        *self == Pacing::Auto
+    }
 }
 
 // The knobs added after result documents were first published are left out of them at their default
@@ -380,6 +436,11 @@ impl Default for TcpConfig {
             syn_retries: 0,
             fin_delayed_ack: false,
             dsack_covered_ooo: false,
+            pacing: Pacing::Auto,
+            max_pacing_rate: None,
+            pacing_ss_ratio: 200,
+            pacing_ca_ratio: 120,
+            limit_output_bytes: ByteSize::new(0),
         }
     }
 }
@@ -448,6 +509,8 @@ pub enum CongestionControlKind {
     NewReno,
     /// RFC 9438 CUBIC window growth and β = 0.7 decrease.
     Cubic,
+    /// BBR v1 as Linux's `tcp_bbr.c`: a model of the bottleneck bandwidth and the minimum RTT, paced.
+    Bbr,
 }
 
 /// The initial congestion window.
@@ -539,6 +602,7 @@ impl TcpConfig {
                 packets: self.cwnd_unit == CwndUnit::Packets,
             }),
             CongestionControlKind::Cubic => Box::new(CubicFactory { abc: self.abc, cubic: self.cubic }),
+            CongestionControlKind::Bbr => Box::new(BbrFactory),
         }
     }
 
@@ -597,6 +661,19 @@ impl TcpConfig {
                         accepted with cubic: \"bytes\""
                 .into());
         }
+        if self.congestion_control == CongestionControlKind::Bbr && self.cwnd_unit == CwndUnit::Packets {
+            return Err("cwnd_unit = \"packets\" with congestion_control = \"bbr\": BBR keeps its own packet \
+                        count; accepted with bbr: \"bytes\""
+                .into());
+        }
+        for (name, v) in [("pacing_ss_ratio", self.pacing_ss_ratio), ("pacing_ca_ratio", self.pacing_ca_ratio)] {
+            if !(1..=10_000).contains(&v) {
+                return Err(format!("{name} = {v}: accepted 1 to 10000 (percent)"));
+            }
+        }
+        if self.max_pacing_rate.is_some_and(|r| r.bps() < 8) {
+            return Err("max_pacing_rate: accepted 8bit (one byte per second) or more".into());
+        }
         self.rto_params.validate().map_err(|e| format!("rto_params: {e}"))?;
         if self.tlp && !self.rack {
             return Err(
@@ -626,6 +703,11 @@ mod tests {
             syn_retries: 1,
             fin_delayed_ack: true,
             dsack_covered_ooo: true,
+            pacing: Pacing::Fq,
+            max_pacing_rate: Some(Rate::from_bps(8_000_000)),
+            pacing_ss_ratio: 100,
+            pacing_ca_ratio: 100,
+            limit_output_bytes: ByteSize::new(1),
             ..TcpConfig::default()
         };
         let serialized = toml::Value::try_from(all).unwrap();

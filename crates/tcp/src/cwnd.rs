@@ -14,7 +14,9 @@ use tcplab_units::{Duration, Instant};
 use tcplab_wire::SeqNumber;
 
 use crate::config::{CwndUnit, Cwv, TcpConfig};
-use crate::congestion::{AckInfo, CongestionControl, CongestionEvent, Growth, SlowStartExit};
+use crate::congestion::{
+    AckContext, AckInfo, CongestionControl, CongestionEvent, Growth, ModelStats, RateSample, SlowStartExit,
+};
 
 /// RFC 7661 state: bytes ACKed in the current RTT and since when; the largest per-RTT sample in the
 /// current and the previous sampling period; when that period began; since when the phase is
@@ -86,6 +88,30 @@ impl Cwnd {
             packets_out: VecDeque::new(),
             cwr_acks: 0,
         }
+    }
+
+    /// The controller sets cwnd on every ACK itself (BBR; Linux `cong_control`).
+    #[inline]
+    pub fn owns_window(&self) -> bool {
+        self.cc.owns_window()
+    }
+    pub fn on_rate_sample(&mut self, now: Instant, rs: &RateSample, cx: &AckContext) {
+        self.cc.on_rate_sample(now, rs, cx);
+    }
+    pub fn on_tx_start(&mut self, now: Instant, app_limited: bool) {
+        self.cc.on_tx_start(now, app_limited);
+    }
+    pub fn pacing_rate(&self) -> Option<u64> {
+        self.cc.pacing_rate()
+    }
+    pub fn marks_app_limited(&self) -> bool {
+        self.cc.marks_app_limited()
+    }
+    pub fn model(&self) -> Option<ModelStats> {
+        self.cc.model()
+    }
+    pub fn set_random_seed(&mut self, seed: u64) {
+        self.cc.set_random_seed(seed);
     }
 
     /// Whether cwnd counts packets (`cwnd_unit = "packets"`).
@@ -251,6 +277,10 @@ impl Cwnd {
         smss: u32,
         send_buffer_full: bool,
     ) -> bool {
+        // Linux's `tcp_cwnd_validate` leaves a window-owning controller (BBR) alone.
+        if self.cc.owns_window() {
+            return false;
+        }
         let Validation::Rfc2861 { linux, linux24, used, stamp } = &mut self.validation else { return false };
         let (linux, linux24) = (*linux, *linux24);
         *used = (*used).max(flight);
@@ -335,7 +365,8 @@ impl Cwnd {
 
     /// RFC 5681 §4.1 restart after idle: cwnd = min(RW, cwnd). Returns true when cwnd was reduced.
     pub fn restart(&mut self, rw: u32) -> bool {
-        if rw < self.cc.window() {
+        // `tcp_slow_start_after_idle_check` skips a window-owning controller (BBR restarts by itself).
+        if rw < self.cc.window() && !self.cc.owns_window() {
             self.cc.set_window(rw);
             return true;
         }

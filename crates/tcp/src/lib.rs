@@ -18,9 +18,10 @@ pub mod estats;
 pub mod personality;
 mod rack;
 mod ranges;
+mod pacing;
 mod recovery;
 pub mod rtt;
-mod sampler;
+pub mod sampler;
 mod transport;
 
 pub use config::{CongestionControlKind, InitialWindow, TcpConfig};

@@ -87,6 +87,7 @@ impl TcpConfig {
                 syn_retries: 6,
                 fin_delayed_ack: true,
                 dsack_covered_ooo: true,
+                limit_output_bytes: ByteSize::new(4 << 20),
                 ..rfc.clone()
             }),
             "linux-2.4" => Some(TcpConfig {
