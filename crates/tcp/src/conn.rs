@@ -14,6 +14,7 @@ use crate::ack::{AckState, RcvView};
 use crate::config::{CongestionControlKind, Cwv, IfqFull, TcpConfig};
 use crate::congestion::{AckContext, AckInfo, CaState, CongestionEvent, Growth, SlowStartExit, INFINITE_SSTHRESH};
 use crate::pacing::Pace;
+use crate::estats::PacedEstats;
 use crate::sampler::DeliveryRate;
 use crate::cwnd::Cwnd;
 use crate::estats::Estats;
@@ -240,8 +241,8 @@ pub struct Connection {
     cwnd: Cwnd,
     /// The recovery phase and its state, the SACK scoreboard, `recover`, duplicate ACKs.
     rec: Recovery,
-    /// Pacing and TCP Small Queues (`pacing`, `limit_output_bytes`).
-    pace: Pace,
+    /// Pacing and TCP Small Queues (`pacing`, `limit_output_bytes`), when either can hold a segment back.
+    pace: Option<Box<Pace>>,
     /// The delivery-rate sampler (Linux `tcp_rate.c`), for a controller that owns the window (BBR).
     rate: Option<Box<DeliveryRate>>,
     /// RACK-TLP state and the transmission records (RFC 8985), when `rack` is on.
@@ -358,6 +359,7 @@ impl Connection {
         if let Some(r) = cwnd.pacing_rate() {
             pace.set_rate(r);
         }
+        let pace = pace.active().then(|| Box::new(pace));
         let rate = cwnd.owns_window().then(Box::<DeliveryRate>::default);
         Connection {
             state,
@@ -1284,9 +1286,12 @@ impl Connection {
         if self.rate.is_some() && ack >= una_before {
             self.on_rate_sample(now, prior_in_flight);
         }
-        if self.pace.active() && !self.cwnd.owns_window() {
-            let (cwnd, ssthresh, flight) = (self.cwnd.window(), self.cwnd.ssthresh(), self.snd_nxt - self.snd_una);
-            self.pace.update_from_cwnd(cwnd, ssthresh, flight, self.rtt.srtt());
+        if self.pace.is_some() && !self.cwnd.owns_window() {
+            let (cwnd, ssthresh, flight, srtt) =
+                (self.cwnd.window(), self.cwnd.ssthresh(), self.snd_nxt - self.snd_una, self.rtt.srtt());
+            if let Some(pace) = self.pace.as_mut() {
+                pace.update_from_cwnd(cwnd, ssthresh, flight, srtt);
+            }
         }
         if self.state_fin_acked() {
             match self.state {
@@ -1676,11 +1681,11 @@ impl Connection {
             delivered_at,
             lost,
             srtt: self.rtt.srtt(),
-            next_departure: self.pace.next,
+            next_departure: self.pace.as_ref().map_or(now, |p| p.next),
         };
         self.cwnd.on_rate_sample(now, &rs, &cx);
-        if let Some(r) = self.cwnd.pacing_rate() {
-            self.pace.set_rate(r);
+        if let (Some(r), Some(pace)) = (self.cwnd.pacing_rate(), self.pace.as_mut()) {
+            pace.set_rate(r);
         }
         if self.cwnd.marks_app_limited() {
             let in_flight = cx.in_flight;
@@ -2015,7 +2020,7 @@ impl Connection {
             }
         }
         if let Some(c) = self.choose_data(now, notes) {
-            if !self.pace.active() || self.pace_allows(now, c) {
+            if self.pace.is_none() || self.pace_allows(now, c) {
                 return Some(c);
             }
             notes.set(Notes::PACED);
@@ -2035,7 +2040,7 @@ impl Connection {
             _ => return true,
         };
         let single = self.snd_nxt - self.snd_una <= self.smss;
-        self.pace.allows(now, len.max(self.smss) + 40, retransmit, single)
+        self.pace.as_ref().is_none_or(|p| p.allows(now, len.max(self.smss) + 40, retransmit, single))
     }
 
     /// The bookkeeping a choice calls for whether or not a segment goes (the interface may be full):
@@ -2071,10 +2076,12 @@ impl Connection {
             self.cwnd_validate(now);
         }
         if notes.has(Notes::PACED) {
-            if self.pace.wakeup(now).is_some() && !self.pace.on {
-                self.pace.throttled += 1;
+            let Some(pace) = self.pace.as_mut() else { return };
+            let at = pace.wakeup(now);
+            if !(pace.on && pace.next > now) {
+                pace.throttled += 1;
             }
-            if let Some(at) = self.pace.wakeup(now) {
+            if let Some(at) = at {
                 // A high-resolution timer: no tick rounding.
                 if at.as_nanos() < self.timers[Timer::Pacing as usize] {
                     self.set_timer(Timer::Pacing, at.as_nanos());
@@ -2424,8 +2431,8 @@ impl Connection {
             self.st.DataSegsOut += 1;
             self.st.DataOctetsOut += seg.payload_len as u64;
         }
-        if self.pace.on {
-            self.pace.on_sent(now, seg.payload_len, self.st.DataSegsOut);
+        if let Some(pace) = self.pace.as_mut() {
+            pace.on_sent(now, seg.payload_len, self.st.DataSegsOut);
         }
         if self.rate.is_some() && seg.seq_len() > 0 && !seg.flags.syn() {
             self.on_data_sent_rate(now, &seg, idle, retransmit);
@@ -2461,16 +2468,19 @@ impl Connection {
         let app_limited = rate.app_limited();
         if idle && !retransmit {
             self.cwnd.on_tx_start(now, app_limited);
-            if let Some(r) = self.cwnd.pacing_rate() {
-                self.pace.set_rate(r);
+            if let (Some(r), Some(pace)) = (self.cwnd.pacing_rate(), self.pace.as_mut()) {
+                pace.set_rate(r);
             }
         }
     }
 
     /// The engine's report that the segment last returned leaves the host at `departs` (`bytes` on the
     /// wire): TCP Small Queues counts it as in the host until then.
+    #[inline]
     pub fn on_departure(&mut self, now: Instant, departs: Instant, bytes: u32) {
-        self.pace.on_departure(now, departs, bytes);
+        if let Some(pace) = self.pace.as_mut() {
+            pace.on_departure(now, departs, bytes);
+        }
     }
 
     fn syn_options(&self, is_syn_ack: bool) -> TcpOptions {
@@ -2610,6 +2620,34 @@ impl Connection {
         e
     }
 
+    /// Pacing, TCP Small Queues and BBR statistics.
+    #[cold]
+    fn paced_estats(&self) -> PacedEstats {
+        let mut x = PacedEstats::default();
+        if let Some(pace) = self.pace.as_ref() {
+            if pace.on {
+                x.X_PacingRate = Some(if pace.rate == u64::MAX { 0 } else { pace.rate });
+            }
+            if pace.tsq_limit > 0 {
+                x.X_TsqThrottled = Some(pace.throttled);
+            }
+        }
+        if let Some(rate) = self.rate.as_ref() {
+            x.X_DeliveryRate = Some(rate.delivery_rate().map_or(0, |(r, _)| r));
+        }
+        if let Some(m) = self.cwnd.model() {
+            x.X_BbrMode = Some(m.mode as u64);
+            x.X_BbrBtlBw = Some(m.btl_bw);
+            x.X_BbrMinRTT = Some(m.min_rtt.map_or(0.0, |d| d.as_nanos() as f64 / 1e6));
+            x.X_BbrPacingGain = Some(m.pacing_gain);
+            x.X_BbrCwndGain = Some(m.cwnd_gain);
+            x.X_BbrProbeRttEpisodes = Some(m.probe_rtt_rounds);
+            x.X_BbrRounds = Some(m.rounds);
+            x.X_BbrLtUseBw = Some(m.lt_use_bw as u64);
+        }
+        x
+    }
+
     /// RFC 4898 statistics, gauges filled in as of now.
     pub fn estats(&self) -> Estats {
         let mut e = self.st.clone();
@@ -2623,22 +2661,8 @@ impl Connection {
         }
         e.RTTVar = self.rtt.rttvar().as_nanos() as f64 / 1e6;
         e.CurRTO = self.rtt.rto_backed_off(self.backoff).as_nanos() as f64 / 1e6;
-        if self.pace.on {
-            e.X_PacingRate = Some(if self.pace.rate == u64::MAX { 0 } else { self.pace.rate });
-        }
-        e.X_TsqThrottled = self.pace.throttled;
-        if let Some(rate) = self.rate.as_ref() {
-            e.X_DeliveryRate = Some(rate.delivery_rate().map_or(0, |(r, _)| r));
-        }
-        if let Some(m) = self.cwnd.model() {
-            e.X_BbrMode = Some(m.mode as u64);
-            e.X_BbrBtlBw = Some(m.btl_bw);
-            e.X_BbrMinRTT = Some(m.min_rtt.map_or(0.0, |d| d.as_nanos() as f64 / 1e6));
-            e.X_BbrPacingGain = Some(m.pacing_gain);
-            e.X_BbrCwndGain = Some(m.cwnd_gain);
-            e.X_BbrProbeRttEpisodes = Some(m.probe_rtt_rounds);
-            e.X_BbrRounds = Some(m.rounds);
-            e.X_BbrLtUseBw = Some(m.lt_use_bw as u64);
+        if self.pace.is_some() || self.rate.is_some() {
+            e.paced = Some(Box::new(self.paced_estats()));
         }
         e
     }

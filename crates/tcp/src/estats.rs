@@ -143,16 +143,25 @@ pub struct Estats {
     pub MinRTO: f64,
     pub MaxRTO: f64,
 
-    // Pacing, TCP Small Queues and BBR (web100-style extensions; absent where they do not apply, so that
-    // the documents of connections without them are as before).
+    /// Pacing, TCP Small Queues and BBR (web100-style extensions), present only where they apply, so
+    /// that the documents of connections without them are as before; boxed, so that they cost a
+    /// connection without them one pointer.
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub paced: Option<Box<PacedEstats>>,
+}
+
+/// The statistics of a paced connection, of TCP Small Queues and of BBR (see [`Estats::paced`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct PacedEstats {
     /// The pacing rate, bytes per second (Linux `tcpi_pacing_rate`), for a paced connection (0 before
     /// there is one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub X_PacingRate: Option<u64>,
     /// Times TCP Small Queues held the sender because too much of it waited in the host (Linux sets
     /// `TSQ_THROTTLED`).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub X_TsqThrottled: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub X_TsqThrottled: Option<u64>,
     /// The delivery rate of the last sample, bytes per second (Linux `tcpi_delivery_rate`), where the
     /// delivery-rate sampler runs (BBR).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -182,6 +191,23 @@ pub struct Estats {
     pub X_BbrLtUseBw: Option<u64>,
 }
 
-fn is_zero(n: &u64) -> bool {
-    *n == 0
+impl PacedEstats {
+    /// Every field present (zero): the names a time series may ask for.
+    pub fn all() -> Self {
+        PacedEstats {
+            X_PacingRate: Some(0),
+            X_TsqThrottled: Some(0),
+            X_DeliveryRate: Some(0),
+            X_BbrMode: Some(0),
+            X_BbrBtlBw: Some(0),
+            X_BbrMinRTT: Some(0.0),
+            X_BbrPacingGain: Some(0.0),
+            X_BbrCwndGain: Some(0.0),
+            X_BbrProbeRttEpisodes: Some(0),
+            X_BbrRounds: Some(0),
+            X_BbrLtUseBw: Some(0),
+        }
+    }
 }
+
+

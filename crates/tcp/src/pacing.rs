@@ -92,9 +92,12 @@ impl Pace {
     /// A segment with `payload` bytes left at `now`, the connection's `data_segs_out`-th data segment
     /// counting this one: `tcp_update_skb_after_send`.
     pub fn on_sent(&mut self, now: Instant, payload: u32, data_segs_out: u64) {
+        if !self.on {
+            return;
+        }
         let prior = self.next;
         self.next = self.next.max(now);
-        if !self.on || payload == 0 || self.rate == u64::MAX || self.rate == 0 || data_segs_out < UNPACED_SEGMENTS {
+        if payload == 0 || self.rate == u64::MAX || self.rate == 0 || data_segs_out < UNPACED_SEGMENTS {
             return;
         }
         let len_ns = (payload as u128 * 1_000_000_000 / self.rate as u128).min(u64::MAX as u128) as u64;

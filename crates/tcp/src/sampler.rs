@@ -402,7 +402,8 @@ mod tests {
         assert_eq!(d.delivered(), 3 * MSS as u64);
     }
 
-    /// An app-limited phase marks the samples of what is in flight, and ends once it is delivered.
+    /// An app-limited phase marks the samples of what is sent during it, and ends once more than what
+    /// was in flight at the mark is delivered (Linux's `after(tp->delivered, tp->app_limited)`).
     #[test]
     fn app_limited_marks_until_the_flight_is_delivered() {
         let mut d = DeliveryRate::default();
@@ -413,9 +414,10 @@ mod tests {
         d.on_cumulative_ack(iss + MSS);
         let rs = d.on_ack_done(ms(100), 2 * MSS, None);
         assert!(!rs.is_app_limited, "sent before the mark");
-        assert!(!d.app_limited(), "what was in flight at the mark is delivered");
+        assert!(d.app_limited(), "delivered 1000, not beyond the mark at 1000");
         d.on_cumulative_ack(iss + 2 * MSS);
         let rs = d.on_ack_done(ms(101), MSS, None);
         assert!(rs.is_app_limited, "sent while app-limited");
+        assert!(!d.app_limited(), "delivered beyond the mark");
     }
 }

@@ -301,7 +301,9 @@ fn a_connection_stays_small() {
     let conn = std::mem::size_of::<crate::Connection>();
     let estats = std::mem::size_of::<crate::Estats>();
     eprintln!("Connection {conn} bytes, of which Estats {estats}");
-    assert!(conn <= 1536, "Connection grew to {conn} bytes");
+    // 1,600: pacing/TSQ, the delivery-rate sampler and their statistics cost a pointer each, the pacing
+    // timer a slot (issue 27).
+    assert!(conn <= 1600, "Connection grew to {conn} bytes");
 }
 
 /// cwnd before the episode, after it, and the counters, when segment 10 of a 40-segment window is

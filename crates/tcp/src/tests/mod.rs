@@ -60,6 +60,7 @@ mod handshake;
 mod knobs;
 mod linux;
 mod loss;
+mod pacing;
 mod pair;
 mod rack;
 mod review;
