@@ -683,8 +683,9 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
                 Some(seg) => {
                     // The NIC's transmit completion, for TCP Small Queues.
                     let bytes = seg.ip_len();
-                    if let Some(departs) = self.send_packet(h, seg) {
-                        ep.conn.on_departure(self.now, departs, bytes);
+                    match self.send_packet(h, seg) {
+                        Some(departs) if departs > self.now => ep.conn.on_departure(self.now, departs, bytes),
+                        _ => {}
                     }
                 }
                 None => {

@@ -13,15 +13,15 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use crate::ack::{AckState, RcvView};
 use crate::config::{CongestionControlKind, Cwv, IfqFull, TcpConfig};
 use crate::congestion::{AckContext, AckInfo, CaState, CongestionEvent, Growth, SlowStartExit, INFINITE_SSTHRESH};
-use crate::pacing::Pace;
-use crate::estats::PacedEstats;
-use crate::sampler::DeliveryRate;
 use crate::cwnd::Cwnd;
 use crate::estats::Estats;
+use crate::estats::PacedEstats;
+use crate::pacing::Pace;
 use crate::rack::Rack;
 use crate::ranges::RangeSet;
 use crate::recovery::{AckVerdict, NextSeg, Phase, Recovery, Snd};
 use crate::rtt::RttEstimator;
+use crate::sampler::DeliveryRate;
 use crate::sampler::RttSampler;
 
 mod info;
@@ -1210,7 +1210,7 @@ impl Connection {
             return false;
         }
         let una_before = self.snd_una;
-        let prior_in_flight = if self.rate.is_some() { self.pipe() } else { 0 };
+        let prior_in_flight = if self.pace.is_some() { self.pipe() } else { 0 };
         let prr = self.prr_on() && self.sack_ok;
         let sacked_before = if prr { self.rec.scoreboard.bytes_within(self.snd_una, self.snd_nxt) } else { 0 };
         if let Some(rack) = self.rack.as_mut() {
@@ -1283,15 +1283,8 @@ impl Connection {
             let (s, ssthresh) = (self.snd(), self.cwnd.ssthresh());
             self.rec.prr_on_ack(delivered.max(0) as u64, s, ssthresh);
         }
-        if self.rate.is_some() && ack >= una_before {
-            self.on_rate_sample(now, prior_in_flight);
-        }
-        if self.pace.is_some() && !self.cwnd.owns_window() {
-            let (cwnd, ssthresh, flight, srtt) =
-                (self.cwnd.window(), self.cwnd.ssthresh(), self.snd_nxt - self.snd_una, self.rtt.srtt());
-            if let Some(pace) = self.pace.as_mut() {
-                pace.update_from_cwnd(cwnd, ssthresh, flight, srtt);
-            }
+        if self.pace.is_some() && ack >= una_before {
+            self.after_ack_paced(now, prior_in_flight);
         }
         if self.state_fin_acked() {
             match self.state {
@@ -1651,7 +1644,7 @@ impl Connection {
     /// `tcp_cwnd_reduction`).
     #[inline]
     fn prr_on(&self) -> bool {
-        self.cfg.prr && !self.cwnd.owns_window()
+        self.cwnd.prr()
     }
 
     /// Linux's `icsk_ca_state` from the recovery phase.
@@ -1665,9 +1658,24 @@ impl Connection {
         }
     }
 
+    /// The end of an ACK on a paced (or TSQ-limited) connection: the rate sample for a window-owning
+    /// controller, else `tcp_update_pacing_rate`; `prior_in_flight` was in flight before the ACK.
+    #[cold]
+    #[inline(never)]
+    fn after_ack_paced(&mut self, now: Instant, prior_in_flight: u32) {
+        if self.rate.is_some() {
+            self.on_rate_sample(now, prior_in_flight);
+            return;
+        }
+        let (cwnd, ssthresh, flight, srtt) =
+            (self.cwnd.window(), self.cwnd.ssthresh(), self.snd_nxt - self.snd_una, self.rtt.srtt());
+        if let Some(pace) = self.pace.as_mut() {
+            pace.update_from_cwnd(cwnd, ssthresh, flight, srtt);
+        }
+    }
+
     /// `tcp_rate_gen` and `tcp_cong_control` for a window-owning controller, at the end of an ACK;
     /// `prior_in_flight` was in flight before it.
-    #[inline(never)]
     fn on_rate_sample(&mut self, now: Instant, prior_in_flight: u32) {
         let min_rtt = (self.st.CountRTT > 0).then(|| Duration::from_nanos((self.st.MinRTT * 1e6) as u64));
         let Some(rate) = self.rate.as_mut() else { return };
@@ -2308,8 +2316,6 @@ impl Connection {
     fn emit(&mut self, now: Instant, choice: Choice) -> TcpSegment {
         let mut seg = TcpSegment { src_port: self.local_port, dst_port: self.remote_port, ..TcpSegment::default() };
         let mut retransmit = false;
-        // Nothing outstanding before this segment (Linux `packets_out == 0`).
-        let idle = self.snd_una == self.snd_nxt;
         match choice {
             Choice::Syn | Choice::SynAck => {
                 seg.seq = self.iss;
@@ -2431,11 +2437,8 @@ impl Connection {
             self.st.DataSegsOut += 1;
             self.st.DataOctetsOut += seg.payload_len as u64;
         }
-        if let Some(pace) = self.pace.as_mut() {
-            pace.on_sent(now, seg.payload_len, self.st.DataSegsOut);
-        }
-        if self.rate.is_some() && seg.seq_len() > 0 && !seg.flags.syn() {
-            self.on_data_sent_rate(now, &seg, idle, retransmit);
+        if self.pace.is_some() {
+            self.on_sent_paced(now, &seg, retransmit);
         }
         if seg.seq_len() > 0 && !self.armed(Timer::Retransmit) {
             self.restart_rto(now); // RFC 6298 (5.1)
@@ -2460,9 +2463,20 @@ impl Connection {
         seg
     }
 
-    /// `tcp_rate_skb_sent`, and `CA_EVENT_TX_START` for new data leaving with nothing in flight.
+    /// A segment left a paced (or TSQ-limited) connection: its departure time, and for a window-owning
+    /// controller `tcp_rate_skb_sent` and `CA_EVENT_TX_START` (new data leaving with nothing in flight).
+    #[cold]
     #[inline(never)]
-    fn on_data_sent_rate(&mut self, now: Instant, seg: &TcpSegment, idle: bool, retransmit: bool) {
+    fn on_sent_paced(&mut self, now: Instant, seg: &TcpSegment, retransmit: bool) {
+        let data_segs_out = self.st.DataSegsOut;
+        if let Some(pace) = self.pace.as_mut() {
+            pace.on_sent(now, seg.payload_len, data_segs_out);
+        }
+        if seg.seq_len() == 0 || seg.flags.syn() {
+            return;
+        }
+        // Nothing was outstanding before this segment (Linux `packets_out == 0`): new data from SND.UNA.
+        let idle = !retransmit && seg.seq == self.snd_una;
         let Some(rate) = self.rate.as_mut() else { return };
         rate.on_sent(seg.seq, seg.seq + seg.seq_len(), now, idle, retransmit);
         let app_limited = rate.app_limited();

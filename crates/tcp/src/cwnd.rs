@@ -58,6 +58,11 @@ pub(crate) struct Cwnd {
     packets_out: VecDeque<SeqNumber>,
     /// Linux 2.4 `tcp_cwnd_down`'s count of ACKs in CWR (its `snd_cwnd_cnt`): a segment per two.
     cwr_acks: u32,
+    /// The controller owns the window (asked once: the send path tests it on every call).
+    owns: bool,
+    /// PRR applies: `prr`, unless the controller owns the window (Linux's `cong_control` skips
+    /// `tcp_cwnd_reduction`).
+    prr: bool,
 }
 
 impl Cwnd {
@@ -81,8 +86,11 @@ impl Cwnd {
                 nvp_since: None,
             }),
         };
+        let cc = cfg.controller_factory().build(cfg.initial_window.bytes(smss), smss, seed);
         Cwnd {
-            cc: cfg.controller_factory().build(cfg.initial_window.bytes(smss), smss, seed),
+            owns: cc.owns_window(),
+            prr: cfg.prr && !cc.owns_window(),
+            cc,
             validation,
             packets: cfg.cwnd_unit == CwndUnit::Packets,
             packets_out: VecDeque::new(),
@@ -93,7 +101,12 @@ impl Cwnd {
     /// The controller sets cwnd on every ACK itself (BBR; Linux `cong_control`).
     #[inline]
     pub fn owns_window(&self) -> bool {
-        self.cc.owns_window()
+        self.owns
+    }
+    /// Whether PRR applies (see the field).
+    #[inline]
+    pub fn prr(&self) -> bool {
+        self.prr
     }
     pub fn on_rate_sample(&mut self, now: Instant, rs: &RateSample, cx: &AckContext) {
         self.cc.on_rate_sample(now, rs, cx);
@@ -278,7 +291,7 @@ impl Cwnd {
         send_buffer_full: bool,
     ) -> bool {
         // Linux's `tcp_cwnd_validate` leaves a window-owning controller (BBR) alone.
-        if self.cc.owns_window() {
+        if self.owns {
             return false;
         }
         let Validation::Rfc2861 { linux, linux24, used, stamp } = &mut self.validation else { return false };
@@ -366,7 +379,7 @@ impl Cwnd {
     /// RFC 5681 §4.1 restart after idle: cwnd = min(RW, cwnd). Returns true when cwnd was reduced.
     pub fn restart(&mut self, rw: u32) -> bool {
         // `tcp_slow_start_after_idle_check` skips a window-owning controller (BBR restarts by itself).
-        if rw < self.cc.window() && !self.cc.owns_window() {
+        if rw < self.cc.window() && !self.owns {
             self.cc.set_window(rw);
             return true;
         }

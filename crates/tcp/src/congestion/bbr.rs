@@ -488,9 +488,8 @@ impl Bbr {
             }
         }
         let epoch = cx.delivered_at.saturating_since(self.ack_epoch_stamp);
-        let mut expected =
-            (self.bw() as u128 * epoch.as_nanos() as u128 / 1_000_000_000 / self.smss as u128).min(u32::MAX as u128)
-                as u32;
+        let mut expected = (self.bw() as u128 * epoch.as_nanos() as u128 / 1_000_000_000 / self.smss as u128)
+            .min(u32::MAX as u128) as u32;
         let acked = self.packets(rs.acked_sacked);
         if self.ack_epoch_acked <= expected || self.ack_epoch_acked.saturating_add(acked) >= ACK_EPOCH_ACKED_RESET {
             self.ack_epoch_acked = 0;
@@ -539,7 +538,8 @@ impl Bbr {
             self.ssthresh = bdp.saturating_mul(self.smss).min(MAX_CWND);
         }
         if self.mode == BbrMode::Drain
-            && self.packets_in_net_at_edt(self.packets(cx.in_flight as u64), now, cx) <= self.inflight(self.bw.get(), UNIT)
+            && self.packets_in_net_at_edt(self.packets(cx.in_flight as u64), now, cx)
+                <= self.inflight(self.bw.get(), UNIT)
         {
             self.reset_probe_bw_mode();
         }

@@ -19,7 +19,6 @@ pub use reno::Reno;
 use serde::{Deserialize, Serialize};
 use tcplab_units::{Duration, Instant};
 
-
 /// Builds the controller of one connection: each algorithm's configuration is its factory (quinn-proto's
 /// `ControllerFactory`), so that the connection knows the [`CongestionControl`] trait only and a new
 /// algorithm touches its own module and one registration (`TcpConfig::controller_factory`).
