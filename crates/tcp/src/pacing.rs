@@ -102,7 +102,7 @@ impl Pace {
         }
         let len_ns = (payload as u128 * 1_000_000_000 / self.rate as u128).min(u64::MAX as u128) as u64;
         let credit = self.next.saturating_since(prior).as_nanos();
-        self.next = self.next + Duration::from_nanos(len_ns - (len_ns / 2).min(credit));
+        self.next += Duration::from_nanos(len_ns - (len_ns / 2).min(credit));
     }
 
     /// The engine's report: the segment just sent (`bytes` on the wire) leaves the host at `departs`.

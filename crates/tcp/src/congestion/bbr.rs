@@ -546,7 +546,7 @@ impl Bbr {
     }
 
     fn check_probe_rtt_done(&mut self, now: Instant) {
-        if !self.probe_rtt_done.is_some_and(|t| now > t) {
+        if self.probe_rtt_done.is_none_or(|t| now <= t) {
             return;
         }
         self.min_rtt_stamp = now;
