@@ -17,6 +17,7 @@ use tcplab_lab::{load, Source};
 /// The benchmark workloads, as scenario files in bench/workloads/ (docs/benchmarks.md describes them).
 pub const WORKLOADS: &[(&str, &str)] = &[
     ("bulk-1g", include_str!("../../../scenarios/bulk-1g.toml")),
+    ("bulk-1g-bbr", include_str!("../../../bench/workloads/bulk-1g-bbr.toml")),
     ("bulk-100m-loss", include_str!("../../../bench/workloads/bulk-100m-loss.toml")),
     ("flows-1000", include_str!("../../../bench/workloads/flows-1000.toml")),
     ("flows-100k", include_str!("../../../bench/workloads/flows-100k.toml")),
@@ -30,7 +31,7 @@ const DEFAULT_WORKLOADS: &[&str] = &["bulk-1g", "bulk-100m-loss", "flows-1000", 
 
 #[derive(Args)]
 pub struct BenchArgs {
-    /// Workload to run (repeatable): bulk-1g, bulk-100m-loss, flows-1000, flows-100k, rr-1000, rdp-loopback,
+    /// Workload to run (repeatable): bulk-1g, bulk-1g-bbr, bulk-100m-loss, flows-1000, flows-100k, rr-1000, rdp-loopback,
     /// sweep-rr.
     /// Default: bulk-1g, bulk-100m-loss, flows-1000, rr-1000.
     #[arg(long = "workload", value_name = "NAME")]

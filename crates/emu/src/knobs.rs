@@ -58,7 +58,16 @@ const TRANSLATED: &[&str] = &[
     "comp_sack_nr",
     "comp_sack_delay",
     "ecn",
+    "limit_output_bytes",
+    "pacing_ss_ratio",
+    "pacing_ca_ratio",
 ];
+
+/// Whether the running kernel offers congestion control `name` (`tcp_available_congestion_control`).
+fn kernel_offers(name: &str) -> bool {
+    std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+        .is_ok_and(|s| s.split_whitespace().any(|n| n == name))
+}
 
 /// The MTU of the TUN devices.
 pub const MTU: u32 = 1500;
@@ -131,7 +140,20 @@ pub fn linux_tcp_all(cfg: &TcpConfig, side: &'static str) -> Result<LinuxTcp, Ve
         ("net.ipv4.tcp_early_retrans", if cfg.tlp { "3" } else { "0" }.to_string()),
         ("net.ipv4.tcp_comp_sack_nr", cfg.comp_sack_nr.to_string()),
         ("net.ipv4.tcp_comp_sack_delay_ns", cfg.comp_sack_delay.as_nanos().to_string()),
+        ("net.ipv4.tcp_pacing_ss_ratio", cfg.pacing_ss_ratio.to_string()),
+        ("net.ipv4.tcp_pacing_ca_ratio", cfg.pacing_ca_ratio.to_string()),
     ];
+    // TCP Small Queues cannot be turned off in Linux; 0 here means off, so only a size maps.
+    let tsq = cfg.limit_output_bytes.bytes();
+    if tsq == 0 || tsq > i32::MAX as u64 {
+        refused.push(refuse(
+            "limit_output_bytes",
+            format!("\"{}\"", cfg.limit_output_bytes),
+            "Linux's tcp_limit_output_bytes always applies: accepted 1B to 2GiB (linux: 4MiB)".into(),
+        ));
+    } else {
+        sysctls.push(("net.ipv4.tcp_limit_output_bytes", tsq.to_string()));
+    }
     if cfg.comp_sack_nr > 255 {
         refused.push(refuse("comp_sack_nr", cfg.comp_sack_nr.to_string(), "Linux accepts 0 to 255".into()));
     }
@@ -180,6 +202,18 @@ pub fn linux_tcp_all(cfg: &TcpConfig, side: &'static str) -> Result<LinuxTcp, Ve
                     .into(),
             ));
             "reno"
+        }
+        CongestionControlKind::Bbr => {
+            if !kernel_offers("bbr") {
+                refused.push(refuse(
+                    "congestion_control",
+                    "\"bbr\"".into(),
+                    "this kernel lists no bbr in /proc/sys/net/ipv4/tcp_available_congestion_control (load it: \
+                     modprobe tcp_bbr); accepted: \"newreno\", \"cubic\""
+                        .into(),
+                ));
+            }
+            "bbr"
         }
     };
     route.push(("congctl", congestion.to_string()));

@@ -186,7 +186,7 @@ fn resolved(kind: &str) -> Vec<(&'static str, Value)> {
             let mut v = serde_json::to_value(&s).ok()?;
             // Knobs left out of documents at their default are shown with it.
             if let Some(Value::Object(tcp)) = v.pointer_mut("/client/tcp") {
-                for (knob, value) in tcplab_tcp::config::OMITTED_AT_DEFAULT {
+                for (knob, value) in tcplab_tcp::config::OMITTED_AT_DEFAULT.iter().filter(|(_, v)| !v.is_empty()) {
                     let value: toml::Value = toml::from_str(&format!("v = {value}")).ok()?;
                     let value = serde_json::to_value(&value["v"]).ok()?;
                     tcp.entry(knob.to_string()).or_insert(value);

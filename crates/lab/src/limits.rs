@@ -137,6 +137,14 @@ pub const LIMITS: &[Limit] = &[
     Limit { key: "*.tcp.cubic.*", range: Range::Real(0.0, 100.0), why: "CUBIC's constants (RFC 9438 §5)" },
     Limit { key: "*.tcp.dupthresh", range: Range::Count(1, 1000), why: "duplicate ACKs" },
     Limit { key: "*.tcp.syn_retries", range: Range::Count(0, 255), why: "Linux tcp_syn_retries is a byte" },
+    Limit { key: "*.tcp.pacing_ss_ratio", range: Range::Count(1, 10_000), why: "percent of cwnd per SRTT" },
+    Limit { key: "*.tcp.pacing_ca_ratio", range: Range::Count(1, 10_000), why: "percent of cwnd per SRTT" },
+    Limit { key: "*.tcp.max_pacing_rate", range: Range::Rate(MIN_RATE, MAX_RATE), why: RATE_WHY },
+    Limit {
+        key: "*.tcp.limit_output_bytes",
+        range: Range::Size(0, 1 << 31),
+        why: "Linux tcp_limit_output_bytes is an int (0: off)",
+    },
     Limit {
         key: "*.tcp.tlp_max_ack_delay",
         range: Range::Time(Duration::ZERO, s(1)),

@@ -12,6 +12,8 @@ pub fn estats_vars() -> Vec<String> {
     let mut e = Estats::default();
     // An optional gauge is absent from the JSON until it has a value.
     e.CurSsthresh = Some(0);
+    // So are pacing's, TSQ's and BBR's, on connections without them.
+    e.paced = Some(Box::new(tcplab_tcp::estats::PacedEstats::all()));
     match serde_json::to_value(e) {
         Ok(serde_json::Value::Object(m)) => {
             m.into_iter().filter(|(_, v)| v.is_number() || v.is_null()).map(|(k, _)| k).collect()

@@ -1399,6 +1399,8 @@ pub const SHIPPED: &[Shipped] = &[
     Shipped { name: "msg-100m", text: include_str!("../../../scenarios/msg-100m.toml") },
     Shipped { name: "rdp-rr-satellite", text: include_str!("../../../scenarios/rdp-rr-satellite.toml") },
     Shipped { name: "aqm-compare", text: include_str!("../../../scenarios/aqm-compare.toml") },
+    Shipped { name: "bbr-startup", text: include_str!("../../../scenarios/bbr-startup.toml") },
+    Shipped { name: "bbr-loss", text: include_str!("../../../scenarios/bbr-loss.toml") },
     Shipped { name: "classic/dsl-rr", text: include_str!("../../../scenarios/classic/dsl-rr.toml") },
     Shipped { name: "classic/dsl-rr-nodelay", text: include_str!("../../../scenarios/classic/dsl-rr-nodelay.toml") },
     Shipped {

@@ -854,7 +854,14 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
                 ep.conn.poll_transmit(self.now, room)
             };
             match seg {
-                Some(seg) => self.send_packet(h, ep, seg),
+                Some(seg) => {
+                    // The NIC's transmit completion, for TCP Small Queues.
+                    let bytes = seg.ip_len();
+                    match self.send_packet(h, ep, seg) {
+                        Some(departs) if departs > self.now => ep.conn.on_departure(self.now, departs, bytes),
+                        _ => {}
+                    }
+                }
                 None => {
                     if ep.conn.stalled() {
                         self.wait_for_nic(ep, e);
@@ -879,9 +886,10 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
         }
     }
 
-    /// Host `h` sends `seg` of endpoint `ep` over its route.
+    /// Host `h` sends `seg` of endpoint `ep` over its route. Returns when the packet leaves the host's NIC,
+    /// if it was queued there whole.
     #[inline(always)]
-    fn send_packet(&mut self, h: HostId, ep: &Ep<T>, seg: T::Segment) {
+    fn send_packet(&mut self, h: HostId, ep: &Ep<T>, seg: T::Segment) -> Option<Instant> {
         if seg.payload_len() > 0 {
             self.data_segments += 1;
         }
@@ -893,18 +901,19 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
         let dir = ep.first_dir;
         if ip_len > self.paths[dir.index()].mtu {
             self.send_fragments(h, (ep.route, ep.one_hop), seg, ip_len);
-            return;
+            return None;
         }
         // Only under a drop-on-full reaction does a transport send into a full NIC: the frame is lost there.
         let Some(departs) = self.hosts[h.index()].nic.send(self.now, ip_len) else {
             self.probe.on_packet(self.now, PacketEvent::NicDropped { host: h }, &seg);
-            return;
+            return None;
         };
         let departs = self.hosts[h.index()].nic_process(departs);
         self.probe.on_packet(self.now, PacketEvent::Sent { host: h, departs }, &seg);
         let (route, last_hop) = (ep.route, ep.one_hop);
         let p = InFlight { arrival: departs, seg, route, hop: 0, last_hop, src: h, fragment: false };
         self.offer(dir, ip_len, p, None);
+        Some(departs)
     }
 
     /// Packet `p` (`ip_len` bytes, `frag` if a fragment) enters direction `dir` at `p.arrival` (when the
@@ -931,6 +940,7 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
             }
             Verdict::Drop(reason) => self.probe_drop(dir, reason, &p.seg, frag),
         }
+        Some(departs)
     }
 
     #[inline(always)]

@@ -2,9 +2,9 @@
 //! from. Defaults are the `rfc` personality: the standards as written.
 
 use serde::{Deserialize, Serialize};
-use tcplab_units::{ByteSize, Duration};
+use tcplab_units::{ByteSize, Duration, Rate};
 
-use crate::congestion::{Abc, CubicConfig};
+use crate::congestion::{Abc, BbrFactory, ControllerFactory, CubicConfig, CubicFactory, RenoFactory};
 pub use crate::ecn::EcnMode;
 use crate::rtt::{RtoModel, RtoParams};
 
@@ -148,7 +148,9 @@ pub struct TcpConfig {
     /// Default `rfc3390`.
     pub initial_window: InitialWindow,
     /// Congestion control algorithm: `reno` (RFC 5681), `newreno` (RFC 5681 + RFC 6582), `cubic` (RFC 9438,
-    /// with NewReno or SACK loss recovery). Default `newreno`.
+    /// with NewReno or SACK loss recovery), `bbr` (BBR v1 as Linux's `tcp_bbr.c`: paced at a gain of its
+    /// bottleneck-bandwidth estimate, cwnd a gain of the BDP, in every recovery phase; docs/bbr.md).
+    /// Default `newreno`.
     pub congestion_control: CongestionControlKind,
     /// CUBIC's parameters (RFC 9438 §4): `c` (0.4), `beta` (0.7), `fast_convergence` (true, §4.7),
     /// `reno_friendly` (true, §4.3), `alpha_switch` (true: α_cubic becomes 1 at cwnd_prior, §4.3; Linux
@@ -334,6 +336,60 @@ pub struct TcpConfig {
     /// Default off.
     #[serde(skip_serializing_if = "is_false")]
     pub ts_recent_needs_valid_ack: bool,
+    /// Who paces (Linux `sk_pacing_status`): `auto` paces a connection only when its congestion controller
+    /// asks for it (BBR, `SK_PACING_NEEDED`) or `max_pacing_rate` is set, as Linux's internal pacing
+    /// (`tcp_needs_internal_pacing`) does on a qdisc without pacing (pfifo_fast, the default): CUBIC and
+    /// Reno are not paced; `fq` paces every connection, as the fq qdisc on the sender's interface does
+    /// (`SK_PACING_FQ`). A paced data segment leaves no earlier than the last one's departure plus its
+    /// length at the pacing rate, from the 10th data segment on (`tcp_update_skb_after_send`). Counted in
+    /// X_PacingRate. Default `auto`.
+    #[serde(skip_serializing_if = "Pacing::is_auto")]
+    pub pacing: Pacing,
+    /// SO_MAX_PACING_RATE: the most the pacing rate may be (a rate such as "50mbit"; Linux takes bytes per
+    /// second, this the same rate in bits). Setting it turns pacing on for any controller, as the socket
+    /// option does (`SK_PACING_NEEDED`). Default unset (no cap, no pacing of its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_pacing_rate: Option<Rate>,
+    /// Linux `tcp_pacing_ss_ratio`, percent: the pacing rate of a controller that sets none, while cwnd is
+    /// below half of ssthresh (slow start), is this share of cwnd per SRTT (`tcp_update_pacing_rate`); it
+    /// also sizes TSO bursts. Accepted 1 to 10000. Default 200.
+    #[serde(skip_serializing_if = "is_200")]
+    pub pacing_ss_ratio: u32,
+    /// Linux `tcp_pacing_ca_ratio`, percent: the same share after slow start. Accepted 1 to 10000.
+    /// Default 120.
+    #[serde(skip_serializing_if = "is_120")]
+    pub pacing_ca_ratio: u32,
+    /// TCP Small Queues (Linux `tcp_limit_output_bytes`, `tcp_small_queue_check`): the most bytes of an
+    /// unpaced connection waiting in its host's interface queue (for a paced one the autosized limit
+    /// alone applies); the limit is max(2 segments, ~1 ms at the pacing rate) below this, doubled for a
+    /// retransmission, and a connection with one segment outstanding is never held. A held sender goes
+    /// on at the interface's transmit completion (counted in X_TsqThrottled). It matters only where the
+    /// host's NIC is slower than the sender (`host.nic_rate`). 0 = off. Default 0 (`linux`: 4MiB, the
+    /// default of Linux 6.18, 1MiB in 4.19–6.8, 256KiB before).
+    #[serde(skip_serializing_if = "is_zero_bytes")]
+    pub limit_output_bytes: ByteSize,
+}
+
+fn is_200(n: &u32) -> bool {
+    *n == 200
+}
+fn is_120(n: &u32) -> bool {
+    *n == 120
+}
+
+/// Who paces (see [`TcpConfig::pacing`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pacing {
+    #[default]
+    Auto,
+    Fq,
+}
+
+impl Pacing {
+    fn is_auto(&self) -> bool {
+        *self == Pacing::Auto
+    }
 }
 
 // The knobs added after result documents were first published are left out of them at their default
@@ -349,8 +405,9 @@ fn is_false(b: &bool) -> bool {
 }
 
 /// The knobs a serialized `TcpConfig` leaves out at their default, each with that default as a TOML value,
-/// so that a reader of documents (the key registry behind `tcplab explain`) can show them. A test checks
-/// the list against the serialization and every value against `TcpConfig::default()`.
+/// so that a reader of documents (the key registry behind `tcplab explain`) can show them; `""`: an optional
+/// knob, unset by default. A test checks the list against the serialization and every value against
+/// `TcpConfig::default()`.
 pub const OMITTED_AT_DEFAULT: &[(&str, &str)] = &[
     ("wscale_space", "\"0B\""),
     ("syn_retries", "0"),
@@ -360,6 +417,11 @@ pub const OMITTED_AT_DEFAULT: &[(&str, &str)] = &[
     ("fin_ends_nagle", "false"),
     ("cork_ceiling_rto", "false"),
     ("ts_recent_needs_valid_ack", "false"),
+    ("pacing", "\"auto\""),
+    ("max_pacing_rate", ""),
+    ("pacing_ss_ratio", "200"),
+    ("pacing_ca_ratio", "120"),
+    ("limit_output_bytes", "\"0B\""),
 ];
 
 impl Default for TcpConfig {
@@ -428,6 +490,11 @@ impl Default for TcpConfig {
             fin_ends_nagle: false,
             cork_ceiling_rto: false,
             ts_recent_needs_valid_ack: false,
+            pacing: Pacing::Auto,
+            max_pacing_rate: None,
+            pacing_ss_ratio: 200,
+            pacing_ca_ratio: 120,
+            limit_output_bytes: ByteSize::new(0),
         }
     }
 }
@@ -496,6 +563,8 @@ pub enum CongestionControlKind {
     NewReno,
     /// RFC 9438 CUBIC window growth and β = 0.7 decrease.
     Cubic,
+    /// BBR v1 as Linux's `tcp_bbr.c`: a model of the bottleneck bandwidth and the minimum RTT, paced.
+    Bbr,
 }
 
 /// The initial congestion window.
@@ -575,6 +644,22 @@ impl<'de> Deserialize<'de> for InitialWindow {
 }
 
 impl TcpConfig {
+    /// The factory of the congestion controller these knobs ask for (the one registration of an algorithm):
+    /// `reno` ends fast recovery at ssthresh (RFC 5681), `newreno` with RFC 6582's FlightSize rule;
+    /// `cwnd_unit = "packets"` counts whole segments; `cubic` takes `cubic`.
+    pub fn controller_factory(&self) -> Box<dyn ControllerFactory> {
+        match self.congestion_control {
+            CongestionControlKind::Reno | CongestionControlKind::NewReno => Box::new(RenoFactory {
+                abc: self.abc,
+                abc_ca: self.abc_ca,
+                rfc5681_exit: self.congestion_control == CongestionControlKind::Reno,
+                packets: self.cwnd_unit == CwndUnit::Packets,
+            }),
+            CongestionControlKind::Cubic => Box::new(CubicFactory { abc: self.abc, cubic: self.cubic }),
+            CongestionControlKind::Bbr => Box::new(BbrFactory),
+        }
+    }
+
     /// Checks values no field type can rule out. The message names the knob and what is accepted.
     pub fn validate(&self) -> Result<(), String> {
         let mss = self.mss.bytes();
@@ -630,6 +715,19 @@ impl TcpConfig {
                         accepted with cubic: \"bytes\""
                 .into());
         }
+        if self.congestion_control == CongestionControlKind::Bbr && self.cwnd_unit == CwndUnit::Packets {
+            return Err("cwnd_unit = \"packets\" with congestion_control = \"bbr\": BBR keeps its own packet \
+                        count; accepted with bbr: \"bytes\""
+                .into());
+        }
+        for (name, v) in [("pacing_ss_ratio", self.pacing_ss_ratio), ("pacing_ca_ratio", self.pacing_ca_ratio)] {
+            if !(1..=10_000).contains(&v) {
+                return Err(format!("{name} = {v}: accepted 1 to 10000 (percent)"));
+            }
+        }
+        if self.max_pacing_rate.is_some_and(|r| r.bps() < 8) {
+            return Err("max_pacing_rate: accepted 8bit (one byte per second) or more".into());
+        }
         self.rto_params.validate().map_err(|e| format!("rto_params: {e}"))?;
         if self.tlp && !self.rack {
             return Err(
@@ -663,6 +761,11 @@ mod tests {
             fin_ends_nagle: true,
             cork_ceiling_rto: true,
             ts_recent_needs_valid_ack: true,
+            pacing: Pacing::Fq,
+            max_pacing_rate: Some(Rate::from_bps(8_000_000)),
+            pacing_ss_ratio: 100,
+            pacing_ca_ratio: 100,
+            limit_output_bytes: ByteSize::new(1),
             ..TcpConfig::default()
         };
         let serialized = toml::Value::try_from(all).unwrap();
@@ -687,7 +790,7 @@ mod tests {
         let missing: Vec<&str> = KNOBS.iter().map(|(n, _)| *n).filter(|n| !present.contains(n)).collect();
         let listed: Vec<&str> = OMITTED_AT_DEFAULT.iter().map(|(n, _)| *n).collect();
         assert_eq!(missing, listed, "OMITTED_AT_DEFAULT must list exactly the knobs left out, in KNOBS order");
-        for (knob, value) in OMITTED_AT_DEFAULT {
+        for (knob, value) in OMITTED_AT_DEFAULT.iter().filter(|(_, v)| !v.is_empty()) {
             let parsed: TcpConfig = toml::from_str(&format!("{knob} = {value}")).unwrap();
             assert_eq!(parsed, TcpConfig::default(), "{knob} = {value} is not the default");
         }

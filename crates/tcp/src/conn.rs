@@ -12,14 +12,17 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::ack::{AckState, RcvView};
 use crate::config::{CongestionControlKind, Cwv, IfqFull, TcpConfig};
-use crate::congestion::{AckInfo, CongestionEvent, Growth, SlowStartExit, INFINITE_SSTHRESH};
+use crate::congestion::{AckContext, AckInfo, CaState, CongestionEvent, Growth, SlowStartExit, INFINITE_SSTHRESH};
 use crate::cwnd::Cwnd;
 use crate::ecn::{EcnState, Outgoing};
 use crate::estats::Estats;
+use crate::estats::PacedEstats;
+use crate::pacing::Pace;
 use crate::rack::Rack;
 use crate::ranges::RangeSet;
 use crate::recovery::{AckVerdict, NextSeg, Phase, Recovery, Snd};
 use crate::rtt::RttEstimator;
+use crate::sampler::DeliveryRate;
 use crate::sampler::RttSampler;
 
 mod info;
@@ -104,8 +107,11 @@ enum Timer {
     LossProbe = 6,
     /// Linux SACK compression: the compressed ACK goes when this fires.
     CompressedAck = 7,
+    /// Pacing's earliest departure time, or the TX completion TCP Small Queues waits for (Linux's pacing
+    /// hrtimer and TSQ handler): the sender tries again when it fires.
+    Pacing = 8,
 }
-const TIMERS: usize = 8;
+const TIMERS: usize = 9;
 /// A disarmed timer.
 const NO_TIMER: u64 = u64::MAX;
 /// Linux `tcp_min_tso_segs`: the smallest super-packet under `tso`, segments.
@@ -171,6 +177,8 @@ impl Notes {
     const TLP_DONE: u16 = 1 << 7;
     /// `tso`: the sender waits for more ACKs to fill a larger super-packet.
     const TSO_DEFER: u16 = 1 << 8;
+    /// Pacing or TCP Small Queues held a segment back: arm the pacing timer.
+    const PACED: u16 = 1 << 9;
 
     #[inline]
     fn set(&mut self, bit: u16) {
@@ -234,6 +242,10 @@ pub struct Connection {
     cwnd: Cwnd,
     /// The recovery phase and its state, the SACK scoreboard, `recover`, duplicate ACKs.
     rec: Recovery,
+    /// Pacing and TCP Small Queues (`pacing`, `limit_output_bytes`), when either can hold a segment back.
+    pace: Option<Box<Pace>>,
+    /// The delivery-rate sampler (Linux `tcp_rate.c`), for a controller that owns the window (BBR).
+    rate: Option<Box<DeliveryRate>>,
     /// RACK-TLP state and the transmission records (RFC 8985), when `rack` is on.
     rack: Option<Box<Rack>>,
     /// The PTO fired: the next segment is a tail loss probe (RFC 8985 §7.3).
@@ -352,7 +364,16 @@ impl Connection {
             cfg.clock_granularity,
         );
         let mss = cfg.mss.bytes() as u32;
-        let cwnd = Cwnd::new(&cfg, mss);
+        let cwnd = Cwnd::new(&cfg, mss, iss.0 as u64);
+        let max_pacing = cfg.max_pacing_rate.map(|r| r.bps() / 8);
+        let paced = cfg.pacing == crate::config::Pacing::Fq || max_pacing.is_some() || cwnd.pacing_rate().is_some();
+        let mut pace =
+            Pace::new(paced, max_pacing, cfg.pacing_ss_ratio, cfg.pacing_ca_ratio, cfg.limit_output_bytes.bytes());
+        if let Some(r) = cwnd.pacing_rate() {
+            pace.set_rate(r);
+        }
+        let pace = pace.active().then(|| Box::new(pace));
+        let rate = cwnd.owns_window().then(Box::<DeliveryRate>::default);
         Connection {
             state,
             local_port,
@@ -377,6 +398,8 @@ impl Connection {
             syn_retransmitted: false,
             syn_resend: false,
             cwnd,
+            pace,
+            rate,
             rec: Recovery::new(iss, cfg.dupthresh),
             rack: cfg.rack.then(|| Box::new(Rack::new(iss))),
             tlp_pending: false,
@@ -543,6 +566,9 @@ impl Connection {
 
     /// The application writes `bytes`; returns how many the send buffer took.
     pub fn send(&mut self, bytes: u64) -> u64 {
+        if self.rate.is_some() {
+            self.check_app_limited();
+        }
         let n = self.send_room(bytes);
         self.write_end += n as u32;
         n
@@ -717,6 +743,10 @@ impl Connection {
         if due(self.timers[Timer::Reorder as usize]) {
             self.disarm(Timer::Reorder);
             self.rack_detect_loss(now);
+        }
+        if due(self.timers[Timer::Pacing as usize]) {
+            // The sender tries again at the next poll_transmit.
+            self.disarm(Timer::Pacing);
         }
         if due(self.timers[Timer::LossProbe as usize]) {
             self.disarm(Timer::LossProbe);
@@ -1206,7 +1236,8 @@ impl Connection {
             return false;
         }
         let una_before = self.snd_una;
-        let prr = self.cfg.prr && self.sack_ok;
+        let prior_in_flight = if self.pace.is_some() { self.pipe() } else { 0 };
+        let prr = self.prr_on() && self.sack_ok;
         let sacked_before = if prr { self.rec.scoreboard.bytes_within(self.snd_una, self.snd_nxt) } else { 0 };
         if let Some(rack) = self.rack.as_mut() {
             rack.begin_ack();
@@ -1281,6 +1312,9 @@ impl Connection {
         if self.ecn.echoed(seg) {
             self.on_ecn_echo(now);
         }
+        if self.pace.is_some() && ack >= una_before {
+            self.after_ack_paced(now, prior_in_flight);
+        }
         if self.state_fin_acked() {
             match self.state {
                 State::FinWait1 => self.state = State::FinWait2,
@@ -1331,6 +1365,9 @@ impl Connection {
             let right = b.right.min(self.snd_nxt);
             if right > left {
                 new += self.rec.scoreboard.insert(left, right) as u64;
+                if let Some(rate) = self.rate.as_mut() {
+                    rate.on_sacked(left, right);
+                }
                 if let Some(rack) = self.rack.as_mut() {
                     rack.on_sack(left, right, now);
                 }
@@ -1349,6 +1386,9 @@ impl Connection {
         self.snd_una = ack;
         self.cwnd.on_cumulative_ack(ack);
         self.rec.on_cumulative_ack(ack);
+        if let Some(rate) = self.rate.as_mut() {
+            rate.on_cumulative_ack(ack);
+        }
         if let Some(rack) = self.rack.as_mut().filter(|_| self.sack_ok) {
             rack.on_cumulative_ack(ack, now);
         }
@@ -1538,7 +1578,7 @@ impl Connection {
     }
 
     fn grow_cwnd(&mut self, now: Instant, acked: u32, flight_size: u32) {
-        if acked == 0 {
+        if acked == 0 || self.cwnd.owns_window() {
             return;
         }
         // Under `tso` a deferral leaves the window unfilled on purpose: growth stays allowed up to the last
@@ -1650,6 +1690,81 @@ impl Connection {
         }
     }
 
+    /// PRR applies (`prr`), unless the controller owns the window (Linux's `cong_control` skips
+    /// `tcp_cwnd_reduction`).
+    #[inline]
+    fn prr_on(&self) -> bool {
+        self.cwnd.prr()
+    }
+
+    /// Linux's `icsk_ca_state` from the recovery phase.
+    fn ca_state(&self) -> CaState {
+        match self.rec.phase {
+            Phase::Open if self.rec.dupacks > 0 || !self.rec.scoreboard.is_empty() => CaState::Disorder,
+            Phase::Open => CaState::Open,
+            Phase::Cwr { .. } => CaState::Cwr,
+            Phase::NewReno { .. } | Phase::Sack { .. } => CaState::Recovery,
+            Phase::Loss { .. } => CaState::Loss,
+        }
+    }
+
+    /// The end of an ACK on a paced (or TSQ-limited) connection: the rate sample for a window-owning
+    /// controller, else `tcp_update_pacing_rate`; `prior_in_flight` was in flight before the ACK.
+    #[cold]
+    #[inline(never)]
+    fn after_ack_paced(&mut self, now: Instant, prior_in_flight: u32) {
+        if self.rate.is_some() {
+            self.on_rate_sample(now, prior_in_flight);
+            return;
+        }
+        let (cwnd, ssthresh, flight, srtt) =
+            (self.cwnd.window(), self.cwnd.ssthresh(), self.snd_nxt - self.snd_una, self.rtt.srtt());
+        if let Some(pace) = self.pace.as_mut() {
+            pace.update_from_cwnd(cwnd, ssthresh, flight, srtt);
+        }
+    }
+
+    /// `tcp_rate_gen` and `tcp_cong_control` for a window-owning controller, at the end of an ACK;
+    /// `prior_in_flight` was in flight before it.
+    fn on_rate_sample(&mut self, now: Instant, prior_in_flight: u32) {
+        let min_rtt = (self.st.CountRTT > 0).then(|| Duration::from_nanos((self.st.MinRTT * 1e6) as u64));
+        let Some(rate) = self.rate.as_mut() else { return };
+        let rs = rate.on_ack_done(now, prior_in_flight, min_rtt);
+        let (delivered, delivered_at, lost) = (rate.delivered(), rate.delivered_at(), rate.lost());
+        let cx = AckContext {
+            smss: self.smss,
+            in_flight: self.pipe(),
+            ca_state: self.ca_state(),
+            delivered,
+            delivered_at,
+            lost,
+            srtt: self.rtt.srtt(),
+            next_departure: self.pace.as_ref().map_or(now, |p| p.next),
+        };
+        self.cwnd.on_rate_sample(now, &rs, &cx);
+        if let (Some(r), Some(pace)) = (self.cwnd.pacing_rate(), self.pace.as_mut()) {
+            pace.set_rate(r);
+        }
+        if self.cwnd.marks_app_limited() {
+            let in_flight = cx.in_flight;
+            if let Some(rate) = self.rate.as_mut() {
+                rate.mark_app_limited(in_flight);
+            }
+        }
+    }
+
+    /// `tcp_rate_check_app_limited`, when the application writes: less than a segment unsent, cwnd not
+    /// filled, no loss waiting for repair, nothing in the host's queue.
+    fn check_app_limited(&mut self) {
+        let unsent = if self.write_end > self.snd_nxt { self.write_end - self.snd_nxt } else { 0 };
+        let pipe = self.pipe();
+        if unsent < self.smss && pipe < self.cwnd.window() && self.rec.is_open() {
+            if let Some(rate) = self.rate.as_mut() {
+                rate.mark_app_limited(pipe);
+            }
+        }
+    }
+
     /// Bytes in flight by the rule of the current recovery phase.
     #[inline]
     fn pipe(&self) -> u32 {
@@ -1710,6 +1825,7 @@ impl Connection {
     /// Seeds the connection's random stream (probabilistic ACKs). By default it is seeded from the ISS.
     pub fn set_random_seed(&mut self, seed: u64) {
         self.rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        self.cwnd.set_random_seed(seed);
     }
 
     /// In-sequence data and the out-of-order queue (RFC 9293 §3.10.7.4 "seventh"; RFC 5681 §4.2 ACKs).
@@ -1991,12 +2107,27 @@ impl Connection {
             }
         }
         if let Some(c) = self.choose_data(now, notes) {
-            return Some(c);
+            if self.pace.is_none() || self.pace_allows(now, c) {
+                return Some(c);
+            }
+            notes.set(Notes::PACED);
         }
         if self.probe_pending {
             return Some(Choice::ZeroWindowProbe);
         }
         self.ack_now.then_some(Choice::Ack)
+    }
+
+    /// Whether pacing and TCP Small Queues let data choice `c` go now.
+    #[inline(never)]
+    fn pace_allows(&self, now: Instant, c: Choice) -> bool {
+        let (len, retransmit) = match c {
+            Choice::Retransmit { len, .. } => (len, true),
+            Choice::NewData { len, .. } => (len, false),
+            _ => return true,
+        };
+        let single = self.snd_nxt - self.snd_una <= self.smss;
+        self.pace.as_ref().is_none_or(|p| p.allows(now, len.max(self.smss) + 40, retransmit, single))
     }
 
     /// The bookkeeping a choice calls for whether or not a segment goes (the interface may be full):
@@ -2038,6 +2169,19 @@ impl Connection {
         }
         if notes.has(Notes::VALIDATE) {
             self.cwnd_validate(now);
+        }
+        if notes.has(Notes::PACED) {
+            let Some(pace) = self.pace.as_mut() else { return };
+            let at = pace.wakeup(now);
+            if !(pace.on && pace.next > now) {
+                pace.throttled += 1;
+            }
+            if let Some(at) = at {
+                // A high-resolution timer: no tick rounding.
+                if at.as_nanos() < self.timers[Timer::Pacing as usize] {
+                    self.set_timer(Timer::Pacing, at.as_nanos());
+                }
+            }
         }
     }
 
@@ -2081,7 +2225,7 @@ impl Connection {
         }
 
         if self.rec.retransmits() {
-            match self.rec.next_seg(s, fin_seq, self.fin_queued, cwnd, pipe, self.cfg.prr, self.rack_active()) {
+            match self.rec.next_seg(s, fin_seq, self.fin_queued, cwnd, pipe, self.prr_on(), self.rack_active()) {
                 NextSeg::Retransmit { seq, len, fin } => return Some(Choice::Retransmit { seq, len, fin }),
                 NextSeg::Blocked => {
                     notes.limit(SndLim::Cwnd);
@@ -2166,7 +2310,7 @@ impl Connection {
     fn new_data_rooms(&self, cwnd: u32, pipe: u32) -> (u32, u32) {
         let wnd_edge = self.snd_una + self.snd_wnd;
         let wnd_room = if wnd_edge > self.snd_nxt { wnd_edge - self.snd_nxt } else { 0 };
-        let cwnd_room = match self.rec.prr_allowance(self.cfg.prr) {
+        let cwnd_room = match self.rec.prr_allowance(self.prr_on()) {
             Some(allowance) => allowance.min(u32::MAX as u64) as u32,
             // Linux `tcp_snd_test` (2.2, 2.4): outside recovery a segment goes while fewer packets than
             // cwnd are in flight, whatever their size; it may then carry a whole SMSS.
@@ -2398,6 +2542,9 @@ impl Connection {
             self.st.DataSegsOut += 1;
             self.st.DataOctetsOut += seg.payload_len as u64;
         }
+        if self.pace.is_some() {
+            self.on_sent_paced(now, &seg, retransmit);
+        }
         if seg.seq_len() > 0 && !self.armed(Timer::Retransmit) {
             self.restart_rto(now); // RFC 6298 (5.1)
         }
@@ -2419,6 +2566,40 @@ impl Connection {
             self.st.MaxPipeSize = self.st.MaxPipeSize.max(pipe);
         }
         seg
+    }
+
+    /// A segment left a paced (or TSQ-limited) connection: its departure time, and for a window-owning
+    /// controller `tcp_rate_skb_sent` and `CA_EVENT_TX_START` (new data leaving with nothing in flight).
+    #[cold]
+    #[inline(never)]
+    fn on_sent_paced(&mut self, now: Instant, seg: &TcpSegment, retransmit: bool) {
+        let data_segs_out = self.st.DataSegsOut;
+        if let Some(pace) = self.pace.as_mut() {
+            pace.on_sent(now, seg.payload_len, data_segs_out);
+        }
+        if seg.seq_len() == 0 || seg.flags.syn() {
+            return;
+        }
+        // Nothing was outstanding before this segment (Linux `packets_out == 0`): new data from SND.UNA.
+        let idle = !retransmit && seg.seq == self.snd_una;
+        let Some(rate) = self.rate.as_mut() else { return };
+        rate.on_sent(seg.seq, seg.seq + seg.seq_len(), now, idle, retransmit);
+        let app_limited = rate.app_limited();
+        if idle && !retransmit {
+            self.cwnd.on_tx_start(now, app_limited);
+            if let (Some(r), Some(pace)) = (self.cwnd.pacing_rate(), self.pace.as_mut()) {
+                pace.set_rate(r);
+            }
+        }
+    }
+
+    /// The engine's report that the segment last returned leaves the host at `departs` (`bytes` on the
+    /// wire): TCP Small Queues counts it as in the host until then.
+    #[inline]
+    pub fn on_departure(&mut self, now: Instant, departs: Instant, bytes: u32) {
+        if let Some(pace) = self.pace.as_mut() {
+            pace.on_departure(now, departs, bytes);
+        }
     }
 
     fn syn_options(&self, is_syn_ack: bool) -> TcpOptions {
@@ -2558,6 +2739,34 @@ impl Connection {
         e
     }
 
+    /// Pacing, TCP Small Queues and BBR statistics.
+    #[cold]
+    fn paced_estats(&self) -> PacedEstats {
+        let mut x = PacedEstats::default();
+        if let Some(pace) = self.pace.as_ref() {
+            if pace.on {
+                x.X_PacingRate = Some(if pace.rate == u64::MAX { 0 } else { pace.rate });
+            }
+            if pace.tsq_limit > 0 {
+                x.X_TsqThrottled = Some(pace.throttled);
+            }
+        }
+        if let Some(rate) = self.rate.as_ref() {
+            x.X_DeliveryRate = Some(rate.delivery_rate().map_or(0, |(r, _)| r));
+        }
+        if let Some(m) = self.cwnd.model() {
+            x.X_BbrMode = Some(m.mode as u64);
+            x.X_BbrBtlBw = Some(m.btl_bw);
+            x.X_BbrMinRTT = Some(m.min_rtt.map_or(0.0, |d| d.as_nanos() as f64 / 1e6));
+            x.X_BbrPacingGain = Some(m.pacing_gain);
+            x.X_BbrCwndGain = Some(m.cwnd_gain);
+            x.X_BbrProbeRttEpisodes = Some(m.probe_rtt_rounds);
+            x.X_BbrRounds = Some(m.rounds);
+            x.X_BbrLtUseBw = Some(m.lt_use_bw as u64);
+        }
+        x
+    }
+
     /// RFC 4898 statistics, gauges filled in as of now.
     pub fn estats(&self) -> Estats {
         let mut e = self.st.clone();
@@ -2571,6 +2780,9 @@ impl Connection {
         }
         e.RTTVar = self.rtt.rttvar().as_nanos() as f64 / 1e6;
         e.CurRTO = self.rtt.rto_backed_off(self.backoff).as_nanos() as f64 / 1e6;
+        if self.pace.is_some() || self.rate.is_some() {
+            e.paced = Some(Box::new(self.paced_estats()));
+        }
         e
     }
 }

@@ -14,7 +14,9 @@ use tcplab_units::{Duration, Instant};
 use tcplab_wire::SeqNumber;
 
 use crate::config::{CwndUnit, Cwv, TcpConfig};
-use crate::congestion::{AckInfo, CongestionControl, CongestionEvent, Growth, SlowStartExit};
+use crate::congestion::{
+    AckContext, AckInfo, CongestionControl, CongestionEvent, Growth, ModelStats, RateSample, SlowStartExit,
+};
 
 /// RFC 7661 state: bytes ACKed in the current RTT and since when; the largest per-RTT sample in the
 /// current and the previous sampling period; when that period began; since when the phase is
@@ -56,11 +58,17 @@ pub(crate) struct Cwnd {
     packets_out: VecDeque<SeqNumber>,
     /// Linux 2.4 `tcp_cwnd_down`'s count of ACKs in CWR (its `snd_cwnd_cnt`): a segment per two.
     cwr_acks: u32,
+    /// The controller owns the window (asked once: the send path tests it on every call).
+    owns: bool,
+    /// PRR applies: `prr`, unless the controller owns the window (Linux's `cong_control` skips
+    /// `tcp_cwnd_reduction`).
+    prr: bool,
 }
 
 impl Cwnd {
-    /// The controller `cfg` asks for (`congestion::build`), at its initial window for SMSS `smss`.
-    pub fn new(cfg: &TcpConfig, smss: u32) -> Self {
+    /// The controller `cfg` asks for (`TcpConfig::controller_factory`), at its initial window for SMSS
+    /// `smss`, its random stream seeded with `seed`.
+    pub fn new(cfg: &TcpConfig, smss: u32, seed: u64) -> Self {
         let validation = match cfg.cwv {
             Cwv::Off => Validation::Off,
             Cwv::Rfc2861 | Cwv::Linux | Cwv::Linux24 => Validation::Rfc2861 {
@@ -78,13 +86,45 @@ impl Cwnd {
                 nvp_since: None,
             }),
         };
+        let cc = cfg.controller_factory().build(cfg.initial_window.bytes(smss), smss, seed);
         Cwnd {
-            cc: crate::congestion::build(cfg, smss),
+            owns: cc.owns_window(),
+            prr: cfg.prr && !cc.owns_window(),
+            cc,
             validation,
             packets: cfg.cwnd_unit == CwndUnit::Packets,
             packets_out: VecDeque::new(),
             cwr_acks: 0,
         }
+    }
+
+    /// The controller sets cwnd on every ACK itself (BBR; Linux `cong_control`).
+    #[inline]
+    pub fn owns_window(&self) -> bool {
+        self.owns
+    }
+    /// Whether PRR applies (see the field).
+    #[inline]
+    pub fn prr(&self) -> bool {
+        self.prr
+    }
+    pub fn on_rate_sample(&mut self, now: Instant, rs: &RateSample, cx: &AckContext) {
+        self.cc.on_rate_sample(now, rs, cx);
+    }
+    pub fn on_tx_start(&mut self, now: Instant, app_limited: bool) {
+        self.cc.on_tx_start(now, app_limited);
+    }
+    pub fn pacing_rate(&self) -> Option<u64> {
+        self.cc.pacing_rate()
+    }
+    pub fn marks_app_limited(&self) -> bool {
+        self.cc.marks_app_limited()
+    }
+    pub fn model(&self) -> Option<ModelStats> {
+        self.cc.model()
+    }
+    pub fn set_random_seed(&mut self, seed: u64) {
+        self.cc.set_random_seed(seed);
     }
 
     /// Whether cwnd counts packets (`cwnd_unit = "packets"`).
@@ -250,6 +290,10 @@ impl Cwnd {
         smss: u32,
         send_buffer_full: bool,
     ) -> bool {
+        // Linux's `tcp_cwnd_validate` leaves a window-owning controller (BBR) alone.
+        if self.owns {
+            return false;
+        }
         let Validation::Rfc2861 { linux, linux24, used, stamp } = &mut self.validation else { return false };
         let (linux, linux24) = (*linux, *linux24);
         *used = (*used).max(flight);
@@ -334,7 +378,8 @@ impl Cwnd {
 
     /// RFC 5681 §4.1 restart after idle: cwnd = min(RW, cwnd). Returns true when cwnd was reduced.
     pub fn restart(&mut self, rw: u32) -> bool {
-        if rw < self.cc.window() {
+        // `tcp_slow_start_after_idle_check` skips a window-owning controller (BBR restarts by itself).
+        if rw < self.cc.window() && !self.owns {
             self.cc.set_window(rw);
             return true;
         }
@@ -350,7 +395,7 @@ mod tests {
 
     fn linux24(segments: u32) -> Cwnd {
         let cfg = TcpConfig::personality("linux-2.4").unwrap();
-        let mut c = Cwnd::new(&cfg, MSS);
+        let mut c = Cwnd::new(&cfg, MSS, 0);
         c.set_initial(segments * MSS);
         c
     }

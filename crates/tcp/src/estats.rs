@@ -155,6 +155,72 @@ pub struct Estats {
     /// Smallest and largest RTO a retransmission timer was started with, ms.
     pub MinRTO: f64,
     pub MaxRTO: f64,
+
+    /// Pacing, TCP Small Queues and BBR (web100-style extensions), present only where they apply, so
+    /// that the documents of connections without them are as before; boxed, so that they cost a
+    /// connection without them one pointer.
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub paced: Option<Box<PacedEstats>>,
+}
+
+/// The statistics of a paced connection, of TCP Small Queues and of BBR (see [`Estats::paced`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct PacedEstats {
+    /// The pacing rate, bytes per second (Linux `tcpi_pacing_rate`), for a paced connection (0 before
+    /// there is one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub X_PacingRate: Option<u64>,
+    /// Times TCP Small Queues held the sender because too much of it waited in the host (Linux sets
+    /// `TSQ_THROTTLED`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub X_TsqThrottled: Option<u64>,
+    /// The delivery rate of the last sample, bytes per second (Linux `tcpi_delivery_rate`), where the
+    /// delivery-rate sampler runs (BBR).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub X_DeliveryRate: Option<u64>,
+    /// BBR's mode: STARTUP 0, DRAIN 1, PROBE_BW 2, PROBE_RTT 3 (Linux `enum bbr_mode`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub X_BbrMode: Option<u64>,
+    /// BBR's bottleneck-bandwidth estimate, bytes per second (`tcpi_bbr_bw_lo/hi`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub X_BbrBtlBw: Option<u64>,
+    /// BBR's minimum-RTT estimate, ms (`tcpi_bbr_min_rtt`, µs there; 0 before a sample).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub X_BbrMinRTT: Option<f64>,
+    /// BBR's pacing and cwnd gains (`tcpi_bbr_pacing_gain`, `tcpi_bbr_cwnd_gain` / 256).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub X_BbrPacingGain: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub X_BbrCwndGain: Option<f64>,
+    /// PROBE_RTT episodes entered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub X_BbrProbeRttEpisodes: Option<u64>,
+    /// Packet-timed rounds BBR counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub X_BbrRounds: Option<u64>,
+    /// 1 while BBR uses its long-term (policed) bandwidth estimate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub X_BbrLtUseBw: Option<u64>,
+}
+
+impl PacedEstats {
+    /// Every field present (zero): the names a time series may ask for.
+    pub fn all() -> Self {
+        PacedEstats {
+            X_PacingRate: Some(0),
+            X_TsqThrottled: Some(0),
+            X_DeliveryRate: Some(0),
+            X_BbrMode: Some(0),
+            X_BbrBtlBw: Some(0),
+            X_BbrMinRTT: Some(0.0),
+            X_BbrPacingGain: Some(0.0),
+            X_BbrCwndGain: Some(0.0),
+            X_BbrProbeRttEpisodes: Some(0),
+            X_BbrRounds: Some(0),
+            X_BbrLtUseBw: Some(0),
+        }
+    }
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -16,12 +16,13 @@ mod conn;
 mod cwnd;
 mod ecn;
 pub mod estats;
+mod pacing;
 pub mod personality;
 mod rack;
 mod ranges;
 mod recovery;
 pub mod rtt;
-mod sampler;
+pub mod sampler;
 mod transport;
 
 pub use config::{CongestionControlKind, EcnMode, InitialWindow, TcpConfig};

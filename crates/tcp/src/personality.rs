@@ -92,6 +92,7 @@ impl TcpConfig {
                 fin_ends_nagle: true,
                 cork_ceiling_rto: true,
                 ts_recent_needs_valid_ack: true,
+                limit_output_bytes: ByteSize::new(4 << 20),
                 ..rfc.clone()
             }),
             "linux-2.4" => Some(TcpConfig {

@@ -1,5 +1,6 @@
-//! Which ACKs give RTT samples (`rtt_sampling`), beside the estimators of [`crate::rtt`] that turn the
-//! samples into an RTO.
+//! The sender's samplers: which ACKs give RTT samples (`rtt_sampling`, [`RttSampler`]), beside the
+//! estimators of [`crate::rtt`] that turn the samples into an RTO; and the delivery rate each ACK
+//! measures ([`DeliveryRate`], Linux's `tcp_rate.c`), which model-based congestion control (BBR) runs on.
 //!
 //! Read RFC 6298 §3 (Karn's algorithm: never time a retransmitted segment; one timed segment per RTT when
 //! there is no better source), RFC 7323 §4.1 (with timestamps, every ACK of new data gives a sample from
@@ -12,6 +13,7 @@ use tcplab_units::{Duration, Instant};
 use tcplab_wire::SeqNumber;
 
 use crate::config::RttSampling;
+use crate::congestion::RateSample;
 
 /// The sampling state of one connection.
 #[derive(Debug, Clone)]
@@ -100,5 +102,322 @@ impl RttSampler {
             }
         }
         sample
+    }
+}
+
+/// What one transmission of a segment knew when it left (Linux's `tcp_skb_cb.tx`): the connection's
+/// delivered count and its time then, the start of the send interval, whether the sender was
+/// application-limited.
+#[derive(Debug, Clone, Copy)]
+struct TxRecord {
+    start: SeqNumber,
+    end: SeqNumber,
+    /// When this (re)transmission went.
+    sent: Instant,
+    /// `first_tx_mstamp` at the send: the start of the send interval the segment closes.
+    first_tx: Instant,
+    /// `delivered_mstamp` at the send.
+    delivered_at: Instant,
+    /// `delivered` at the send, bytes.
+    delivered: u64,
+    app_limited: bool,
+    retransmitted: bool,
+    /// SACKed already: counted as delivered once, and never sampled again (Linux clears
+    /// `tx.delivered_mstamp`).
+    sacked: bool,
+}
+
+/// The delivery-rate estimator of Linux's `tcp_rate.c` (draft-cheng-iccrg-delivery-rate-estimation),
+/// in bytes: every transmission records the connection's `delivered` count and time; the ACK that
+/// delivers the newest of them measures `delivered` now minus then over max(the send interval, the ACK
+/// interval). The send interval guards against ACK compression, the ACK interval against a burst sent
+/// faster than the bottleneck. Samples taken while the application left the window unused are marked
+/// app-limited, and a controller keeps them only when they raise its estimate.
+#[derive(Debug, Clone)]
+pub struct DeliveryRate {
+    /// The transmissions not yet cumulatively acknowledged, in sequence order.
+    records: VecDeque<TxRecord>,
+    /// Bytes delivered (ACKed or SACKed, each once) over the connection's life (`tp->delivered`).
+    delivered: u64,
+    /// When `delivered` last grew (`tp->delivered_mstamp`).
+    delivered_at: Instant,
+    /// The send time of the newest segment delivered (`tp->first_tx_mstamp`): the next send interval's start.
+    first_tx: Instant,
+    /// While application-limited: the `delivered` count at which that phase ends; 0 when not
+    /// (`tp->app_limited`).
+    app_limited_until: u64,
+    /// Bytes marked lost (retransmitted) over the connection's life (`tp->lost`), and at the last ACK.
+    lost: u64,
+    lost_at_last_ack: u64,
+    /// The sample being built by the ACK being processed.
+    cur: Option<(TxRecord, Duration)>,
+    acked_sacked: u64,
+    /// The last sample that counts for `tcpi_delivery_rate` (`tp->rate_delivered`, `rate_interval_us`,
+    /// `rate_app_limited`).
+    rate: Option<(u64, Duration, bool)>,
+}
+
+impl Default for DeliveryRate {
+    fn default() -> Self {
+        DeliveryRate {
+            records: VecDeque::new(),
+            delivered: 0,
+            delivered_at: Instant::ZERO,
+            first_tx: Instant::ZERO,
+            app_limited_until: 0,
+            lost: 0,
+            lost_at_last_ack: 0,
+            cur: None,
+            acked_sacked: 0,
+            rate: None,
+        }
+    }
+}
+
+impl DeliveryRate {
+    /// Bytes delivered so far (`tp->delivered`).
+    pub fn delivered(&self) -> u64 {
+        self.delivered
+    }
+    /// When the last byte was delivered (`tp->delivered_mstamp`).
+    pub fn delivered_at(&self) -> Instant {
+        self.delivered_at
+    }
+    /// Bytes marked lost so far (`tp->lost`).
+    pub fn lost(&self) -> u64 {
+        self.lost
+    }
+    /// Whether the sender is in an application-limited phase (`tp->app_limited != 0`).
+    pub fn app_limited(&self) -> bool {
+        self.app_limited_until != 0
+    }
+
+    /// `tcp_rate_skb_sent`: `[start, end)` left at `now`, a retransmission if `retransmitted`. With nothing
+    /// in flight (`idle`) the send and delivery clocks restart here, so an idle gap is not counted.
+    pub fn on_sent(&mut self, start: SeqNumber, end: SeqNumber, now: Instant, idle: bool, retransmitted: bool) {
+        if end <= start {
+            return;
+        }
+        if idle {
+            self.first_tx = now;
+            self.delivered_at = now;
+        }
+        let snap = TxRecord {
+            start,
+            end,
+            sent: now,
+            first_tx: self.first_tx,
+            delivered_at: self.delivered_at,
+            delivered: self.delivered,
+            app_limited: self.app_limited_until != 0,
+            retransmitted,
+            sacked: false,
+        };
+        if retransmitted {
+            self.lost += (end - start) as u64;
+            // The records the retransmission covers take its snapshot (Linux restamps the skb).
+            let from = self.records.partition_point(|r| r.end <= start);
+            for r in self.records.range_mut(from..) {
+                if r.start >= end {
+                    break;
+                }
+                *r = TxRecord { start: r.start, end: r.end, sacked: r.sacked, ..snap };
+            }
+            return;
+        }
+        self.records.push_back(snap);
+    }
+
+    /// `tcp_rate_skb_delivered` for one record.
+    fn sample_from(&mut self, r: TxRecord) {
+        // The newest transmission delivered decides the sample (`tcp_skb_sent_after`).
+        let newer = match self.cur {
+            None => true,
+            Some((c, _)) => r.sent > c.sent || (r.sent == c.sent && r.end > c.end),
+        };
+        if newer {
+            self.cur = Some((r, r.sent.saturating_since(r.first_tx)));
+            self.first_tx = r.sent;
+        }
+    }
+
+    /// The receiver SACKed `[start, end)`: the records it wholly covers are delivered.
+    pub fn on_sacked(&mut self, start: SeqNumber, end: SeqNumber) {
+        let from = self.records.partition_point(|r| r.end <= start);
+        let mut i = from;
+        while i < self.records.len() {
+            let r = self.records[i];
+            if r.start >= end {
+                break;
+            }
+            if !r.sacked && r.start >= start && r.end <= end {
+                self.records[i].sacked = true;
+                self.delivered += (r.end - r.start) as u64;
+                self.acked_sacked += (r.end - r.start) as u64;
+                self.sample_from(r);
+            }
+            i += 1;
+        }
+    }
+
+    /// SND.UNA moved to `una`: the records below it leave, those not SACKed before delivered now; a
+    /// record partly covered is delivered in part and stays (Linux's partly acknowledged skb).
+    pub fn on_cumulative_ack(&mut self, una: SeqNumber) {
+        while let Some(&r) = self.records.front() {
+            if r.start >= una {
+                break;
+            }
+            let covered = if r.end <= una { r.end - r.start } else { una - r.start };
+            if !r.sacked {
+                self.delivered += covered as u64;
+                self.acked_sacked += covered as u64;
+                self.sample_from(r);
+            }
+            if r.end <= una {
+                self.records.pop_front();
+            } else {
+                self.records[0].start = una;
+                break;
+            }
+        }
+    }
+
+    /// `tcp_rate_gen`: the sample of the ACK just processed, at `now`; `prior_in_flight` bytes were in
+    /// flight before it, `min_rtt` is the connection's minimum RTT.
+    pub fn on_ack_done(&mut self, now: Instant, prior_in_flight: u32, min_rtt: Option<Duration>) -> RateSample {
+        if self.app_limited_until != 0 && self.delivered > self.app_limited_until {
+            self.app_limited_until = 0;
+        }
+        let acked_sacked = std::mem::take(&mut self.acked_sacked);
+        if acked_sacked > 0 {
+            self.delivered_at = now;
+        }
+        let losses = self.lost - self.lost_at_last_ack;
+        self.lost_at_last_ack = self.lost;
+        let mut rs = RateSample { acked_sacked, losses, prior_in_flight, ..RateSample::default() };
+        let Some((r, send_interval)) = self.cur.take() else { return rs };
+        // The RTT of the newest segment delivered, from its own send time (Linux's `ca_rtt_us`), unless
+        // it was retransmitted (Karn).
+        rs.rtt = (!r.retransmitted).then(|| now.saturating_since(r.sent));
+        rs.prior_delivered = r.delivered;
+        rs.is_app_limited = r.app_limited;
+        let delivered = self.delivered - r.delivered;
+        let ack_interval = now.saturating_since(r.delivered_at);
+        let interval = send_interval.max(ack_interval);
+        rs.delivered = Some(delivered);
+        // Shorter than the minimum RTT: ACK compression or a stretched clock, not a rate (`tcp_rate_gen`).
+        if min_rtt.is_some_and(|m| interval < m) || interval.is_zero() {
+            return rs;
+        }
+        rs.interval = Some(interval);
+        // `tcpi_delivery_rate`: an app-limited sample counts only when it is higher than the last.
+        let keep = match self.rate {
+            None => true,
+            Some((d, i, _)) => {
+                !r.app_limited || delivered as u128 * i.as_nanos() as u128 >= d as u128 * interval.as_nanos() as u128
+            }
+        };
+        if keep {
+            self.rate = Some((delivered, interval, r.app_limited));
+        }
+        rs
+    }
+
+    /// `tcp_rate_check_app_limited`: the application wrote while less than a segment is unsent, cwnd is
+    /// not filled and no loss waits for repair (`limited`): the samples until what is in flight now
+    /// (`in_flight` bytes) is delivered describe the application, not the path.
+    pub fn mark_app_limited(&mut self, in_flight: u32) {
+        self.app_limited_until = (self.delivered + in_flight as u64).max(1);
+    }
+
+    /// `tcpi_delivery_rate`, bytes per second, and whether its sample was app-limited.
+    pub fn delivery_rate(&self) -> Option<(u64, bool)> {
+        let (d, i, app) = self.rate?;
+        (i.as_nanos() > 0).then(|| ((d as u128 * 1_000_000_000 / i.as_nanos() as u128) as u64, app))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u32 = 1000;
+
+    fn ms(n: u64) -> Instant {
+        Instant::ZERO + Duration::from_millis(n)
+    }
+
+    /// A sender that sends a window of 10 segments back to back at t = 0, then each ACK arrives 1 ms apart
+    /// after a 100 ms RTT: the rate is what the ACK clock measures, 10 segments over ~100 ms for the
+    /// first, then one segment per ms (1 MB/s) once the send interval is short.
+    #[test]
+    fn ack_clock_measures_the_bottleneck() {
+        let mut d = DeliveryRate::default();
+        let iss = SeqNumber(0);
+        for i in 0..10 {
+            d.on_sent(iss + i * MSS, iss + (i + 1) * MSS, ms(0), i == 0, false);
+        }
+        let mut rates = Vec::new();
+        for i in 0..10u32 {
+            d.on_cumulative_ack(iss + (i + 1) * MSS);
+            let rs = d.on_ack_done(ms(100 + i as u64), (10 - i) * MSS, Some(Duration::from_millis(100)));
+            assert_eq!(rs.acked_sacked, MSS as u64);
+            // Each segment re-sent when acked, one per ms, keeps the pipe full.
+            d.on_sent(iss + (10 + i) * MSS, iss + (11 + i) * MSS, ms(100 + i as u64), false, false);
+            rates.push(rs.rate());
+        }
+        // The first ACK: 1 segment over 100 ms (the ACK interval from the start, send interval 0).
+        assert_eq!(rates[0], Some(10_000));
+        // The 10th: 10 segments delivered since t = 0 over 109 ms.
+        assert_eq!(rates[9], Some(10 * MSS as u64 * 1000 / 109));
+        // A segment of the second window: delivered between its send and its ACK over 100 ms.
+        for i in 0..10u32 {
+            d.on_cumulative_ack(iss + (11 + i) * MSS);
+            let rs = d.on_ack_done(ms(200 + i as u64), 10 * MSS, Some(Duration::from_millis(100)));
+            assert_eq!(rs.prior_delivered, ((i + 1) * MSS) as u64);
+            // 10 segments over the send interval, which starts at the first window's send (t = 0):
+            // 100 kB/s for the first, a little less for the later ones (Linux's `first_tx_mstamp`).
+            assert_eq!(rs.rate(), Some(10 * MSS as u64 * 1000 / (100 + i as u64)), "ACK {i}");
+        }
+        assert_eq!(d.delivered(), 20 * MSS as u64);
+    }
+
+    /// SACKed data counts once, when SACKed; the cumulative ACK that later covers it adds nothing.
+    #[test]
+    fn sacked_bytes_are_delivered_once() {
+        let mut d = DeliveryRate::default();
+        let iss = SeqNumber(0);
+        for i in 0..4 {
+            d.on_sent(iss + i * MSS, iss + (i + 1) * MSS, ms(0), i == 0, false);
+        }
+        d.on_sacked(iss + MSS, iss + 3 * MSS);
+        let rs = d.on_ack_done(ms(50), 4 * MSS, None);
+        assert_eq!((rs.acked_sacked, d.delivered()), (2 * MSS as u64, 2 * MSS as u64));
+        d.on_sent(iss, iss + MSS, ms(50), false, true);
+        assert_eq!(d.lost(), MSS as u64);
+        d.on_cumulative_ack(iss + 3 * MSS);
+        let rs = d.on_ack_done(ms(100), 2 * MSS, None);
+        assert_eq!(rs.acked_sacked, MSS as u64, "only the retransmitted head is new");
+        assert_eq!(rs.losses, MSS as u64);
+        assert_eq!(d.delivered(), 3 * MSS as u64);
+    }
+
+    /// An app-limited phase marks the samples of what is sent during it, and ends once more than what
+    /// was in flight at the mark is delivered (Linux's `after(tp->delivered, tp->app_limited)`).
+    #[test]
+    fn app_limited_marks_until_the_flight_is_delivered() {
+        let mut d = DeliveryRate::default();
+        let iss = SeqNumber(0);
+        d.on_sent(iss, iss + MSS, ms(0), true, false);
+        d.mark_app_limited(MSS);
+        d.on_sent(iss + MSS, iss + 2 * MSS, ms(1), false, false);
+        d.on_cumulative_ack(iss + MSS);
+        let rs = d.on_ack_done(ms(100), 2 * MSS, None);
+        assert!(!rs.is_app_limited, "sent before the mark");
+        assert!(d.app_limited(), "delivered 1000, not beyond the mark at 1000");
+        d.on_cumulative_ack(iss + 2 * MSS);
+        let rs = d.on_ack_done(ms(101), MSS, None);
+        assert!(rs.is_app_limited, "sent while app-limited");
+        assert!(!d.app_limited(), "delivered beyond the mark");
     }
 }

@@ -57,6 +57,10 @@ impl Transport for Connection {
         Connection::stalled(self)
     }
     #[inline]
+    fn on_departure(&mut self, now: Instant, departs: Instant, bytes: u32) {
+        Connection::on_departure(self, now, departs, bytes);
+    }
+    #[inline]
     fn poll_timeout(&self) -> Option<Instant> {
         Connection::poll_timeout(self)
     }

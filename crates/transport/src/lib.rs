@@ -119,6 +119,11 @@ pub trait Transport: Sized {
     }
     /// The last [`Transport::poll_transmit`] had a segment ready but the interface was full.
     fn stalled(&self) -> bool;
+    /// The segment the last [`Transport::poll_transmit`] returned, `bytes` long on the wire, was queued at
+    /// the host's interface at `now` and leaves it (its transmit completion) at `departs`. TCP Small
+    /// Queues counts the host's queue with it. Engines that cannot tell may not call it.
+    #[inline]
+    fn on_departure(&mut self, _now: Instant, _departs: Instant, _bytes: u32) {}
     /// The earliest instant at which [`Transport::on_timeout`] has work to do.
     fn poll_timeout(&self) -> Option<Instant>;
     /// Runs every timer due at `now`.

@@ -1,37 +1,66 @@
 //! Congestion control, behind a small trait named after the events that drive it (RFC 5681 §3).
 //!
 //! The controller owns cwnd and ssthresh; loss detection and recovery stay in the connection, which only
-//! reports verdicts (an ACK of new data, a congestion event, the end of recovery).
+//! reports verdicts (an ACK of new data, a congestion event, the end of recovery). A model-based controller
+//! (BBR) also takes every ACK's delivery-rate sample (`on_rate_sample`), sets cwnd itself in recovery too
+//! (`owns_window`, Linux's `cong_control`) and asks for pacing (`pacing_rate`).
+//!
+//! This module knows nothing of the connection's configuration: `TcpConfig::controller_factory` picks the
+//! factory, so the dependency runs one way (config → congestion).
 
+mod bbr;
 mod cubic;
 mod reno;
 
+pub use bbr::{Bbr, BbrFactory, BbrMode};
 pub use cubic::{Cubic, CubicConfig};
 pub use reno::Reno;
 
 use serde::{Deserialize, Serialize};
 use tcplab_units::{Duration, Instant};
 
-use crate::config::{CongestionControlKind, CwndUnit, TcpConfig};
+/// Builds the controller of one connection: each algorithm's configuration is its factory (quinn-proto's
+/// `ControllerFactory`), so that the connection knows the [`CongestionControl`] trait only and a new
+/// algorithm touches its own module and one registration (`TcpConfig::controller_factory`).
+pub trait ControllerFactory: std::fmt::Debug + Send + Sync {
+    /// A controller starting at `initial_window` bytes for a sender MSS of `smss`. `seed` seeds the
+    /// controller's own random stream (BBR's first gain-cycle phase), so that a run is reproducible.
+    fn build(&self, initial_window: u32, smss: u32, seed: u64) -> Box<dyn CongestionControl + Send>;
+}
 
-/// The controller `cfg` asks for, starting at its initial window for a sender MSS of `smss` (the
-/// factory the connection calls, as quinn-proto's `ControllerFactory::build`): `reno` ends fast recovery
-/// at ssthresh (RFC 5681), `newreno` with RFC 6582's FlightSize rule; `cwnd_unit = "packets"` counts
-/// whole segments; `cubic` takes `cfg.cubic`.
-pub fn build(cfg: &TcpConfig, smss: u32) -> Box<dyn CongestionControl + Send> {
-    let iw = cfg.initial_window.bytes(smss);
-    match cfg.congestion_control {
-        CongestionControlKind::Reno | CongestionControlKind::NewReno => {
-            let mut reno = Reno::new(iw, cfg.abc, cfg.abc_ca);
-            if cfg.congestion_control == CongestionControlKind::Reno {
-                reno = reno.rfc5681_exit();
-            }
-            if cfg.cwnd_unit == CwndUnit::Packets {
-                reno = reno.in_packets();
-            }
-            Box::new(reno)
+/// Reno and NewReno (RFC 5681, RFC 6582): `rfc5681_exit` ends fast recovery at ssthresh (Reno), else
+/// with RFC 6582's FlightSize rule; `packets` keeps cwnd in whole segments as Linux does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RenoFactory {
+    pub abc: Abc,
+    pub abc_ca: bool,
+    pub rfc5681_exit: bool,
+    pub packets: bool,
+}
+
+impl ControllerFactory for RenoFactory {
+    fn build(&self, initial_window: u32, _smss: u32, _seed: u64) -> Box<dyn CongestionControl + Send> {
+        let mut reno = Reno::new(initial_window, self.abc, self.abc_ca);
+        if self.rfc5681_exit {
+            reno = reno.rfc5681_exit();
         }
-        CongestionControlKind::Cubic => Box::new(Cubic::new(iw, cfg.abc, cfg.cubic)),
+        if self.packets {
+            reno = reno.in_packets();
+        }
+        Box::new(reno)
+    }
+}
+
+/// CUBIC (RFC 9438) with its parameters and the slow-start byte counting it shares with Reno.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CubicFactory {
+    pub abc: Abc,
+    pub cubic: CubicConfig,
+}
+
+impl ControllerFactory for CubicFactory {
+    fn build(&self, initial_window: u32, _smss: u32, _seed: u64) -> Box<dyn CongestionControl + Send> {
+        Box::new(Cubic::new(initial_window, self.abc, self.cubic))
     }
 }
 
@@ -134,6 +163,89 @@ impl Abc {
     }
 }
 
+/// Linux's congestion-avoidance state (`icsk_ca_state`), as a window-owning controller sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CaState {
+    Open,
+    /// Duplicate ACKs or SACKed data seen, no recovery yet.
+    Disorder,
+    /// cwnd reduced for a local cause or ECN.
+    Cwr,
+    /// Fast recovery.
+    Recovery,
+    /// After a retransmission timeout.
+    Loss,
+}
+
+/// The delivery-rate sample of one ACK (Linux `struct rate_sample`, `tcp_rate.c`), in bytes where Linux
+/// counts packets. Built by the connection's delivery-rate sampler.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RateSample {
+    /// Bytes delivered over `interval` (`rs->delivered`); `None` when the ACK gives no valid sample.
+    pub delivered: Option<u64>,
+    /// max(send interval, ACK interval) of the sample (`rs->interval_us`); `None` when invalid, or shorter
+    /// than the minimum RTT (an ACK-compression artefact, `tcp_rate_gen`).
+    pub interval: Option<Duration>,
+    /// `delivered` at the send of the newest segment this ACK delivered (`rs->prior_delivered`): a round
+    /// ends when it reaches the delivered count at the round's start.
+    pub prior_delivered: u64,
+    /// Bytes newly ACKed or SACKed by this ACK (`rs->acked_sacked`).
+    pub acked_sacked: u64,
+    /// Bytes newly marked lost since the last ACK (`rs->losses`; here: retransmitted since).
+    pub losses: u64,
+    /// Bytes in flight before this ACK (`rs->prior_in_flight`).
+    pub prior_in_flight: u32,
+    /// The RTT of the newest segment this ACK delivered, if it was not retransmitted (`rs->rtt_us`).
+    pub rtt: Option<Duration>,
+    /// The newest segment delivered was sent while application-limited (`rs->is_app_limited`).
+    pub is_app_limited: bool,
+}
+
+impl RateSample {
+    /// The delivery rate, bytes per second, of a valid sample.
+    pub fn rate(&self) -> Option<u64> {
+        let (d, i) = (self.delivered?, self.interval?);
+        (i.as_nanos() > 0).then(|| (d as u128 * 1_000_000_000 / i.as_nanos() as u128).min(u64::MAX as u128) as u64)
+    }
+}
+
+/// What the connection knows when a window-owning controller takes an ACK (Linux's `tcp_sock` fields
+/// `tcp_bbr.c` reads).
+#[derive(Debug, Clone, Copy)]
+pub struct AckContext {
+    pub smss: u32,
+    /// Bytes in flight after the ACK (`tcp_packets_in_flight`: RFC 6675 pipe).
+    pub in_flight: u32,
+    pub ca_state: CaState,
+    /// Bytes delivered over the connection's life (`tp->delivered`) and when the last was (`delivered_mstamp`).
+    pub delivered: u64,
+    pub delivered_at: Instant,
+    /// Bytes marked lost over the connection's life (`tp->lost`).
+    pub lost: u64,
+    /// Smoothed RTT, `None` before a sample.
+    pub srtt: Option<Duration>,
+    /// When the next data segment may leave under pacing (`tp->tcp_wstamp_ns`); `now` or earlier when it may now.
+    pub next_departure: Instant,
+}
+
+/// The model a model-based controller keeps (BBR), for statistics and time series.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ModelStats {
+    /// The mode's number (BBR: STARTUP 0, DRAIN 1, PROBE_BW 2, PROBE_RTT 3, as `enum bbr_mode`).
+    pub mode: u8,
+    /// The bottleneck bandwidth estimate, bytes per second.
+    pub btl_bw: u64,
+    /// The minimum RTT estimate, `None` before a sample.
+    pub min_rtt: Option<Duration>,
+    /// Pacing and cwnd gains (1.0 = the estimate itself).
+    pub pacing_gain: f64,
+    pub cwnd_gain: f64,
+    /// PROBE_RTT episodes entered, rounds counted, and whether the long-term (policer) estimate is in use.
+    pub probe_rtt_rounds: u64,
+    pub rounds: u64,
+    pub lt_use_bw: bool,
+}
+
 /// The events a congestion controller reacts to (the small-trait style of quinn-proto's `Controller`).
 pub trait CongestionControl {
     /// Congestion window in bytes.
@@ -158,4 +270,32 @@ pub trait CongestionControl {
     /// The last congestion event was spurious (RFC 3708 detection): return to the state before it
     /// (RFC 4015 for Reno, RFC 9438 §4.9 for CUBIC). Without a remembered event, nothing happens.
     fn on_spurious_congestion_event(&mut self);
+
+    /// The controller sets cwnd on every ACK itself, in recovery too, from delivery-rate samples (Linux's
+    /// `cong_control`, BBR): the connection then feeds [`CongestionControl::on_rate_sample`], applies no
+    /// PRR, no cwnd validation and no restart after idle (`tcp_cwnd_validate` and
+    /// `tcp_slow_start_after_idle_check` skip such a controller).
+    fn owns_window(&self) -> bool {
+        false
+    }
+    /// Every ACK that is not older than SND.UNA, after loss detection (`tcp_cong_control` in `tcp_ack`).
+    fn on_rate_sample(&mut self, _now: Instant, _rs: &RateSample, _cx: &AckContext) {}
+    /// New data leaves with nothing in flight (`CA_EVENT_TX_START`); `app_limited` as the sampler says.
+    fn on_tx_start(&mut self, _now: Instant, _app_limited: bool) {}
+    /// The pacing rate the controller sets, bytes per second (`sk_pacing_rate`); `Some` also asks for
+    /// pacing (`SK_PACING_NEEDED`). `None`: the connection derives the rate from cwnd and SRTT.
+    fn pacing_rate(&self) -> Option<u64> {
+        None
+    }
+    /// Whether the samples now describe the controller, not the path (BBR's PROBE_RTT sets
+    /// `tp->app_limited`): the connection marks its sampler app-limited after the ACK.
+    fn marks_app_limited(&self) -> bool {
+        false
+    }
+    /// The controller's model, for a model-based one.
+    fn model(&self) -> Option<ModelStats> {
+        None
+    }
+    /// Seeds the controller's random stream again (the connection's seed changed).
+    fn set_random_seed(&mut self, _seed: u64) {}
 }

@@ -3,7 +3,6 @@
 //! recovery, not window growth, and lives in the connection.
 
 use super::{Abc, AckInfo, CongestionControl, CongestionEvent, Growth, INFINITE_SSTHRESH, MAX_CWND};
-use crate::config::CwndUnit;
 use tcplab_units::Instant;
 
 #[derive(Debug, Clone)]
@@ -12,7 +11,8 @@ pub struct Reno {
     ssthresh: u32,
     abc: Abc,
     abc_ca: bool,
-    unit: CwndUnit,
+    /// cwnd is a whole number of segments, grown as Linux grows it (`in_packets`).
+    packets: bool,
     /// Linux `snd_cwnd_cnt`: ACKed segments toward the next one-segment increase (packet counting).
     cwnd_cnt: u32,
     /// (cwnd, ssthresh) before the last congestion event, for undo.
@@ -42,7 +42,7 @@ impl Reno {
             ssthresh: INFINITE_SSTHRESH,
             abc,
             abc_ca,
-            unit: CwndUnit::Bytes,
+            packets: false,
             cwnd_cnt: 0,
             prior: None,
             bytes_acked: 0,
@@ -60,7 +60,7 @@ impl Reno {
     /// `tcp_cong_avoid_ai`): +1 segment per ACK in slow start (more with `abc`), and in congestion
     /// avoidance +1 segment once cwnd ACKs (or, with `abc_ca`, cwnd ACKed segments) have arrived.
     pub fn in_packets(mut self) -> Self {
-        self.unit = CwndUnit::Packets;
+        self.packets = true;
         self
     }
 
@@ -101,7 +101,7 @@ impl CongestionControl for Reno {
     }
 
     fn on_ack(&mut self, _now: Instant, a: &AckInfo) -> Growth {
-        if self.unit == CwndUnit::Packets {
+        if self.packets {
             return self.on_ack_packets(a);
         }
         if self.cwnd < self.ssthresh {
@@ -136,7 +136,7 @@ impl CongestionControl for Reno {
         // RFC 5681 (4): ssthresh = max(FlightSize / 2, 2*SMSS); held on a repeated timeout.
         if !matches!(event, CongestionEvent::Timeout { first: false }) {
             self.ssthresh = (flight_size / 2).max(2 * smss);
-            if self.unit == CwndUnit::Packets {
+            if self.packets {
                 self.ssthresh -= self.ssthresh % smss.max(1);
             }
         }
@@ -156,7 +156,7 @@ impl CongestionControl for Reno {
             // RFC 6582 §3.2 step 3, option (1): min(ssthresh, max(FlightSize, SMSS) + SMSS).
             RecoveryExit::FlightSize => self.ssthresh.min(flight_size.max(smss).saturating_add(smss)),
         };
-        if self.unit == CwndUnit::Packets {
+        if self.packets {
             self.cwnd = (self.cwnd - self.cwnd % smss.max(1)).max(smss);
         }
         self.bytes_acked = 0;

@@ -61,6 +61,7 @@ mod handshake;
 mod knobs;
 mod linux;
 mod loss;
+mod pacing;
 mod pair;
 mod pdrill;
 mod rack;
