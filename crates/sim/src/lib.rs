@@ -940,7 +940,6 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
             }
             Verdict::Drop(reason) => self.probe_drop(dir, reason, &p.seg, frag),
         }
-        Some(departs)
     }
 
     #[inline(always)]
