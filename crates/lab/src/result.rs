@@ -180,6 +180,16 @@ pub struct Point {
 }
 
 impl Point {
+    /// Segments retransmitted by all connection ends over the run, whatever the test kind.
+    pub fn metrics_retransmissions(&self) -> u64 {
+        match &self.metrics {
+            Metrics::Rdp(m) => m.retransmissions,
+            Metrics::Msg(m) => m.retransmissions,
+            Metrics::Stream(m) => m.retransmissions,
+            Metrics::Rr(m) => m.retransmissions,
+        }
+    }
+
     /// The point's value of `metric`, as `[[plot]] y`, `[[published]] metric` and `[table] columns` name
     /// it: a dotted path in `metrics` (`latency_us.p99`); `client.VAR` / `server.VAR`, an RFC 4898
     /// variable summed over that side's connection ends; or `client.VAR.mean` / `.stddev` over that side's

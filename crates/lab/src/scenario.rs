@@ -49,7 +49,7 @@ pub struct Scenario {
     pub warnings: Vec<String>,
     /// `[dumbbell]` (docs/topology.md § Flows that share a bottleneck): the flows of `flow` share this
     /// bottleneck instead of the client-server path. With it, `path` is the bottleneck (both directions)
-    /// and `test` a `tcp_stream` of `dumbbell.duration`, filled in so that sweeps, limits and the budget
+    /// and `test` a `tcp_stream` of `test.duration` (the one `[test]` key a dumbbell takes), filled in so that sweeps, limits and the budget
     /// read one shape; the run is the dumbbell's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dumbbell: Option<Dumbbell>,
@@ -71,8 +71,6 @@ pub struct Dumbbell {
     /// The rate of every access link (sender to left router, right router to receiver), both ways; it
     /// should be well above the bottleneck's so that only the bottleneck queues.
     pub access_rate: Rate,
-    /// Measurement length from the moment the flows starting at 0 s are connected.
-    pub duration: Duration,
 }
 
 /// What a flow runs.
@@ -538,7 +536,6 @@ struct RawDumbbell {
     bottleneck: LinkConfig,
     reverse: Option<LinkConfig>,
     access_rate: Option<Rate>,
-    duration: Duration,
 }
 
 #[derive(Deserialize)]
@@ -812,16 +809,31 @@ pub fn load(src: &Source, overrides: &[String]) -> Result<Scenario, ScenarioErro
             }
         }
     }
-    // A dumbbell's links and hosts are its own: a two-host key beside it would be silently ignored.
+    // A dumbbell's links and hosts are its own: a two-host key beside it would be silently ignored. Of
+    // `[test]` it takes the measurement's length only.
+    let mut dumbbell_duration = None;
     if table.contains_key("dumbbell") {
-        for key in ["path", "test", "client", "server"] {
+        if let Some(test) = table.remove("test") {
+            let toml::Value::Table(mut test) = test else {
+                return Err(ctx.error("test", "expected a table; beside [dumbbell] it takes duration only"));
+            };
+            if let Some(k) = test.keys().find(|k| *k != "duration") {
+                return Err(ctx.error(
+                    &format!("test.{k}"),
+                    "not used with [dumbbell] (each [[flow]] says what it runs); accepted in [test] beside \
+                     [dumbbell]: duration",
+                ));
+            }
+            dumbbell_duration = test.remove("duration");
+        }
+        for key in ["path", "client", "server"] {
             if table.contains_key(key) {
                 return Err(ctx.error(
                     key,
                     format!(
                         "not used with [dumbbell] (its links are dumbbell.bottleneck, dumbbell.reverse and each \
-                         flow's access_delay; its hosts and test are the [[flow]] tables); accepted beside \
-                         [dumbbell]: name, description, seed, flow, plot, published, table"
+                         flow's access_delay; its hosts are the [[flow]] tables); accepted beside [dumbbell]: \
+                         name, description, seed, test.duration, flow, plot, published, table"
                     ),
                 ));
             }
@@ -830,7 +842,7 @@ pub fn load(src: &Source, overrides: &[String]) -> Result<Scenario, ScenarioErro
     let mut explicit = std::collections::BTreeMap::new();
     written(&ctx, "", &table, &mut explicit);
     let raw: RawScenario = ctx.deserialize("", toml::Value::Table(table))?;
-    Ok(Scenario { explicit, ..resolve(&ctx, raw)? })
+    Ok(Scenario { explicit, ..resolve(&ctx, raw, dumbbell_duration)? })
 }
 
 /// The dotted path of every value in `table` (tables are walked, an array is one value) with where it was
@@ -907,12 +919,24 @@ pub const FLOW_DEFAULT_MESSAGE: u64 = 16 * 1024;
 
 /// A `[dumbbell]` scenario: its links and flows checked, and `path`/`test`/`client`/`server` filled in
 /// from them (see [`Scenario::dumbbell`]).
-fn resolve_dumbbell(ctx: &Ctx, raw: RawScenario, d: RawDumbbell) -> Result<Scenario, ScenarioError> {
+fn resolve_dumbbell(
+    ctx: &Ctx,
+    raw: RawScenario,
+    d: RawDumbbell,
+    duration: Option<toml::Value>,
+) -> Result<Scenario, ScenarioError> {
+    let Some(duration) = duration else {
+        return Err(ctx.error(
+            "test.duration",
+            "missing key; a [dumbbell] measures for [test] duration, a duration such as \"30s\"",
+        ));
+    };
+    let duration: Duration = ctx.deserialize("test.duration", duration)?;
     let reverse = d.reverse.clone().unwrap_or_else(|| d.bottleneck.clone());
     check_link(ctx, "dumbbell.bottleneck", &d.bottleneck)?;
     check_link(ctx, "dumbbell.reverse", &reverse)?;
-    if d.duration.is_zero() || d.duration > Duration::from_secs(86_400) {
-        return Err(ctx.error("dumbbell.duration", format!("{}: accepted more than 0s, at most 1 day", d.duration)));
+    if duration.is_zero() || duration > Duration::from_secs(86_400) {
+        return Err(ctx.error("test.duration", format!("{duration}: accepted more than 0s, at most 1 day")));
     }
     if raw.flow.is_empty() {
         return Err(ctx.error(
@@ -960,10 +984,10 @@ fn resolve_dumbbell(ctx: &Ctx, raw: RawScenario, d: RawDumbbell) -> Result<Scena
         if f.access_delay > Duration::from_secs(60) {
             return Err(ctx.error(&format!("{at}.access_delay"), format!("{}: accepted 0s to 60s", f.access_delay)));
         }
-        if f.start >= d.duration {
+        if f.start >= duration {
             return Err(ctx.error(
                 &format!("{at}.start"),
-                format!("{}: accepted 0s to less than dumbbell.duration ({})", f.start, d.duration),
+                format!("{}: accepted 0s to less than test.duration ({duration})", f.start),
             ));
         }
         let (message, request, response) = match kind {
@@ -1003,7 +1027,7 @@ fn resolve_dumbbell(ctx: &Ctx, raw: RawScenario, d: RawDumbbell) -> Result<Scena
         warnings: Vec::new(),
         test: Test {
             kind: TestKind::TcpStream,
-            duration: d.duration,
+            duration,
             message: ByteSize::new(FLOW_DEFAULT_MESSAGE),
             parallel: flows.len() as u32,
             start_spread: None,
@@ -1016,7 +1040,7 @@ fn resolve_dumbbell(ctx: &Ctx, raw: RawScenario, d: RawDumbbell) -> Result<Scena
             burst: None,
             nodelay: None,
         },
-        dumbbell: Some(Dumbbell { bottleneck: d.bottleneck, reverse, access_rate, duration: d.duration }),
+        dumbbell: Some(Dumbbell { bottleneck: d.bottleneck, reverse, access_rate }),
         flow: flows,
     };
     check_plots(ctx, &scenario, &raw.plot)?;
@@ -1031,9 +1055,11 @@ fn resolve_dumbbell(ctx: &Ctx, raw: RawScenario, d: RawDumbbell) -> Result<Scena
     Ok(scenario)
 }
 
-fn resolve(ctx: &Ctx, mut raw: RawScenario) -> Result<Scenario, ScenarioError> {
+/// `dumbbell_duration`: a `[dumbbell]` scenario's `test.duration`, the one key of `[test]` it takes (taken
+/// out of the table by `load`).
+fn resolve(ctx: &Ctx, mut raw: RawScenario, dumbbell_duration: Option<toml::Value>) -> Result<Scenario, ScenarioError> {
     if let Some(d) = raw.dumbbell.take() {
-        return resolve_dumbbell(ctx, raw, d);
+        return resolve_dumbbell(ctx, raw, d, dumbbell_duration);
     }
     if !raw.flow.is_empty() {
         return Err(ctx.error(
@@ -1665,6 +1691,9 @@ pub const SHIPPED: &[Shipped] = &[
     Shipped { name: "aqm-compare", text: include_str!("../../../scenarios/aqm-compare.toml") },
     Shipped { name: "bbr-startup", text: include_str!("../../../scenarios/bbr-startup.toml") },
     Shipped { name: "bbr-loss", text: include_str!("../../../scenarios/bbr-loss.toml") },
+    Shipped { name: "cubic-vs-reno", text: include_str!("../../../scenarios/cubic-vs-reno.toml") },
+    Shipped { name: "rtt-fairness", text: include_str!("../../../scenarios/rtt-fairness.toml") },
+    Shipped { name: "bufferbloat", text: include_str!("../../../scenarios/bufferbloat.toml") },
     Shipped { name: "classic/dsl-rr", text: include_str!("../../../scenarios/classic/dsl-rr.toml") },
     Shipped { name: "classic/dsl-rr-nodelay", text: include_str!("../../../scenarios/classic/dsl-rr-nodelay.toml") },
     Shipped {

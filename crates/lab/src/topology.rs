@@ -186,7 +186,7 @@ pub fn dumbbell_spec(s: &Scenario) -> SimSpec<TcpConfig> {
     // The routers run no application: their stack is never used.
     hosts.push(host_spec(&s.client));
     hosts.push(host_spec(&s.client));
-    SimSpec { hosts, links, apps, measure: d.duration }
+    SimSpec { hosts, links, apps, measure: s.test.duration }
 }
 
 /// Runs a `[dumbbell]` point: the backend's run (the bottleneck's directions as `links.up`/`links.down`,
