@@ -948,7 +948,7 @@ fn resolve_dumbbell(
         return Err(ctx.error("flow", format!("{} flows: accepted 1 to {MAX_FLOWS}", raw.flow.len())));
     }
     let mut flows = Vec::with_capacity(raw.flow.len());
-    let mut hosts = Vec::with_capacity(raw.flow.len());
+    let mut hosts: Vec<Host> = Vec::with_capacity(raw.flow.len());
     for (i, f) in raw.flow.into_iter().enumerate() {
         let at = format!("flow[{i}]");
         let host = resolve_host(
@@ -1012,7 +1012,7 @@ fn resolve_dumbbell(
     if access_rate.bps() == 0 {
         return Err(ctx.error("dumbbell.access_rate", "a rate must be positive"));
     }
-    let first = hosts.swap_remove(0);
+    let first = hosts[0].clone();
     let mut scenario = Scenario {
         name: raw.name,
         description: raw.description,
@@ -1051,7 +1051,15 @@ fn resolve_dumbbell(
         check_table(ctx, &scenario, t)?;
     }
     scenario.table = raw.table;
-    crate::limits::check(&scenario).map_err(|e| ctx.error(&e.key, e.message))?;
+    // Each flow's knobs within their ranges, checked as a host's and reported at the flow (the filled-in
+    // client and server are flow 0's).
+    for (i, h) in hosts.into_iter().enumerate() {
+        let probe = Scenario { client: h.clone(), server: h, ..scenario.clone() };
+        crate::limits::check(&probe).map_err(|e| {
+            let key = e.key.strip_prefix("client.").map_or(e.key.clone(), |k| format!("flow[{i}].{k}"));
+            ctx.error(&key, e.message)
+        })?;
+    }
     Ok(scenario)
 }
 
