@@ -604,7 +604,13 @@ fn dumbbell_keys(b: &mut Builder) {
             b.keys.push(Key { path: format!("dumbbell.{dir}.{rest}"), default, ..k.clone() });
         }
     }
-    b.add(text("dumbbell.access_rate"), "rate", DefaultValue::Text("1gbit"), doc("Dumbbell", "access_rate"), src("Dumbbell::access_rate"));
+    b.add(
+        text("dumbbell.access_rate"),
+        "rate",
+        DefaultValue::Text("1gbit"),
+        doc("Dumbbell", "access_rate"),
+        src("Dumbbell::access_rate"),
+    );
     b.add(
         text("flow[]"),
         "array of tables",
@@ -620,11 +626,29 @@ fn dumbbell_keys(b: &mut Builder) {
         let rest = &k.path["{client,server}.tcp.".len()..];
         b.keys.push(Key { path: format!("flow[].tcp.{rest}"), ..k });
     }
-    b.add(text("flow[].access_delay"), "duration", DefaultValue::Value("0s".into()), doc("Flow", "access_delay"), src("Flow::access_delay"));
+    b.add(
+        text("flow[].access_delay"),
+        "duration",
+        DefaultValue::Value("0s".into()),
+        doc("Flow", "access_delay"),
+        src("Flow::access_delay"),
+    );
     b.add(text("flow[].start"), "duration", DefaultValue::Value("0s".into()), doc("Flow", "start"), src("Flow::start"));
-    b.add(text("flow[].message"), "size", DefaultValue::Text("16KiB (stream)"), doc("Flow", "message"), src("Flow::message"));
+    b.add(
+        text("flow[].message"),
+        "size",
+        DefaultValue::Text("16KiB (stream)"),
+        doc("Flow", "message"),
+        src("Flow::message"),
+    );
     b.add(text("flow[].request"), "size", DefaultValue::Text("1B (rr)"), doc("Flow", "request"), src("Flow::request"));
-    b.add(text("flow[].response"), "size", DefaultValue::Text("1B (rr)"), text("`rr`: the response size; default 1 byte."), src("Flow::response"));
+    b.add(
+        text("flow[].response"),
+        "size",
+        DefaultValue::Text("1B (rr)"),
+        text("`rr`: the response size; default 1 byte."),
+        src("Flow::response"),
+    );
 }
 
 /// What `tcplab explain QUERY` finds.

@@ -1177,7 +1177,8 @@ pub fn run_point_linux(
         links: run.links,
         health: Some(health),
         confidence: None,
-        published: Vec::new(),        flows: Vec::new(),
+        published: Vec::new(),
+        flows: Vec::new(),
         aggregate: None,
     };
     let mut point = point;

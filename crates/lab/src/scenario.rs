@@ -907,7 +907,9 @@ fn check_link(ctx: &Ctx, key: &str, link: &LinkConfig) -> Result<(), ScenarioErr
         if !(68..=65535).contains(&mtu.bytes()) {
             return Err(ctx.error(
                 &format!("{key}.mtu"),
-                format!("{mtu}: accepted 68B to 65535B (RFC 791: IPv4 needs at least 68; its length field ends at 65535)"),
+                format!(
+                    "{mtu}: accepted 68B to 65535B (RFC 791: IPv4 needs at least 68; its length field ends at 65535)"
+                ),
             ));
         }
     }
@@ -939,10 +941,9 @@ fn resolve_dumbbell(
         return Err(ctx.error("test.duration", format!("{duration}: accepted more than 0s, at most 1 day")));
     }
     if raw.flow.is_empty() {
-        return Err(ctx.error(
-            "dumbbell",
-            "has no flows; add one [[flow]] table per flow (kind = \"stream\" or \"rr\")",
-        ));
+        return Err(
+            ctx.error("dumbbell", "has no flows; add one [[flow]] table per flow (kind = \"stream\" or \"rr\")")
+        );
     }
     if raw.flow.len() > MAX_FLOWS {
         return Err(ctx.error("flow", format!("{} flows: accepted 1 to {MAX_FLOWS}", raw.flow.len())));
@@ -951,12 +952,8 @@ fn resolve_dumbbell(
     let mut hosts: Vec<Host> = Vec::with_capacity(raw.flow.len());
     for (i, f) in raw.flow.into_iter().enumerate() {
         let at = format!("flow[{i}]");
-        let host = resolve_host(
-            ctx,
-            &at,
-            RawHost { stack: f.stack, tcp: f.tcp, rdp: None, host: Nic::default() },
-            false,
-        )?;
+        let host =
+            resolve_host(ctx, &at, RawHost { stack: f.stack, tcp: f.tcp, rdp: None, host: Nic::default() }, false)?;
         host.tcp.validate().map_err(|m| {
             let knob = m.split([' ', ',', ':']).next().unwrap_or("");
             ctx.error(&format!("{at}.tcp.{knob}"), m)

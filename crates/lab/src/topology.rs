@@ -145,8 +145,7 @@ pub fn dumbbell_spec(s: &Scenario) -> SimSpec<TcpConfig> {
                 })),
             ),
             FlowKind::Rr => {
-                let (request, response) =
-                    (f.request.map_or(1, |b| b.bytes()), f.response.map_or(1, |b| b.bytes()));
+                let (request, response) = (f.request.map_or(1, |b| b.bytes()), f.response.map_or(1, |b| b.bytes()));
                 (
                     App::RrServer(RrServer::new(RrServerConfig {
                         port: SERVER_PORT,
@@ -201,9 +200,8 @@ pub fn run(s: &Scenario, seed: u64) -> Result<(BackendRun, Vec<FlowResult>), Sim
         let ends = || r.endpoints.iter().filter(|e| e.app == 2 * i || e.app == 2 * i + 1);
         let retransmissions = ends().map(|e| e.stats.segs_retrans()).sum();
         let smoothed_rtt_ms = ends().find(|e| e.host == at.sender(i as u32)).map_or(0.0, |e| e.stats.SmoothedRTT);
-        let base_rtt_ms = (2 * f.access_delay.as_nanos() + d.bottleneck.delay.as_nanos() + d.reverse.delay.as_nanos())
-            as f64
-            / 1e6;
+        let base_rtt_ms =
+            (2 * f.access_delay.as_nanos() + d.bottleneck.delay.as_nanos() + d.reverse.delay.as_nanos()) as f64 / 1e6;
         let mut fr = FlowResult {
             flow: i as u32,
             kind: f.kind.key().into(),

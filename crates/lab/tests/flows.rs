@@ -72,7 +72,8 @@ fn bufferbloat(qdisc: &str) -> (f64, f64) {
 fn bufferbloat_rr_latency_rises_by_the_fifo_drain_time_and_falls_under_codel_and_fq_codel() {
     // The idle transaction: the rr flow alone on the same path (2 x 10 ms of propagation).
     let alone = shipped("bufferbloat").replacen("[[flow]]\nkind = \"stream\"", "[[flow]]\nkind = \"rr\"", 1);
-    let alone = alone.replace("tcp = { congestion_control = \"cubic\", send_buffer = \"8MiB\", recv_buffer = \"8MiB\" }\n", "");
+    let alone =
+        alone.replace("tcp = { congestion_control = \"cubic\", send_buffer = \"8MiB\", recv_buffer = \"8MiB\" }\n", "");
     let idle = run(&scenario(&alone, &["dumbbell.bottleneck.qdisc.kind=fifo"]));
     let base = idle.flows[1].latency_us.as_ref().unwrap().p50;
     assert!((20_000.0..21_500.0).contains(&base), "idle rr latency {base} us");
@@ -147,7 +148,10 @@ fn two_host_keys_beside_a_dumbbell_are_refused() {
     let e = error(&format!("{BASE}[[flow]]\nkind = \"stream\"\n[path.up]\nrate = \"1mbit\"\n"));
     assert!(e.contains("path") && e.contains("not used with [dumbbell]"), "{e}");
     let e = error(&BASE.replace("duration = \"1s\"", "kind = \"tcp_rr\"\nduration = \"1s\""));
-    assert!(e.starts_with("flows.toml:5: test.kind") && e.contains("accepted in [test] beside [dumbbell]: duration"), "{e}");
+    assert!(
+        e.starts_with("flows.toml:5: test.kind") && e.contains("accepted in [test] beside [dumbbell]: duration"),
+        "{e}"
+    );
     let e = error(&format!("{BASE}[client]\nstack = \"linux\"\n[[flow]]\nkind = \"stream\"\n"));
     assert!(e.contains("client") && e.contains("not used with [dumbbell]"), "{e}");
     let e = error(BASE);

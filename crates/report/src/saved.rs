@@ -452,7 +452,8 @@ impl Tables<'_> {
             }
             for f in &p.flows {
                 let mut c = self.sweep_cells(p);
-                let lat = |q: fn(&LatencyMetrics) -> f64| f.latency_us.as_ref().map_or("-".into(), |l| fx(q(l) / 1e3, 2));
+                let lat =
+                    |q: fn(&LatencyMetrics) -> f64| f.latency_us.as_ref().map_or("-".into(), |l| fx(q(l) / 1e3, 2));
                 c.extend([
                     f.flow.to_string(),
                     f.kind.clone(),
