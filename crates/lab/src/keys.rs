@@ -670,7 +670,21 @@ pub enum Lookup {
 pub fn lookup(query: &str) -> Lookup {
     let keys = registry();
     let q = query.trim().trim_end_matches('.');
-    let named: Vec<&Key> = keys.iter().filter(|k| k.is_named_by(q)).collect();
+    // The dumbbell's link keys and a flow's TCP knobs repeat a path direction's and a host's: a short name
+    // (`rate`, `tcp.nodelay`) means the original unless only a copy has it (`bottleneck.rate`).
+    let copy = |k: &Key| {
+        k.path.starts_with("dumbbell.bottleneck.")
+            || k.path.starts_with("dumbbell.reverse.")
+            || k.path.starts_with("flow[].tcp.")
+    };
+    let originals = |found: Vec<&'static Key>| {
+        if found.iter().any(|k| !copy(k)) {
+            found.into_iter().filter(|k| !copy(k)).collect()
+        } else {
+            found
+        }
+    };
+    let named: Vec<&Key> = originals(keys.iter().filter(|k| k.is_named_by(q)).collect());
     // A name that is both a table and a key beneath other tables (`rdp`: the host table; `cubic`) names
     // the table when only one table has it.
     let pick = |found: Vec<&'static Key>| {
@@ -694,6 +708,7 @@ pub fn lookup(query: &str) -> Lookup {
             words.iter().all(|w| text.contains(w.as_str()))
         })
         .collect();
+    let hits = originals(hits);
     if hits.is_empty() {
         Lookup::Nothing
     } else {
