@@ -830,11 +830,9 @@ pub fn load(src: &Source, overrides: &[String]) -> Result<Scenario, ScenarioErro
             if table.contains_key(key) {
                 return Err(ctx.error(
                     key,
-                    format!(
-                        "not used with [dumbbell] (its links are dumbbell.bottleneck, dumbbell.reverse and each \
-                         flow's access_delay; its hosts are the [[flow]] tables); accepted beside [dumbbell]: \
-                         name, description, seed, test.duration, flow, plot, published, table"
-                    ),
+                    "not used with [dumbbell] (its links are dumbbell.bottleneck, dumbbell.reverse and each \
+                     flow's access_delay; its hosts are the [[flow]] tables); accepted beside [dumbbell]: name, \
+                     description, seed, test.duration, flow, plot, published, table",
                 ));
             }
         }
