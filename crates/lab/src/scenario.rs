@@ -1046,12 +1046,20 @@ fn resolve_dumbbell(
         check_table(ctx, &scenario, t)?;
     }
     scenario.table = raw.table;
-    // Each flow's knobs within their ranges, checked as a host's and reported at the flow (the filled-in
-    // client and server are flow 0's).
+    // Every number within its range (crate::limits), each flow's knobs checked as a host's, all reported
+    // at the keys the file names: the filled-in path is the bottleneck, the client and server the flow.
     for (i, h) in hosts.into_iter().enumerate() {
         let probe = Scenario { client: h.clone(), server: h, ..scenario.clone() };
         crate::limits::check(&probe).map_err(|e| {
-            let key = e.key.strip_prefix("client.").map_or(e.key.clone(), |k| format!("flow[{i}].{k}"));
+            let key = if let Some(k) = e.key.strip_prefix("path.up.") {
+                format!("dumbbell.bottleneck.{k}")
+            } else if let Some(k) = e.key.strip_prefix("path.down.") {
+                format!("dumbbell.reverse.{k}")
+            } else if let Some(k) = e.key.strip_prefix("client.").or_else(|| e.key.strip_prefix("server.")) {
+                format!("flow[{i}].{k}")
+            } else {
+                e.key.clone()
+            };
             ctx.error(&key, e.message)
         })?;
     }

@@ -181,3 +181,13 @@ fn two_host_points_have_no_flows() {
     let v = serde_json::to_value(&p).unwrap();
     assert!(v.get("flows").is_none() && v.get("aggregate").is_none());
 }
+
+#[test]
+fn numbers_out_of_range_are_reported_at_the_dumbbell_and_flow_keys() {
+    let e = error(&format!("{BASE}[[flow]]\nkind = \"stream\"\n").replace("\"10mbit\"", "\"100bit\""));
+    assert!(e.starts_with("flows.toml:3: dumbbell.bottleneck.rate: 100bit: accepted 300bit"), "{e}");
+    let e = error(&format!(
+        "{BASE}[[flow]]\nkind = \"stream\"\n[[flow]]\nkind = \"stream\"\ntcp = {{ recv_window_ratio = 9.0 }}\n"
+    ));
+    assert!(e.starts_with("flows.toml:10: flow[1].tcp.recv_window_ratio"), "{e}");
+}
