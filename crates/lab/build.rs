@@ -11,6 +11,8 @@ const STRUCTS: &[(&str, &str)] = &[
     ("src/scenario.rs", "Cpu"),
     ("src/scenario.rs", "Test"),
     ("src/scenario.rs", "RawTest"),
+    ("src/scenario.rs", "Dumbbell"),
+    ("src/scenario.rs", "Flow"),
     ("src/scenario.rs", "PlotSpec"),
     ("src/scenario.rs", "PlotReference"),
     ("src/sweep.rs", "Repeat"),

@@ -376,7 +376,11 @@ fn check(arg: &str, set: &[String], backend: &str, suite: &suite::SuiteArgs) -> 
     let s = &plan.base;
     let points = if plan.len() > 1 { format!(", {} points", plan.len()) } else { String::new() };
     print_warnings(&plan);
-    println!("{}: ok ({}: {}{points})", terminal_safe(arg), terminal_safe(&s.name), s.test.kind.netperf_name());
+    let what = match &s.dumbbell {
+        Some(_) => format!("{} flows through a dumbbell", s.flow.len()),
+        None => s.test.kind.netperf_name().to_string(),
+    };
+    println!("{}: ok ({}: {what}{points})", terminal_safe(arg), terminal_safe(&s.name));
     if !plan.fully_checked() {
         println!(
             "  validated: the base and each of the sweep's values on a point of its own ({} points); the other \

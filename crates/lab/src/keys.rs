@@ -569,7 +569,86 @@ fn build() -> Vec<Key> {
         scen("TableSpec"),
     );
     b.add(text("table.columns"), "array of strings", DefaultValue::Required, text("The added columns, each a metric as `[[plot]] y` names it (`client.SendStall`, `latency_us.p90`, `client.CurCwnd.mean`), shown with its unit; at most 8; `[]` adds none."), text("TableSpec::columns, crates/lab/src/scenario.rs"));
+    dumbbell_keys(&mut b);
     b.keys
+}
+
+/// `[dumbbell]` and `[[flow]]` (docs/topology.md § Flows that share a bottleneck): the bottleneck's
+/// directions take a path direction's keys, a flow's `tcp` a host's. Their defaults are said in words: a
+/// `[dumbbell]` refuses the client-server keys the registry's defaults are checked against.
+fn dumbbell_keys(b: &mut Builder) {
+    let text = |s: &'static str| s.to_string();
+    let src = |what: &str| format!("{what}, crates/lab/src/scenario.rs");
+    let doc = |strukt: &str, field: &str| field_doc_or(strukt, field, "");
+    b.add(
+        text("dumbbell"),
+        "table",
+        DefaultValue::Text("absent: the client-server path"),
+        text("Flows that share a bottleneck instead of the client-server path: N senders on access links to a router, the bottleneck, a router and N receivers; each `[[flow]]` one pair. Refuses `path`, `client`, `server` and `[test]` keys other than `duration` (docs/topology.md)."),
+        src("Dumbbell"),
+    );
+    let dirs = [
+        ("bottleneck", DefaultValue::Required, doc("Dumbbell", "bottleneck")),
+        ("reverse", DefaultValue::Text("a copy of dumbbell.bottleneck"), doc("Dumbbell", "reverse")),
+    ];
+    let link_keys: Vec<Key> = b.keys.iter().filter(|k| k.path.starts_with("path.{up,down}.")).cloned().collect();
+    for (dir, default, d) in dirs {
+        b.add(format!("dumbbell.{dir}"), "table", default, d, src(&format!("Dumbbell::{dir}")));
+        for k in &link_keys {
+            let rest = &k.path["path.{up,down}.".len()..];
+            let default = match (&k.default, dir) {
+                (DefaultValue::Required, "bottleneck") => DefaultValue::Required,
+                (_, "bottleneck") => DefaultValue::Text("as path.up"),
+                _ => DefaultValue::Text("dumbbell.bottleneck's"),
+            };
+            b.keys.push(Key { path: format!("dumbbell.{dir}.{rest}"), default, ..k.clone() });
+        }
+    }
+    b.add(
+        text("dumbbell.access_rate"),
+        "rate",
+        DefaultValue::Text("1gbit"),
+        doc("Dumbbell", "access_rate"),
+        src("Dumbbell::access_rate"),
+    );
+    b.add(
+        text("flow[]"),
+        "array of tables",
+        DefaultValue::Text("absent; required with [dumbbell]"),
+        text("One flow through the `[dumbbell]`: what it runs (`kind`), its hosts' stack and TCP knobs, its access delay and start time."),
+        src("Flow"),
+    );
+    b.add(text("flow[].kind"), "string", DefaultValue::Required, text("`stream` (a bulk transfer from the sender, netperf TCP_STREAM) or `rr` (request/response transactions one at a time, netperf TCP_RR)."), src("Flow::kind"));
+    b.add(text("flow[].stack"), "string", DefaultValue::Value("rfc".into()), doc("Flow", "stack"), src("Flow::stack"));
+    b.add(text("flow[].tcp"), "table", DefaultValue::Text("{} (the personality's values)"), text("TCP knobs of the flow's two hosts on top of its personality, the keys of `client.tcp` (`congestion_control = \"reno\"`)."), text("TcpConfig, crates/tcp/src/config.rs"));
+    let tcp_keys: Vec<Key> = b.keys.iter().filter(|k| k.path.starts_with("{client,server}.tcp.")).cloned().collect();
+    for k in tcp_keys {
+        let rest = &k.path["{client,server}.tcp.".len()..];
+        b.keys.push(Key { path: format!("flow[].tcp.{rest}"), ..k });
+    }
+    b.add(
+        text("flow[].access_delay"),
+        "duration",
+        DefaultValue::Value("0s".into()),
+        doc("Flow", "access_delay"),
+        src("Flow::access_delay"),
+    );
+    b.add(text("flow[].start"), "duration", DefaultValue::Value("0s".into()), doc("Flow", "start"), src("Flow::start"));
+    b.add(
+        text("flow[].message"),
+        "size",
+        DefaultValue::Text("16KiB (stream)"),
+        doc("Flow", "message"),
+        src("Flow::message"),
+    );
+    b.add(text("flow[].request"), "size", DefaultValue::Text("1B (rr)"), doc("Flow", "request"), src("Flow::request"));
+    b.add(
+        text("flow[].response"),
+        "size",
+        DefaultValue::Text("1B (rr)"),
+        text("`rr`: the response size; default 1 byte."),
+        src("Flow::response"),
+    );
 }
 
 /// What `tcplab explain QUERY` finds.
@@ -591,7 +670,21 @@ pub enum Lookup {
 pub fn lookup(query: &str) -> Lookup {
     let keys = registry();
     let q = query.trim().trim_end_matches('.');
-    let named: Vec<&Key> = keys.iter().filter(|k| k.is_named_by(q)).collect();
+    // The dumbbell's link keys and a flow's TCP knobs repeat a path direction's and a host's: a short name
+    // (`rate`, `tcp.nodelay`) means the original unless only a copy has it (`bottleneck.rate`).
+    let copy = |k: &Key| {
+        k.path.starts_with("dumbbell.bottleneck.")
+            || k.path.starts_with("dumbbell.reverse.")
+            || k.path.starts_with("flow[].tcp.")
+    };
+    let originals = |found: Vec<&'static Key>| {
+        if found.iter().any(|k| !copy(k)) {
+            found.into_iter().filter(|k| !copy(k)).collect()
+        } else {
+            found
+        }
+    };
+    let named: Vec<&Key> = originals(keys.iter().filter(|k| k.is_named_by(q)).collect());
     // A name that is both a table and a key beneath other tables (`rdp`: the host table; `cubic`) names
     // the table when only one table has it.
     let pick = |found: Vec<&'static Key>| {
@@ -615,6 +708,7 @@ pub fn lookup(query: &str) -> Lookup {
             words.iter().all(|w| text.contains(w.as_str()))
         })
         .collect();
+    let hits = originals(hits);
     if hits.is_empty() {
         Lookup::Nothing
     } else {

@@ -15,6 +15,7 @@ pub mod scenario;
 mod sim_backend;
 pub mod stats;
 pub mod sweep;
+pub mod topology;
 
 pub use error::{Origin, ScenarioError};
 pub use result::{

@@ -87,6 +87,28 @@ pub const LIMITS: &[Limit] = &[
     Limit { key: "path.*.mtu", range: Range::Size(68, 65535), why: "RFC 791: 68 bytes to the 16-bit length field" },
     Limit { key: "path.*.loss.drop", range: Range::Count(0, u64::MAX), why: "frame indices" },
     Limit { key: "path.*.loss.*", range: Range::Real(0.0, 1.0), why: "a probability" },
+    // A dumbbell's bottleneck directions: as the path's (a flow's tcp knobs are checked as a host's).
+    Limit { key: "dumbbell.*.rate", range: Range::Rate(MIN_RATE, MAX_RATE), why: RATE_WHY },
+    Limit { key: "dumbbell.access_rate", range: Range::Rate(MIN_RATE, MAX_RATE), why: RATE_WHY },
+    Limit {
+        key: "dumbbell.*.delay",
+        range: Range::Time(Duration::ZERO, s(60)),
+        why: "the connections get 180 s of simulated time to come up and a handshake crosses the path three times",
+    },
+    Limit {
+        key: "dumbbell.*.jitter",
+        range: Range::Time(Duration::ZERO, s(60)),
+        why: "at most the delay (checked with it), which is at most 60 s",
+    },
+    Limit {
+        key: "dumbbell.*.queue",
+        range: Range::Queue { packets: 1_000_000, bytes: GIB },
+        why: "up to a million packets or 1GiB waiting",
+    },
+    Limit { key: "dumbbell.*.framing", range: Range::Size(0, 1024), why: "bytes per frame beyond the IP datagram" },
+    Limit { key: "dumbbell.*.mtu", range: Range::Size(68, 65535), why: "RFC 791: 68 bytes to the 16-bit length field" },
+    Limit { key: "dumbbell.*.loss.drop", range: Range::Count(0, u64::MAX), why: "frame indices" },
+    Limit { key: "dumbbell.*.loss.*", range: Range::Real(0.0, 1.0), why: "a probability" },
     // The hosts' NICs and CPUs.
     Limit { key: "*.host.txqueuelen", range: Range::Count(0, 1_000_000), why: "Linux txqueuelen, packets" },
     Limit { key: "*.host.nic_rate", range: Range::Rate(MIN_RATE, MAX_RATE), why: RATE_WHY },

@@ -285,6 +285,17 @@ pub fn refusals(s: &Scenario) -> Vec<Refusal> {
     let mut refuse = |key: &str, value: String, reason: String| {
         out.push(Refusal { origin: origin_at(s, key), key: key.into(), value, reason });
     };
+    // Topologies beyond two hosts (issue 24): the emulator runs one path between two namespaces.
+    if s.dumbbell.is_some() {
+        refuse(
+            "dumbbell",
+            format!("{} flows", s.flow.len()),
+            "the Linux backend runs the two-host shape (a client and a server on one emulated path); a \
+             [dumbbell] of flows sharing a bottleneck runs on the simulator only (docs/topology.md)"
+                .into(),
+        );
+        return out;
+    }
     match s.test.kind {
         TestKind::TcpStream | TestKind::TcpMaerts | TestKind::TcpRr | TestKind::TcpCrr | TestKind::TcpMsg => {}
         other => refuse(

@@ -285,6 +285,8 @@ pub fn run_point(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<RdpConnec
         health: None,
         published: Vec::new(),
         confidence: None,
+        flows: Vec::new(),
+        aggregate: None,
     };
     let engine = EngineCounters {
         events: r.events,

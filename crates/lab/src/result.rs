@@ -170,9 +170,26 @@ pub struct Point {
     /// The scenario's published figures that apply to this point, beside the lab's (`[[published]]`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub published: Vec<crate::published::Comparison>,
+    /// A `[dumbbell]` scenario: each flow's figures, in the order of its `[[flow]]` tables (docs/results.md
+    /// § Flows). Absent for the client-server scenarios.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<crate::topology::FlowResult>,
+    /// A `[dumbbell]` scenario: the stream flows' goodputs summed and Jain's fairness index over them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aggregate: Option<crate::topology::FlowsAggregate>,
 }
 
 impl Point {
+    /// Segments retransmitted by all connection ends over the run, whatever the test kind.
+    pub fn metrics_retransmissions(&self) -> u64 {
+        match &self.metrics {
+            Metrics::Rdp(m) => m.retransmissions,
+            Metrics::Msg(m) => m.retransmissions,
+            Metrics::Stream(m) => m.retransmissions,
+            Metrics::Rr(m) => m.retransmissions,
+        }
+    }
+
     /// The point's value of `metric`, as `[[plot]] y`, `[[published]] metric` and `[table] columns` name
     /// it: a dotted path in `metrics` (`latency_us.p99`); `client.VAR` / `server.VAR`, an RFC 4898
     /// variable summed over that side's connection ends; or `client.VAR.mean` / `.stddev` over that side's
@@ -1006,6 +1023,31 @@ pub fn run_point_with(
         }
         return crate::rdp_backend::run_point(s, seed, None).map_err(RunError::Sim);
     }
+    if s.dumbbell.is_some() {
+        if probe.is_some() {
+            return Err(RunError::Unsupported(
+                "a [dumbbell] scenario has no packet trace yet (--pcap takes the client-server scenarios)".into(),
+            ));
+        }
+        let (run, flows) = crate::topology::run(s, seed).map_err(RunError::Sim)?;
+        let aggregate = Some(crate::topology::aggregate(&flows));
+        let point = Point {
+            params: serde_json::Map::new(),
+            iterations: 1,
+            metrics: metrics(&s.test, &run),
+            confidence: None,
+            connections: run.connections,
+            series: None,
+            rtt_samples: None,
+            logvars: None,
+            links: run.links,
+            health: None,
+            published: Vec::new(),
+            flows,
+            aggregate,
+        };
+        return Ok(PointRun { point, engine: run.engine });
+    }
     let run = crate::sim_backend::run_with(s, seed, probe).map_err(RunError::Sim)?;
     let point = Point {
         params: serde_json::Map::new(),
@@ -1019,6 +1061,8 @@ pub fn run_point_with(
         links: run.links,
         health: None,
         published: Vec::new(),
+        flows: Vec::new(),
+        aggregate: None,
     };
     Ok(PointRun { point, engine: run.engine })
 }
@@ -1134,6 +1178,8 @@ pub fn run_point_linux(
         health: Some(health),
         confidence: None,
         published: Vec::new(),
+        flows: Vec::new(),
+        aggregate: None,
     };
     let mut point = point;
     point.compare_published(s);

@@ -47,6 +47,73 @@ pub struct Scenario {
     /// (`FILE:LINE: KEY: …`). Not part of the document.
     #[serde(skip)]
     pub warnings: Vec<String>,
+    /// `[dumbbell]` (docs/topology.md § Flows that share a bottleneck): the flows of `flow` share this
+    /// bottleneck instead of the client-server path. With it, `path` is the bottleneck (both directions)
+    /// and `test` a `tcp_stream` of `test.duration` (the one `[test]` key a dumbbell takes), filled in so that sweeps, limits and the budget
+    /// read one shape; the run is the dumbbell's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dumbbell: Option<Dumbbell>,
+    /// `[[flow]]`: the flows through the dumbbell, in order (flow 0 is sender 0 to receiver 0).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flow: Vec<Flow>,
+}
+
+/// `[dumbbell]`: N senders on the left, each on its own access link to the left router, the bottleneck
+/// between the routers, N receivers behind the right router (the shape of ns-3's dumbbell helper and of
+/// the shared-bottleneck experiments of Floyd 1991, Jain's fairness, bufferbloat).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Dumbbell {
+    /// The left router to the right router: the senders' data crosses it (keys as `path.up`).
+    pub bottleneck: LinkConfig,
+    /// The right router to the left router (the ACKs' and responses' way); default: as `bottleneck`.
+    pub reverse: LinkConfig,
+    /// The rate of every access link (sender to left router, right router to receiver), both ways; it
+    /// should be well above the bottleneck's so that only the bottleneck queues.
+    pub access_rate: Rate,
+}
+
+/// What a flow runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowKind {
+    /// A bulk transfer from the sender to the receiver (netperf TCP_STREAM).
+    Stream,
+    /// One request/response transaction at a time from the sender (netperf TCP_RR).
+    Rr,
+}
+
+impl FlowKind {
+    pub fn key(self) -> &'static str {
+        match self {
+            FlowKind::Stream => "stream",
+            FlowKind::Rr => "rr",
+        }
+    }
+}
+
+/// `[[flow]]`: one flow through the dumbbell, its two hosts with their own stack.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Flow {
+    pub kind: FlowKind,
+    /// The personality of both of the flow's hosts, with `tcp` on top.
+    pub stack: String,
+    pub tcp: TcpConfig,
+    /// One-way delay of the sender's access link: the flow's RTT is 2 × (access_delay + the bottleneck's
+    /// delays).
+    pub access_delay: Duration,
+    /// When the sender opens its connection (flows starting later do not hold up the measurement, which
+    /// they join as they connect).
+    pub start: Duration,
+    /// `stream`: send call size; default 16 KiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<ByteSize>,
+    /// `rr`: request and response sizes; default 1 byte each.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<ByteSize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response: Option<ByteSize>,
 }
 
 /// `[table]` (docs/scenario.md § Table): the columns added to the table `run` and `report` print, each a
@@ -446,12 +513,15 @@ struct RawScenario {
     description: String,
     #[serde(default = "default_seed")]
     seed: u64,
-    path: RawPath,
+    path: Option<RawPath>,
     #[serde(default)]
     client: RawHost,
     #[serde(default)]
     server: RawHost,
-    test: RawTest,
+    test: Option<RawTest>,
+    dumbbell: Option<RawDumbbell>,
+    #[serde(default)]
+    flow: Vec<RawFlow>,
     #[serde(default)]
     plot: Vec<PlotSpec>,
     #[serde(default)]
@@ -459,6 +529,34 @@ struct RawScenario {
     #[serde(default)]
     table: Option<TableSpec>,
 }
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDumbbell {
+    bottleneck: LinkConfig,
+    reverse: Option<LinkConfig>,
+    access_rate: Option<Rate>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFlow {
+    kind: FlowKind,
+    #[serde(default = "default_stack")]
+    stack: String,
+    #[serde(default)]
+    tcp: toml::Table,
+    #[serde(default)]
+    access_delay: Duration,
+    #[serde(default)]
+    start: Duration,
+    message: Option<ByteSize>,
+    request: Option<ByteSize>,
+    response: Option<ByteSize>,
+}
+
+/// The most flows a `[dumbbell]` takes (two hosts and two access links each).
+pub const MAX_FLOWS: usize = 1000;
 
 fn default_seed() -> u64 {
     1
@@ -711,10 +809,38 @@ pub fn load(src: &Source, overrides: &[String]) -> Result<Scenario, ScenarioErro
             }
         }
     }
+    // A dumbbell's links and hosts are its own: a two-host key beside it would be silently ignored. Of
+    // `[test]` it takes the measurement's length only.
+    let mut dumbbell_duration = None;
+    if table.contains_key("dumbbell") {
+        if let Some(test) = table.remove("test") {
+            let toml::Value::Table(mut test) = test else {
+                return Err(ctx.error("test", "expected a table; beside [dumbbell] it takes duration only"));
+            };
+            if let Some(k) = test.keys().find(|k| *k != "duration") {
+                return Err(ctx.error(
+                    &format!("test.{k}"),
+                    "not used with [dumbbell] (each [[flow]] says what it runs); accepted in [test] beside \
+                     [dumbbell]: duration",
+                ));
+            }
+            dumbbell_duration = test.remove("duration");
+        }
+        for key in ["path", "client", "server"] {
+            if table.contains_key(key) {
+                return Err(ctx.error(
+                    key,
+                    "not used with [dumbbell] (its links are dumbbell.bottleneck, dumbbell.reverse and each \
+                     flow's access_delay; its hosts are the [[flow]] tables); accepted beside [dumbbell]: name, \
+                     description, seed, test.duration, flow, plot, published, table",
+                ));
+            }
+        }
+    }
     let mut explicit = std::collections::BTreeMap::new();
     written(&ctx, "", &table, &mut explicit);
     let raw: RawScenario = ctx.deserialize("", toml::Value::Table(table))?;
-    Ok(Scenario { explicit, ..resolve(&ctx, raw)? })
+    Ok(Scenario { explicit, ..resolve(&ctx, raw, dumbbell_duration)? })
 }
 
 /// The dotted path of every value in `table` (tables are walked, an array is one value) with where it was
@@ -762,30 +888,203 @@ fn set_path(table: &mut toml::Table, path: &str, value: toml::Value) -> Result<(
     Ok(())
 }
 
-fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
-    let down = raw.path.down.clone().unwrap_or_else(|| raw.path.up.clone());
-    for (key, link) in [("path.up", &raw.path.up), ("path.down", &down)] {
-        if let Err(m) = link.loss.validate() {
-            let param = m.split([' ', ':']).next().unwrap_or("");
-            return Err(ctx.error(&format!("{key}.loss.{param}"), m));
+/// A link's own checks, reported under `key` (`path.up`, `dumbbell.bottleneck`).
+fn check_link(ctx: &Ctx, key: &str, link: &LinkConfig) -> Result<(), ScenarioError> {
+    if let Err(m) = link.loss.validate() {
+        let param = m.split([' ', ':']).next().unwrap_or("");
+        return Err(ctx.error(&format!("{key}.loss.{param}"), m));
+    }
+    if let Err((field, m)) = link.validate_tick() {
+        return Err(ctx.error(&format!("{key}.{field}"), m));
+    }
+    if let Err((field, m)) = link.validate_stages() {
+        return Err(ctx.error(&format!("{key}.{field}"), m));
+    }
+    // RFC 791: every internet module must be able to forward a datagram of 68 octets.
+    if let Some(mtu) = link.mtu {
+        if !(68..=65535).contains(&mtu.bytes()) {
+            return Err(ctx.error(
+                &format!("{key}.mtu"),
+                format!(
+                    "{mtu}: accepted 68B to 65535B (RFC 791: IPv4 needs at least 68; its length field ends at 65535)"
+                ),
+            ));
         }
-        if let Err((field, m)) = link.validate_tick() {
-            return Err(ctx.error(&format!("{key}.{field}"), m));
-        }
-        if let Err((field, m)) = link.validate_stages() {
-            return Err(ctx.error(&format!("{key}.{field}"), m));
-        }
-        // RFC 791: every internet module must be able to forward a datagram of 68 octets.
-        if let Some(mtu) = link.mtu {
-            if !(68..=65535).contains(&mtu.bytes()) {
+    }
+    Ok(())
+}
+
+/// The send call size of a stream flow without `message`.
+pub const FLOW_DEFAULT_MESSAGE: u64 = 16 * 1024;
+
+/// A `[dumbbell]` scenario: its links and flows checked, and `path`/`test`/`client`/`server` filled in
+/// from them (see [`Scenario::dumbbell`]).
+fn resolve_dumbbell(
+    ctx: &Ctx,
+    raw: RawScenario,
+    d: RawDumbbell,
+    duration: Option<toml::Value>,
+) -> Result<Scenario, ScenarioError> {
+    let Some(duration) = duration else {
+        return Err(ctx.error(
+            "test.duration",
+            "missing key; a [dumbbell] measures for [test] duration, a duration such as \"30s\"",
+        ));
+    };
+    let duration: Duration = ctx.deserialize("test.duration", duration)?;
+    let reverse = d.reverse.clone().unwrap_or_else(|| d.bottleneck.clone());
+    check_link(ctx, "dumbbell.bottleneck", &d.bottleneck)?;
+    check_link(ctx, "dumbbell.reverse", &reverse)?;
+    if duration.is_zero() || duration > Duration::from_secs(86_400) {
+        return Err(ctx.error("test.duration", format!("{duration}: accepted more than 0s, at most 1 day")));
+    }
+    if raw.flow.is_empty() {
+        return Err(
+            ctx.error("dumbbell", "has no flows; add one [[flow]] table per flow (kind = \"stream\" or \"rr\")")
+        );
+    }
+    if raw.flow.len() > MAX_FLOWS {
+        return Err(ctx.error("flow", format!("{} flows: accepted 1 to {MAX_FLOWS}", raw.flow.len())));
+    }
+    let mut flows = Vec::with_capacity(raw.flow.len());
+    let mut hosts: Vec<Host> = Vec::with_capacity(raw.flow.len());
+    for (i, f) in raw.flow.into_iter().enumerate() {
+        let at = format!("flow[{i}]");
+        let host =
+            resolve_host(ctx, &at, RawHost { stack: f.stack, tcp: f.tcp, rdp: None, host: Nic::default() }, false)?;
+        host.tcp.validate().map_err(|m| {
+            let knob = m.split([' ', ',', ':']).next().unwrap_or("");
+            ctx.error(&format!("{at}.tcp.{knob}"), m)
+        })?;
+        let kind = f.kind;
+        for (key, given, accepted) in [
+            ("message", f.message.is_some(), "stream"),
+            ("request", f.request.is_some(), "rr"),
+            ("response", f.response.is_some(), "rr"),
+        ] {
+            if given && kind.key() != accepted {
                 return Err(ctx.error(
-                    &format!("{key}.mtu"),
-                    format!("{mtu}: accepted 68B to 65535B (RFC 791: IPv4 needs at least 68; its length field ends at 65535)"),
+                    &format!("{at}.{key}"),
+                    format!("not used by kind = {:?}; accepted with kind = {accepted:?}", kind.key()),
                 ));
             }
         }
+        for (key, size) in [("message", f.message), ("request", f.request), ("response", f.response)] {
+            if let Some(b) = size {
+                if b.bytes() == 0 || b.bytes() > 1 << 30 {
+                    return Err(ctx.error(&format!("{at}.{key}"), format!("{b}: accepted 1B to 1GiB")));
+                }
+            }
+        }
+        if f.access_delay > Duration::from_secs(60) {
+            return Err(ctx.error(&format!("{at}.access_delay"), format!("{}: accepted 0s to 60s", f.access_delay)));
+        }
+        if f.start >= duration {
+            return Err(ctx.error(
+                &format!("{at}.start"),
+                format!("{}: accepted 0s to less than test.duration ({duration})", f.start),
+            ));
+        }
+        let (message, request, response) = match kind {
+            FlowKind::Stream => (Some(f.message.unwrap_or(ByteSize::new(FLOW_DEFAULT_MESSAGE))), None, None),
+            FlowKind::Rr => {
+                (None, Some(f.request.unwrap_or(ByteSize::new(1))), Some(f.response.unwrap_or(ByteSize::new(1))))
+            }
+        };
+        flows.push(Flow {
+            kind,
+            stack: host.stack.clone(),
+            tcp: host.tcp.clone(),
+            access_delay: f.access_delay,
+            start: f.start,
+            message,
+            request,
+            response,
+        });
+        hosts.push(host);
     }
-    let t = raw.test;
+    let access_rate = d.access_rate.unwrap_or_else(|| "1gbit".parse().expect("a rate"));
+    if access_rate.bps() == 0 {
+        return Err(ctx.error("dumbbell.access_rate", "a rate must be positive"));
+    }
+    let first = hosts[0].clone();
+    let mut scenario = Scenario {
+        name: raw.name,
+        description: raw.description,
+        seed: raw.seed,
+        path: PathSpec { up: d.bottleneck.clone(), down: reverse.clone() },
+        client: first.clone(),
+        server: first,
+        plot: Vec::new(),
+        published: Vec::new(),
+        explicit: Default::default(),
+        table: None,
+        warnings: Vec::new(),
+        test: Test {
+            kind: TestKind::TcpStream,
+            duration,
+            message: ByteSize::new(FLOW_DEFAULT_MESSAGE),
+            parallel: flows.len() as u32,
+            start_spread: None,
+            messages: None,
+            interval: None,
+            series: None,
+            series_vars: None,
+            request: None,
+            response: None,
+            burst: None,
+            nodelay: None,
+        },
+        dumbbell: Some(Dumbbell { bottleneck: d.bottleneck, reverse, access_rate }),
+        flow: flows,
+    };
+    check_plots(ctx, &scenario, &raw.plot)?;
+    scenario.plot = raw.plot;
+    check_published(ctx, &scenario, &raw.published)?;
+    scenario.published = raw.published;
+    if let Some(t) = &raw.table {
+        check_table(ctx, &scenario, t)?;
+    }
+    scenario.table = raw.table;
+    // Every number within its range (crate::limits), each flow's knobs checked as a host's, all reported
+    // at the keys the file names: the filled-in path is the bottleneck, the client and server the flow.
+    for (i, h) in hosts.into_iter().enumerate() {
+        let probe = Scenario { client: h.clone(), server: h, ..scenario.clone() };
+        crate::limits::check(&probe).map_err(|e| {
+            let key = if let Some(k) = e.key.strip_prefix("path.up.") {
+                format!("dumbbell.bottleneck.{k}")
+            } else if let Some(k) = e.key.strip_prefix("path.down.") {
+                format!("dumbbell.reverse.{k}")
+            } else if let Some(k) = e.key.strip_prefix("client.").or_else(|| e.key.strip_prefix("server.")) {
+                format!("flow[{i}].{k}")
+            } else {
+                e.key.clone()
+            };
+            ctx.error(&key, e.message)
+        })?;
+    }
+    Ok(scenario)
+}
+
+/// `dumbbell_duration`: a `[dumbbell]` scenario's `test.duration`, the one key of `[test]` it takes (taken
+/// out of the table by `load`).
+fn resolve(ctx: &Ctx, mut raw: RawScenario, dumbbell_duration: Option<toml::Value>) -> Result<Scenario, ScenarioError> {
+    if let Some(d) = raw.dumbbell.take() {
+        return resolve_dumbbell(ctx, raw, d, dumbbell_duration);
+    }
+    if !raw.flow.is_empty() {
+        return Err(ctx.error(
+            "flow",
+            "[[flow]] needs a [dumbbell] (the bottleneck the flows share); the client-server test is [test]",
+        ));
+    }
+    let Some(raw_path) = raw.path.take() else { return Err(ctx.error("", "missing key `path`")) };
+    let Some(raw_test) = raw.test.take() else { return Err(ctx.error("", "missing key `test`")) };
+    let down = raw_path.down.clone().unwrap_or_else(|| raw_path.up.clone());
+    for (key, link) in [("path.up", &raw_path.up), ("path.down", &down)] {
+        check_link(ctx, key, link)?;
+    }
+    let t = raw_test;
     let rdp = t.kind.is_rdp();
     let mut client = resolve_host(ctx, "client", raw.client, rdp)?;
     let mut server = resolve_host(ctx, "server", raw.server, rdp)?;
@@ -997,7 +1296,7 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
         name: raw.name,
         description: raw.description,
         seed: raw.seed,
-        path: PathSpec { up: raw.path.up, down },
+        path: PathSpec { up: raw_path.up, down },
         client,
         server,
         plot: Vec::new(),
@@ -1005,6 +1304,8 @@ fn resolve(ctx: &Ctx, raw: RawScenario) -> Result<Scenario, ScenarioError> {
         explicit: Default::default(),
         table: None,
         warnings: Vec::new(),
+        dumbbell: None,
+        flow: Vec::new(),
         test: Test {
             kind: t.kind,
             duration,
@@ -1401,6 +1702,9 @@ pub const SHIPPED: &[Shipped] = &[
     Shipped { name: "aqm-compare", text: include_str!("../../../scenarios/aqm-compare.toml") },
     Shipped { name: "bbr-startup", text: include_str!("../../../scenarios/bbr-startup.toml") },
     Shipped { name: "bbr-loss", text: include_str!("../../../scenarios/bbr-loss.toml") },
+    Shipped { name: "cubic-vs-reno", text: include_str!("../../../scenarios/cubic-vs-reno.toml") },
+    Shipped { name: "rtt-fairness", text: include_str!("../../../scenarios/rtt-fairness.toml") },
+    Shipped { name: "bufferbloat", text: include_str!("../../../scenarios/bufferbloat.toml") },
     Shipped { name: "classic/dsl-rr", text: include_str!("../../../scenarios/classic/dsl-rr.toml") },
     Shipped { name: "classic/dsl-rr-nodelay", text: include_str!("../../../scenarios/classic/dsl-rr-nodelay.toml") },
     Shipped {

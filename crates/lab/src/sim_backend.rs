@@ -23,9 +23,9 @@ pub const SERVER_PORT: u16 = 5001;
 /// TCP_CRR: how long a transaction that found no free ephemeral port waits before trying again.
 pub const CRR_PORT_RETRY: Duration = Duration::from_millis(1);
 
-/// The simulator's input for a scenario.
-pub fn sim_spec(s: &Scenario) -> SimSpec<TcpConfig> {
-    let host = |h: &crate::scenario::Host| HostSpec {
+/// A host of the scenario as the simulator takes it.
+pub(crate) fn host_spec(h: &crate::scenario::Host) -> HostSpec<TcpConfig> {
+    HostSpec {
         transport: h.tcp.clone(),
         nic_rate: h.host.nic_rate,
         txqueuelen: h.host.txqueuelen,
@@ -43,7 +43,12 @@ pub fn sim_spec(s: &Scenario) -> SimSpec<TcpConfig> {
         fragment_ttl: h.host.fragment_ttl,
         rx_coalesce: h.host.rx_coalesce(),
         nic_frame_time: h.host.nic_frame_time,
-    };
+    }
+}
+
+/// The simulator's input for a scenario.
+pub fn sim_spec(s: &Scenario) -> SimSpec<TcpConfig> {
+    let host = host_spec;
     let n = s.test.parallel.max(1);
     // One client address has only so many ephemeral ports per server port: spread over more server ports.
     let ports = n.div_ceil(s.client.host.ephemeral_ports.len()) as u16;

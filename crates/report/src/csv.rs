@@ -119,6 +119,36 @@ pub fn points_csv(doc: &ResultDoc) -> String {
     out
 }
 
+/// `flows.csv` (a `[dumbbell]` result): one row per flow of every point, the point's swept parameters
+/// first, then the flow's figures flattened (`latency_us.p99`; empty for a stream flow) and the point's
+/// `aggregate` (`jain_index`, the same on every row of the point).
+pub fn flows_csv(doc: &ResultDoc) -> String {
+    let mut params = Vec::new();
+    let mut cols = Vec::new();
+    let mut rows: Vec<(Flat, Flat)> = Vec::new();
+    for p in &doc.points {
+        let pa: Flat = p.params.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        union(&mut params, pa.iter().map(|(k, _)| k.clone()));
+        let mut agg = Vec::new();
+        flatten("aggregate", &serde_json::to_value(&p.aggregate).unwrap_or(Value::Null), &mut agg);
+        for f in &p.flows {
+            let mut fl = Vec::new();
+            flatten("", &serde_json::to_value(f).unwrap_or(Value::Null), &mut fl);
+            fl.extend(agg.iter().cloned());
+            union(&mut cols, fl.iter().map(|(k, _)| k.clone()));
+            rows.push((pa.clone(), fl));
+        }
+    }
+    let mut out = line(params.iter().chain(&cols).cloned());
+    for (pa, fl) in &rows {
+        let get = |set: &[(String, Value)], k: &str| set.iter().find(|(n, _)| n == k).map(|(_, v)| cell(v));
+        let mut cells: Vec<String> = params.iter().map(|k| get(pa, k).unwrap_or_default()).collect();
+        cells.extend(cols.iter().map(|k| get(fl, k).unwrap_or_default()));
+        out += &line(cells);
+    }
+    out
+}
+
 /// A table of `columns` and `rows` (a `series` or one `logvars` end) as CSV.
 fn table_csv<S: AsRef<str>>(columns: &[S], rows: &[Vec<f64>]) -> String {
     let mut out = line(columns.iter().map(|c| cell(&Value::String(c.as_ref().to_string()))));
@@ -128,12 +158,15 @@ fn table_csv<S: AsRef<str>>(columns: &[S], rows: &[Vec<f64>]) -> String {
     out
 }
 
-/// Every CSV of the result: `points.csv`, then per point `series.csv` (the `series` form) or
+/// Every CSV of the result: `points.csv`, `flows.csv` with a `[dumbbell]`, then per point `series.csv` (the `series` form) or
 /// `logvars-ID-SIDE.csv` per connection end (the `logvars` form), and `cdf.csv` (the latency
 /// distribution, `latency_us,fraction`; another latency metric `X_us` gives `cdf-X_us.csv`). With several
 /// points, the files of point `i` are prefixed `pI-`.
 pub fn files(doc: &ResultDoc) -> Vec<CsvFile> {
     let mut out = vec![CsvFile { name: "points.csv".into(), text: points_csv(doc) }];
+    if doc.points.iter().any(|p| !p.flows.is_empty()) {
+        out.push(CsvFile { name: "flows.csv".into(), text: flows_csv(doc) });
+    }
     let several = doc.points.len() > 1;
     for (i, p) in doc.points.iter().enumerate() {
         let prefix = if several { format!("p{i}-") } else { String::new() };

@@ -17,6 +17,9 @@ use tcplab_link::{LinkConfig, LossFilter, LossModel};
 /// backend's run health.
 pub fn table(doc: &ResultDoc) -> String {
     let t = Tables { doc, swept: doc.sweep.iter().flatten().map(|a| a.path.as_str()).collect() };
+    if doc.scenario.dumbbell.is_some() {
+        return t.flows_banner() + &t.flows_table() + &t.iteration_notes() + &t.published_table();
+    }
     let mut out = t.banner();
     out += &match doc.scenario.test.kind {
         TestKind::TcpRr | TestKind::TcpCrr => t.rr_table(),
@@ -401,6 +404,88 @@ impl Tables<'_> {
             c.extend([fx(m.elapsed_s, 2), fx(m.throughput_bps / 1e6, 2), m.retransmissions.to_string()]);
             c.extend(Self::extra_cells(p, &extra));
             g.rows.push(Row::Cells(c));
+        }
+        g.render()
+    }
+
+    /// A `[dumbbell]` scenario's first lines: the scenario, the bottleneck's directions, the access links.
+    fn flows_banner(&self) -> String {
+        let s = self.s();
+        let Some(d) = &s.dumbbell else { return String::new() };
+        let mut out = format!(
+            "FLOWS TEST through a dumbbell: {} ({}, seed {}), {} flows\n",
+            s.name,
+            self.backend_name(),
+            self.doc.seed,
+            s.flow.len()
+        );
+        let (fw, bw) = (self.link("dumbbell.bottleneck", &d.bottleneck), self.link("dumbbell.reverse", &d.reverse));
+        // Without `reverse` the way back is the bottleneck's own configuration, swept with it.
+        if d.bottleneck == d.reverse {
+            out += &format!("bottleneck both ways: {fw}\n");
+        } else {
+            out += &format!("bottleneck: {fw}\nbottleneck back: {bw}\n");
+        }
+        out += &format!("access links: {}\n", echo(&d.access_rate));
+        out
+    }
+
+    /// One row per flow of every point (the swept values first), then the point's aggregate over its
+    /// stream flows with Jain's fairness index.
+    fn flows_table(&self) -> String {
+        let mut g = Grid::new();
+        let params = self.sweep_columns(&mut g);
+        g.column(&["Flow"]);
+        g.column(&["Kind"]);
+        g.column(&["Stack/cc"]);
+        g.column(&["Base", "RTT", "ms"]);
+        g.column(&["Goodput", "10^6bits/sec"]);
+        g.column(&["Retrans", "segments"]);
+        g.column(&["Smoothed", "RTT", "ms"]);
+        g.column(&["Trans.", "Rate", "per sec"]);
+        g.column(&["Latency", "p50", "ms"]);
+        g.column(&["Latency", "p99", "ms"]);
+        g.column(&["Jain's", "index"]);
+        for (k, p) in self.doc.points.iter().enumerate() {
+            if k > 0 && params > 0 {
+                g.rows.push(Row::Text(String::new()));
+            }
+            for f in &p.flows {
+                let mut c = self.sweep_cells(p);
+                let lat =
+                    |q: fn(&LatencyMetrics) -> f64| f.latency_us.as_ref().map_or("-".into(), |l| fx(q(l) / 1e3, 2));
+                c.extend([
+                    f.flow.to_string(),
+                    f.kind.clone(),
+                    format!("{}/{}", f.stack, f.congestion_control),
+                    fx(f.base_rtt_ms, 1),
+                    if f.kind == "rr" { "-".into() } else { fx(f.goodput_bps / 1e6, 3) },
+                    f.retransmissions.to_string(),
+                    fx(f.smoothed_rtt_ms, 1),
+                    f.transactions_per_s.map_or("-".into(), |t| fx(t, 2)),
+                    lat(|l| l.p50),
+                    lat(|l| l.p99),
+                    "-".into(),
+                ]);
+                g.rows.push(Row::Cells(c));
+            }
+            if let Some(a) = &p.aggregate {
+                let mut c = self.sweep_cells(p);
+                c.extend([
+                    "all".into(),
+                    format!("{} stream", a.stream_flows),
+                    "-".into(),
+                    "-".into(),
+                    fx(a.goodput_bps / 1e6, 3),
+                    p.metrics_retransmissions().to_string(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    fx(a.jain_index, 4),
+                ]);
+                g.rows.push(Row::Cells(c));
+            }
         }
         g.render()
     }

@@ -1,0 +1,294 @@
+//! `[dumbbell]` scenarios on the simulator: N flows, each from its sender through its own access link to
+//! the left router, across the shared bottleneck to the right router and on to its receiver
+//! (docs/topology.md § Flows that share a bottleneck).
+
+use serde::{Deserialize, Serialize};
+use tcplab_link::{LinkConfig, QueueLimit};
+use tcplab_sim::{AppSpec, FlowId, HostId, LinkId, LinkSpec, SimError, SimSpec};
+use tcplab_tcp::{Connection, TcpConfig};
+use tcplab_transport::{Stats, Transport};
+use tcplab_units::{Duration, Instant};
+use tcplab_workload::{
+    App, Opening, Report, Role, RrClient, RrClientConfig, RrServer, RrServerConfig, Stream, StreamConfig,
+};
+
+use crate::result::{BackendRun, ConnectionResult, EngineCounters, LatencyMetrics, Links};
+use crate::scenario::{Dumbbell, FlowKind, Scenario};
+use crate::sim_backend::{host_spec, link_counters, nic_counters, SERVER_PORT};
+
+/// One flow's figures in a point (`flows[i]` of the result document).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowResult {
+    /// The flow's index among the scenario's `[[flow]]` tables.
+    pub flow: u32,
+    /// `stream` or `rr`.
+    pub kind: String,
+    /// The flow's personality and congestion controller (`linux`, `cubic`).
+    pub stack: String,
+    pub congestion_control: String,
+    /// The round-trip propagation delay of the flow's path, ms: 2 × (access delay + the bottleneck's
+    /// one-way delay), the reverse direction's delay for the way back.
+    pub base_rtt_ms: f64,
+    /// Payload bits per second the flow's receiving application read during the measurement (a stream
+    /// flow; for an rr flow, the request and response bytes of its completed transactions).
+    pub goodput_bps: f64,
+    /// Payload bytes read by the receiver (stream) during the measurement.
+    pub delivered_bytes: u64,
+    /// Segments the flow's two connection ends retransmitted over the whole run.
+    pub retransmissions: u64,
+    /// The sender's smoothed RTT at the end of the run, ms (RFC 4898 SmoothedRTT).
+    pub smoothed_rtt_ms: f64,
+    /// `rr`: transactions completed in the measurement, per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transactions_per_s: Option<f64>,
+    /// `rr`: per-transaction latency, µs (request written to response read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_us: Option<LatencyMetrics>,
+}
+
+/// What all the stream flows got together.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowsAggregate {
+    /// Stream flows counted.
+    pub stream_flows: u32,
+    /// Their goodputs summed, bit/s.
+    pub goodput_bps: f64,
+    /// Jain's fairness index of their goodputs: (Σx)² / (n·Σx²), 1 when all are equal, 1/n when one
+    /// flow has everything (Jain, Chiu and Hawe, DEC-TR-301, 1984). 0 without stream flows.
+    pub jain_index: f64,
+}
+
+/// Jain's fairness index of `x` (see [`FlowsAggregate::jain_index`]).
+pub fn jain_index(x: &[f64]) -> f64 {
+    let (s, s2): (f64, f64) = (x.iter().sum(), x.iter().map(|v| v * v).sum());
+    if x.is_empty() || s2 == 0.0 {
+        return 0.0;
+    }
+    s * s / (x.len() as f64 * s2)
+}
+
+/// Host ids of the dumbbell: sender i, receiver i, the routers.
+struct Layout {
+    n: u32,
+}
+
+impl Layout {
+    fn sender(&self, i: u32) -> HostId {
+        HostId(i)
+    }
+    fn receiver(&self, i: u32) -> HostId {
+        HostId(self.n + i)
+    }
+    fn left(&self) -> HostId {
+        HostId(2 * self.n)
+    }
+    fn right(&self) -> HostId {
+        HostId(2 * self.n + 1)
+    }
+}
+
+/// An access link: the bottleneck's framing and a queue deep enough never to be the one that fills.
+fn access(d: &Dumbbell, delay: Duration) -> LinkConfig {
+    LinkConfig {
+        rate: d.access_rate,
+        delay,
+        queue: QueueLimit::Packets(10_000),
+        framing: d.bottleneck.framing,
+        loss: Default::default(),
+        mtu: None,
+        tick: None,
+        idle_credit: d.bottleneck.idle_credit,
+        qdisc: Default::default(),
+        jitter: None,
+        reorder: false,
+    }
+}
+
+/// The simulator's input for a `[dumbbell]` scenario. Link 0 is the bottleneck (its forward direction is
+/// the senders' data); apps 2i and 2i + 1 are flow i's receiver-side and sender-side applications.
+pub fn dumbbell_spec(s: &Scenario) -> SimSpec<TcpConfig> {
+    let d = s.dumbbell.as_ref().expect("a [dumbbell] scenario");
+    let n = s.flow.len() as u32;
+    let at = Layout { n };
+    let mut links =
+        vec![LinkSpec { a: at.left(), b: at.right(), forward: d.bottleneck.clone(), backward: d.reverse.clone() }];
+    let mut hosts = Vec::with_capacity(2 * n as usize + 2);
+    let mut apps = Vec::with_capacity(2 * n as usize);
+    for (i, f) in s.flow.iter().enumerate() {
+        let i = i as u32;
+        let a = access(d, f.access_delay);
+        links.push(LinkSpec { a: at.sender(i), b: at.left(), forward: a.clone(), backward: a });
+        let a = access(d, Duration::ZERO);
+        links.push(LinkSpec { a: at.right(), b: at.receiver(i), forward: a.clone(), backward: a });
+        // A flow starting at 0 s holds the measurement until it is connected; a later one joins it.
+        let gates = f.start.is_zero();
+        let start = Instant::ZERO + f.start;
+        let (server, client) = match f.kind {
+            FlowKind::Stream => (
+                App::Stream(Stream::new(StreamConfig {
+                    opening: Opening::Accept { port: SERVER_PORT, ports: 1, connections: 1 },
+                    role: Role::Receive,
+                    gates_measurement: gates,
+                })),
+                App::Stream(Stream::new(StreamConfig {
+                    opening: Opening::Connect {
+                        connections: 1,
+                        port: SERVER_PORT,
+                        ports: 1,
+                        at: start,
+                        spacing: Duration::ZERO,
+                    },
+                    role: Role::Send { message: f.message.map_or(1, |m| m.bytes()) },
+                    gates_measurement: gates,
+                })),
+            ),
+            FlowKind::Rr => {
+                let (request, response) = (f.request.map_or(1, |b| b.bytes()), f.response.map_or(1, |b| b.bytes()));
+                (
+                    App::RrServer(RrServer::new(RrServerConfig {
+                        port: SERVER_PORT,
+                        ports: 1,
+                        connections: u32::from(gates),
+                        request,
+                        response,
+                    })),
+                    App::RrClient(RrClient::new(RrClientConfig {
+                        connections: 1,
+                        port: SERVER_PORT,
+                        ports: 1,
+                        at: start,
+                        spacing: Duration::ZERO,
+                        request,
+                        response,
+                        burst: 0,
+                        per_transaction: false,
+                        port_retry: crate::sim_backend::CRR_PORT_RETRY,
+                    })),
+                )
+            }
+        };
+        apps.push(AppSpec { host: at.receiver(i), peer: at.sender(i), flow: FlowId(i), app: server });
+        apps.push(AppSpec { host: at.sender(i), peer: at.receiver(i), flow: FlowId(i), app: client });
+    }
+    let flow_host = |f: &crate::scenario::Flow| {
+        host_spec(&crate::scenario::Host {
+            stack: f.stack.clone(),
+            tcp: f.tcp.clone(),
+            rdp: None,
+            host: crate::scenario::Nic::default(),
+        })
+    };
+    hosts.extend(s.flow.iter().map(flow_host));
+    hosts.extend(s.flow.iter().map(flow_host));
+    // The routers run no application: their stack is never used.
+    hosts.push(host_spec(&s.client));
+    hosts.push(host_spec(&s.client));
+    SimSpec { hosts, links, apps, measure: s.test.duration }
+}
+
+/// Runs a `[dumbbell]` point: the backend's run (the bottleneck's directions as `links.up`/`links.down`,
+/// sender 0 and receiver 0 as the client and server NICs) and the figures per flow.
+pub fn run(s: &Scenario, seed: u64) -> Result<(BackendRun, Vec<FlowResult>), SimError> {
+    let spec = dumbbell_spec(s);
+    let d = s.dumbbell.as_ref().expect("a [dumbbell] scenario");
+    let r = tcplab_sim::run::<Connection>(&spec, seed)?;
+    let at = Layout { n: s.flow.len() as u32 };
+    let mut flows = Vec::with_capacity(s.flow.len());
+    for (i, f) in s.flow.iter().enumerate() {
+        let ends = || r.endpoints.iter().filter(|e| e.app == 2 * i || e.app == 2 * i + 1);
+        let retransmissions = ends().map(|e| e.stats.segs_retrans()).sum();
+        let smoothed_rtt_ms = ends().find(|e| e.host == at.sender(i as u32)).map_or(0.0, |e| e.stats.SmoothedRTT);
+        let base_rtt_ms =
+            (2 * f.access_delay.as_nanos() + d.bottleneck.delay.as_nanos() + d.reverse.delay.as_nanos()) as f64 / 1e6;
+        let mut fr = FlowResult {
+            flow: i as u32,
+            kind: f.kind.key().into(),
+            stack: f.stack.clone(),
+            congestion_control: serde_json::to_value(f.tcp.congestion_control)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            base_rtt_ms,
+            goodput_bps: 0.0,
+            delivered_bytes: 0,
+            retransmissions,
+            smoothed_rtt_ms,
+            transactions_per_s: None,
+            latency_us: None,
+        };
+        match (r.apps[2 * i].report(), r.apps[2 * i + 1].report()) {
+            (Report::Stream(rx), _) => {
+                let secs = rx.elapsed.as_secs_f64();
+                fr.delivered_bytes = rx.window_bytes;
+                fr.goodput_bps = if rx.elapsed.is_zero() { 0.0 } else { rx.window_bytes as f64 * 8.0 / secs };
+            }
+            (_, Report::Rr(c)) => {
+                let secs = c.elapsed.as_secs_f64();
+                let per_s = |x: f64| if c.elapsed.is_zero() { 0.0 } else { x / secs };
+                let bytes = c.transactions * (f.request.map_or(1, |b| b.bytes()) + f.response.map_or(1, |b| b.bytes()));
+                fr.delivered_bytes = bytes;
+                fr.goodput_bps = per_s(bytes as f64 * 8.0);
+                fr.transactions_per_s = Some(per_s(c.transactions as f64));
+                fr.latency_us = Some(c.latency.into());
+            }
+            (a, b) => unreachable!("flow {i}: reports {a:?} and {b:?}"),
+        }
+        flows.push(fr);
+    }
+    let retransmissions = r.endpoints.iter().map(|e| e.stats.segs_retrans()).sum();
+    let side = |h: HostId| if h.index() < s.flow.len() { "client" } else { "server" };
+    let connections = r
+        .endpoints
+        .iter()
+        .map(|e| ConnectionResult {
+            side: side(e.host),
+            protocol: Connection::PROTOCOL,
+            state: e.state.clone(),
+            estats: serde_json::to_value(&e.stats).expect("statistics serialize"),
+        })
+        .collect();
+    let bottleneck = LinkId(0);
+    let (fw, bw) = (bottleneck.forward().index(), bottleneck.backward().index());
+    let run = BackendRun {
+        apps: r.apps.iter().zip(&spec.apps).map(|(a, sp)| (side(sp.host), a.report())).collect(),
+        connections,
+        retransmissions,
+        links: Links {
+            up: link_counters(r.links[fw], r.qdiscs[fw]),
+            down: link_counters(r.links[bw], r.qdiscs[bw]),
+            nic_client: nic_counters(r.nics[at.sender(0).index()]),
+            nic_server: nic_counters(r.nics[at.receiver(0).index()]),
+            ip_client: None,
+            ip_server: None,
+        },
+        series: None,
+        logvars: None,
+        engine: EngineCounters {
+            events: r.events,
+            data_segments: r.data_segments,
+            simulated: r.end_time.saturating_since(Instant::ZERO),
+        },
+        cpu: [None, None],
+    };
+    Ok((run, flows))
+}
+
+/// The aggregate over the stream flows.
+pub fn aggregate(flows: &[FlowResult]) -> FlowsAggregate {
+    let x: Vec<f64> = flows.iter().filter(|f| f.kind == "stream").map(|f| f.goodput_bps).collect();
+    FlowsAggregate { stream_flows: x.len() as u32, goodput_bps: x.iter().sum(), jain_index: jain_index(&x) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::jain_index;
+
+    #[test]
+    fn jain_is_one_for_equal_shares_and_one_over_n_for_a_monopoly() {
+        assert_eq!(jain_index(&[5.0, 5.0, 5.0, 5.0]), 1.0);
+        assert_eq!(jain_index(&[8.0, 0.0, 0.0, 0.0]), 0.25);
+        assert_eq!(jain_index(&[]), 0.0);
+    }
+}
