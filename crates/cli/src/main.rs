@@ -563,6 +563,11 @@ fn run(
         ));
     }
     let s = plan.base;
+    if s.dumbbell.is_some() {
+        return Err(Failure::BadInput(
+            "--pcap: a [dumbbell] scenario has no packet trace yet; accepted: the client-server scenarios".into(),
+        ));
+    }
     let seed = seed.unwrap_or(s.seed);
     let mut pcap = match &out.pcap {
         Some(path) => Some(

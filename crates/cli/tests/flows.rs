@@ -62,3 +62,14 @@ fn the_linux_backend_refuses_a_dumbbell_naming_it() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("dumbbell = 2 flows") && err.contains("simulator only"), "{err}");
 }
+
+#[test]
+fn a_packet_trace_of_a_dumbbell_is_refused_as_bad_input_before_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let pcap = dir.path().join("t.pcap");
+    let out = tcplab(&["run", "cubic-vs-reno", "--pcap", pcap.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--pcap") && err.contains("[dumbbell]"), "{err}");
+    assert!(!pcap.exists(), "no trace file is left behind");
+}
