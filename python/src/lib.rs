@@ -286,7 +286,7 @@ impl Plan {
     fn iterations_done(&self, i: usize, runs: Vec<String>) -> PyResult<bool> {
         let Some(rep) = self.plan.repeat else { return Ok(true) };
         let runs = one_runs(i, &runs)?;
-        Ok(runs.len() as u32 >= rep.max || interval_of(&runs, rep.level).is_some_and(|c| c.met(rep.width)))
+        Ok(rep.done(&runs))
     }
 
     /// Point `i` from its iterations' one-run documents, as the lab's point runner combines them (the
@@ -296,29 +296,9 @@ impl Plan {
         let rep = self.plan.repeat.ok_or_else(|| input_error(py, "combine: the plan has no repetitions".into()))?;
         let p = self.plan.point(i).map_err(|e| scenario_error(py, &e))?;
         let first = ResultDoc::from_json(&runs[0]).map_err(|e| RunError::new_err(format!("point {i}: {e}")))?;
-        let mut runs = one_runs(i, &runs)?;
-        let ci = interval_of(&runs, rep.level);
-        let metric = sweep::main_metric(&runs[0].metrics).0;
-        let metrics: Vec<Value> = runs.iter().map(|r| serde_json::to_value(&r.metrics).unwrap_or_default()).collect();
-        let mean = serde_json::from_value(sweep::mean_json(&metrics))
-            .map_err(|e| RunError::new_err(format!("point {i}: the mean of the iterations' metrics: {e}")))?;
-        let iterations = runs.len() as u32;
-        let valid = runs.iter().filter(|r| r.health.as_ref().is_some_and(|h| h["valid"] == true)).count();
-        let mut point = runs.swap_remove(0);
-        if let Some(h) = point.health.as_mut().and_then(|h| h.as_object_mut()) {
-            h.insert("iterations_valid".into(), valid.into());
-        }
-        point.params = p.params.clone();
-        point.iterations = iterations;
-        point.metrics = mean;
-        point.confidence = Some(tcplab_lab::result::Confidence {
-            metric,
-            level: rep.level,
-            width: rep.width,
-            interval: ci.map_or(0.0, |c| c.relative_width()),
-            met: ci.is_some_and(|c| c.met(rep.width)),
-        });
-        point.compare_published(&p.scenario);
+        let runs = one_runs(i, &runs)?;
+        let mut point =
+            sweep::combine_iterations(&p, runs, &rep).map_err(|e| RunError::new_err(format!("point {i}: {e}")))?;
         // A one-point document of no sweep, as a task's: `assemble` gives the point its params again.
         point.params.clear();
         let doc = ResultDoc { points: vec![point], ..first };
@@ -401,10 +381,6 @@ fn one_runs(i: usize, docs: &[String]) -> PyResult<Vec<tcplab_lab::result::Point
 }
 
 /// The interval of the main metric over `runs` (two or more), as the lab's point runner computes it.
-fn interval_of(runs: &[tcplab_lab::result::Point], level: f64) -> Option<tcplab_lab::stats::Interval> {
-    let xs: Vec<f64> = runs.iter().map(|r| sweep::main_metric(&r.metrics).1).collect();
-    (xs.len() >= 2).then(|| tcplab_lab::stats::Interval::of(&xs, level))
-}
 
 /// Runs one task of [`Plan::task`] (on a Ray worker): the point's scenario planned alone (the file's
 /// `[sweep]` left out, its `[repeat]` kept), run with every iteration, the GIL released. Returns the

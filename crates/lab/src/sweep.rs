@@ -67,6 +67,49 @@ pub struct Repeat {
 impl Repeat {
     /// netperf's defaults when `-I` or `-i` is given: `-i 10,3`, `-I 99,5`.
     pub const DEFAULT: Repeat = Repeat { min: 3, max: 10, level: 0.99, width: 0.05 };
+
+    /// The confidence interval of the main metric over `runs` (none below two).
+    pub fn interval(&self, runs: &[Point]) -> Option<Interval> {
+        let xs: Vec<f64> = runs.iter().map(|r| main_metric(&r.metrics).1).collect();
+        (xs.len() >= 2).then(|| Interval::of(&xs, self.level))
+    }
+
+    /// Whether `runs` are enough: the main metric's interval met, or `max` reached.
+    pub fn done(&self, runs: &[Point]) -> bool {
+        runs.len() as u32 >= self.max || self.interval(runs).is_some_and(|i| i.met(self.width))
+    }
+}
+
+/// Point `p` from its iterations `runs` (in iteration order): the mean of every metric, the interval of the
+/// main metric, the first iteration's connections, links, series and health (with how many iterations
+/// were valid), the published figures compared.
+pub fn combine_iterations(p: &PlanPoint, mut runs: Vec<Point>, rep: &Repeat) -> Result<Point, String> {
+    let ci = rep.interval(&runs);
+    let metric = main_metric(&runs[0].metrics).0;
+    let metrics_json: Vec<serde_json::Value> =
+        runs.iter().map(|r| serde_json::to_value(&r.metrics).unwrap_or_default()).collect();
+    let mean: Metrics = serde_json::from_value(mean_json(&metrics_json))
+        .map_err(|e| format!("the mean of the iterations' metrics: {e}"))?;
+    let iterations = runs.len() as u32;
+    // The Linux backend's health is the first iteration's, as its connections are: how many of the
+    // iterations were valid is said beside it.
+    let valid = runs.iter().filter(|r| r.health.as_ref().is_some_and(|h| h["valid"] == true)).count();
+    let mut point = runs.swap_remove(0);
+    if let Some(h) = point.health.as_mut().and_then(|h| h.as_object_mut()) {
+        h.insert("iterations_valid".into(), valid.into());
+    }
+    point.params = p.params.clone();
+    point.iterations = iterations;
+    point.metrics = mean;
+    point.confidence = Some(Confidence {
+        metric,
+        level: rep.level,
+        width: rep.width,
+        interval: ci.map_or(0.0, |i| i.relative_width()),
+        met: ci.is_some_and(|i| i.met(rep.width)),
+    });
+    point.compare_published(&p.scenario);
+    Ok(point)
 }
 
 /// Repetition flags, as given on the command line.
@@ -776,7 +819,7 @@ pub fn main_metric(m: &Metrics) -> (&'static str, f64) {
 
 /// The mean of each numeric leaf of the iterations' metrics. A leaf that is an integer in every
 /// iteration (a count) stays an integer: the mean rounded to the nearest.
-pub fn mean_json(vals: &[serde_json::Value]) -> serde_json::Value {
+fn mean_json(vals: &[serde_json::Value]) -> serde_json::Value {
     use serde_json::Value;
     match &vals[0] {
         Value::Object(first) => {
@@ -832,45 +875,12 @@ fn run_plan_point(
         count(r.engine);
         runs.push(r.point);
     }
-    let level = rep.level;
-    let interval = |runs: &[Point]| {
-        let xs: Vec<f64> = runs.iter().map(|r| main_metric(&r.metrics).1).collect();
-        (xs.len() >= 2).then(|| Interval::of(&xs, level))
-    };
-    loop {
-        let n = runs.len() as u32;
-        let met = interval(&runs).is_some_and(|i| i.met(rep.width));
-        if met || n >= rep.max {
-            break;
-        }
-        let r = run_one(backend, &p.scenario, iteration_seed(seed, n))?;
+    while !rep.done(&runs) {
+        let r = run_one(backend, &p.scenario, iteration_seed(seed, runs.len() as u32))?;
         count(r.engine);
         runs.push(r.point);
     }
-    let ci = interval(&runs);
-    let metric = main_metric(&runs[0].metrics).0;
-    let metrics_json: Vec<serde_json::Value> =
-        runs.iter().map(|r| serde_json::to_value(&r.metrics).unwrap_or_default()).collect();
-    let mean: Metrics = serde_json::from_value(mean_json(&metrics_json)).expect("the mean of metrics is metrics");
-    let iterations = runs.len() as u32;
-    // The Linux backend's health is the first iteration's, as its connections are: how many of the
-    // iterations were valid is said beside it.
-    let valid = runs.iter().filter(|r| r.health.as_ref().is_some_and(|h| h["valid"] == true)).count();
-    let mut point = runs.swap_remove(0);
-    if let Some(h) = point.health.as_mut().and_then(|h| h.as_object_mut()) {
-        h.insert("iterations_valid".into(), valid.into());
-    }
-    point.params = p.params.clone();
-    point.iterations = iterations;
-    point.metrics = mean;
-    point.confidence = Some(Confidence {
-        metric,
-        level: rep.level,
-        width: rep.width,
-        interval: ci.map_or(0.0, |i| i.relative_width()),
-        met: ci.is_some_and(|i| i.met(rep.width)),
-    });
-    point.compare_published(&p.scenario);
+    let point = combine_iterations(p, runs, &rep).expect("the mean of metrics is metrics");
     Ok((point, engine))
 }
 
