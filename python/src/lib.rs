@@ -380,8 +380,6 @@ fn one_runs(i: usize, docs: &[String]) -> PyResult<Vec<tcplab_lab::result::Point
         .collect()
 }
 
-/// The interval of the main metric over `runs` (two or more), as the lab's point runner computes it.
-
 /// Runs one task of [`Plan::task`] (on a Ray worker): the point's scenario planned alone (the file's
 /// `[sweep]` left out, its `[repeat]` kept), run with every iteration, the GIL released. Returns the
 /// one-point result document as compact JSON.
