@@ -161,15 +161,7 @@ fn series_statistic(p: &Value, side: &str, var: &str, stat: &str) -> Option<f64>
         .filter(|r| r[0].as_f64().is_some_and(|t| t >= start && t <= end))
         .filter_map(|r| r[col].as_f64())
         .collect();
-    if values.is_empty() {
-        return None;
-    }
-    let n = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / n;
-    match stat {
-        "mean" => Some(mean),
-        _ => Some((values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt()),
-    }
+    crate::stats::series_stat(&values, stat)
 }
 
 /// Whether a scenario's value equals a value a `[[published]]` table names: numbers by value (`4` and

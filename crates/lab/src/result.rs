@@ -223,15 +223,7 @@ impl Point {
             .filter(|r| r.first().is_some_and(|t| *t >= start && *t <= end))
             .filter_map(|r| r.get(col).copied().filter(|v| v.is_finite()))
             .collect();
-        if values.is_empty() {
-            return None;
-        }
-        let n = values.len() as f64;
-        let mean = values.iter().sum::<f64>() / n;
-        match stat {
-            "mean" => Some(mean),
-            _ => Some((values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt()),
-        }
+        crate::stats::series_stat(&values, stat)
     }
 
     /// Sets `published` from the `[[published]]` figures of `s`, the point's own resolved scenario, that

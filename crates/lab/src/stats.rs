@@ -72,6 +72,20 @@ fn beta_cf(a: f64, b: f64, x: f64) -> f64 {
     h
 }
 
+/// The mean (`stat = "mean"`) or the population standard deviation (any other `stat`) of `values`; none
+/// for no values. What a `client.VAR.mean` / `.stddev` column or published figure reads from a series.
+pub fn series_stat(values: &[f64], stat: &str) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    match stat {
+        "mean" => Some(mean),
+        _ => Some((values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt()),
+    }
+}
+
 /// The regularized incomplete beta function I_x(a, b).
 pub fn incomplete_beta(a: f64, b: f64, x: f64) -> f64 {
     if x <= 0.0 {
