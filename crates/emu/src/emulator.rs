@@ -1,6 +1,9 @@
 //! The real-time link emulator: one thread per direction reads the sender's TUN device, asks
 //! `tcplab_link::LinkDirection` for each frame's fate and arrival instant (loss → drop-tail queue → rate
 //! server with framing → delay line), and writes the frame to the receiver's TUN device at that instant.
+//! A direction with another `qdisc`, or with `jitter`, runs the simulator's stages one by one instead
+//! (`crate::stage`: the qdisc holds the frames and is served whenever the serializer goes free, CoDel
+//! dropping at the head and marking CE on the real packet, then delay ± jitter and loss).
 //!
 //! Times are CLOCK_MONOTONIC nanoseconds. A frame's departure and arrival are computed by the model from
 //! the instant it was read, never from when the thread happened to wake, so the emulated rate and queueing
@@ -137,6 +140,10 @@ impl Lateness {
 pub struct DirectionHealth {
     /// The model's counters (frames in, delivered, queue drops, random losses, deepest queue).
     pub link: LinkStats,
+    /// The qdisc's counters (drops by reason, CE marks, sojourn times) when the direction takes the generic
+    /// path (a qdisc other than the FIFO, or jitter); `None` on the FIFO's path, as on the simulator.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qdisc: Option<tcplab_link::QdiscStats>,
     /// Frames dropped by the `drop_frames` script.
     pub drops_scripted: u64,
     /// Packets that were not IPv4 to the peer's prefix (dropped, never forwarded).
@@ -302,7 +309,7 @@ fn merge_records(mut inputs: Vec<Box<dyn std::io::Read>>, out: &mut dyn std::io:
     }
 }
 
-fn sum16(b: &[u8], mut acc: u32) -> u32 {
+pub(crate) fn sum16(b: &[u8], mut acc: u32) -> u32 {
     let mut chunks = b.chunks_exact(2);
     for c in &mut chunks {
         acc = acc.wrapping_add(u16::from_be_bytes([c[0], c[1]]) as u32);
@@ -313,7 +320,7 @@ fn sum16(b: &[u8], mut acc: u32) -> u32 {
     acc
 }
 
-fn fold(mut s: u32) -> u16 {
+pub(crate) fn fold(mut s: u32) -> u16 {
     while s >> 16 != 0 {
         s = (s & 0xffff) + (s >> 16);
     }
@@ -330,7 +337,7 @@ mod os {
     use std::sync::Arc;
     use std::thread::JoinHandle;
 
-    use tcplab_link::{DropReason, LinkDirection, Verdict};
+    use tcplab_link::{DropReason, LinkDirection, PacketMeta, Verdict};
     use tcplab_units::Instant;
 
     use std::io::Write;
@@ -340,6 +347,7 @@ mod os {
         Lateness, PcapSpec, Pkt, BUF_LEN, HEARTBEAT,
     };
     use crate::error::EmuError;
+    use crate::stage::{ecn_of, flow_of, set_ce, Fate, Item, Staged};
     use crate::sys;
     use crate::tun::{GSO_ECN, GSO_TCPV4, VNET_HDR_LEN};
 
@@ -477,12 +485,17 @@ mod os {
         at_ns: u64,
         pkt: u32,
         seg: u32,
+        /// A qdisc marked it Congestion Experienced: set on the packet when it is written.
+        ce: bool,
     }
 
     const READS_PER_WAKEUP: usize = 64;
 
     struct Direction {
         link: LinkDirection,
+        /// The generic path (a qdisc, or jitter); `None`: the drop-tail FIFO decides at arrival.
+        staged: Option<Staged>,
+        fates: Vec<Fate>,
         drop_frames: Vec<u64>,
         next_drop: usize,
         prefix: (u32, u32),
@@ -512,13 +525,18 @@ mod os {
     }
 
     impl Tap {
-        /// Frame `seg` of `p` at `at_ns` of the model's clock (since the run's start).
-        fn record(&mut self, at_ns: u64, p: &Pkt, seg: u32, scratch: &mut [u8]) {
+        /// Frame `seg` of `p` at `at_ns` of the model's clock (since the run's start); `ce`: as a qdisc
+        /// marked it (Congestion Experienced in its IPv4 header).
+        fn record(&mut self, at_ns: u64, p: &Pkt, seg: u32, scratch: &mut [u8], ce: bool) {
             if self.err.is_some() {
                 return;
             }
             self.rec.clear();
             pcap_record(&mut self.rec, self.wall0_ns + at_ns, p, seg, scratch, self.snaplen);
+            // The record's IPv4 header follows its 16-byte record header.
+            if ce && self.rec.len() >= 16 + 20 {
+                set_ce(&mut self.rec[16..]);
+            }
             if let Err(e) = self.out.write_all(&self.rec) {
                 self.err = Some(e);
             }
@@ -544,6 +562,9 @@ mod os {
             let mask = if len == 0 { 0 } else { u32::MAX << (32 - len as u32) };
             Direction {
                 link: LinkDirection::new(&spec.link, spec.seed),
+                // The qdisc's own stream, apart from the loss model's (as the simulator keeps them apart).
+                staged: spec.link.is_staged().then(|| Staged::new(&spec.link, spec.seed ^ 0x71d1_5c00_0000_0001)),
+                fates: Vec::new(),
                 drop_frames: spec.drop_frames,
                 next_drop: 0,
                 prefix: (u32::from_be_bytes(addr) & mask, mask),
@@ -584,7 +605,12 @@ mod os {
             while !stop.load(Ordering::Relaxed) {
                 self.read_some(input)?;
                 let now = sys::monotonic_ns();
+                let serve = self.serve(now);
                 let next = self.release(output, now, hold);
+                let next = match (next, serve) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
                 let now = sys::monotonic_ns();
                 if next.is_some_and(|at| at <= now + spin) {
                     continue;
@@ -608,6 +634,7 @@ mod os {
                 tap.finish()?;
             }
             self.h.link = self.link.stats();
+            self.h.qdisc = self.staged.as_ref().map(Staged::stats);
             self.h.in_flight_at_stop = self.line.len() as u64;
             self.h.lateness = Lateness::from_samples(std::mem::take(&mut self.late));
             self.h.wake_lateness = Lateness::from_samples(std::mem::take(&mut self.wake_late));
@@ -684,10 +711,34 @@ mod os {
                 tcp && ip_len > ihl + (ip[ihl + 12] >> 4) as usize * 4
             };
             let t = Instant::from_nanos(now.saturating_sub(self.t0_ns));
+            if self.staged.is_some() {
+                let (ect, ce) = ecn_of(ip);
+                let flow = flow_of(ip);
+                self.slab[i as usize].pending = nseg;
+                for seg in 0..nseg {
+                    if let Some(tap) = &mut self.entered {
+                        tap.record(t.as_nanos(), &self.slab[i as usize], seg, &mut self.pcap_scratch, false);
+                    }
+                    let frame_len =
+                        if nseg == 1 { ip_len } else { hdrs + gso_size.min(ip_len - hdrs - seg as usize * gso_size) };
+                    let index = self.link.stats().frames_in;
+                    let scripted = self.drop_frames.get(self.next_drop) == Some(&index);
+                    if scripted {
+                        self.next_drop += 1;
+                    }
+                    let meta =
+                        PacketMeta { wire_len: self.link.wire_len(frame_len as u32), flow, ect, ce, enqueued: t };
+                    let item = Item { pkt: i, seg, scripted, carries_data };
+                    let st = self.staged.as_mut().expect("checked");
+                    st.offer(&mut self.link, t, meta, item, &mut self.fates);
+                    self.settle();
+                }
+                return;
+            }
             let mut pending = 0;
             for seg in 0..nseg {
                 if let Some(tap) = &mut self.entered {
-                    tap.record(t.as_nanos(), &self.slab[i as usize], seg, &mut self.pcap_scratch);
+                    tap.record(t.as_nanos(), &self.slab[i as usize], seg, &mut self.pcap_scratch, false);
                 }
                 let frame_len =
                     if nseg == 1 { ip_len } else { hdrs + gso_size.min(ip_len - hdrs - seg as usize * gso_size) };
@@ -700,7 +751,7 @@ mod os {
                 match verdict {
                     Verdict::Deliver(_) if scripted => self.h.drops_scripted += 1,
                     Verdict::Deliver(at) => {
-                        self.line.push_back(Frame { at_ns: self.t0_ns + at.as_nanos(), pkt: i, seg });
+                        self.line.push_back(Frame { at_ns: self.t0_ns + at.as_nanos(), pkt: i, seg, ce: false });
                         pending += 1;
                     }
                     Verdict::Drop(DropReason::QueueFull | DropReason::RandomLoss | DropReason::Aqm) => {}
@@ -710,6 +761,45 @@ mod os {
             if pending == 0 {
                 self.free.push(i);
             }
+        }
+
+        /// The generic path: serves the qdisc up to `now` (at the model's instants); returns when the
+        /// serializer next takes a frame from it.
+        fn serve(&mut self, now: u64) -> Option<u64> {
+            let st = self.staged.as_mut()?;
+            let t = Instant::from_nanos(now.saturating_sub(self.t0_ns));
+            st.advance(&mut self.link, t, &mut self.fates);
+            let next = st.next_dequeue(&self.link).map(|at| self.t0_ns + at.as_nanos());
+            self.settle();
+            next
+        }
+
+        /// Moves what the stage decided onto the delay line (in arrival order: a frame that overtakes, with
+        /// `reorder`, goes ahead of later ones) or back to the slab.
+        fn settle(&mut self) {
+            let mut fates = std::mem::take(&mut self.fates);
+            for f in fates.drain(..) {
+                let item = match f {
+                    Fate::Deliver { item, at, ce } => {
+                        let at_ns = self.t0_ns + at.as_nanos();
+                        let pos = self.line.iter().rposition(|g| g.at_ns <= at_ns).map_or(0, |k| k + 1);
+                        self.line.insert(pos, Frame { at_ns, pkt: item.pkt, seg: item.seg, ce });
+                        continue;
+                    }
+                    Fate::Drop { item, scripted, .. } => {
+                        if scripted {
+                            self.h.drops_scripted += 1;
+                        }
+                        item
+                    }
+                };
+                let p = &mut self.slab[item.pkt as usize];
+                p.pending -= 1;
+                if p.pending == 0 {
+                    self.free.push(item.pkt);
+                }
+            }
+            self.fates = fates;
         }
 
         /// Writes every frame due by `now`, coalescing consecutive frames of one super-packet (those due within
@@ -723,7 +813,7 @@ mod os {
                 let mut last_at = first.at_ns;
                 for f in self.line.iter().skip(1) {
                     let due = if hold > 0 { first.at_ns + hold } else { now };
-                    if f.pkt != first.pkt || f.seg != first.seg + count || f.at_ns > due {
+                    if f.pkt != first.pkt || f.seg != first.seg + count || f.at_ns > due || f.ce != first.ce {
                         break;
                     }
                     count += 1;
@@ -737,14 +827,20 @@ mod os {
                     self.record_late(now, f.at_ns);
                     if let Some(tap) = &mut self.delivered {
                         let at = f.at_ns - self.t0_ns;
-                        tap.record(at, &self.slab[f.pkt as usize], f.seg, &mut self.pcap_scratch);
+                        tap.record(at, &self.slab[f.pkt as usize], f.seg, &mut self.pcap_scratch, f.ce);
                     }
                 }
-                let p = &self.slab[first.pkt as usize];
+                let p = &mut self.slab[first.pkt as usize];
                 let r = if p.nseg == count {
+                    if first.ce {
+                        set_ce(&mut p.buf[VNET_HDR_LEN..p.len]);
+                    }
                     sys::write_all(output, &p.buf[..p.len])
                 } else {
                     let n = build_subpacket(p, first.seg, count, &mut self.scratch);
+                    if first.ce {
+                        set_ce(&mut self.scratch[VNET_HDR_LEN..n]);
+                    }
                     sys::write_all(output, &self.scratch[..n])
                 };
                 self.h.writes += 1;

@@ -27,6 +27,7 @@ pub mod knobs;
 pub mod kstats;
 #[cfg(target_os = "linux")]
 pub mod netns;
+mod stage;
 pub mod stream;
 #[cfg(target_os = "linux")]
 mod sys;
