@@ -60,6 +60,12 @@ fn figures(d: &ResultDoc) -> Vec<(String, Rule, Option<f64>)> {
                 out.push((format!("{receiver} {k}"), Rule::Info, side_stat(receiver, k)));
             }
             nstat_rows(d, sender, &mut out);
+            if d.scenario.test.parallel >= 2 {
+                stream_rows(d, sender, receiver, m.throughput_bps, &mut out);
+            }
+            if d.scenario.test.parallel >= 2 || d.scenario.path.up.is_staged() || d.scenario.path.down.is_staged() {
+                link_rows(d, &mut out);
+            }
         }
         Metrics::Rr(m) => {
             out.push(("transactions/s".into(), Rule::Rate, Some(m.transactions_per_s)));
@@ -114,6 +120,55 @@ fn nstat_rows(d: &ResultDoc, side: &str, out: &mut Vec<(String, Rule, Option<f64
             None => None,
         };
         out.push((format!("{side} {}", k.trim_start_matches("TcpExt.")), Rule::Info, v));
+    }
+}
+
+/// Streams that share the bottleneck (`test.parallel` connections between the two hosts): each stream's
+/// goodput, its sender's smoothed RTT and retransmissions, and Jain's fairness index over the goodputs.
+/// A stream's goodput is the test's throughput split in the ratio of the bytes each receiving end took in
+/// over the run (RFC 4898 ThruOctetsReceived; TCP_INFO's `tcpi_bytes_received` on the kernel), so the
+/// streams add up to the measured throughput. The streams are interchangeable (same hosts, same knobs,
+/// opened together), so they are ranked by goodput on each backend and compared rank by rank: stream 1
+/// is the one that got the most.
+fn stream_rows(d: &ResultDoc, sender: &str, receiver: &str, throughput_bps: f64, out: &mut Vec<(String, Rule, Option<f64>)>) {
+    let p = &d.points[0];
+    let ends = |side: &str| -> Vec<&Value> {
+        p.connections.iter().filter(|c| c.side == side).map(|c| &c.estats).collect()
+    };
+    let get = |e: &Value, k: &str| e.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+    // Connection ends are listed pair by pair (a client end, then its server end), on both backends.
+    let mut streams: Vec<(f64, f64, f64)> = ends(receiver)
+        .into_iter()
+        .zip(ends(sender))
+        .map(|(r, s)| (get(r, "ThruOctetsReceived"), get(s, "SmoothedRTT"), get(s, "SegsRetrans")))
+        .collect();
+    let total: f64 = streams.iter().map(|s| s.0).sum();
+    if streams.len() < 2 || total <= 0.0 {
+        return;
+    }
+    streams.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let goodputs: Vec<f64> = streams.iter().map(|s| throughput_bps * s.0 / total).collect();
+    for (k, ((_, srtt, retrans), g)) in streams.iter().zip(&goodputs).enumerate() {
+        let n = k + 1;
+        out.push((format!("stream {n} goodput, Mbit/s"), Rule::Rate, Some(g / 1e6)));
+        out.push((format!("stream {n} sender SmoothedRTT"), Rule::Info, Some(*srtt)));
+        out.push((format!("stream {n} retransmitted segs"), Rule::Count2x, Some(*retrans)));
+    }
+    out.push(("Jain's index of the streams".into(), Rule::Rate, Some(tcplab_lab::topology::jain_index(&goodputs))));
+}
+
+/// The bottleneck's drops on both backends: each direction's queue drops (on the FIFO, the drop-tail's;
+/// with a qdisc, every refusal on arrival) and, with a qdisc, its own counters (AQM drops, CE marks, the
+/// mean sojourn time), as `links.up`/`links.down` report them.
+fn link_rows(d: &ResultDoc, out: &mut Vec<(String, Rule, Option<f64>)>) {
+    let links = &d.points[0].links;
+    for (dir, l) in [("up", &links.up), ("down", &links.down)] {
+        out.push((format!("{dir} queue drops"), Rule::Count2x, Some(l.drops_queue_full as f64)));
+        if let Some(q) = &l.qdisc {
+            out.push((format!("{dir} qdisc AQM drops"), Rule::Count2x, Some(q.drops_aqm as f64)));
+            out.push((format!("{dir} qdisc CE marks"), Rule::Count2x, Some(q.marks as f64)));
+            out.push((format!("{dir} qdisc sojourn mean, ms"), Rule::Info, Some(q.sojourn_mean_ms)));
+        }
     }
 }
 
@@ -204,14 +259,19 @@ fn table(sim_all: &[ResultDoc], linux: &[ResultDoc]) -> String {
         };
         format!("seeds {}..{}, means of {of}", sim_all[0].seed, sim_all[sim_all.len() - 1].seed)
     };
+    // A qdisc other than the FIFO, and streams beyond one, are named after the direction's rate and delay.
+    let qdisc = |fifo: bool, kind: &str| if fifo { String::new() } else { format!(" {kind}") };
+    let streams = if s.test.parallel >= 2 { format!("{} streams; ", s.test.parallel) } else { String::new() };
     let mut out = format!(
-        "{} on both backends: {} (up {} {}, down {} {}; {seeds})\n",
+        "{} on both backends: {} (up {} {}{}, down {} {}{}; {streams}{seeds})\n",
         s.test.kind.netperf_name(),
         s.name,
         s.path.up.rate,
         s.path.up.delay,
+        qdisc(s.path.up.qdisc.is_fifo(), s.path.up.qdisc.kind()),
         s.path.down.rate,
         s.path.down.delay,
+        qdisc(s.path.down.qdisc.is_fifo(), s.path.down.qdisc.kind()),
     );
     out +=
         "diff = (simulator - linux) / linux; x = simulator / linux; !! beyond 5% (rates) or 2x (retransmissions)\n\n";

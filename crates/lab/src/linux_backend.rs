@@ -323,21 +323,6 @@ pub fn refusals(s: &Scenario) -> Vec<Refusal> {
                 "IP fragmentation is simulated only; the TUN devices' MTU is 1500".into(),
             );
         }
-        // The emulator's directions are drop-tail FIFOs with a constant delay so far (issue 24 item 5).
-        if link.is_staged() {
-            let what = if link.jitter.is_some() { "jitter" } else { "qdisc" };
-            let value = match what {
-                "jitter" => format!("{:?}", link.jitter.unwrap_or_default().to_string()),
-                _ => toml::Value::try_from(&link.qdisc).map_or_else(|_| "{ … }".into(), |v| v.to_string()),
-            };
-            refuse(
-                &format!("{key}.{what}"),
-                value,
-                "the Linux backend's emulator runs a drop-tail FIFO with a constant delay so far; qdiscs and \
-                 jitter are simulated only"
-                    .into(),
-            );
-        }
     }
     for (side, h) in [("client", &s.client), ("server", &s.server)] {
         if let Some(rate) = h.host.nic_rate {
@@ -583,14 +568,10 @@ fn backend_run(r: &AppsRun, h: &Health) -> BackendRun {
         state: e.state.clone(),
         estats: serde_json::to_value(&e.estats).expect("statistics serialize"),
     };
+    // The qdisc's counters as the simulator reports them (present on the generic path only).
     let link = |d: &tcplab_emu::DirectionHealth| LinkCounters {
-        frames_in: d.link.frames_in,
-        frames_delivered: d.link.frames_delivered,
-        bytes_delivered: d.link.bytes_delivered,
-        drops_queue_full: d.link.drops_queue_full,
         drops_random_loss: d.link.drops_random_loss + d.drops_scripted,
-        max_queue_frames: d.link.max_queue_frames,
-        qdisc: None,
+        ..crate::sim_backend::link_counters(d.link, d.qdisc)
     };
     let nic = |frames: u64| NicCounters { frames_sent: frames, refused_full: 0, max_queue_frames: 0 };
     // The machine's CPU, measured over the window, stands for both ends (they share it), as netperf's
