@@ -130,11 +130,16 @@ fn nstat_rows(d: &ResultDoc, side: &str, out: &mut Vec<(String, Rule, Option<f64
 /// streams add up to the measured throughput. The streams are interchangeable (same hosts, same knobs,
 /// opened together), so they are ranked by goodput on each backend and compared rank by rank: stream 1
 /// is the one that got the most.
-fn stream_rows(d: &ResultDoc, sender: &str, receiver: &str, throughput_bps: f64, out: &mut Vec<(String, Rule, Option<f64>)>) {
+fn stream_rows(
+    d: &ResultDoc,
+    sender: &str,
+    receiver: &str,
+    throughput_bps: f64,
+    out: &mut Vec<(String, Rule, Option<f64>)>,
+) {
     let p = &d.points[0];
-    let ends = |side: &str| -> Vec<&Value> {
-        p.connections.iter().filter(|c| c.side == side).map(|c| &c.estats).collect()
-    };
+    let ends =
+        |side: &str| -> Vec<&Value> { p.connections.iter().filter(|c| c.side == side).map(|c| &c.estats).collect() };
     let get = |e: &Value, k: &str| e.get(k).and_then(Value::as_f64).unwrap_or(0.0);
     // Connection ends are listed pair by pair (a client end, then its server end), on both backends.
     let mut streams: Vec<(f64, f64, f64)> = ends(receiver)
@@ -391,6 +396,29 @@ mod tests {
         assert!(t.contains("!! linux run 0 (seed 1) INVALID"), "{t}");
         assert!(t.contains("p99 release lateness up/down, us: 66/19, 66/19, 66/19;"), "{t}");
         assert!(t.contains("longest emulator stall up/down, ms: 1.50/0.80, 1.50/0.80, 1.50/0.80"), "{t}");
+    }
+
+    #[test]
+    fn parallel_streams_get_ranked_rows_that_add_up_and_a_qdisc_its_counters() {
+        let Ok((name, text)) = crate::scenario_text("bulk-10m") else { panic!("bulk-10m is shipped") };
+        let set =
+            ["test.duration=\"2s\"", "test.parallel=2", "path.up.qdisc={kind=\"codel\"}", "path.up.queue=\"1000pkt\""];
+        let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+        let s = tcplab_lab::load(&Source { name: &name, text: &text }, &set).unwrap();
+        let d = tcplab_lab::run_scenario(&s, 1).unwrap();
+        let f = figures(&d);
+        let get = |n: &str| f.iter().find(|(k, _, _)| k == n).and_then(|(_, _, v)| *v).unwrap_or_else(|| panic!("{n}"));
+        let (g1, g2) = (get("stream 1 goodput, Mbit/s"), get("stream 2 goodput, Mbit/s"));
+        assert!(g1 >= g2 && g2 > 0.0);
+        assert!((g1 + g2 - get("throughput, Mbit/s")).abs() < 1e-9);
+        let j = get("Jain's index of the streams");
+        assert!((j - (g1 + g2).powi(2) / (2.0 * (g1 * g1 + g2 * g2))).abs() < 1e-12);
+        assert!(get("up qdisc AQM drops") > 0.0 && get("up qdisc sojourn mean, ms") > 0.0);
+        assert!(get("stream 1 sender SmoothedRTT") > 40.0);
+        // One stream on a FIFO: the table of before, without these rows.
+        let s = tcplab_lab::load(&Source { name: &name, text: &text }, &["test.duration=\"1s\"".to_string()]).unwrap();
+        let f = figures(&tcplab_lab::run_scenario(&s, 1).unwrap());
+        assert!(f.iter().all(|(k, _, _)| !k.starts_with("stream ") && !k.starts_with("up ")));
     }
 
     #[test]

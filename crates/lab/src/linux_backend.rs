@@ -648,6 +648,28 @@ mod tests {
     }
 
     #[test]
+    fn qdiscs_and_jitter_run_on_the_kernel_and_a_dumbbell_is_refused_by_name() {
+        let s = scenario(&[
+            "client.tcp.nagle_last_sent=false",
+            "server.tcp.time_wait=\"60s\"",
+            "path.up.qdisc={kind=\"codel\", ecn=true}",
+            "path.up.jitter=\"1ms\"",
+            "path.up.reorder=true",
+        ]);
+        check(&s).unwrap();
+        let text = "name = \"d\"\n[dumbbell]\nbottleneck = { rate = \"10mbit\", delay = \"10ms\" }\n\
+            [test]\nduration = \"1s\"\n[[flow]]\nkind = \"stream\"\n[[flow]]\nkind = \"stream\"\n";
+        let d = load(&Source { name: "d.toml", text }, &[]).unwrap();
+        let Err(LinuxError::Refused(r)) = check(&d) else { panic!("refused") };
+        assert_eq!(r.len(), 1);
+        assert!(
+            r[0].to_string().starts_with("d.toml:3: dumbbell = 2 flows: the Linux backend runs the two-host shape"),
+            "{}",
+            r[0]
+        );
+    }
+
+    #[test]
     fn every_value_the_kernel_cannot_honour_is_refused_at_once_where_it_was_written() {
         let s = scenario(&["client.tcp.rto_initial=\"3s\"", "client.host.nic_rate=\"1gbit\""]);
         let Err(LinuxError::Refused(r)) = check(&s) else { panic!("refused") };
