@@ -2212,8 +2212,6 @@ impl Connection {
     fn choose_data(&self, now: Instant, notes: &mut Notes) -> Option<Choice> {
         let fin_seq = self.write_end;
         let fin_pending = self.fin_queued && self.snd_nxt <= fin_seq;
-        let cwnd = self.send_window();
-        let pipe = self.pipe();
         let s = self.snd();
 
         // Fast retransmit of the first unacknowledged segment, regardless of cwnd (RFC 5681 §3.2 step 3).
@@ -2225,6 +2223,7 @@ impl Connection {
         }
 
         if self.rec.retransmits() {
+            let (cwnd, pipe) = (self.send_window(), self.pipe());
             match self.rec.next_seg(s, fin_seq, self.fin_queued, cwnd, pipe, self.prr_on(), self.rack_active()) {
                 NextSeg::Retransmit { seq, len, fin } => return Some(Choice::Retransmit { seq, len, fin }),
                 NextSeg::Blocked => {
@@ -2242,6 +2241,9 @@ impl Connection {
             notes.set(Notes::VALIDATE);
             return None;
         }
+        // The windows only now: a receiver with nothing to send (every data segment at a bulk receiver)
+        // stops above without the pipe's phase rule.
+        let (cwnd, pipe) = (self.send_window(), self.pipe());
         let (wnd_room, cwnd_room) = self.new_data_rooms(cwnd, pipe);
         let len = unsent.min(self.smss).min(wnd_room).min(cwnd_room);
         if unsent > 0 && len < unsent.min(self.smss) {
@@ -2701,6 +2703,11 @@ impl Connection {
     /// arrival, then other recent blocks (RFC 2018 §4, RFC 2883 §4).
     fn sack_blocks(&self) -> SackBlocks {
         let mut out = SackBlocks::default();
+        // Nothing held out of order and no duplicate reported: the common ACK (and every data segment a
+        // bulk sender sends) carries no block.
+        if self.dsack.is_none() && self.ooo.is_empty() {
+            return out;
+        }
         let max = if self.ts_ok { 3 } else { 4 };
         if let Some(d) = self.dsack {
             out.push(d);
