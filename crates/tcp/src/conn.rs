@@ -1990,6 +1990,14 @@ impl Connection {
     /// every input. With `TxRoom::Full` nothing is sent; if something was ready it counts as a
     /// `SendStall` and the caller should call again when the interface has room.
     pub fn poll_transmit(&mut self, now: Instant, room: TxRoom) -> Option<TcpSegment> {
+        // The windows stopped the call before the application and no ACK is due (a bulk sender's every
+        // ACK): nothing to choose, and no need to enter the code that chooses.
+        if self.windows_closed && !self.ack_now {
+            debug_assert!(self.choose(now, &mut Notes::default()).is_none());
+            self.stalled = false;
+            self.windows_closed = false;
+            return None;
+        }
         self.next_segment(now, room, false)
     }
 
@@ -2212,18 +2220,17 @@ impl Connection {
     fn choose_data(&self, now: Instant, notes: &mut Notes) -> Option<Choice> {
         let fin_seq = self.write_end;
         let fin_pending = self.fin_queued && self.snd_nxt <= fin_seq;
-        let s = self.snd();
 
         // Fast retransmit of the first unacknowledged segment, regardless of cwnd (RFC 5681 §3.2 step 3).
         if self.rec.retransmit_head {
-            match self.rec.head_retransmit(s, fin_seq, self.fin_queued) {
+            match self.rec.head_retransmit(self.snd(), fin_seq, self.fin_queued) {
                 Some((len, fin)) => return Some(Choice::Retransmit { seq: self.snd_una, len, fin }),
                 None => notes.set(Notes::HEAD_DONE),
             }
         }
 
         if self.rec.retransmits() {
-            let (cwnd, pipe) = (self.send_window(), self.pipe());
+            let (s, cwnd, pipe) = (self.snd(), self.send_window(), self.pipe());
             match self.rec.next_seg(s, fin_seq, self.fin_queued, cwnd, pipe, self.prr_on(), self.rack_active()) {
                 NextSeg::Retransmit { seq, len, fin } => return Some(Choice::Retransmit { seq, len, fin }),
                 NextSeg::Blocked => {
