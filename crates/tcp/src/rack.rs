@@ -422,12 +422,12 @@ mod tests {
         let mut now = Instant::ZERO;
         let (mut lost_seen, mut rtx_seen) = (0, 0);
         for step in 0..4000 {
-            now = now + Duration::from_micros(100);
+            now += Duration::from_micros(100);
             match draw(10) {
                 0..=3 => {
                     let len = 500 + draw(1000) as u32;
                     r.on_send(nxt, nxt + len, now);
-                    nxt = nxt + len;
+                    nxt += len;
                 }
                 4 | 5 if nxt > una => {
                     let left = una + draw((nxt - una) as u64) as u32;
