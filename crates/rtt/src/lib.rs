@@ -121,6 +121,11 @@ fn ppb(v: f64, max: u64) -> u64 {
 
 /// ⌊x·g⌋ for a gain `g` in parts per billion, saturating. With g = 1/2ⁿ this is exactly `x >> n`.
 fn mul(x: u64, g: u64) -> u64 {
+    // An RTT's nanoseconds times a gain fit 64 bits (up to 18 s at g = 1): a division by a constant the
+    // compiler turns into a multiplication, where the 128-bit one is a library call per sample.
+    if let Some(p) = x.checked_mul(g) {
+        return p / PPB;
+    }
     let p = x as u128 * g as u128 / PPB as u128;
     u64::try_from(p).unwrap_or(u64::MAX)
 }
@@ -429,6 +434,18 @@ mod tests {
             Duration::from_secs(60),
             ms(1),
         )
+    }
+
+    /// The 64-bit product gives the 128-bit one's quotient, on both sides of where it stops fitting.
+    #[test]
+    fn mul_is_the_wide_floor_on_both_paths() {
+        let wide = |x: u64, g: u64| u64::try_from(x as u128 * g as u128 / PPB as u128).unwrap_or(u64::MAX);
+        for g in [0, 1, 125_000_000, 250_000_000, 999_999_999, PPB, 4 * PPB, u64::MAX] {
+            for x in [0, 1, 7, 2_000_000, 18_446_744_073, 18_446_744_074, 1 << 40, u64::MAX] {
+                assert_eq!(mul(x, g), wide(x, g), "x {x} g {g}");
+            }
+        }
+        assert_eq!(mul(1_000_000, 125_000_000), 125_000);
     }
 
     /// Worked through RFC 6298 §2 by hand with G = 1 ms, min RTO 1 s.

@@ -1990,6 +1990,14 @@ impl Connection {
     /// every input. With `TxRoom::Full` nothing is sent; if something was ready it counts as a
     /// `SendStall` and the caller should call again when the interface has room.
     pub fn poll_transmit(&mut self, now: Instant, room: TxRoom) -> Option<TcpSegment> {
+        // The windows stopped the call before the application and no ACK is due (a bulk sender's every
+        // ACK): nothing to choose, and no need to enter the code that chooses.
+        if self.windows_closed && !self.ack_now {
+            debug_assert!(self.choose(now, &mut Notes::default()).is_none());
+            self.stalled = false;
+            self.windows_closed = false;
+            return None;
+        }
         self.next_segment(now, room, false)
     }
 
@@ -2212,19 +2220,17 @@ impl Connection {
     fn choose_data(&self, now: Instant, notes: &mut Notes) -> Option<Choice> {
         let fin_seq = self.write_end;
         let fin_pending = self.fin_queued && self.snd_nxt <= fin_seq;
-        let cwnd = self.send_window();
-        let pipe = self.pipe();
-        let s = self.snd();
 
         // Fast retransmit of the first unacknowledged segment, regardless of cwnd (RFC 5681 §3.2 step 3).
         if self.rec.retransmit_head {
-            match self.rec.head_retransmit(s, fin_seq, self.fin_queued) {
+            match self.rec.head_retransmit(self.snd(), fin_seq, self.fin_queued) {
                 Some((len, fin)) => return Some(Choice::Retransmit { seq: self.snd_una, len, fin }),
                 None => notes.set(Notes::HEAD_DONE),
             }
         }
 
         if self.rec.retransmits() {
+            let (s, cwnd, pipe) = (self.snd(), self.send_window(), self.pipe());
             match self.rec.next_seg(s, fin_seq, self.fin_queued, cwnd, pipe, self.prr_on(), self.rack_active()) {
                 NextSeg::Retransmit { seq, len, fin } => return Some(Choice::Retransmit { seq, len, fin }),
                 NextSeg::Blocked => {
@@ -2242,6 +2248,9 @@ impl Connection {
             notes.set(Notes::VALIDATE);
             return None;
         }
+        // The windows only now: a receiver with nothing to send (every data segment at a bulk receiver)
+        // stops above without the pipe's phase rule.
+        let (cwnd, pipe) = (self.send_window(), self.pipe());
         let (wnd_room, cwnd_room) = self.new_data_rooms(cwnd, pipe);
         let len = unsent.min(self.smss).min(wnd_room).min(cwnd_room);
         if unsent > 0 && len < unsent.min(self.smss) {
@@ -2701,6 +2710,11 @@ impl Connection {
     /// arrival, then other recent blocks (RFC 2018 §4, RFC 2883 §4).
     fn sack_blocks(&self) -> SackBlocks {
         let mut out = SackBlocks::default();
+        // Nothing held out of order and no duplicate reported: the common ACK (and every data segment a
+        // bulk sender sends) carries no block.
+        if self.dsack.is_none() && self.ooo.is_empty() {
+            return out;
+        }
         let max = if self.ts_ok { 3 } else { 4 };
         if let Some(d) = self.dsack {
             out.push(d);

@@ -46,6 +46,19 @@ struct Seg {
     sacked: bool,
 }
 
+impl Seg {
+    /// What the segment adds to the pipe (Linux `tcp_packets_in_flight`, in bytes): nothing once SACKed,
+    /// else its bytes once unless marked lost, and once more while a retransmission of it is in flight.
+    #[inline]
+    fn in_flight(&self) -> u32 {
+        if self.sacked {
+            0
+        } else {
+            (self.end - self.start) * (!self.lost as u32 + self.rtx as u32)
+        }
+    }
+}
+
 /// RACK and TLP state of one connection.
 #[derive(Debug, Clone)]
 pub(crate) struct Rack {
@@ -70,6 +83,12 @@ pub(crate) struct Rack {
     /// TLP.end_seq and TLP.is_retrans: the outstanding probe, if any (RFC 8985 §7.3).
     tlp_end: Option<SeqNumber>,
     tlp_is_retrans: bool,
+    /// The sum of `Seg::in_flight` over `segs`, kept as the marks change: a recovery asks for the pipe on
+    /// every send and ACK, and a walk over every segment in flight made a large window's recovery cost
+    /// its square.
+    pipe: u32,
+    /// No segment that `next_lost` would return starts below this: the walk for it starts here.
+    lost_from: SeqNumber,
 }
 
 /// What one run of the loss detection found.
@@ -97,24 +116,35 @@ impl Rack {
             segs_sacked: 0,
             tlp_end: None,
             tlp_is_retrans: false,
+            pipe: 0,
+            lost_from: iss,
         }
     }
 
     /// New data `[start, end)` was sent at `now`.
     pub fn on_send(&mut self, start: SeqNumber, end: SeqNumber, now: Instant) {
-        self.segs.push_back(Seg { start, end, xmit: now, ever_rtx: false, rtx: false, lost: false, sacked: false });
+        let s = Seg { start, end, xmit: now, ever_rtx: false, rtx: false, lost: false, sacked: false };
+        self.pipe += s.in_flight();
+        self.segs.push_back(s);
     }
 
     /// `[start, end)` was retransmitted at `now`: every segment it overlaps has a new transmit time.
     pub fn on_retransmit(&mut self, start: SeqNumber, end: SeqNumber, now: Instant) {
+        // The first lost segment is the one retransmitted (NextSeg): the next one starts beyond it.
+        let first_lost = self.next_lost().is_some_and(|(s, _)| s == start);
         let i = self.segs.partition_point(|s| s.end <= start);
         for s in self.segs.range_mut(i..) {
             if s.start >= end {
                 break;
             }
+            self.pipe -= s.in_flight();
             s.xmit = now;
             s.ever_rtx = true;
             s.rtx = true;
+            self.pipe += s.in_flight();
+        }
+        if first_lost {
+            self.lost_from = end;
         }
     }
 
@@ -163,6 +193,7 @@ impl Rack {
         while i < self.segs.len() && self.segs[i].start < right {
             let s = self.segs[i];
             if !s.sacked && s.start >= left && s.end <= right {
+                self.pipe -= s.in_flight();
                 self.segs[i].sacked = true;
                 self.segs_sacked += 1;
                 self.delivered(s, now);
@@ -176,11 +207,15 @@ impl Rack {
         while let Some(&s) = self.segs.front() {
             if s.end > una {
                 if s.start < una {
-                    self.segs[0].start = una;
+                    let head = &mut self.segs[0];
+                    self.pipe -= head.in_flight();
+                    head.start = una;
+                    self.pipe += head.in_flight();
                 }
                 break;
             }
             self.segs.pop_front();
+            self.pipe -= s.in_flight();
             if s.sacked {
                 self.segs_sacked -= 1;
             } else {
@@ -189,6 +224,10 @@ impl Rack {
         }
         if self.fack < una {
             self.fack = una;
+        }
+        // Within the window, so that the comparison stays meaningful as sequence numbers wrap.
+        if self.lost_from < una {
+            self.lost_from = una;
         }
     }
 
@@ -249,8 +288,11 @@ impl Rack {
             }
             let deadline = s.xmit + rtt + reo_wnd;
             if deadline <= now {
+                self.pipe -= s.in_flight();
                 s.lost = true;
                 s.rtx = false;
+                self.pipe += s.in_flight();
+                self.lost_from = self.lost_from.min(s.start);
                 d.newly_lost += 1;
             } else {
                 d.timer = Some(d.timer.map_or(deadline, |t: Instant| t.max(deadline)));
@@ -263,8 +305,11 @@ impl Rack {
     /// an outstanding probe is forgotten.
     pub fn on_rto(&mut self) {
         for s in self.segs.iter_mut().filter(|s| !s.sacked) {
+            self.pipe -= s.in_flight();
             s.lost = true;
             s.rtx = false;
+            self.pipe += s.in_flight();
+            self.lost_from = self.lost_from.min(s.start);
         }
         self.tlp_end = None;
     }
@@ -272,7 +317,10 @@ impl Rack {
     /// The SACK scoreboard was dropped (RFC 6675 §5.1 after a timeout): forget the SACK marks too.
     pub fn clear_sacked(&mut self) {
         for s in self.segs.iter_mut() {
+            self.pipe -= s.in_flight();
             s.sacked = false;
+            self.pipe += s.in_flight();
+            self.lost_from = self.lost_from.min(s.start);
         }
         self.segs_sacked = 0;
     }
@@ -280,13 +328,17 @@ impl Rack {
     /// The first segment marked lost and not retransmitted since (RFC 6675 NextSeg rule 1, with
     /// RACK's verdict as IsLost): its range.
     pub fn next_lost(&self) -> Option<(SeqNumber, SeqNumber)> {
-        self.segs.iter().find(|s| s.lost && !s.rtx && !s.sacked).map(|s| (s.start, s.end))
+        let i = self.segs.partition_point(|s| s.start < self.lost_from);
+        let found = self.segs.range(i..).find(|s| s.lost && !s.rtx && !s.sacked).map(|s| (s.start, s.end));
+        debug_assert_eq!(found, self.segs.iter().find(|s| s.lost && !s.rtx && !s.sacked).map(|s| (s.start, s.end)));
+        found
     }
 
     /// Bytes in flight by RACK's marks (Linux `tcp_packets_in_flight`: outstanding − SACKed − lost +
     /// retransmitted), the pipe of a RACK recovery.
     pub fn pipe(&self) -> u32 {
-        self.segs.iter().filter(|s| !s.sacked).map(|s| (s.end - s.start) * (!s.lost as u32 + s.rtx as u32)).sum()
+        debug_assert_eq!(self.pipe, self.segs.iter().map(Seg::in_flight).sum::<u32>());
+        self.pipe
     }
 
     /// When the oldest outstanding segment was last sent (Linux: the head of the retransmit queue).
@@ -337,5 +389,75 @@ impl Rack {
     /// Forgets an outstanding probe (a recovery or timeout takes over).
     pub fn clear_tlp(&mut self) {
         self.tlp_end = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The walk the incremental pipe replaced, and the plain search for the first lost segment.
+    fn walked(r: &Rack) -> (u32, Option<(SeqNumber, SeqNumber)>) {
+        let pipe =
+            r.segs.iter().filter(|s| !s.sacked).map(|s| (s.end - s.start) * (!s.lost as u32 + s.rtx as u32)).sum();
+        let lost = r.segs.iter().find(|s| s.lost && !s.rtx && !s.sacked).map(|s| (s.start, s.end));
+        (pipe, lost)
+    }
+
+    /// A sender's life across the sequence-number wrap: sends, SACKs, losses, retransmissions of what
+    /// `next_lost` names, cumulative ACKs, timeouts and a dropped scoreboard; after every step the kept pipe
+    /// and the first lost segment are what a walk over every segment finds.
+    #[test]
+    fn the_kept_pipe_and_first_lost_segment_match_a_walk() {
+        let iss = SeqNumber(u32::MAX - 300_000);
+        let mut r = Rack::new(iss);
+        let (mut una, mut nxt) = (iss, iss);
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        let mut draw = |n: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % n
+        };
+        let mut now = Instant::ZERO;
+        let (mut lost_seen, mut rtx_seen) = (0, 0);
+        for step in 0..4000 {
+            now += Duration::from_micros(100);
+            match draw(10) {
+                0..=3 => {
+                    let len = 500 + draw(1000) as u32;
+                    r.on_send(nxt, nxt + len, now);
+                    nxt += len;
+                }
+                4 | 5 if nxt > una => {
+                    let left = una + draw((nxt - una) as u64) as u32;
+                    let right = left + draw((nxt - left) as u64 + 1) as u32;
+                    r.on_sack(left, right, now);
+                }
+                6 => {
+                    let d = r.detect_loss(now, Duration::from_micros(draw(500)));
+                    lost_seen += d.newly_lost;
+                }
+                7 => {
+                    if let Some((s, e)) = r.next_lost() {
+                        r.on_retransmit(s, e, now);
+                        rtx_seen += 1;
+                    }
+                }
+                8 if nxt > una => {
+                    una = una + draw((nxt - una) as u64 / 4 + 1) as u32;
+                    r.on_cumulative_ack(una, now);
+                }
+                _ if step % 500 == 499 => r.on_rto(),
+                _ if step % 700 == 699 => r.clear_sacked(),
+                _ => {}
+            }
+            assert_eq!((r.pipe(), r.next_lost()), walked(&r), "step {step}");
+        }
+        assert!(
+            lost_seen > 50 && rtx_seen > 50,
+            "the run exercised losses ({lost_seen}) and retransmissions ({rtx_seen})"
+        );
+        assert!(una.0 < iss.0, "the run crossed the wrap");
     }
 }

@@ -138,7 +138,13 @@ impl Rate {
     }
     /// Time to serialize `bytes` at this rate, rounded up to the next nanosecond.
     /// A zero rate is not constructible from text; callers validate before.
+    #[inline]
     pub fn tx_time(self, bytes: u64) -> Duration {
+        // A frame's bit-nanoseconds fit 64 bits up to 2 GiB: one 64-bit division on the per-packet path
+        // rather than a 128-bit one (the same quotient).
+        if let Some(bits) = bytes.checked_mul(8 * 1_000_000_000) {
+            return Duration(bits.div_ceil(self.0));
+        }
         let bits = bytes as u128 * 8 * 1_000_000_000;
         Duration(bits.div_ceil(self.0 as u128) as u64)
     }
@@ -232,3 +238,22 @@ macro_rules! text_serde {
 text_serde!(Duration, "a duration with a unit, such as \"100ms\", \"2.5s\", \"250us\"");
 text_serde!(Rate, "a rate with a unit, such as \"10mbit\", \"1gbit\", \"384kbit\"");
 text_serde!(ByteSize, "a size with a unit, such as \"64KiB\", \"1460B\", \"1MiB\"");
+
+#[cfg(test)]
+mod tx_time_tests {
+    use super::*;
+
+    /// The 64-bit path gives the 128-bit quotient, rounded up, at the edge where it stops applying too.
+    #[test]
+    fn tx_time_is_the_rounded_up_bit_time_on_both_paths() {
+        let wide = |r: u64, b: u64| ((b as u128 * 8_000_000_000).div_ceil(r as u128)) as u64;
+        let edge = u64::MAX / 8_000_000_000;
+        for r in [1, 7, 56_000, 1_000_000_000, 999_999_937, 10_000_000_000, u64::MAX] {
+            for b in [0, 1, 40, 1538, 65_535, edge, edge + 1, 1 << 40] {
+                assert_eq!(Rate::from_bps(r).tx_time(b).as_nanos(), wide(r, b), "rate {r} bytes {b}");
+            }
+        }
+        assert_eq!(Rate::from_bps(1_000_000_000).tx_time(1538).as_nanos(), 12_304);
+        assert_eq!(Rate::from_bps(3).tx_time(1).as_nanos(), 2_666_666_667);
+    }
+}
