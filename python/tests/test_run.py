@@ -143,9 +143,9 @@ def test_repetitions_carry_confidence_columns():
 
 def test_plots_are_the_lab_svgs(tmp_path):
     r = tcplab.run("rr-dsl", set=SHORT, sweep={"test.burst": [0, 1]})
-    plots = r.plot()
+    plots = r.plots()
     assert plots and all(p.svg.startswith("<svg") for p in plots)
-    paths = r.plot(tmp_path / "plots")
+    paths = r.save_plots(tmp_path / "plots")
     assert len(paths) == len(plots)
     assert (tmp_path / "plots" / (plots[0].name + ".svg")).read_text() == plots[0].svg
 
