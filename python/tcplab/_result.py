@@ -208,7 +208,8 @@ class Result:
                 path = os.path.join(directory, p.name + ".svg")
                 p.save(path)
                 paths.append(path)
-            return paths
+            # A name twice: the later file replaced the earlier, as under --plot; each path once.
+            return list(dict.fromkeys(paths))
         for name, fig in self.plot().items():
             path = os.path.join(directory, f"{name}.{format}")
             fig.savefig(path, format=format)

@@ -60,3 +60,16 @@ def test_a_scenario_without_a_dumbbell_has_no_flows():
     assert not any(c.startswith("aggregate.") for c in r.points.columns)
     with pytest.raises(IndexError):
         r.flows(1)
+
+
+def test_a_dumbbell_document_is_the_clis_and_reads_back_with_its_flows(cli, tmp_path):
+    r = tcplab.run("rtt-fairness", set=SHORT)
+    r.save(tmp_path / "py.json")
+    cli("run", "rtt-fairness", "--set", 'test.duration="2s"', "--quiet", "--json", str(tmp_path / "cli.json"))
+    assert (tmp_path / "py.json").read_bytes() == (tmp_path / "cli.json").read_bytes()
+    back = tcplab.load(tmp_path / "cli.json")
+    assert back.flows().equals(r.flows()) and back.points.equals(r.points)
+    # Two Reno flows, RTTs 20 and 80 ms: the shorter RTT takes the larger share (docs/topology.md).
+    f = r.flows(0)
+    assert list(f["base_rtt_ms"]) == [20.0, 80.0]
+    assert f["goodput_bps"][0] > f["goodput_bps"][1]
