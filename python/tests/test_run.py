@@ -167,8 +167,10 @@ def test_gil_is_released_while_simulating():
     spent = time.perf_counter() - started
     stop.set()
     t.join()
-    # With the GIL held for the whole run the counter could not move; released, it ticks about once a ms.
-    assert ticks > 0.2 * spent * 1000, (ticks, spent)
+    # With the GIL held for the whole run the counter could not move (a tick or two, before the call enters
+    # the lab); released, it ticks about once a ms on an idle machine, and still every few ms on a loaded one
+    # (14 in 0.1 s at load average 15): a rate-free bound that load cannot break.
+    assert ticks >= 5, (ticks, spent)
 
 
 def test_a_thousand_point_frame_builds_in_under_a_second():
