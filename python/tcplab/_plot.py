@@ -92,9 +92,20 @@ def matplotlib_or_error():
 
 def new_figure():
     """A figure the size of the SVG, not registered with pyplot (no global state: a sweep's dozens of
-    figures are freed with the dict that holds them; Jupyter shows one inline all the same)."""
+    figures are freed with the dict that holds them). Jupyter shows one inline through its ``_repr_png_``:
+    the inline backend's display hook for figures is installed only once pyplot is imported."""
     figure = matplotlib_or_error()
-    return figure(figsize=FIGSIZE, layout="constrained")
+    fig = figure(figsize=FIGSIZE, layout="constrained")
+    fig._repr_png_ = lambda: _png(fig)
+    return fig
+
+
+def _png(fig):
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()
 
 
 def draw(chart, ax):

@@ -165,6 +165,9 @@ def test_one_plot_by_name_on_given_axes_and_unknown_names(mpl):
     assert ax.get_lines()
     with pytest.raises(KeyError, match="nope: not a plot of this result; accepted: tps-burst, "):
         r.plot("nope")
+    # Jupyter shows a figure of plot() inline through _repr_png_, with or without pyplot imported.
+    fig = r.plot()["tps-burst"]
+    assert fig._repr_png_()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_save_plots_svg_is_the_clis_bytes_and_png_is_matplotlibs(mpl, cli, tmp_path):
