@@ -39,10 +39,26 @@ const SCENARIO_LIMIT: u64 = 16 << 20;
 /// The largest result document read by `load` (as `tcplab report`).
 const RESULT_LIMIT: u64 = 1 << 30;
 
+/// The name errors in a scenario given as a dict are reported against. Its lines are those of the TOML the
+/// dict was written as, which the caller never saw: such an error names the key alone.
+const DICT_SOURCE: &str = "<dict>";
+
 fn scenario_error(py: Python<'_>, e: &tcplab_lab::ScenarioError) -> PyErr {
-    let err = ScenarioError::new_err(e.to_string());
+    let text = match &e.origin {
+        Origin::File { file, line: Some(_) } if file == DICT_SOURCE => {
+            let e = tcplab_lab::ScenarioError {
+                origin: Origin::File { file: file.clone(), line: None },
+                key: e.key.clone(),
+                message: e.message.clone(),
+            };
+            e.to_string()
+        }
+        _ => e.to_string(),
+    };
+    let err = ScenarioError::new_err(text);
     let v = err.value(py);
     let (file, line, flag) = match &e.origin {
+        Origin::File { file, .. } if file == DICT_SOURCE => (Some(file.clone()), None, None),
         Origin::File { file, line } => (Some(file.clone()), *line, None),
         Origin::Flag { flag } => (None, None, Some(format!("set {flag}"))),
         Origin::Sweep { flag } => (None, None, Some(format!("sweep {flag}"))),
@@ -554,6 +570,10 @@ impl NativeResult {
                     axes.iter().map(|a| (a.to_string(), p["params"].get(*a).cloned().unwrap_or(Value::Null))).collect();
                 row.push(("iterations".into(), p["iterations"].clone()));
                 flatten("", &p["metrics"], &mut row);
+                // A `[dumbbell]` point: what its stream flows got together (`flows` has each flow's).
+                if let Some(a) = p.get("aggregate") {
+                    flatten("aggregate", a, &mut row);
+                }
                 if let Some(c) = p.get("confidence") {
                     flatten("confidence", c, &mut row);
                 }
@@ -580,6 +600,33 @@ impl NativeResult {
                 row
             })
             .collect();
+        columns_to_py(py, columns(rows))
+    }
+
+    /// The flows of a `[dumbbell]` point, one row per flow: with `i`, point `i`'s (the flow's fields
+    /// flattened: `flow`, `kind`, `stack`, `congestion_control`, `base_rtt_ms`, `goodput_bps`, ...,
+    /// `latency_us.p99`); without, every point's, each row led by `point` and the point's swept values.
+    #[pyo3(signature = (i=None))]
+    fn flows(&self, py: Python<'_>, i: Option<usize>) -> PyResult<(Vec<String>, Vec<PyObject>)> {
+        let axes: Vec<&str> = self.doc.sweep.iter().flatten().map(|a| a.path.as_str()).collect();
+        let points: Vec<(usize, &Value)> = match i {
+            Some(i) => vec![(i, self.point(i)?)],
+            None => self.value["points"].as_array().into_iter().flatten().enumerate().collect(),
+        };
+        let mut rows = Vec::new();
+        for (k, p) in points {
+            for f in p["flows"].as_array().into_iter().flatten() {
+                let mut row = Vec::new();
+                if i.is_none() {
+                    row.push(("point".to_string(), Value::from(k)));
+                    row.extend(
+                        axes.iter().map(|a| (a.to_string(), p["params"].get(*a).cloned().unwrap_or(Value::Null))),
+                    );
+                }
+                flatten("", f, &mut row);
+                rows.push(row);
+            }
+        }
         columns_to_py(py, columns(rows))
     }
 
@@ -634,6 +681,42 @@ impl NativeResult {
             })
             .collect();
         columns_to_py(py, columns(rows))
+    }
+
+    /// What `--plot` draws, before drawing (`tcplab_report::plot::charts`), for matplotlib: a JSON list of
+    /// charts (`name`, `title`, `x_label`, `y_label`, `lines`, `x_categories`, `log_x`, `y_range`, `band`,
+    /// `point`), each line with its `label`, `x`, `y`, `dashed`, `markers`, `errors` (x, low, high),
+    /// `published` and `colour` (the SVG's), and the notes on what was not drawn.
+    fn charts(&self) -> (String, Vec<String>) {
+        let (charts, notes) = tcplab_report::plot::charts(&self.value);
+        let list: Vec<Value> = charts
+            .iter()
+            .map(|(name, c)| {
+                let lines: Vec<Value> = c
+                    .lines
+                    .iter()
+                    .zip(tcplab_report::plot::colours(c))
+                    .map(|(l, rgb)| {
+                        serde_json::json!({
+                            "label": l.label,
+                            "x": l.points.iter().map(|p| p.0).collect::<Vec<_>>(),
+                            "y": l.points.iter().map(|p| p.1).collect::<Vec<_>>(),
+                            "dashed": l.dashed,
+                            "markers": l.markers,
+                            "errors": l.errors.iter().map(|e| [e.0, e.1, e.2]).collect::<Vec<_>>(),
+                            "published": l.published,
+                            "colour": format!("#{:02x}{:02x}{:02x}", rgb.0, rgb.1, rgb.2),
+                        })
+                    })
+                    .collect();
+                serde_json::json!({
+                    "name": name, "title": c.title, "x_label": c.x_label, "y_label": c.y_label, "lines": lines,
+                    "x_categories": c.x_categories, "log_x": c.log_x, "y_range": c.y_range, "band": c.band,
+                    "point": c.point,
+                })
+            })
+            .collect();
+        (Value::Array(list).to_string(), notes)
     }
 
     /// The plots `--plot` draws: (name, title, SVG text) each, and notes on what was not drawn.

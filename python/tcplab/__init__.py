@@ -8,14 +8,28 @@ document ``tcplab run --json`` writes, byte for byte. See docs/python.md.
 >>> r.points[["throughput_bps"]]          # bit/s, as the CLI's JSON
 >>> r.connections(0)                      # RFC 4898 statistics per connection end
 >>> r.save("bulk.json")                   # the bytes of `tcplab run bulk-10m --json bulk.json`
+>>> r.plot()                              # what --plot draws, as matplotlib figures
 """
 
 from ._native import RunError, ScenarioError
 from ._native import shipped as _shipped
-from ._result import Result, load
+from ._plot import Chart, Line
+from ._result import Plot, Result, load
 from ._run import TcplabWarning, run
 
-__all__ = ["run", "load", "Result", "ScenarioError", "RunError", "TcplabWarning", "shipped", "__version__"]
+__all__ = [
+    "run",
+    "load",
+    "Result",
+    "Plot",
+    "Chart",
+    "Line",
+    "ScenarioError",
+    "RunError",
+    "TcplabWarning",
+    "shipped",
+    "__version__",
+]
 
 from ._native import VERSION as __version__
 

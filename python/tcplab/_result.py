@@ -26,8 +26,8 @@ class Plot:
         return self.svg
 
     def save(self, path):
-        """Writes the SVG to ``path``."""
-        with open(path, "w", encoding="utf-8") as f:
+        """Writes the SVG to ``path``: the bytes ``--plot`` writes to ``NAME.svg``."""
+        with open(os.fspath(path), "w", encoding="utf-8", newline="") as f:
             f.write(self.svg)
 
     def __repr__(self):
@@ -106,35 +106,113 @@ class Result:
         """The netperf-style table ``tcplab run`` prints."""
         return self._native.table()
 
+    def flows(self, point=None):
+        """The flows of a ``[dumbbell]`` scenario (docs/topology.md), one row per flow: its fields as the
+        document's ``points[].flows[]`` has them, flattened with dots: ``flow`` (its index among the
+        ``[[flow]]`` tables), ``kind`` (``stream``, ``rr``), ``stack``, ``congestion_control``,
+        ``base_rtt_ms`` (ms), ``goodput_bps`` (bit/s, read by the receiving application in the
+        measurement), ``delivered_bytes``, ``retransmissions`` (segments), ``smoothed_rtt_ms`` (ms), and
+        for ``rr`` flows ``transactions_per_s`` and ``latency_us.{mean, p50, p99, ...}`` (µs; a column a
+        stream flow lacks is missing).
+
+        With ``point``, that point's flows. Without (the default), every point's, each row led by
+        ``point`` (its index) and the point's swept values, one column per axis: a tidy long table, one
+        row per (point, flow), for ``groupby``/``pivot``::
+
+            f = r.flows()
+            f.pivot(index="dumbbell.bottleneck.qdisc.kind", columns="flow", values="goodput_bps")
+
+        The stream flows' goodputs of a point sum to its ``aggregate.goodput_bps`` in :attr:`points`.
+        Empty (no rows, no columns) for a scenario without ``[dumbbell]``."""
+        if point is not None and not isinstance(point, int):
+            raise TypeError(f"point: {type(point).__name__}: accepted an int or None")
+        return _frame(self._native.flows(point))
+
     def plots(self):
-        """The plots ``--plot`` draws, as :class:`Plot` objects (SVG)."""
+        """The plots ``--plot`` draws, as :class:`Plot` objects: the lab's own SVG (``svg``), in the order
+        ``--plot`` writes them; Jupyter shows each inline. Needs no matplotlib."""
         plots, _notes = self._native.plots()
         return [Plot(*p) for p in plots]
 
-    def plot(self, directory=None):
-        """The plots ``--plot DIR`` draws (the lab's own SVG renderer). With ``directory``, writes
-        ``NAME.svg`` files there (created if missing) and returns their paths; without, returns the
-        :class:`Plot` objects, which Jupyter shows inline. Notes on what was not drawn (no series, no
-        sweep) go to warnings.
+    def charts(self):
+        """The plots ``--plot`` draws, before drawing: :class:`Chart` objects (``name``, ``title``, axis
+        labels with units, ``lines`` with their ``x`` and ``y``, published figures, error bars), in the
+        order of :meth:`plots`. :meth:`plot` draws them with matplotlib; notes on what was not drawn go to
+        warnings."""
+        import json
+        import warnings
 
-        For matplotlib figures of your own, the DataFrames are the data: ``r.points.plot(x="test.burst",
-        y="transactions_per_s")``, or :meth:`plot_series`."""
+        from ._plot import Chart
+        from ._run import TcplabWarning
+
+        text, notes = self._native.charts()
+        for n in notes:
+            warnings.warn(n, TcplabWarning, stacklevel=3)
+        return [Chart(c) for c in json.loads(text)]
+
+    def plot(self, name=None, *, ax=None):
+        """Draws what ``--plot`` draws, with matplotlib (``pip install "tcplab[plot]"``): every plot of the
+        result (the swept metrics against the sweep's axes, the scenario's ``[[plot]]`` tables with their
+        published figures and reference lines, the time series of cwnd, RTT and throughput, the latency
+        CDFs), each the same lines as its SVG, in its colours.
+
+        Without ``name``: a dict ``{name: matplotlib.figure.Figure}`` in ``--plot``'s order, the names its
+        files have (``sweep-throughput_bps``, ``cwnd``, ``p3-cdf``, ...); ``fig.savefig("x.png")`` writes
+        one, and Jupyter shows one inline. With ``name``: that plot alone, drawn on ``ax`` (a new figure's
+        when ``None``); returns the axes. An unknown name raises ``KeyError`` listing the names. Notes on
+        what was not drawn (no series, no sweep) go to warnings (:class:`TcplabWarning`)."""
+        import warnings
+
+        from ._plot import matplotlib_or_error
+        from ._run import TcplabWarning
+
+        matplotlib_or_error()
+        charts = self.charts()
+        if name is None:
+            if ax is not None:
+                raise TypeError("plot: ax is for one plot: plot(name, ax=ax)")
+            figures = {}
+            for c in charts:
+                if c.name in figures:
+                    # --plot writes both to NAME.svg, the later over the earlier (a scenario's [[plot]] named
+                    # as a built-in plot is): the dict keeps what the directory keeps, and says so.
+                    warnings.warn(
+                        f"plot {c.name}: two plots have this name; the later is kept, as --plot's NAME.svg",
+                        TcplabWarning,
+                        stacklevel=2,
+                    )
+                figures[c.name] = c.draw().figure
+            return figures
+        for c in reversed(charts):
+            if c.name == name:
+                return c.draw(ax)
+        raise KeyError(f"{name}: not a plot of this result; accepted: {', '.join(c.name for c in charts) or 'none'}")
+
+    def save_plots(self, directory, format="svg"):
+        """Writes every plot of ``--plot`` into ``directory`` (created if missing) as ``NAME.FORMAT`` and
+        returns the paths. ``format="svg"``: the lab's own SVGs, the bytes ``--plot DIR`` writes;
+        another format matplotlib writes (``"png"``, ``"pdf"``): the figures of :meth:`plot`."""
         import warnings
 
         from ._run import TcplabWarning
 
-        plots, notes = self._native.plots()
-        for n in notes:
-            warnings.warn(n, TcplabWarning, stacklevel=2)
-        plots = [Plot(*p) for p in plots]
-        if directory is None:
-            return plots
         directory = os.fspath(directory)
         os.makedirs(directory, exist_ok=True)
         paths = []
-        for p in plots:
-            path = os.path.join(directory, p.name + ".svg")
-            p.save(path)
+        if format == "svg":
+            plots, notes = self._native.plots()
+            for n in notes:
+                warnings.warn(n, TcplabWarning, stacklevel=2)
+            for p in plots:
+                p = Plot(*p)
+                path = os.path.join(directory, p.name + ".svg")
+                p.save(path)
+                paths.append(path)
+            # A name twice: the later file replaced the earlier, as under --plot; each path once.
+            return list(dict.fromkeys(paths))
+        for name, fig in self.plot().items():
+            path = os.path.join(directory, f"{name}.{format}")
+            fig.savefig(path, format=format)
             paths.append(path)
         return paths
 
@@ -168,9 +246,11 @@ class Result:
         return ", ".join(dict.fromkeys(data["variable"]))
 
     def __len__(self):
+        """The number of points."""
         return len(self._native)
 
     def __repr__(self):
+        """The netperf-style table ``tcplab run`` prints (:meth:`table`)."""
         return self._native.table()
 
 

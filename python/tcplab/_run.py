@@ -3,6 +3,7 @@ planned and validated by the lab, run here on threads or point by point on a Ray
 
 import json
 import os
+import re
 import warnings
 
 from . import _native
@@ -17,6 +18,18 @@ def _input_error(message):
     e.key = ""
     e.message = message
     return e
+
+
+# Why the Linux backend does not run on Ray: it runs kernel TCP in network namespaces of the machine that
+# runs it, as root, one point at a time so that its timings are the host's alone (sweep::run_plan_on runs
+# it with one job). A Ray worker is not known to be root, and shares its machine with other tasks; running
+# the points on the driver instead would be executor="local" under another name.
+RAY_LINUX = (
+    'executor "ray" with backend "linux": refused: the Linux backend runs kernel TCP in network namespaces '
+    "of the machine that runs it, as root, one point at a time (its timings are the host's), and a Ray "
+    'worker is neither known to be root nor alone on its machine; accepted: backend "sim" on Ray, or '
+    'executor "local" for backend "linux"'
+)
 
 
 class TcplabWarning(UserWarning):
@@ -98,6 +111,9 @@ def _plan(scenario, set, sweep, iterations, confidence, backend):
         backend,
     )
     for w in plan.warnings:
+        if name == "<dict>":
+            # The lines of the TOML a dict was written as, which the caller never saw: the key alone.
+            w = re.sub(r"^<dict>:\d+: ", "<dict>: ", w)
         warnings.warn(w, TcplabWarning, stacklevel=3)
     return plan
 
@@ -132,6 +148,7 @@ def run(
     backend: ``"sim"`` (the simulator) or ``"linux"`` (kernel TCP in network namespaces; root needed).
     executor: ``"local"`` (threads in this process) or ``"ray"`` (each point a Ray task on the cluster
         ``ray.init`` connected to, or a local one started for the call); the document is the same bytes.
+        ``"ray"`` runs the simulator only: with ``backend="linux"`` it raises :class:`ScenarioError`.
     force: run even when the estimate is over the lab's budget (2 GiB, 1 hour), as ``--force``.
     progress: ``progress(done, total)`` called as points finish; ``True`` prints a line per point to
         stderr.
@@ -145,6 +162,8 @@ def run(
         raise _input_error(f"seed {seed!r}: accepted an integer from 0 to 2^64 - 1")
     if jobs is not None and (not isinstance(jobs, int) or jobs < 0):
         raise _input_error(f"jobs {jobs!r}: accepted an integer >= 0 (0: one per core)")
+    if executor == "ray" and backend == "linux":
+        raise _input_error(RAY_LINUX)
     plan = _plan(scenario, set, sweep, iterations, confidence, backend)
     plan.check_budget(jobs or 0, bool(force))
     if progress is True:

@@ -14,7 +14,7 @@ use std::process::Command;
 
 use tcplab_testkit::{skip, Outcome};
 
-const INSTALL: &str = "python3 -m venv /opt/tcplab-py && /opt/tcplab-py/bin/pip install pandas pytest ray \
+const INSTALL: &str = "python3 -m venv /opt/tcplab-py && /opt/tcplab-py/bin/pip install pandas pytest ray matplotlib \
                        (or set TCPLAB_PYTHON to a Python that has them; docs/python.md)";
 
 /// The first Python that imports pandas and pytest.

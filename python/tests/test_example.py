@@ -21,3 +21,10 @@ def test_dsl_rr_nodelay_example(tmp_path, capsys):
     assert table.loc[0, "nodelay=False"] == first["metrics"]["transactions_per_s"]
     assert "transactions/s" in out
     assert svgs and all(os.path.exists(s) for s in svgs)
+    assert os.path.join(str(tmp_path / "out"), "tps-burst.svg") in svgs
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return
+    with open(tmp_path / "out" / "tps-burst.png", "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"

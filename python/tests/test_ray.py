@@ -67,3 +67,13 @@ def test_without_ray_the_error_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(ImportError, match=r'executor="ray" needs Ray: pip install'):
         tcplab.run("bulk-10m", executor="ray")
+
+
+def test_a_dumbbell_sweep_on_ray_equals_local_with_its_flows(ray_cluster):
+    # The shipped bufferbloat sweep (4 qdiscs, a bulk and an rr flow each): flows and aggregate go through
+    # the tasks and tcplab merge's join unchanged.
+    kw = dict(set={"test.duration": "2s"})
+    on_ray = tcplab.run("bufferbloat", executor="ray", **kw)
+    local = tcplab.run("bufferbloat", **kw)
+    assert on_ray.json() == local.json()
+    assert len(on_ray.flows()) == 8 and on_ray.flows().equals(local.flows())

@@ -143,9 +143,9 @@ def test_repetitions_carry_confidence_columns():
 
 def test_plots_are_the_lab_svgs(tmp_path):
     r = tcplab.run("rr-dsl", set=SHORT, sweep={"test.burst": [0, 1]})
-    plots = r.plot()
+    plots = r.plots()
     assert plots and all(p.svg.startswith("<svg") for p in plots)
-    paths = r.plot(tmp_path / "plots")
+    paths = r.save_plots(tmp_path / "plots")
     assert len(paths) == len(plots)
     assert (tmp_path / "plots" / (plots[0].name + ".svg")).read_text() == plots[0].svg
 
@@ -167,8 +167,10 @@ def test_gil_is_released_while_simulating():
     spent = time.perf_counter() - started
     stop.set()
     t.join()
-    # With the GIL held for the whole run the counter could not move; released, it ticks about once a ms.
-    assert ticks > 0.2 * spent * 1000, (ticks, spent)
+    # With the GIL held for the whole run the counter could not move (a tick or two, before the call enters
+    # the lab); released, it ticks about once a ms on an idle machine, and still every few ms on a loaded one
+    # (14 in 0.1 s at load average 15): a rate-free bound that load cannot break.
+    assert ticks >= 5, (ticks, spent)
 
 
 def test_a_thousand_point_frame_builds_in_under_a_second():

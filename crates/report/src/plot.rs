@@ -220,7 +220,7 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
 
 /// The colour of each line: the next of [`PALETTE`], a dashed line's that of the line before it, or that
 /// of the line `colour_of` names.
-fn colours(c: &Chart) -> Vec<RGBColor> {
+pub fn colours(c: &Chart) -> Vec<RGBColor> {
     let mut next = 0usize;
     let mut out = Vec::with_capacity(c.lines.len());
     for (i, l) in c.lines.iter().enumerate() {
@@ -1113,8 +1113,9 @@ fn published_lines(doc: &Value, x: &str, y: &str, line_axis: Option<&str>, scale
     out
 }
 
-/// Every plot of the result, and notes on what was not drawn and why.
-pub fn plots(doc: &Value) -> (Vec<Plot>, Vec<String>) {
+/// Every chart of the result, before drawing (a [`Chart`] and its file stem each, in the order of
+/// [`plots`]), and notes on what was not drawn and why. The Python package draws these with matplotlib.
+pub fn charts(doc: &Value) -> (Vec<(String, Chart)>, Vec<String>) {
     let mut notes = Vec::new();
     let mut charts = scenario_charts(doc, &mut notes);
     // The scenario's own plots of metrics against swept keys take the place of the default ones.
@@ -1138,6 +1139,12 @@ pub fn plots(doc: &Value) -> (Vec<Plot>, Vec<String>) {
         notes.push("latency CDF: not drawn: no point has latency_us.cdf (no transaction completed)".into());
     }
     charts.extend(cdfs);
+    (charts, notes)
+}
+
+/// Every plot of the result, and notes on what was not drawn and why.
+pub fn plots(doc: &Value) -> (Vec<Plot>, Vec<String>) {
+    let (charts, mut notes) = charts(doc);
     let mut out = Vec::new();
     for (name, c) in charts {
         match draw(&c) {

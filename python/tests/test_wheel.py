@@ -1,0 +1,78 @@
+"""The wheel as a user gets it: built by maturin (`.ci/run`), installed into a fresh venv, imported there.
+
+The rest of the suite imports the extension module this very build made, beside the package's sources
+(pytest.rs). This test checks what those cannot: that the wheel carries the package (its Python sources,
+the abi3 module, the type stubs and `py.typed`), is tagged abi3 for CPython 3.9 and later, installs with its
+dependencies into a venv that has nothing else, and runs there with the same figures and bytes.
+TCPLAB_WHEEL_PYTHON names that venv's Python; without it the test is skipped (a failure under CI=true).
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import tcplab
+
+PROBE = r"""
+import importlib.metadata as md, json, os, sys, tcplab, tcplab._native as native
+r = tcplab.run("rr-dsl", set={"test.duration": "1s"}, seed=7)
+r.save(sys.argv[1])
+d = md.distribution("tcplab")
+print(json.dumps({
+    "prefix": sys.prefix,
+    "package": os.path.dirname(tcplab.__file__),
+    "native": native.__file__,
+    "version": tcplab.__version__,
+    "files": sorted(os.listdir(os.path.dirname(tcplab.__file__))),
+    "wheel": d.read_text("WHEEL"),
+    "requires": d.requires,
+    "bps": tcplab.run("bulk-10m").points["throughput_bps"][0],
+}))
+"""
+
+
+@pytest.fixture
+def wheel_python():
+    py = os.environ.get("TCPLAB_WHEEL_PYTHON")
+    if not py:
+        reason = (
+            "TCPLAB_WHEEL_PYTHON is not set: the Python of a fresh venv with the built wheel installed "
+            "(.ci/run makes one: maturin build -m python/Cargo.toml --profile wheel, then pip install the wheel)"
+        )
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true and this test cannot run: {reason}")
+        pytest.skip(reason)
+    return py
+
+
+def test_the_installed_wheel_imports_and_runs_as_the_build(wheel_python, tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    # Run from an empty directory: nothing named tcplab may shadow the installed package.
+    p = subprocess.run(
+        [wheel_python, "-c", PROBE, str(tmp_path / "wheel.json")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert p.returncode == 0, p.stderr
+    got = json.loads(p.stdout.strip().splitlines()[-1])
+    # Installed in that venv, not imported from the source tree or the suite's copy.
+    assert got["package"].startswith(got["prefix"]) and "site-packages" in got["package"], got
+    assert got["prefix"] != sys.prefix
+    # The abi3 module, the stubs an editor completes from, and the marker that says the package is typed.
+    assert os.path.basename(got["native"]) == "_native.abi3.so", got["native"]
+    for f in ["__init__.py", "__init__.pyi", "_result.py", "_run.py", "_plot.py", "ray.py", "ray.pyi", "py.typed"]:
+        assert f in got["files"], (f, got["files"])
+    # One wheel for every CPython from 3.9.
+    tags = [line.split(": ", 1)[1] for line in got["wheel"].splitlines() if line.startswith("Tag: ")]
+    assert tags and all(t.startswith("cp39-abi3-") for t in tags), got["wheel"]
+    assert any(r.startswith("pandas") for r in got["requires"]), got["requires"]
+    assert got["version"] == tcplab.__version__
+    # The same lab: the same figure and the same bytes as the build the rest of the suite tests.
+    assert got["bps"] == tcplab.run("bulk-10m").points["throughput_bps"][0]
+    tcplab.run("rr-dsl", set={"test.duration": "1s"}, seed=7).save(tmp_path / "here.json")
+    assert (tmp_path / "wheel.json").read_bytes() == (tmp_path / "here.json").read_bytes()
