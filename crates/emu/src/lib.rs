@@ -4,7 +4,7 @@
 //! (`IFF_TUN | IFF_NO_PI | IFF_VNET_HDR`) with an address from 198.18.0.0/15 and a route to the peer's
 //! prefix. Between the two devices runs tcplab's own link emulator ([`emulator`]), which reuses
 //! `tcplab_link::LinkDirection` in real time, so the kernel's packets see exactly the model the simulator
-//! uses. The kernel is configured from `TcpConfig` ([`knobs`]), and a refusal names the knob Linux cannot
+//! uses (a direction with a qdisc or jitter runs the simulator's stages: `stage`). The kernel is configured from `TcpConfig` ([`knobs`]), and a refusal names the knob Linux cannot
 //! express. Statistics come from `TCP_INFO` (RFC 4898 names) and `/proc/net/{netstat,snmp}` ([`kstats`]).
 //!
 //! Nothing outside the two namespaces is touched: no host interface, route, firewall rule or sysctl. See

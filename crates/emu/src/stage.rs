@@ -211,17 +211,21 @@ mod tests {
             })
             .collect();
         assert!(!dropped.is_empty() && cs.drops_aqm == dropped.len() as u64, "{cs:?}");
-        // From the head: every packet dropped had been waiting (it entered before the queue's newest), and
-        // packets that entered after it were delivered.
-        let delivered: Vec<u32> = codel
-            .iter()
-            .filter_map(|f| match f {
-                Fate::Deliver { item, .. } => Some(item.pkt),
-                _ => None,
-            })
-            .collect();
-        assert!(delivered.windows(2).all(|w| w[0] < w[1]), "in order");
-        assert!(dropped.iter().all(|d| delivered.iter().any(|k| k > d)), "dropped ahead of later arrivals");
+        // From the head: when CoDel drops a packet, every packet that arrived before it has already left
+        // (delivered or dropped), while later arrivals are still waiting behind it.
+        let mut left = vec![false; 5000];
+        for f in &codel {
+            match f {
+                Fate::Deliver { item, .. } => left[item.pkt as usize] = true,
+                Fate::Drop { item, .. } => {
+                    let k = item.pkt as usize;
+                    assert!(left[..k].iter().all(|l| *l), "packet {k} dropped at the head");
+                    assert!(!left[k + 1..].iter().any(|l| *l), "nothing behind packet {k} has left");
+                    left[k] = true;
+                }
+            }
+        }
+        assert!(left.iter().all(|l| *l), "every packet accounted for");
         assert_eq!(cs.drops_overlimit, 0);
         // A FIFO's sojourn grows with the 23% excess (1.15 s after 5 s); CoDel's is bounded by its control
         // law against traffic that does not slow down (docs/qdisc.md: below about 0.45 s at this excess).
