@@ -417,13 +417,13 @@ fn is_false(b: &bool) -> bool {
 /// knob, unset by default. A test checks the list against the serialization and every value against
 /// `TcpConfig::default()`.
 pub const OMITTED_AT_DEFAULT: &[(&str, &str)] = &[
+    ("slow_start_at_ssthresh", "false"),
     ("wscale_space", "\"0B\""),
     ("syn_retries", "0"),
     ("fin_delayed_ack", "false"),
     ("dsack_covered_ooo", "false"),
     ("ecn", "\"off\""),
     ("fin_ends_nagle", "false"),
-    ("slow_start_at_ssthresh", "false"),
     ("cork_ceiling_rto", "false"),
     ("ts_recent_needs_valid_ack", "false"),
     ("pacing", "\"auto\""),
@@ -772,6 +772,7 @@ mod tests {
             fin_ends_nagle: true,
             cork_ceiling_rto: true,
             ts_recent_needs_valid_ack: true,
+            slow_start_at_ssthresh: true,
             pacing: Pacing::Fq,
             max_pacing_rate: Some(Rate::from_bps(8_000_000)),
             pacing_ss_ratio: 100,
