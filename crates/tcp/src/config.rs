@@ -275,6 +275,14 @@ pub struct TcpConfig {
     /// Whether cwnd counts packets (Linux: slow start +1 segment per ACK, congestion avoidance +1 segment
     /// per cwnd ACKs, cwnd a whole number of segments) or bytes (the RFCs). Default `bytes`.
     pub cwnd_unit: CwndUnit,
+    /// Slow start also when cwnd equals ssthresh: cwnd grows by one segment on the ACK that finds cwnd =
+    /// ssthresh, counted in SlowStart, as Linux 2.2 (`tcp_cong_avoid`) and 2.4 (`reno_cong_avoid`: "if
+    /// (tp->snd_cwnd <= tp->snd_ssthresh)", the "safe" area) did; so after every CWR or recovery that
+    /// `tcp_complete_cwr` ends at cwnd = ssthresh, the first growth is a slow-start step. Off = slow start
+    /// only below ssthresh (RFC 5681 §3.1 lets either algorithm run at equality; current Linux's
+    /// `tcp_in_slow_start` tests `<`). Default off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub slow_start_at_ssthresh: bool,
     /// Timer granularity: every protocol timer fires on a multiple of this tick (0 = exact; 10ms for a
     /// HZ=100 kernel, 4ms for HZ=250; 200ms/500ms for the BSD fast/slow timers). Under the `linux` ACK
     /// policy the ATO and the pingpong test count whole ticks too (jiffies). Default 0.
@@ -409,6 +417,7 @@ fn is_false(b: &bool) -> bool {
 /// knob, unset by default. A test checks the list against the serialization and every value against
 /// `TcpConfig::default()`.
 pub const OMITTED_AT_DEFAULT: &[(&str, &str)] = &[
+    ("slow_start_at_ssthresh", "false"),
     ("wscale_space", "\"0B\""),
     ("syn_retries", "0"),
     ("fin_delayed_ack", "false"),
@@ -480,6 +489,7 @@ impl Default for TcpConfig {
             cwv: Cwv::Off,
             max_burst: 0,
             cwnd_unit: CwndUnit::Bytes,
+            slow_start_at_ssthresh: false,
             tick: Duration::ZERO,
             time_wait: Duration::from_secs(60),
             wscale_space: ByteSize::new(0),
@@ -654,6 +664,7 @@ impl TcpConfig {
                 abc_ca: self.abc_ca,
                 rfc5681_exit: self.congestion_control == CongestionControlKind::Reno,
                 packets: self.cwnd_unit == CwndUnit::Packets,
+                slow_start_at_ssthresh: self.slow_start_at_ssthresh,
             }),
             CongestionControlKind::Cubic => Box::new(CubicFactory { abc: self.abc, cubic: self.cubic }),
             CongestionControlKind::Bbr => Box::new(BbrFactory),
@@ -761,6 +772,7 @@ mod tests {
             fin_ends_nagle: true,
             cork_ceiling_rto: true,
             ts_recent_needs_valid_ack: true,
+            slow_start_at_ssthresh: true,
             pacing: Pacing::Fq,
             max_pacing_rate: Some(Rate::from_bps(8_000_000)),
             pacing_ss_ratio: 100,

@@ -98,6 +98,8 @@ impl TcpConfig {
             "linux-2.4" => Some(TcpConfig {
                 congestion_control: CongestionControlKind::NewReno,
                 cwnd_unit: CwndUnit::Packets,
+                // reno_cong_avoid: slow start while snd_cwnd <= snd_ssthresh.
+                slow_start_at_ssthresh: true,
                 abc: Abc::Off,
                 abc_ca: false,
                 ack_policy: AckPolicy::Linux,
@@ -116,6 +118,8 @@ impl TcpConfig {
             "linux-2.2" => Some(TcpConfig {
                 congestion_control: CongestionControlKind::NewReno,
                 cwnd_unit: CwndUnit::Packets,
+                // tcp_cong_avoid: slow start while snd_cwnd <= snd_ssthresh.
+                slow_start_at_ssthresh: true,
                 // 2.2-stable tcp_ipv4.c 1.175.2.13 (1999): `snd_cwnd = 2` in tcp_v4_init_sock and
                 // tcp_create_openreq_child, "so many TCP implementations out there (incorrectly) count
                 // the initial SYN frame"; the ACK of the SYN does not count as data acked.

@@ -36,6 +36,8 @@ pub struct RenoFactory {
     pub abc_ca: bool,
     pub rfc5681_exit: bool,
     pub packets: bool,
+    /// Slow start at cwnd = ssthresh too (`TcpConfig::slow_start_at_ssthresh`).
+    pub slow_start_at_ssthresh: bool,
 }
 
 impl ControllerFactory for RenoFactory {
@@ -46,6 +48,9 @@ impl ControllerFactory for RenoFactory {
         }
         if self.packets {
             reno = reno.in_packets();
+        }
+        if self.slow_start_at_ssthresh {
+            reno = reno.slow_start_at_ssthresh();
         }
         Box::new(reno)
     }

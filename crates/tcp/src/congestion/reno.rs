@@ -13,6 +13,8 @@ pub struct Reno {
     abc_ca: bool,
     /// cwnd is a whole number of segments, grown as Linux grows it (`in_packets`).
     packets: bool,
+    /// Slow start at cwnd = ssthresh as well as below (Linux 2.2/2.4 `snd_cwnd <= snd_ssthresh`).
+    ss_at_ssthresh: bool,
     /// Linux `snd_cwnd_cnt`: ACKed segments toward the next one-segment increase (packet counting).
     cwnd_cnt: u32,
     /// (cwnd, ssthresh) before the last congestion event, for undo.
@@ -43,6 +45,7 @@ impl Reno {
             abc,
             abc_ca,
             packets: false,
+            ss_at_ssthresh: false,
             cwnd_cnt: 0,
             prior: None,
             bytes_acked: 0,
@@ -64,13 +67,25 @@ impl Reno {
         self
     }
 
+    /// Slow start while cwnd ≤ ssthresh rather than < (Linux 2.2 `tcp_cong_avoid`, 2.4 `reno_cong_avoid`).
+    pub fn slow_start_at_ssthresh(mut self) -> Self {
+        self.ss_at_ssthresh = true;
+        self
+    }
+
+    /// Whether this ACK grows cwnd by slow start.
+    #[inline]
+    fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh || (self.ss_at_ssthresh && self.cwnd == self.ssthresh)
+    }
+
     fn on_ack_packets(&mut self, a: &AckInfo) -> Growth {
         let smss = a.smss.max(1);
         // Linux snd_cwnd_clamp: the whole number of segments that fits MAX_CWND.
         let clamp = (MAX_CWND / smss).max(1);
         let mut pkts = (self.cwnd / smss).max(1);
         let acked = (a.acked / smss).max(1);
-        if self.cwnd < self.ssthresh {
+        if self.in_slow_start() {
             pkts = pkts.saturating_add(match self.abc {
                 Abc::Off => 1,
                 _ if a.after_rto => 1,
@@ -104,7 +119,7 @@ impl CongestionControl for Reno {
         if self.packets {
             return self.on_ack_packets(a);
         }
-        if self.cwnd < self.ssthresh {
+        if self.in_slow_start() {
             // RFC 5681 (2); RFC 3465 §2.2 limits the increase per ACK to L, §2.3 to 1 SMSS after an RTO.
             let inc = self.abc.slow_start_increase(a, self.cwnd, self.ssthresh);
             self.cwnd = self.cwnd.saturating_add(inc).min(MAX_CWND);
@@ -238,6 +253,26 @@ mod tests {
         for i in 1..=10 {
             cc.on_ack(t, &ack(MSS, false));
             assert_eq!(cc.window(), if i < 10 { 10 * MSS } else { 11 * MSS }, "ACK {i}");
+        }
+    }
+
+    /// Linux 2.2/2.4 slow start at cwnd = ssthresh: the ACK that finds them equal adds a whole segment and
+    /// is a slow-start step; then congestion avoidance. Without the rule that ACK only counts toward CA.
+    #[test]
+    fn slow_start_at_ssthresh_takes_one_step_at_equality() {
+        let t = Instant::ZERO;
+        for at_ssthresh in [false, true] {
+            let reno = Reno::new(4 * MSS, Abc::Off, false).in_packets();
+            let mut cc = if at_ssthresh { reno.slow_start_at_ssthresh() } else { reno };
+            cc.on_congestion_event(t, CongestionEvent::FastRetransmit, 20 * MSS, MSS);
+            assert_eq!((cc.window(), cc.ssthresh()), (10 * MSS, 10 * MSS));
+            let growth = cc.on_ack(t, &ack(MSS, false));
+            if at_ssthresh {
+                assert_eq!((growth, cc.window()), (Growth::SlowStart, 11 * MSS));
+                assert!(matches!(cc.on_ack(t, &ack(MSS, false)), Growth::CongAvoid { grew: false }));
+            } else {
+                assert_eq!((growth, cc.window()), (Growth::CongAvoid { grew: false }, 10 * MSS));
+            }
         }
     }
 
