@@ -119,10 +119,11 @@ impl ResultDoc {
     /// moved within a saved document would otherwise be reported as if it had been run that way.
     fn check_coordinates(&self) -> Result<(), String> {
         let axes = self.sweep.as_deref().unwrap_or_default();
-        let total = axes.iter().try_fold(1usize, |n, a| n.checked_mul(a.values.len()));
-        let Some(total) = total.filter(|&n| n > 0) else {
-            let empty = axes.iter().find(|a| a.values.is_empty()).map_or("", |a| a.path.as_str());
-            return Err(format!("sweep: {empty} has no values; accepted at least one per axis"));
+        if let Some(a) = axes.iter().find(|a| a.values.is_empty()) {
+            return Err(format!("sweep: {} has no values; accepted at least one per axis", a.path));
+        }
+        let Some(total) = axes.iter().try_fold(1usize, |n, a| n.checked_mul(a.values.len())) else {
+            return Err("sweep: the axes make more points than a document can hold".into());
         };
         let (first, step) = match self.shard {
             Some(sh) if sh.points != total => {
