@@ -141,6 +141,11 @@ pub fn bench(args: &BenchArgs) -> Result<(), BenchError> {
             return Err(BenchError::BadInput(format!("--workload {n}: accepted: {}", all.join(", "))));
         }
     }
+    if let Some(path) = args.json.as_deref().filter(|p| *p != "-") {
+        crate::check_output_file("--json", std::path::Path::new(path)).map_err(|e| match e {
+            crate::Failure::BadInput(m) | crate::Failure::Run(m) => BenchError::BadInput(m),
+        })?;
+    }
     let exe = std::env::current_exe().map_err(|e| format!("cannot find the tcplab binary: {e}"))?;
     let quiet = args.json.as_deref() == Some("-");
     if !quiet {

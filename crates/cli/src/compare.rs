@@ -335,6 +335,9 @@ pub fn compare(arg: &str, set: &[String], seed: Option<u64>, runs: u32, json: Op
     let s = tcplab_lab::load(&Source { name: &name, text: &text }, &with_linux)
         .map_err(|e: ScenarioError| Failure::BadInput(e.to_string()))?;
     tcplab_lab::linux_backend::check(&s).map_err(|e| Failure::BadInput(format!("{arg}: --backend linux: {e}")))?;
+    if let Some(path) = json.filter(|p| *p != "-") {
+        crate::check_output_file("--json", std::path::Path::new(path))?;
+    }
     let seed0 = seed.unwrap_or(s.seed);
     let (mut sims, mut linuxes) = (Vec::new(), Vec::new());
     for i in 0..runs as u64 {

@@ -617,12 +617,7 @@ fn check_outputs(out: &Outputs) -> Result<(), Failure> {
     ];
     for (flag, path) in files {
         let Some(p) = path else { continue };
-        // A descriptor, FIFO or character device is opened when written (a FIFO's open waits for a reader):
-        // only a regular file's directory is tried now.
-        if let tcplab_files::Resolved::File(target) = tcplab_files::resolve(&p).map_err(|e| refuse(flag, &p, e))? {
-            let dir = target.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-            probe(dir).map_err(|e| refuse(flag, &p, e))?;
-        }
+        check_output_file(flag, &p)?;
     }
     for (flag, dir) in [("--csv", &out.render.csv), ("--plot", &out.render.plot)] {
         let Some(dir) = dir else { continue };
@@ -650,6 +645,23 @@ fn check_outputs(out: &Outputs) -> Result<(), Failure> {
             ));
         }
         probe(existing).map_err(|e| refuse(flag, dir, e))?;
+    }
+    Ok(())
+}
+
+/// Refuses, before the work starts, an output file (`FLAG PATH`) that cannot be written: `PATH` must
+/// resolve (tcplab_files::resolve) and, for a regular file, its directory must take a new file. A
+/// descriptor, FIFO or character device is opened when written (a FIFO's open waits for a reader): only a
+/// regular file's directory is tried now. Also used by `compare`, `bench` and `packetdrill`, whose
+/// `--json` was found bad only after their runs.
+pub(crate) fn check_output_file(flag: &str, p: &Path) -> Result<(), Failure> {
+    let refuse = |e: std::io::Error| {
+        Failure::BadInput(format!("{flag} {}: cannot write: {e}", terminal_safe(&p.display().to_string())))
+    };
+    if let tcplab_files::Resolved::File(target) = tcplab_files::resolve(p).map_err(refuse)? {
+        let dir = target.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        // A temporary created and removed at once: the directory takes new files.
+        tcplab_files::Temp::new_in(dir).map(drop).map_err(refuse)?;
     }
     Ok(())
 }

@@ -58,6 +58,10 @@ pub fn packetdrill(a: &PacketdrillArgs) -> Result<(), Failure> {
             return Err(Failure::BadInput(format!("{}: no such script file", f.display())));
         }
     }
+    // The report's path is tried before the scripts run (a bad one is found at once, not after them).
+    if let Some(j) = a.json.as_deref().filter(|j| *j != "-") {
+        crate::check_output_file("--json", std::path::Path::new(j))?;
+    }
     let stack = if backend == report::BackendKind::Linux { kernel_name() } else { a.stack.clone() };
     let rep = report::run_files_on(backend, &files, &stack, &base).map_err(Failure::BadInput)?;
     let to_stdout = a.json.as_deref() == Some("-");
@@ -92,11 +96,11 @@ pub fn packetdrill(a: &PacketdrillArgs) -> Result<(), Failure> {
         if to_stdout {
             print!("{text}");
         } else {
-            // Written whole or not at all: a temporary file renamed into place.
-            let tmp = format!("{j}.tmp");
-            std::fs::write(&tmp, text)
-                .and_then(|_| std::fs::rename(&tmp, j))
-                .map_err(|e| Failure::Run(format!("{j}: {e}")))?;
+            // Through the safe writer, as every other output (#22 item 1): a plain `FILE.tmp` renamed over
+            // FILE replaced a symlink (as root, `--json /dev/stdout` the system's /dev/stdout) and
+            // followed a link planted at the predictable temporary's name.
+            tcplab_files::write_file(std::path::Path::new(j), text.as_bytes())
+                .map_err(|e| Failure::Run(format!("--json {j}: cannot write: {e}")))?;
         }
     }
     if rep.totals.fail > 0 {

@@ -20,7 +20,7 @@ pub struct SuiteArgs {
     /// Repetitions per point (netperf -i): MAX or MAX,MIN.
     #[arg(long, value_name = "MAX[,MIN]")]
     pub iterations: Option<String>,
-    /// Confidence interval of the main metric (netperf -I): LEVEL,WIDTH, e.g. 0.99,0.05 or 99,5%.
+    /// Confidence interval of the main metric (netperf -I): LEVEL,WIDTH, e.g. 0.99,0.05 or 99%,5%.
     #[arg(long, value_name = "LEVEL,WIDTH")]
     pub confidence: Option<String>,
     /// Worker threads for points and iterations (default: one per core); results do not depend on it.

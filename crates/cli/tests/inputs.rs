@@ -218,6 +218,16 @@ fn flags_say_what_they_refuse() {
     }
     let (code, _, err) = run(&["check", &s, "--confidence", "95%,5%"]);
     assert_eq!(code, Some(0), "{err}");
+    // The examples `run --help` gives for --confidence are accepted (it once showed `99,5%`, refused).
+    let (_, help, _) = run(&["run", "--help"]);
+    let line = help.lines().find(|l| l.trim_start().starts_with("--confidence")).expect("--confidence in --help");
+    let examples = line.split_once("e.g. ").expect("examples after e.g.").1.trim_end_matches('.');
+    let examples: Vec<&str> = examples.split(" or ").collect();
+    assert_eq!(examples.len(), 2, "{line}");
+    for ex in examples {
+        let (code, _, err) = run(&["check", &s, "--confidence", ex]);
+        assert_eq!(code, Some(0), "--help's example --confidence {ex}: {err}");
+    }
     let (code, _, err) = run(&["check", &s, "--confidence", "0.99,0.05"]);
     assert_eq!(code, Some(0), "{err}");
 }

@@ -26,4 +26,38 @@ fn no_terminal_no_bar() {
     assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
-tcplab_testkit::main!(a_single_run_shows_simulated_time_against_the_duration, no_terminal_no_bar);
+/// Issue 22, item 8: a sweep of a million points (run with --force) is planned lazily, so its first
+/// points run and the bar shows them at once, where planning it took minutes of silence. The run is
+/// interrupted after 5 s.
+fn a_million_point_sweep_starts_at_once_and_shows_progress() -> Outcome {
+    need_tool("script", "install util-linux")?;
+    need_tool("timeout", "install coreutils")?;
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("s.toml");
+    std::fs::write(
+        &s,
+        "name = \"probe\"\n[path.up]\nrate = \"10mbit\"\ndelay = \"20ms\"\n[test]\nkind = \"tcp_stream\"\nduration = \"10s\"\n",
+    )
+    .unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("tcplab");
+    let cmd = format!(
+        "timeout -s INT 5 {} run {} --sweep seed=1..=1000 --sweep test.parallel=1..=1000 --force",
+        bin.display(),
+        s.display()
+    );
+    let out = std::process::Command::new("script").args(["-qec", &cmd, "/dev/null"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("--force: running over the budget"), "{text}");
+    let done = text
+        .split("/1000000 points")
+        .filter_map(|before| before.rsplit(|c: char| !c.is_ascii_digit()).next()?.parse::<u64>().ok())
+        .max();
+    assert!(done.is_some_and(|n| n >= 1), "no point done within 5 s: {text}");
+    Ok(())
+}
+
+tcplab_testkit::main!(
+    a_single_run_shows_simulated_time_against_the_duration,
+    no_terminal_no_bar,
+    a_million_point_sweep_starts_at_once_and_shows_progress,
+);

@@ -68,6 +68,41 @@ fn json_through_links_and_descriptors() {
     assert_eq!(temporaries(dir.path()), Vec::<String>::new());
 }
 
+/// Item 1, the class: `tcplab packetdrill --json` wrote `FILE.tmp` with a plain create and renamed it over
+/// FILE, replacing a link (and, as root, `/dev/stdout`). It goes through the same writer as `run` now, and
+/// a bad path is refused before the scripts run.
+fn packetdrill_json_goes_through_the_safe_writer() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../packetdrill/scripts/nodelay-set-releases.pkt");
+    assert!(script.is_file(), "{}", script.display());
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("real.json");
+    std::fs::write(&real, "old").unwrap();
+    let link = dir.path().join("link.json");
+    symlink("real.json", &link).unwrap();
+    let out = tcplab().arg("packetdrill").arg(&script).args(["--quiet", "--json"]).arg(&link).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link was replaced");
+    assert!(std::fs::read_to_string(&real).unwrap().contains("tcplab.packetdrill/1"));
+    let out_path = dir.path().join("out");
+    let st = tcplab()
+        .arg("packetdrill")
+        .arg(&script)
+        .args(["--quiet", "--json", "/dev/stdout"])
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    assert!(std::fs::read_to_string(&out_path).unwrap().contains("tcplab.packetdrill/1"));
+    assert!(std::fs::symlink_metadata("/dev/stdout").unwrap().file_type().is_symlink(), "/dev/stdout replaced");
+    let missing = dir.path().join("missing/r.json");
+    let out = tcplab().arg("packetdrill").arg(&script).args(["--quiet", "--json"]).arg(&missing).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("--json {}: cannot write", missing.display())) && err.contains("missing"), "{err}");
+    assert_eq!(temporaries(dir.path()), Vec::<String>::new());
+    assert!(!dir.path().join("link.json.tmp").exists());
+}
+
 /// A bad output path is refused before the run (exit 2, naming the flag and path, not a temporary).
 fn unwritable_outputs_are_refused_before_running() {
     let dir = tempfile::tempdir().unwrap();
@@ -86,6 +121,27 @@ fn unwritable_outputs_are_refused_before_running() {
         // The message names the user's path, never a temporary of ours.
         assert!(!err.contains("/.tcplab-") && !err.contains(".part"), "{err}");
         assert!(started.elapsed().as_secs_f64() < 5.0, "refused only after the run");
+    }
+}
+
+/// Item 11, the class: `compare`, `bench` and `packetdrill` found a bad `--json` only after their runs
+/// (minutes for `compare` and `bench`); they refuse it first now (exit 2, the flag and the user's path).
+fn every_commands_json_is_tried_before_it_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("missing/r.json");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../packetdrill/scripts/nodelay-set-releases.pkt");
+    let bad_s = bad.to_str().unwrap();
+    for args in [
+        vec!["compare", "bulk-10m", "--json", bad_s],
+        vec!["bench", "--json", bad_s],
+        vec!["packetdrill", script.to_str().unwrap(), "--json", bad_s],
+    ] {
+        let started = std::time::Instant::now();
+        let out = tcplab().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(&format!("--json {bad_s}: cannot write")) && err.contains("missing"), "{args:?}: {err}");
+        assert!(started.elapsed().as_secs_f64() < 5.0, "{args:?}: refused only after running");
     }
 }
 
@@ -109,6 +165,42 @@ fn interrupts_leave_no_temporaries() {
         let status = child.wait().unwrap();
         assert!(status.signal() == Some(sig) || status.success(), "{status:?}");
         assert_eq!(temporaries(dir.path()), Vec::<String>::new(), "signal {sig} after {} ms", 100 + 150 * i);
+    }
+}
+
+/// Item 3, the probe as the issue ran it: a signal in the middle of writing a large JSON document (a
+/// 100 us series over 40 s, about 70 MB) left a hidden temporary of up to 210 MB in half the tries. The
+/// signal is sent only once the document's temporary holds a megabyte, so it lands in the write; the
+/// process must die of it, leaving neither the temporary nor a partial document.
+fn a_signal_during_a_large_json_write_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("long.toml");
+    std::fs::write(&s, GOOD.replace("duration = \"1s\"", "duration = \"40s\"\nseries = \"100us\"")).unwrap();
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        let mut child = tcplab()
+            .args(["run", s.to_str().unwrap(), "--quiet", "--json", "big.json"])
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        let writing = loop {
+            let big = std::fs::read_dir(dir.path()).unwrap().flatten().any(|e| {
+                e.file_name().to_string_lossy().starts_with(".tcplab-") && e.metadata().is_ok_and(|m| m.len() > 1 << 20)
+            });
+            if big || child.try_wait().unwrap().is_some() || started.elapsed().as_secs() > 60 {
+                break big;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        };
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(child.id() as i32, sig) };
+        let status = child.wait().unwrap();
+        assert!(writing, "signal {sig}: the document's temporary never reached 1 MiB ({status:?})");
+        assert_eq!(status.signal(), Some(sig), "signal {sig} did not end the run in its write: {status:?}");
+        assert_eq!(temporaries(dir.path()), Vec::<String>::new(), "signal {sig} left a temporary");
+        assert!(!dir.path().join("big.json").exists(), "signal {sig} left a partial document");
     }
 }
 
@@ -214,8 +306,11 @@ fn linux_backend_without_a_capability_says_which() -> Outcome {
 
 tcplab_testkit::main!(
     json_through_links_and_descriptors,
+    packetdrill_json_goes_through_the_safe_writer,
     unwritable_outputs_are_refused_before_running,
+    every_commands_json_is_tried_before_it_runs,
     interrupts_leave_no_temporaries,
+    a_signal_during_a_large_json_write_leaves_nothing,
     device_inputs_are_refused,
     jobs_beyond_reason_are_clamped_and_never_panic,
     linux_backend_without_a_capability_says_which,

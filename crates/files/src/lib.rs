@@ -361,9 +361,14 @@ impl Temp {
             .rand_bytes(TEMP_RANDOM)
             .tempfile_in(dir)
             .map_err(|e| {
-            // tempfile's message ends with the temporary's name, which the user never asked for: say
-            // what failed in the directory they named.
-            let why = std::io::Error::from(e.kind());
+            // tempfile's message ends with " at path <the temporary's name>", which the user never asked
+            // for: keep the system's reason ("No such file or directory (os error 2)") and say what
+            // failed in the directory they named.
+            let text = e.to_string();
+            let why = match text.rsplit_once(" at path ") {
+                Some((why, _)) => why.to_string(),
+                None => std::io::Error::from(e.kind()).to_string(),
+            };
             io::Error::new(e.kind(), format!("cannot create a file in {}: {why}", dir.display()))
         })?;
         // The file is ours to remove (registry, Drop), not tempfile's.

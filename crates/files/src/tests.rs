@@ -225,3 +225,14 @@ fn inputs_are_bounded_regular_files() {
     std::fs::write(&f, [0xff, 0xfe]).unwrap();
     assert!(read_regular(&f, 100).unwrap_err().to_string().contains("not UTF-8"));
 }
+
+/// Item 11: a directory that takes no new files is reported by its own name and the system's reason,
+/// never by the temporary's name (which the user never gave).
+#[test]
+fn a_directory_that_takes_no_files_is_named_with_the_reason() {
+    let err = Output::create(Path::new("/proc/r.json")).err().expect("/proc takes no new files");
+    let text = err.to_string();
+    assert!(text.starts_with("cannot create a file in /proc: "), "{text}");
+    assert!(text.contains("(os error "), "the system's reason is kept: {text}");
+    assert!(!text.contains(TEMP_PREFIX) && !text.contains(TEMP_SUFFIX), "{text}");
+}

@@ -111,6 +111,57 @@ impl ResultDoc {
                 ));
             }
         }
+        self.check_coordinates()
+    }
+
+    /// The points are the sweep's, each once and in the order the run makes them (row-major, the last
+    /// axis fastest; a shard's every `count`-th from its `index`): a point dropped from, repeated in or
+    /// moved within a saved document would otherwise be reported as if it had been run that way.
+    fn check_coordinates(&self) -> Result<(), String> {
+        let axes = self.sweep.as_deref().unwrap_or_default();
+        if let Some(a) = axes.iter().find(|a| a.values.is_empty()) {
+            return Err(format!("sweep: {} has no values; accepted at least one per axis", a.path));
+        }
+        let Some(total) = axes.iter().try_fold(1usize, |n, a| n.checked_mul(a.values.len())) else {
+            return Err("sweep: the axes make more points than a document can hold".into());
+        };
+        let (first, step) = match self.shard {
+            Some(sh) if sh.points != total => {
+                return Err(format!(
+                    "shard.points: {}; the sweep's axes make {total} points ({})",
+                    sh.points,
+                    axes.iter()
+                        .map(|a| format!("{} values of {}", a.values.len(), a.path))
+                        .collect::<Vec<_>>()
+                        .join(" x ")
+                ));
+            }
+            Some(sh) => (sh.index as usize, sh.count as usize),
+            None if self.points.len() != total => {
+                let what = if axes.is_empty() {
+                    "a run without a sweep has 1".to_string()
+                } else {
+                    format!("the sweep's axes make {total}")
+                };
+                return Err(format!("points: {} points; {what}", self.points.len()));
+            }
+            None => (0, 1),
+        };
+        for (k, p) in self.points.iter().enumerate() {
+            let mut rest = first + k * step;
+            for a in axes.iter().rev() {
+                let want = crate::sweep::toml_to_json(&a.values[rest % a.values.len()]);
+                rest /= a.values.len();
+                if p.params.get(&a.path) != Some(&want) {
+                    let got = p.params.get(&a.path).map_or("nothing".to_string(), |v| v.to_string());
+                    return Err(format!(
+                        "points[{k}].params.{}: {got}; point {} of the sweep has {want} (points are in the sweep's order, each once)",
+                        a.path,
+                        first + k * step
+                    ));
+                }
+            }
+        }
         Ok(())
     }
 }

@@ -48,7 +48,7 @@ fn values_as_json<S: serde::Serializer>(v: &[toml::Value], s: S) -> Result<S::Ok
     json.serialize(s)
 }
 
-fn toml_to_json(v: &toml::Value) -> serde_json::Value {
+pub(crate) fn toml_to_json(v: &toml::Value) -> serde_json::Value {
     serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
 }
 

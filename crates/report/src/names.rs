@@ -91,6 +91,8 @@ const KEYS: &[(&str, &str, &str)] = &[
     ("response", "response size", ""),
     ("message", "message size", ""),
     ("seed", "seed", ""),
+    // A loss model's probability (`path.up.loss.p`, bbr-loss's axis): "up p" said nothing.
+    ("p", "loss probability", ""),
 ];
 
 /// How a metric of the result is shown, given the largest value any point has of it (in the held unit),
@@ -235,6 +237,7 @@ mod tests {
         assert_eq!(key_label("client.host.txqueuelen"), "client txqueuelen (packets)");
         assert_eq!(key_name("server.tcp.ack_immediate_p"), "server immediate-ACK probability");
         assert_eq!(key_name("path.up.rate"), "up rate");
+        assert_eq!(key_label("path.up.loss.p"), "up loss probability");
         assert_eq!(key_name("client.rdp.rtt_sampling"), "client RTT sampling");
         assert_eq!(value_text(&Value::Bool(false)), "off");
         let p = serde_json::json!({"test.burst": 3, "client.tcp.nodelay": true});
