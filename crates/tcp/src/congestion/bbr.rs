@@ -554,11 +554,14 @@ impl Bbr {
         self.reset_mode();
     }
 
-    /// `bbr_update_min_rtt`: the 10 s minimum, and PROBE_RTT when it expired.
+    /// `bbr_update_min_rtt`: the 10 s minimum, and PROBE_RTT when it expired. Linux keeps the RTT in whole
+    /// microseconds (`rs->rtt_us`) and takes a sample equal to the minimum as a fresh one (`<=`): a path
+    /// whose queue empties now and then keeps its minimum fresh without PROBE_RTT.
     fn update_min_rtt(&mut self, now: Instant, rs: &RateSample, cx: &AckContext) {
         let expired = now > self.min_rtt_stamp + MIN_RTT_WIN;
         if let Some(rtt) = rs.rtt {
-            if self.min_rtt.is_none_or(|m| rtt < m) || expired {
+            let rtt = Duration::from_micros(rtt.as_nanos() / 1000);
+            if self.min_rtt.is_none_or(|m| rtt <= m) || expired {
                 self.min_rtt = Some(rtt);
                 self.min_rtt_stamp = now;
             }
@@ -801,6 +804,27 @@ mod tests {
             lost: 0,
             srtt: Some(Duration::from_millis(100)),
             next_departure: at,
+        }
+    }
+
+    /// Linux's `rs->rtt_us <= min_rtt_us`: a sample equal to the minimum, in whole microseconds, refreshes
+    /// it, so a path whose queue empties never needs PROBE_RTT; one always above it does after 10 s.
+    #[test]
+    fn an_equal_rtt_sample_keeps_the_minimum_fresh() {
+        let (equal, above) = (Duration::from_nanos(40_000_900), Duration::from_micros(40_001));
+        // Above: the expired filter takes the sample (`filter_expired`) and PROBE_RTT begins.
+        for (later, probes, min) in [(equal, false, 40_000), (above, true, 40_001)] {
+            let mut b = Bbr::new(10_000, 1000, 1);
+            let mut rs = RateSample { rtt: Some(Duration::from_micros(40_000)), acked_sacked: 1000, ..Default::default() };
+            let t0 = Instant::ZERO + Duration::from_millis(1);
+            b.on_rate_sample(t0, &rs, &cx(1000, t0, 10_000));
+            rs.rtt = Some(later);
+            for s in 1..=12u64 {
+                let t = t0 + Duration::from_secs(s);
+                b.on_rate_sample(t, &rs, &cx(1000 * (s + 1), t, 10_000));
+            }
+            assert_eq!(b.min_rtt, Some(Duration::from_micros(min)), "{later:?}");
+            assert_eq!(b.probe_rtt_episodes > 0, probes, "{later:?}");
         }
     }
 
