@@ -90,11 +90,13 @@ impl ProbeRttCounter {
         }
     }
 
-    /// One reading: an episode begins where PROBE_RTT's gains appear after a reading without them.
+    /// One reading: an episode begins where PROBE_RTT's gains appear after a reading without them. A
+    /// reading with no bandwidth estimate yet is before BBR's first rate sample: 6.18 answers gains of
+    /// 1.0 and 1.0 there (seen with `ss -ti` at connection start), which are no mode's.
     pub fn observe(&mut self, info: Option<BbrInfo>) {
         let Some(info) = info else { return };
         self.seen_bbr = true;
-        let inside = info.in_probe_rtt();
+        let inside = info.in_probe_rtt() && info.bw_bytes_per_s > 0;
         if inside && !self.inside {
             self.episodes += 1;
         }
@@ -343,6 +345,9 @@ mod tests {
         c.put(&mut e);
         assert!(e.is_empty(), "never seen running BBR: no count");
         let (startup, drain, probe_bw_up, cruise, probe_rtt) = (739, 88, 320, 256, 256);
+        let mut before_first_sample = bbr(256, 256);
+        before_first_sample.as_mut().unwrap().bw_bytes_per_s = 0;
+        c.observe(before_first_sample);
         for (p, g) in [(startup, 739), (drain, 739), (probe_bw_up, 512), (cruise, 512), (probe_rtt, 256)] {
             c.observe(bbr(p, g));
         }
