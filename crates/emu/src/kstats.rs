@@ -360,6 +360,9 @@ mod tests {
         let mut t = TcpInfo::from_bytes(&[0u8; 232]);
         t.bbr = bbr(320, 512);
         let e = t.estats();
-        assert_eq!((e["X_BbrBtlBw"], e["X_BbrMinRTT"], e["X_BbrPacingGain"], e["X_BbrCwndGain"]), (1.25e6, 20.31, 1.25, 2.0));
+        assert_eq!(
+            (e["X_BbrBtlBw"], e["X_BbrMinRTT"], e["X_BbrPacingGain"], e["X_BbrCwndGain"]),
+            (1.25e6, 20.31, 1.25, 2.0)
+        );
     }
 }

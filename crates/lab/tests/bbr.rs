@@ -67,7 +67,7 @@ fn deep_buffer_bbr_keeps_no_standing_queue_cubic_fills_it() {
 
 /// 100 Mbit/s, 40 ms RTT, a 1-BDP queue, random loss of data packets. CUBIC's window follows Mathis et
 /// al.'s MSS/RTT × 1.22/√p: 3.5 Mbit/s at 1%, 1.6 Mbit/s at 5%: under 10% of the link. BBR does not
-/// react to random loss: above 80% of the payload rate at 1% and at 5% (the figure; 95% and 85%
+/// react to random loss: above 80% of the payload rate at 1% and at 5% (the figure; 94% and 85%
 /// measured, docs/bbr.md § bbr-loss), and 20× CUBIC's.
 #[test]
 fn random_loss_leaves_bbr_near_the_bottleneck_and_cubic_far_below() {
