@@ -52,7 +52,7 @@ impl BbrInfo {
     pub fn from_bytes(b: &[u8]) -> Option<BbrInfo> {
         let u = |i: usize| b.get(4 * i..4 * i + 4).map(|x| u32::from_ne_bytes(x.try_into().unwrap()));
         Some(BbrInfo {
-            bw_bytes_per_s: (u(1)? as u64) << 32 | u(0)? as u64,
+            bw_bytes_per_s: ((u(1)? as u64) << 32) | u(0)? as u64,
             min_rtt_us: u(2)?,
             pacing_gain: u(3)?,
             cwnd_gain: u(4)?,
