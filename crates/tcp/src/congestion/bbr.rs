@@ -811,26 +811,28 @@ mod tests {
         }
     }
 
-    /// The minimum in whole microseconds, refreshed by a lower sample only: 900 ns above it is the same
-    /// microsecond and no refresh (PROBE_RTT after 10 s), a microsecond below is.
+    /// The minimum in whole microseconds, refreshed by a lower sample only: samples 900 ns above it are the
+    /// same microsecond and no refresh (PROBE_RTT after 10 s); samples a microsecond lower every second are.
     #[test]
     fn only_a_lower_rtt_sample_refreshes_the_minimum() {
-        let (same_us, lower) = (Duration::from_nanos(40_000_900), Duration::from_micros(39_999));
+        let same_us = |_: u64| Duration::from_nanos(40_000_900);
+        let lower = |s: u64| Duration::from_micros(40_000 - s);
         // The same µs: the filter expires, takes the sample (`filter_expired`) and PROBE_RTT begins.
-        for (later, probes) in [(same_us, true), (lower, false)] {
+        for (name, later, probes, min) in
+            [("same", &same_us as &dyn Fn(u64) -> Duration, true, 40_000), ("lower", &lower, false, 39_988)]
+        {
             let mut b = Bbr::new(10_000, 1000, 1);
             let mut rs =
                 RateSample { rtt: Some(Duration::from_micros(40_000)), acked_sacked: 1000, ..Default::default() };
             let t0 = Instant::ZERO + Duration::from_millis(1);
             b.on_rate_sample(t0, &rs, &cx(1000, t0, 10_000));
-            rs.rtt = Some(later);
             for s in 1..=12u64 {
+                rs.rtt = Some(later(s));
                 let t = t0 + Duration::from_secs(s);
                 b.on_rate_sample(t, &rs, &cx(1000 * (s + 1), t, 10_000));
             }
-            let us = if probes { 40_000 } else { 39_999 };
-            assert_eq!(b.min_rtt, Some(Duration::from_micros(us)), "{later:?}");
-            assert_eq!(b.probe_rtt_episodes > 0, probes, "{later:?}");
+            assert_eq!(b.min_rtt, Some(Duration::from_micros(min)), "{name}");
+            assert_eq!(b.probe_rtt_episodes > 0, probes, "{name}");
         }
     }
 
