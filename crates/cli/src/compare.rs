@@ -15,6 +15,8 @@ enum Rule {
     Rate,
     /// Retransmissions: flagged beyond a factor of 2.
     Count2x,
+    /// BBR's PROBE_RTT episodes: flagged when they differ by more than one (issue 27).
+    Within1,
     /// Shown, not judged.
     Info,
 }
@@ -59,6 +61,18 @@ fn figures(d: &ResultDoc) -> Vec<(String, Rule, Option<f64>)> {
             for k in ["SegsOut", "DataSegsIn"] {
                 out.push((format!("{receiver} {k}"), Rule::Info, side_stat(receiver, k)));
             }
+            // A BBR sender's own figures (the kernel's from TCP_CC_INFO and tcp_info, docs/bbr.md);
+            // absent on both sides for other controllers, so no row.
+            for (k, label, scale) in [
+                ("X_BbrBtlBw", "BBR BtlBw, Mbit/s", 8e-6),
+                ("X_BbrMinRTT", "BBR min RTT, ms", 1.0),
+                ("X_PacingRate", "pacing rate, Mbit/s", 8e-6),
+                ("X_DeliveryRate", "delivery rate, Mbit/s", 8e-6),
+            ] {
+                out.push((format!("{sender} {label}"), Rule::Info, side_stat(sender, k).map(|v| v * scale)));
+            }
+            let episodes = side_stat(sender, "X_BbrProbeRttEpisodes");
+            out.push((format!("{sender} PROBE_RTT episodes"), Rule::Within1, episodes));
             nstat_rows(d, sender, &mut out);
             if d.scenario.test.parallel >= 2 {
                 stream_rows(d, sender, receiver, m.throughput_bps, &mut out);
@@ -218,6 +232,7 @@ fn rows(sim: &[ResultDoc], linux: &[ResultDoc]) -> Vec<Row> {
                         flagged,
                     )
                 }
+                (Some(a), Some(b), Rule::Within1) => (format!("{:+.0}", a - b), (a - b).abs() > 1.0),
                 (Some(a), Some(b), _) if b != 0.0 => {
                     let d = (a - b) / b;
                     (format!("{:+.1}%", d * 100.0), rule == Rule::Rate && d.abs() > 0.05)
@@ -279,7 +294,7 @@ fn table(sim_all: &[ResultDoc], linux: &[ResultDoc]) -> String {
         qdisc(s.path.down.qdisc.is_fifo(), s.path.down.qdisc.kind()),
     );
     out +=
-        "diff = (simulator - linux) / linux; x = simulator / linux; !! beyond 5% (rates) or 2x (retransmissions)\n\n";
+        "diff = (simulator - linux) / linux; x = simulator / linux; !! beyond 5% (rates) or 2x (retransmissions), PROBE_RTT episodes beyond +-1\n\n";
     out += &format!("{:<34} {:>14} {:>14} {:>9}\n", "figure", "simulator", "linux", "diff");
     let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
     if !any_valid {

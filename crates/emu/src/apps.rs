@@ -197,6 +197,8 @@ mod os {
         lingering: bool,
         /// In the list of connections to look at.
         queued: bool,
+        /// BBR's PROBE_RTT episodes, from TCP_CC_INFO read as the loop turns (kstats.rs).
+        probe_rtt: kstats::ProbeRttCounter,
     }
 
     struct Listener {
@@ -283,6 +285,7 @@ mod os {
                 closed: false,
                 lingering: false,
                 queued: false,
+                probe_rtt: Default::default(),
             });
             Some(i)
         }
@@ -440,7 +443,11 @@ mod os {
                         remote_port,
                         state: info.state().unwrap_or("CLOSED").to_string(),
                         congestion: congestion_of(fd),
-                        estats: info.estats(),
+                        estats: {
+                            let mut e = info.estats();
+                            self.conns[i].probe_rtt.put(&mut e);
+                            e
+                        },
                     });
                 }
             }
@@ -662,6 +669,11 @@ mod os {
                 self.fire_timers();
                 self.dispatch();
                 let now = self.host.now();
+                for c in self.host.conns.iter_mut() {
+                    if let Some(fd) = &c.fd {
+                        c.probe_rtt.sample(fd.as_raw_fd(), now);
+                    }
+                }
                 if !self.host.measuring && self.host.ready.iter().all(|&r| r) {
                     // /proc/stat first, then the instant the applications see: the two windows agree.
                     cpu0 = read_proc_stat();

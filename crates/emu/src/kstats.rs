@@ -4,6 +4,11 @@
 //! `struct tcp_info` is read by byte offset (include/uapi/linux/tcp.h), and a field the kernel did not
 //! return (an older kernel returns a shorter struct) is absent from the result, not zero. RFC 4898 names
 //! Linux has no source for (FastRetran, CongSignals, DupAcksIn, ...) are absent too.
+//!
+//! A BBR socket also answers `TCP_CC_INFO` with `struct tcp_bbr_info` (include/uapi/linux/inet_diag.h,
+//! filled by `bbr_get_info` in net/ipv4/tcp_bbr.c): its bandwidth estimate, minimum RTT and gains, read
+//! beside `TCP_INFO` and reported under the simulator's names (`X_BbrBtlBw`, ...). The kernel keeps no
+//! count of PROBE_RTT episodes; [`ProbeRttCounter`] counts them from `TCP_CC_INFO` sampled over time.
 
 use std::collections::BTreeMap;
 
@@ -15,6 +20,95 @@ pub type Estats = BTreeMap<&'static str, f64>;
 pub struct TcpInfo {
     buf: [u8; 512],
     len: usize,
+    /// `TCP_CC_INFO`, where the socket's congestion control is BBR.
+    bbr: Option<BbrInfo>,
+}
+
+/// BBR's own figures (`struct tcp_bbr_info`): the bandwidth estimate in bytes per second (the kernel's
+/// `bbr_bw` × MSS, in 64 bits as `bbr_bw_lo`/`bbr_bw_hi`), the minimum RTT in µs and the two gains in
+/// BBR's fixed point (256 = 1.0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BbrInfo {
+    pub bw_bytes_per_s: u64,
+    pub min_rtt_us: u32,
+    pub pacing_gain: u32,
+    pub cwnd_gain: u32,
+}
+
+/// `BBR_UNIT`: a gain of 1.0.
+const BBR_UNIT: u32 = 256;
+
+impl BbrInfo {
+    /// getsockopt(TCP_CC_INFO): `None` where the module fills no `tcp_bbr_info` (CUBIC and Reno answer
+    /// nothing; Vegas and DCTCP answer structs of their own, told apart by the socket's module, not here).
+    #[cfg(target_os = "linux")]
+    pub fn read(fd: std::os::fd::RawFd) -> Option<BbrInfo> {
+        let mut buf = [0u8; 64];
+        let len = crate::sys::getsockopt_buf(fd, libc::IPPROTO_TCP, libc::TCP_CC_INFO, &mut buf).ok()?;
+        BbrInfo::from_bytes(&buf[..len.min(buf.len())])
+    }
+
+    /// The struct's five u32 fields in order; a shorter answer is no BBR information.
+    pub fn from_bytes(b: &[u8]) -> Option<BbrInfo> {
+        let u = |i: usize| b.get(4 * i..4 * i + 4).map(|x| u32::from_ne_bytes(x.try_into().unwrap()));
+        Some(BbrInfo {
+            bw_bytes_per_s: ((u(1)? as u64) << 32) | u(0)? as u64,
+            min_rtt_us: u(2)?,
+            pacing_gain: u(3)?,
+            cwnd_gain: u(4)?,
+        })
+    }
+
+    /// PROBE_RTT is the one mode with a cwnd gain of 1.0 (`bbr_update_gains`: STARTUP and DRAIN 2/ln 2,
+    /// PROBE_BW 2, PROBE_RTT 1 with a pacing gain of 1), so the gains name the mode.
+    pub fn in_probe_rtt(&self) -> bool {
+        self.cwnd_gain == BBR_UNIT && self.pacing_gain == BBR_UNIT
+    }
+}
+
+/// Counts a BBR socket's PROBE_RTT episodes from `TCP_CC_INFO` read over time: an episode lasts at least
+/// `bbr_probe_rtt_mode_ms` (200 ms), so reading every [`ProbeRttCounter::INTERVAL_NS`] sees each one.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ProbeRttCounter {
+    episodes: u64,
+    inside: bool,
+    seen_bbr: bool,
+    next_ns: u64,
+}
+
+impl ProbeRttCounter {
+    /// How often [`ProbeRttCounter::sample`] reads the socket: 10 ms, a twentieth of the shortest episode.
+    pub const INTERVAL_NS: u64 = 10_000_000;
+
+    /// Reads `fd`'s `TCP_CC_INFO` if [`Self::INTERVAL_NS`] has passed since the last read (`now_ns` on
+    /// any monotonic clock).
+    #[cfg(target_os = "linux")]
+    pub fn sample(&mut self, fd: std::os::fd::RawFd, now_ns: u64) {
+        if now_ns >= self.next_ns {
+            self.next_ns = now_ns + Self::INTERVAL_NS;
+            self.observe(BbrInfo::read(fd));
+        }
+    }
+
+    /// One reading: an episode begins where PROBE_RTT's gains appear after a reading without them. A
+    /// reading with no bandwidth estimate yet is before BBR's first rate sample: 6.18 answers gains of
+    /// 1.0 and 1.0 there (seen with `ss -ti` at connection start), which are no mode's.
+    pub fn observe(&mut self, info: Option<BbrInfo>) {
+        let Some(info) = info else { return };
+        self.seen_bbr = true;
+        let inside = info.in_probe_rtt() && info.bw_bytes_per_s > 0;
+        if inside && !self.inside {
+            self.episodes += 1;
+        }
+        self.inside = inside;
+    }
+
+    /// Adds `X_BbrProbeRttEpisodes` to `e` where the socket was seen running BBR.
+    pub fn put(&self, e: &mut Estats) {
+        if self.seen_bbr {
+            e.insert("X_BbrProbeRttEpisodes", self.episodes as f64);
+        }
+    }
 }
 
 impl TcpInfo {
@@ -23,14 +117,14 @@ impl TcpInfo {
     pub fn read(fd: std::os::fd::RawFd) -> std::io::Result<TcpInfo> {
         let mut buf = [0u8; 512];
         let len = crate::sys::getsockopt_buf(fd, libc::IPPROTO_TCP, libc::TCP_INFO, &mut buf)?;
-        Ok(TcpInfo { buf, len })
+        Ok(TcpInfo { buf, len, bbr: BbrInfo::read(fd) })
     }
 
     #[cfg(test)]
     fn from_bytes(b: &[u8]) -> TcpInfo {
         let mut buf = [0u8; 512];
         buf[..b.len()].copy_from_slice(b);
-        TcpInfo { buf, len: b.len() }
+        TcpInfo { buf, len: b.len(), bbr: None }
     }
 
     fn u8_at(&self, off: usize) -> Option<u64> {
@@ -141,6 +235,17 @@ impl TcpInfo {
         put("CurRwinSent", f(self.u32_at(232)));
         put("CurAppWQueue", f(self.u32_at(144)));
         put("RetranThresh", f(self.u32_at(88)));
+        // BBR's figures under the simulator's names and units (bytes/s, ms, gains as fractions); with
+        // them the pacing and delivery rates (`tcpi_pacing_rate`, `tcpi_delivery_rate`, bytes/s), which
+        // the simulator reports for a BBR sender only.
+        if let Some(b) = self.bbr {
+            put("X_BbrBtlBw", Some(b.bw_bytes_per_s as f64));
+            put("X_BbrMinRTT", Some(b.min_rtt_us as f64 / 1000.0));
+            put("X_BbrPacingGain", Some(b.pacing_gain as f64 / BBR_UNIT as f64));
+            put("X_BbrCwndGain", Some(b.cwnd_gain as f64 / BBR_UNIT as f64));
+            put("X_PacingRate", f(self.u64_at(104)));
+            put("X_DeliveryRate", f(self.u64_at(160)));
+        }
         e
     }
 }
@@ -216,5 +321,48 @@ mod tests {
         assert_eq!(e["SegsRetrans"], 4.0);
         assert!(!e.contains_key("CurSsthresh"), "infinite ssthresh is absent");
         assert!(!e.contains_key("SegsOut"), "beyond the returned length: absent, not zero");
+        assert!(!e.contains_key("X_BbrBtlBw"), "no TCP_CC_INFO: no BBR figures");
+    }
+
+    fn bbr(pacing_gain: u32, cwnd_gain: u32) -> Option<BbrInfo> {
+        let mut b = Vec::new();
+        for v in [1_250_000u32, 0, 20_310, pacing_gain, cwnd_gain] {
+            b.extend_from_slice(&v.to_ne_bytes());
+        }
+        BbrInfo::from_bytes(&b)
+    }
+
+    /// `struct tcp_bbr_info` in order, and the modes told by their gains: an episode counts once however
+    /// many readings fall inside it, a reading without TCP_CC_INFO changes nothing.
+    #[test]
+    fn probe_rtt_episodes_counted_from_the_gains() {
+        let b = bbr(256, 256).unwrap();
+        assert_eq!((b.bw_bytes_per_s, b.min_rtt_us), (1_250_000, 20_310));
+        assert!(b.in_probe_rtt());
+        assert!(BbrInfo::from_bytes(&[0u8; 16]).is_none(), "shorter than tcp_bbr_info");
+        let mut c = ProbeRttCounter::default();
+        let mut e = Estats::new();
+        c.put(&mut e);
+        assert!(e.is_empty(), "never seen running BBR: no count");
+        let (startup, drain, probe_bw_up, cruise, probe_rtt) = (739, 88, 320, 256, 256);
+        let mut before_first_sample = bbr(256, 256);
+        before_first_sample.as_mut().unwrap().bw_bytes_per_s = 0;
+        c.observe(before_first_sample);
+        for (p, g) in [(startup, 739), (drain, 739), (probe_bw_up, 512), (cruise, 512), (probe_rtt, 256)] {
+            c.observe(bbr(p, g));
+        }
+        c.observe(None);
+        for (p, g) in [(probe_rtt, 256), (cruise, 512), (192, 512), (probe_rtt, 256), (probe_rtt, 256), (cruise, 512)] {
+            c.observe(bbr(p, g));
+        }
+        c.put(&mut e);
+        assert_eq!(e["X_BbrProbeRttEpisodes"], 2.0);
+        let mut t = TcpInfo::from_bytes(&[0u8; 232]);
+        t.bbr = bbr(320, 512);
+        let e = t.estats();
+        assert_eq!(
+            (e["X_BbrBtlBw"], e["X_BbrMinRTT"], e["X_BbrPacingGain"], e["X_BbrCwndGain"]),
+            (1.25e6, 20.31, 1.25, 2.0)
+        );
     }
 }

@@ -1702,6 +1702,7 @@ pub const SHIPPED: &[Shipped] = &[
     Shipped { name: "aqm-compare", text: include_str!("../../../scenarios/aqm-compare.toml") },
     Shipped { name: "bbr-startup", text: include_str!("../../../scenarios/bbr-startup.toml") },
     Shipped { name: "bbr-loss", text: include_str!("../../../scenarios/bbr-loss.toml") },
+    Shipped { name: "bbr-vs-cubic", text: include_str!("../../../scenarios/bbr-vs-cubic.toml") },
     Shipped { name: "cubic-vs-reno", text: include_str!("../../../scenarios/cubic-vs-reno.toml") },
     Shipped { name: "rtt-fairness", text: include_str!("../../../scenarios/rtt-fairness.toml") },
     Shipped { name: "bufferbloat", text: include_str!("../../../scenarios/bufferbloat.toml") },

@@ -67,15 +67,19 @@ fn deep_buffer_bbr_keeps_no_standing_queue_cubic_fills_it() {
 
 /// 100 Mbit/s, 40 ms RTT, a 1-BDP queue, random loss of data packets. CUBIC's window follows Mathis et
 /// al.'s MSS/RTT × 1.22/√p: 3.5 Mbit/s at 1%, 1.6 Mbit/s at 5%: under 10% of the link. BBR does not
-/// react to random loss: above 80% of the payload rate at 1%; at 5% this model keeps about 73% (docs/bbr.md
-/// says where the rest goes: PROBE_RTT's exit into a recovery's packet conservation lets the 10-round
-/// bandwidth filter expire), asserted here as more than 65% and 20× CUBIC's.
+/// react to random loss: above 80% of the payload rate at 1% and at 5% (the figure; 94% and 85%
+/// measured, docs/bbr.md § bbr-loss), and 20× CUBIC's.
 #[test]
 fn random_loss_leaves_bbr_near_the_bottleneck_and_cubic_far_below() {
     let link = payload_rate(100e6);
-    for (p, bbr_share) in [(0.01, 0.80), (0.05, 0.65)] {
+    for (p, bbr_share) in [(0.01, 0.90), (0.05, 0.80)] {
         let text = path("100mbit", "20ms", "330pkt", p, "15s");
-        let bbr = stream(&run(&text, "bbr")).throughput_bps;
+        let point = run(&text, "bbr");
+        let bbr = stream(&point).throughput_bps;
+        // The estimate holds through loss recovery and PROBE_RTT: never below 75% of the link after STARTUP
+        // (before the in-flight count excluded SACKed data, PROBE_RTT at 5% left it at 30%).
+        let low = samples(&point, "X_BbrBtlBw", 2.0).iter().map(|s| s.1).fold(f64::MAX, f64::min);
+        assert!(low * 8.0 > 0.75 * link, "BtlBw fell to {:.1} Mbit/s at {p}", low * 8.0 / 1e6);
         let cubic = stream(&run(&text, "cubic")).throughput_bps;
         eprintln!("loss {p}: BBR {:.1} Mbit/s, CUBIC {:.2} Mbit/s", bbr / 1e6, cubic / 1e6);
         assert!(bbr > bbr_share * link, "BBR at {p}: {bbr}");

@@ -1765,10 +1765,33 @@ impl Connection {
         }
     }
 
-    /// Bytes in flight by the rule of the current recovery phase.
+    /// Bytes in flight by the rule of the current recovery phase; for a window-owning controller (BBR)
+    /// under RACK, Linux's `tcp_packets_in_flight` in every phase but the one after a timeout.
     #[inline]
     fn pipe(&self) -> u32 {
+        if self.cwnd.owns_window() {
+            if let Some(p) = self.pipe_linux() {
+                return p;
+            }
+        }
         self.rec.pipe(self.snd(), || self.rack_active())
+    }
+
+    /// Linux counts what is in flight one way in every state (`tcp_packets_in_flight`: outstanding less
+    /// SACKed and lost, plus retransmitted), where RFC 5681 outside recovery counts FlightSize, SACKed data
+    /// included. For BBR, whose cwnd and PROBE_RTT are sized in packets in the network, the difference is
+    /// large: with a hole at SND.UNA and the rest of a window SACKed, FlightSize stays at the window, and
+    /// cwnd 4 in PROBE_RTT (or a packet-conservation cwnd) lets nothing out, so that no later segment is
+    /// SACKed and RACK never finds the hole until PROBE_RTT ends (docs/bbr.md § bbr-loss). Only for a
+    /// window-owning controller: the other controllers keep the RFC 5681 count their figures were
+    /// measured with. `None` where RACK does not run (its marks are the count) or after a timeout.
+    #[cold]
+    #[inline(never)]
+    fn pipe_linux(&self) -> Option<u32> {
+        if self.rec.after_rto() {
+            return None;
+        }
+        self.rack_active().map(|r| r.pipe())
     }
 
     /// The window the sender may fill: cwnd, NewReno's inflation, and RFC 3042 limited transmit.
