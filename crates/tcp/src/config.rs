@@ -357,6 +357,13 @@ pub struct TcpConfig {
     /// window for the final FIN"). Off = the FIN waits until cwnd has room for a segment. Default off.
     #[serde(skip_serializing_if = "is_false")]
     pub fin_ignores_cwnd: bool,
+    /// A SACK block counts only for the segments it covers whole (as sent, RACK's records): the part of
+    /// a segment it covers is not SACKed, so that segment is retransmitted whole (Linux
+    /// `tcp_match_skb_to_sack` splits an skb at whole-MSS boundaries only; a block of less than a
+    /// segment marks nothing). Without `rack` it has no effect. Off = the scoreboard takes the bytes the
+    /// block names. Default off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub sack_whole_segments: bool,
     /// Under TCP_CORK, a corked short segment leaves when the zero-window probe timer fires, max(RTO,
     /// `rto_min`) after the push that found nothing in flight (Linux has no cork timer: `tcp_push` →
     /// `tcp_check_probe_timer` arms ICSK_TIME_PROBE0 at `tcp_probe0_base`, and `tcp_write_wakeup` sends
@@ -460,6 +467,7 @@ pub const OMITTED_AT_DEFAULT: &[(&str, &str)] = &[
     ("ecn", "\"off\""),
     ("fin_ends_nagle", "false"),
     ("fin_ignores_cwnd", "false"),
+    ("sack_whole_segments", "false"),
     ("cork_ceiling_rto", "false"),
     ("ts_recent_needs_valid_ack", "false"),
     ("pacing", "\"auto\""),
@@ -538,6 +546,7 @@ impl Default for TcpConfig {
             ecn: EcnMode::Off,
             fin_ends_nagle: false,
             fin_ignores_cwnd: false,
+            sack_whole_segments: false,
             cork_ceiling_rto: false,
             ts_recent_needs_valid_ack: false,
             pacing: Pacing::Auto,
@@ -812,6 +821,7 @@ mod tests {
             min_tso_segs: 10,
             tso_win_divisor: 100,
             cwnd_growth_delivered: true,
+            prr_ssrb_advance_only: true,
             wscale_space: ByteSize::new(1),
             syn_retries: 1,
             fin_delayed_ack: true,
@@ -819,6 +829,7 @@ mod tests {
             ecn: EcnMode::On,
             fin_ends_nagle: true,
             fin_ignores_cwnd: true,
+            sack_whole_segments: true,
             cork_ceiling_rto: true,
             ts_recent_needs_valid_ack: true,
             pacing: Pacing::Fq,

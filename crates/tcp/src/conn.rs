@@ -263,8 +263,6 @@ pub struct Connection {
     /// flight of 10 still grows cwnd to 20 as its ACKs come back, though fewer are in flight by then.
     max_flight: u32,
     max_flight_until: SeqNumber,
-    /// The bytes the ACK being processed newly SACKed (for `cwnd_growth_delivered`).
-    ack_newly_sacked: u32,
 
     // RTT and timers.
     rtt: RttEstimator,
@@ -406,7 +404,6 @@ impl Connection {
             tso_burst_multi: false,
             tso_cwnd_limited_until: iss,
             max_flight: 0,
-            ack_newly_sacked: 0,
             max_flight_until: iss,
             rtt,
             sampler: RttSampler::new(cfg.rtt_sampling),
@@ -1243,7 +1240,6 @@ impl Connection {
             rack.begin_ack();
         }
         let (sacked, dsack_of_probe) = if self.sack_ok { self.process_sack_blocks(now, seg) } else { (0, false) };
-        self.ack_newly_sacked = sacked as u32;
         let new_sack = sacked > 0;
         if new_sack {
             self.detect_lost_retransmissions();
@@ -1268,7 +1264,7 @@ impl Connection {
             }
         }
         if ack > self.snd_una {
-            self.on_new_ack(now, seg);
+            self.on_new_ack(now, seg, sacked as u32);
         } else if ack == self.snd_una && self.snd_nxt != self.snd_una {
             // Without SACK, RFC 5681 §2's duplicate ACK. With SACK, RFC 6675 §2's DupAck: an ACK whose
             // SACK blocks tell of data above SND.UNA not SACKed before. A D-SACK-only ACK reports a
@@ -1369,8 +1365,15 @@ impl Connection {
                 }
                 continue;
             }
-            let left = b.left.max(self.snd_una);
-            let right = b.right.min(self.snd_nxt);
+            let (mut left, mut right) = (b.left.max(self.snd_una), b.right.min(self.snd_nxt));
+            if self.cfg.sack_whole_segments {
+                // Linux `tcp_match_skb_to_sack`: a block marks only the segments it covers whole.
+                match self.rack.as_ref().map(|r| r.whole_segments(left, right)) {
+                    Some(Some((l, r))) => (left, right) = (l, r),
+                    Some(None) => continue,
+                    None => {}
+                }
+            }
             if right > left {
                 new += self.rec.scoreboard.insert(left, right) as u64;
                 if let Some(rate) = self.rate.as_mut() {
@@ -1384,12 +1387,17 @@ impl Connection {
         (new, dsack_of_probe)
     }
 
-    fn on_new_ack(&mut self, now: Instant, seg: &TcpSegment) {
+    /// `newly_sacked`: the bytes this ACK's SACK blocks newly SACKed.
+    fn on_new_ack(&mut self, now: Instant, seg: &TcpSegment, newly_sacked: u32) {
         let ack = seg.ack;
         self.ack_rtt_sample = None;
         // The handshake paths move SND.UNA past the SYN themselves, so everything here is data (or the FIN).
         let data_acked = ack.min(self.write_end).diff(self.snd_una).max(0) as u32;
-        let growth = if self.cfg.cwnd_growth_delivered { self.newly_delivered(ack, data_acked) } else { data_acked };
+        let growth = if self.cfg.cwnd_growth_delivered {
+            self.newly_delivered(ack, data_acked, newly_sacked)
+        } else {
+            data_acked
+        };
         let flight_before = self.cwnd_flight();
         self.st.ThruOctetsAcked += data_acked as u64;
         self.snd_una = ack;
@@ -1606,10 +1614,10 @@ impl Connection {
     /// acknowledged bytes not SACKed before, plus what this ACK's blocks newly SACKed. Without: one
     /// segment per duplicate ACK was counted as delivered when it came (`tcp_add_reno_sack`), so the
     /// advance counts the rest, at least one segment (`tcp_remove_reno_sacks`).
-    fn newly_delivered(&self, ack: SeqNumber, data_acked: u32) -> u32 {
+    fn newly_delivered(&self, ack: SeqNumber, data_acked: u32, newly_sacked: u32) -> u32 {
         if self.sack_ok {
             let sacked_below = self.rec.scoreboard.bytes_within(self.snd_una, ack) as u32;
-            data_acked.saturating_sub(sacked_below) + self.ack_newly_sacked
+            data_acked.saturating_sub(sacked_below) + newly_sacked
         } else {
             let counted = self.rec.dupacks.saturating_mul(self.smss);
             data_acked.saturating_sub(counted).max(data_acked.min(self.smss))

@@ -91,6 +91,7 @@ impl TcpConfig {
                 ecn: EcnMode::Accept,
                 fin_ends_nagle: true,
                 fin_ignores_cwnd: true,
+                sack_whole_segments: true,
                 cork_ceiling_rto: true,
                 ts_recent_needs_valid_ack: true,
                 cwnd_growth_delivered: true,
