@@ -152,3 +152,31 @@ fn test_established_restart_after_idle_waits_for_the_window() {
     assert_eq!(transmit_all(&mut c, at(5000)).len(), 10);
     assert_eq!(c.cwnd() / SMSS_TS, 10, "restarted at IW when the window opened");
 }
+
+/// Four segments sent at t = 20; the peer SACKs the last byte of segment 3 (t = 25), then segment 1
+/// whole and half of segment 2 (t = 26). With `sack_whole_segments` only whole segments count as SACKed
+/// (Linux `tcp_match_skb_to_sack` splits an skb at MSS boundaries only): nothing, then segment 1; the
+/// byte-wise scoreboard counts 1 byte (a segment in `tcpi_sacked`, rounded up) and then 1.5 segments and
+/// that byte (2).
+#[test]
+fn test_established_sack_counts_whole_segments_only() {
+    let sacked = |sack_whole_segments: bool| {
+        let mut c = client_established(TcpConfig {
+            rack: true,
+            sack_whole_segments,
+            initial_window: InitialWindow::Segments(10),
+            ..cfg()
+        });
+        assert_eq!(c.send(4 * SMSS_TS as u64), 4 * SMSS_TS as u64);
+        assert_eq!(transmit_all(&mut c, at(20)).len(), 4);
+        send!(c, time 25, ack_of(0, 25).sack(&[(seg_start(4) - 1, seg_start(4))]));
+        transmit_all(&mut c, at(25));
+        let first = c.tcp_info(at(25)).sacked;
+        let half = seg_start(2) + SMSS_TS / 2;
+        send!(c, time 26, ack_of(0, 26).sack(&[(seg_start(1), half), (seg_start(4) - 1, seg_start(4))]));
+        transmit_all(&mut c, at(26));
+        (first, c.tcp_info(at(26)).sacked)
+    };
+    assert_eq!(sacked(true), (0, 1));
+    assert_eq!(sacked(false), (1, 2));
+}
