@@ -1616,7 +1616,7 @@ impl Connection {
     /// advance counts the rest, at least one segment (`tcp_remove_reno_sacks`).
     fn newly_delivered(&self, ack: SeqNumber, data_acked: u32, newly_sacked: u32) -> u32 {
         if self.sack_ok {
-            let sacked_below = self.rec.scoreboard.bytes_within(self.snd_una, ack) as u32;
+            let sacked_below = self.rec.scoreboard.bytes_within(self.snd_una, ack);
             data_acked.saturating_sub(sacked_below) + newly_sacked
         } else {
             let counted = self.rec.dupacks.saturating_mul(self.smss);
