@@ -140,6 +140,12 @@ pub const LIMITS: &[Limit] = &[
         why: "RFC 7323 §5.4: the timestamp clock ticks between 1 ms and 1 s (1 us allowed for fast paths)",
     },
     Limit { key: "*.tcp.tso_max_size", range: Range::Size(1024, 1 << 20), why: "Linux's GSO limit is 64KiB" },
+    Limit { key: "*.tcp.min_tso_segs", range: Range::Count(1, 255), why: "Linux tcp_min_tso_segs's range, segments" },
+    Limit {
+        key: "*.tcp.tso_win_divisor",
+        range: Range::Count(0, 1000),
+        why: "Linux tcp_tso_win_divisor; 0 = 3 segments",
+    },
     Limit { key: "*.tcp.ack_every", range: Range::Count(1, 64), why: "segments per delayed ACK" },
     Limit {
         key: "*.tcp.delayed_ack_timeout",

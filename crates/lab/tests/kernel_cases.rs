@@ -86,7 +86,7 @@ fn case_b_leaves_slow_start_by_the_ack_train_where_the_kernel_did() {
 #[test]
 fn case_c_goodput_under_one_percent_loss_is_the_kernels() {
     // Case A with 1% random loss on the data path, averaged over seeds (the issue: 3.50 Mbit/s; Linux
-    // 6.18 here: 3.34 over 8 runs, 2.78–4.05; tcplab 3.25 over these 8 seeds).
+    // 6.18 here: 3.34 over 8 runs, 2.78–4.05; tcplab 3.26 over these 8 seeds).
     let s = scenario(CASE_A, &["path.up.loss={ model = \"bernoulli\", p = 0.01 }"]);
     let seeds = 1..=8u64;
     let n = seeds.clone().count() as f64;

@@ -172,13 +172,19 @@ pub const SYSCTLS: &[Sysctl] = &[
     },
     Sysctl {
         name: "tcp_tso_win_divisor",
-        effect: "3 only (the TSO deferral's third of the window)",
-        apply: |v, _| only(v, 3, "tcp_tso_win_divisor is a constant of the stack"),
+        effect: "`tso_win_divisor` (0 to 1000): the share of the window whose room ends a TSO deferral",
+        apply: |v, s| {
+            s.tcp.tso_win_divisor = int_in(v, 0, 1000)? as u32;
+            Ok(())
+        },
     },
     Sysctl {
         name: "tcp_min_tso_segs",
-        effect: "2 only (the smallest super-packet)",
-        apply: |v, _| only(v, 2, "tcp_min_tso_segs is a constant of the stack"),
+        effect: "`min_tso_segs` (1 to 255): the fewest segments a super-packet is sized for",
+        apply: |v, s| {
+            s.tcp.min_tso_segs = int_in(v, 1, 255)? as u32;
+            Ok(())
+        },
     },
     Sysctl {
         name: "tcp_pacing_ss_ratio",
@@ -475,6 +481,16 @@ mod tests {
         assert!(!s.tcp.timestamps);
         run_commands("sysctl -q net.ipv4.tcp_rmem=\"4096 $((256*1024)) $((15*1024*1024))\"", &mut s).unwrap();
         assert_eq!(s.tcp.recv_buffer.bytes(), 262_144);
+        assert_eq!((s.tcp.min_tso_segs, s.tcp.tso_win_divisor), (2, 3));
+        run_commands(
+            "sysctl -q net.ipv4.tcp_tso_win_divisor=100\n\
+             ../common/set_sysctls.py /proc/sys/net/ipv4/tcp_min_tso_segs=10",
+            &mut s,
+        )
+        .unwrap();
+        assert_eq!((s.tcp.min_tso_segs, s.tcp.tso_win_divisor), (10, 100));
+        let e = run_commands("sysctl -q net.ipv4.tcp_min_tso_segs=0", &mut s).unwrap_err();
+        assert!(e.contains("tcp_min_tso_segs") && e.contains("1 to 255"), "{e}");
     }
 
     #[test]

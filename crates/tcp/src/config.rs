@@ -73,19 +73,31 @@ pub struct TcpConfig {
     /// TSO/GSO as Linux sizes and defers it (`tcp_tso_autosize`, `tcp_tso_should_defer`, `tcp_write_xmit`):
     /// new data leaves in super-packets whose segments go out at one instant, as a kernel hands a
     /// 64 KiB GSO packet to a device faster than the path. A super-packet holds what cwnd and the peer's
-    /// window allow, at most max(2, pacing rate × 2⁻¹⁰ s / SMSS) segments (plus `tso_max_size` >> (min RTT /
+    /// window allow, at most max(`min_tso_segs`, pacing rate × 2⁻¹⁰ s / SMSS) segments (plus `tso_max_size` >> (min RTT /
     /// 512 µs), Linux's `tcp_tso_rtt_log`) and at most `tso_max_size`; the pacing rate is max(cwnd, flight)
     /// / SRTT, × 2 in slow start below ssthresh/2, × 1.2 otherwise (`tcp_pacing_ss_ratio`/`_ca_ratio`).
     /// Outside recovery the sender waits for more ACKs instead of sending a smaller one while less than a
-    /// full super-packet and less than a third of the window (`tcp_tso_win_divisor`) may go, the oldest
+    /// full super-packet and less than a `tso_win_divisor`th of the window (a third) may go, the oldest
     /// outstanding segment's ACK is due within min(SRTT/2, 1 ms), and data was sent less than 1 ms ago
     /// (that send time comes from RACK's per-segment records: without `rack` super-packets are sized but
     /// never waited for). Counted in X_TsoBursts and X_TsoDeferrals. Default off (a segment per sending
     /// opportunity).
     pub tso: bool,
-    /// The largest super-packet under `tso` (`gso_max_size`), bytes; a super-packet holds two segments
-    /// even when they exceed it (`tcp_min_tso_segs`). Default 64KiB.
+    /// The largest super-packet under `tso` (`gso_max_size`), bytes; a super-packet holds `min_tso_segs`
+    /// segments even when they exceed it. Default 64KiB.
     pub tso_max_size: ByteSize,
+    /// The fewest segments a super-packet under `tso` is sized for, whatever the pacing rate (Linux
+    /// `tcp_min_tso_segs`, read by `tcp_tso_segs` → `tcp_tso_autosize`). Accepted 1 to 255 (Linux's
+    /// range). Default 2 (Linux's default).
+    #[serde(skip_serializing_if = "is_2")]
+    pub min_tso_segs: u32,
+    /// Under `tso`, the share of the window whose room ends a deferral: the sender sends at once when
+    /// what cwnd and the peer's window allow is at least min(peer's window, cwnd) / this (Linux
+    /// `tcp_tso_win_divisor`, read by `tcp_tso_should_defer`); 0 = send once more than 3 segments may go
+    /// (`tcp_max_tso_deferred_mss`, "try not to defer past a single ACK"). Accepted 0 to 1000. Default 3
+    /// (Linux's default).
+    #[serde(skip_serializing_if = "is_3")]
+    pub tso_win_divisor: u32,
     /// TCP_CORK: hold partial segments until a full one can be sent, the application closes, or 200 ms
     /// pass (Linux TCP_CORK ceiling). Default off.
     pub cork: bool,
@@ -166,6 +178,17 @@ pub struct TcpConfig {
     /// RFC 5681 (3) per-ACK growth (+SMSS²/cwnd per ACK, which halves growth under delayed ACKs).
     /// Default off.
     pub abc_ca: bool,
+    /// An ACK that advances SND.UNA grows cwnd by what it newly delivered, not by what it cumulatively
+    /// acknowledged: bytes SACKed by an earlier ACK count when they were SACKed, not again when SND.UNA
+    /// passes them, and bytes this ACK SACKs count now; without SACK each duplicate ACK since the last
+    /// advance stands for one segment delivered (at least one segment counts). Linux `tcp_cong_control`
+    /// grows by `acked_sacked` (the change in `tp->delivered`, `tcp_sacktag_one` and
+    /// `tcp_add_reno_sack` / `tcp_remove_reno_sacks`) on an ACK with FLAG_DATA_ACKED
+    /// (`tcp_may_raise_cwnd`). So after reordering fills a hole, the ACK grows cwnd by one segment, not
+    /// by the hole plus the SACKed data above it. Off = by the bytes acknowledged (RFC 5681 §3.1).
+    /// Default off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub cwnd_growth_delivered: bool,
     /// Duplicate ACKs that trigger fast retransmit (RFC 5681 §3.2, RFC 6675 DupThresh). Default 3.
     pub dupthresh: u32,
     /// Restart after idle (RFC 5681 §4.1): when data has not been sent for more than an RTO and nothing is
@@ -175,6 +198,12 @@ pub struct TcpConfig {
     /// reduction to ssthresh is spread over the ACKs of the recovery, instead of RFC 6675's cwnd − pipe,
     /// which can release a burst of retransmissions at once. Default off.
     pub prr: bool,
+    /// Under `prr`, the slow-start reduction bound (RFC 6937 §3, pipe at or below ssthresh) as Linux's
+    /// `tcp_cwnd_reduction` has it: max(prr_delivered − prr_out, DeliveredData), plus one segment only
+    /// on an ACK that advances SND.UNA and marks nothing newly lost (RACK). Off = RFC 6937's bound, plus
+    /// one SMSS on every ACK. Default off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub prr_ssrb_advance_only: bool,
     /// Undo a fast recovery shown spurious by D-SACK (RFC 3708 detection, RFC 4015 / RFC 9438 §4.9 response;
     /// Linux `tcp_try_undo_dsack`): when every retransmission of the episode is reported as a duplicate,
     /// cwnd and ssthresh return to their values before it, counted in CongOverCount. Default off.
@@ -331,6 +360,18 @@ pub struct TcpConfig {
     /// any short segment until the outstanding data is acknowledged. Default off.
     #[serde(skip_serializing_if = "is_false")]
     pub fin_ends_nagle: bool,
+    /// A FIN with no data left to carry goes whatever cwnd allows: close() or shutdown() with a full
+    /// window sends the FIN alone at once (Linux `tcp_cwnd_test`: "Don't be strict about the congestion
+    /// window for the final FIN"). Off = the FIN waits until cwnd has room for a segment. Default off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub fin_ignores_cwnd: bool,
+    /// A SACK block counts only for the segments it covers whole (as sent, RACK's records): the part of
+    /// a segment it covers is not SACKed, so that segment is retransmitted whole (Linux
+    /// `tcp_match_skb_to_sack` splits an skb at whole-MSS boundaries only; a block of less than a
+    /// segment marks nothing). Without `rack` it has no effect. Off = the scoreboard takes the bytes the
+    /// block names. Default off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub sack_whole_segments: bool,
     /// Under TCP_CORK, a corked short segment leaves when the zero-window probe timer fires, max(RTO,
     /// `rto_min`) after the push that found nothing in flight (Linux has no cork timer: `tcp_push` →
     /// `tcp_check_probe_timer` arms ICSK_TIME_PROBE0 at `tcp_probe0_base`, and `tcp_write_wakeup` sends
@@ -408,6 +449,12 @@ fn is_zero_bytes(b: &ByteSize) -> bool {
 fn is_zero_u32(n: &u32) -> bool {
     *n == 0
 }
+fn is_2(n: &u32) -> bool {
+    *n == 2
+}
+fn is_3(n: &u32) -> bool {
+    *n == 3
+}
 fn is_false(b: &bool) -> bool {
     !*b
 }
@@ -418,12 +465,18 @@ fn is_false(b: &bool) -> bool {
 /// `TcpConfig::default()`.
 pub const OMITTED_AT_DEFAULT: &[(&str, &str)] = &[
     ("slow_start_at_ssthresh", "false"),
+    ("min_tso_segs", "2"),
+    ("tso_win_divisor", "3"),
+    ("cwnd_growth_delivered", "false"),
+    ("prr_ssrb_advance_only", "false"),
     ("wscale_space", "\"0B\""),
     ("syn_retries", "0"),
     ("fin_delayed_ack", "false"),
     ("dsack_covered_ooo", "false"),
     ("ecn", "\"off\""),
     ("fin_ends_nagle", "false"),
+    ("fin_ignores_cwnd", "false"),
+    ("sack_whole_segments", "false"),
     ("cork_ceiling_rto", "false"),
     ("ts_recent_needs_valid_ack", "false"),
     ("pacing", "\"auto\""),
@@ -451,6 +504,8 @@ impl Default for TcpConfig {
             nagle_last_sent: false,
             tso: false,
             tso_max_size: ByteSize::new(64 * 1024),
+            min_tso_segs: 2,
+            tso_win_divisor: 3,
             cork: false,
             ack_policy: AckPolicy::Delayed,
             ack_every: 2,
@@ -466,10 +521,12 @@ impl Default for TcpConfig {
             cubic: CubicConfig::default(),
             abc: Abc::L1,
             abc_ca: false,
+            cwnd_growth_delivered: false,
             dupthresh: 3,
             slow_start_after_idle: true,
             undo: false,
             prr: false,
+            prr_ssrb_advance_only: false,
             lost_retransmit_detection: false,
             limited_transmit: true,
             ssthresh_from_cwnd: false,
@@ -498,6 +555,8 @@ impl Default for TcpConfig {
             dsack_covered_ooo: false,
             ecn: EcnMode::Off,
             fin_ends_nagle: false,
+            fin_ignores_cwnd: false,
+            sack_whole_segments: false,
             cork_ceiling_rto: false,
             ts_recent_needs_valid_ack: false,
             pacing: Pacing::Auto,
@@ -707,6 +766,12 @@ impl TcpConfig {
         if self.tso_max_size.bytes() < 1024 || self.tso_max_size.bytes() > 1 << 20 {
             return Err(format!("tso_max_size = {}: accepted 1KiB to 1MiB", self.tso_max_size));
         }
+        if !(1..=255).contains(&self.min_tso_segs) {
+            return Err(format!("min_tso_segs = {}: accepted 1 to 255 segments", self.min_tso_segs));
+        }
+        if self.tso_win_divisor > 1000 {
+            return Err(format!("tso_win_divisor = {}: accepted 0 to 1000", self.tso_win_divisor));
+        }
         if !(0.25..=4.0).contains(&self.recv_window_ratio) {
             return Err(format!("recv_window_ratio = {}: accepted 0.25 to 4", self.recv_window_ratio));
         }
@@ -764,12 +829,18 @@ mod tests {
     fn every_knob_is_documented_and_listed() {
         // The knobs left out at their defaults (`skip_serializing_if`) set, so that every one is listed.
         let all = TcpConfig {
+            min_tso_segs: 10,
+            tso_win_divisor: 100,
+            cwnd_growth_delivered: true,
+            prr_ssrb_advance_only: true,
             wscale_space: ByteSize::new(1),
             syn_retries: 1,
             fin_delayed_ack: true,
             dsack_covered_ooo: true,
             ecn: EcnMode::On,
             fin_ends_nagle: true,
+            fin_ignores_cwnd: true,
+            sack_whole_segments: true,
             cork_ceiling_rto: true,
             ts_recent_needs_valid_ack: true,
             slow_start_at_ssthresh: true,

@@ -114,10 +114,6 @@ enum Timer {
 const TIMERS: usize = 9;
 /// A disarmed timer.
 const NO_TIMER: u64 = u64::MAX;
-/// Linux `tcp_min_tso_segs`: the smallest super-packet under `tso`, segments.
-const TSO_MIN_SEGS: u32 = 2;
-/// Linux `tcp_tso_win_divisor`: a third of the window is worth sending without waiting for more.
-const TSO_WIN_DIVISOR: u32 = 3;
 /// Linux `tcp_pacing_ss_ratio` and `tcp_pacing_ca_ratio`, percent of cwnd/SRTT: the pacing rate that sizes
 /// super-packets in slow start (below ssthresh/2) and otherwise.
 const PACING_SS_RATIO: u64 = 200;
@@ -1239,6 +1235,7 @@ impl Connection {
         let prior_in_flight = if self.pace.is_some() { self.pipe() } else { 0 };
         let prr = self.prr_on() && self.sack_ok;
         let sacked_before = if prr { self.rec.scoreboard.bytes_within(self.snd_una, self.snd_nxt) } else { 0 };
+        let lost_before = self.st.RackMarkedLost;
         if let Some(rack) = self.rack.as_mut() {
             rack.begin_ack();
         }
@@ -1267,7 +1264,7 @@ impl Connection {
             }
         }
         if ack > self.snd_una {
-            self.on_new_ack(now, seg);
+            self.on_new_ack(now, seg, sacked as u32);
         } else if ack == self.snd_una && self.snd_nxt != self.snd_una {
             // Without SACK, RFC 5681 §2's duplicate ACK. With SACK, RFC 6675 §2's DupAck: an ACK whose
             // SACK blocks tell of data above SND.UNA not SACKed before. A D-SACK-only ACK reports a
@@ -1299,15 +1296,22 @@ impl Connection {
                 self.cwnd.on_congestion_event(now, CongestionEvent::FastRetransmit, flight, self.smss);
             }
             self.rack_detect_loss(now);
-            self.arm_tlp(now);
+            // RFC 8985 §7.2 and Linux (`FLAG_SET_XMIT_TIMER`, set by `tcp_clean_rtx_queue` on FLAG_ACKED):
+            // the PTO restarts on an ACK that cumulatively acknowledges data; a duplicate ACK leaves it
+            // where it was (it only goes when loss probes are no longer allowed).
+            if ack > una_before || !self.tlp_allowed() {
+                self.arm_tlp(now);
+            }
         }
         if prr && self.rec.in_sack_recovery() {
             // RFC 6937 §3: DeliveredData = Δsnd.una + ΔSACKd, ΔSACKd net of the SACKed bytes the
             // cumulative ACK took off the scoreboard (counting them again would deliver them twice).
             let sacked_after = self.rec.scoreboard.bytes_within(self.snd_una, self.snd_nxt) as i64;
             let delivered = self.snd_una.diff(una_before).max(0) as i64 + sacked_after - sacked_before as i64;
-            let (s, ssthresh) = (self.snd(), self.cwnd.ssthresh());
-            self.rec.prr_on_ack(delivered.max(0) as u64, s, ssthresh);
+            let (s, ssthresh, pipe) = (self.snd(), self.cwnd.ssthresh(), self.pipe());
+            // Linux adds the bound's extra segment only when SND.UNA advanced and nothing was newly lost.
+            let extra = !self.cfg.prr_ssrb_advance_only || (ack > una_before && self.st.RackMarkedLost == lost_before);
+            self.rec.prr_on_ack(delivered.max(0) as u64, s, ssthresh, pipe, extra);
         }
         if self.ecn.echoed(seg) {
             self.on_ecn_echo(now);
@@ -1361,8 +1365,15 @@ impl Connection {
                 }
                 continue;
             }
-            let left = b.left.max(self.snd_una);
-            let right = b.right.min(self.snd_nxt);
+            let (mut left, mut right) = (b.left.max(self.snd_una), b.right.min(self.snd_nxt));
+            if self.cfg.sack_whole_segments {
+                // Linux `tcp_match_skb_to_sack`: a block marks only the segments it covers whole.
+                match self.rack.as_ref().map(|r| r.whole_segments(left, right)) {
+                    Some(Some((l, r))) => (left, right) = (l, r),
+                    Some(None) => continue,
+                    None => {}
+                }
+            }
             if right > left {
                 new += self.rec.scoreboard.insert(left, right) as u64;
                 if let Some(rate) = self.rate.as_mut() {
@@ -1376,11 +1387,17 @@ impl Connection {
         (new, dsack_of_probe)
     }
 
-    fn on_new_ack(&mut self, now: Instant, seg: &TcpSegment) {
+    /// `newly_sacked`: the bytes this ACK's SACK blocks newly SACKed.
+    fn on_new_ack(&mut self, now: Instant, seg: &TcpSegment, newly_sacked: u32) {
         let ack = seg.ack;
         self.ack_rtt_sample = None;
         // The handshake paths move SND.UNA past the SYN themselves, so everything here is data (or the FIN).
         let data_acked = ack.min(self.write_end).diff(self.snd_una).max(0) as u32;
+        let growth = if self.cfg.cwnd_growth_delivered {
+            self.newly_delivered(ack, data_acked, newly_sacked)
+        } else {
+            data_acked
+        };
         let flight_before = self.cwnd_flight();
         self.st.ThruOctetsAcked += data_acked as u64;
         self.snd_una = ack;
@@ -1441,7 +1458,7 @@ impl Connection {
                         rack.on_recovery_exit();
                     }
                 }
-                self.grow_cwnd(now, data_acked, flight_before);
+                self.grow_cwnd(now, growth, flight_before);
                 if ended {
                     self.moderate_cwnd();
                 }
@@ -1454,7 +1471,7 @@ impl Connection {
                         self.st.OtherReductions += 1;
                     }
                 }
-                self.grow_cwnd(now, data_acked, flight_before);
+                self.grow_cwnd(now, growth, flight_before);
             }
         }
 
@@ -1509,7 +1526,22 @@ impl Connection {
     fn cwnd_validate(&mut self, now: Instant) {
         // Linux calls `tcp_cwnd_application_limited` only under tcp_slow_start_after_idle
         // (`tcp_cwnd_validate`): with it off an application-limited cwnd never decays.
+        // Linux runs `tcp_cwnd_validate` from `tcp_write_xmit` after it sent data (or found cwnd full),
+        // not when an ACK or a closed window finds nothing to send.
+        if self.cfg.cwv == Cwv::Linux && self.last_data_sent != Some(now) {
+            return;
+        }
         let linux_off = self.cfg.cwv == Cwv::Linux && !self.cfg.slow_start_after_idle;
+        // Linux `tcp_is_cwnd_limited`: in slow start a cwnd below twice the largest flight of the window
+        // counts as used, so `tcp_cwnd_validate` restamps it ("network is feed fully") and no decay runs
+        // within an RTO of that.
+        if self.cfg.cwv == Cwv::Linux
+            && self.cwnd.window() < self.cwnd.ssthresh()
+            && (self.cwnd.window() as u64) < 2 * self.max_flight as u64
+        {
+            self.cwnd.fed(now);
+            return;
+        }
         if self.cwnd.decays() && self.rec.is_open() && !linux_off {
             self.cwnd_decay(now);
         }
@@ -1574,6 +1606,21 @@ impl Connection {
             if self.cwnd.moderate(flight, self.cfg.max_burst, self.smss) {
                 self.st.OtherReductions += 1;
             }
+        }
+    }
+
+    /// `cwnd_growth_delivered`: what an ACK up to `ack` newly delivered of the `data_acked` bytes it
+    /// acknowledges (Linux's `acked_sacked`), before SND.UNA and the scoreboard move. With SACK: the
+    /// acknowledged bytes not SACKed before, plus what this ACK's blocks newly SACKed. Without: one
+    /// segment per duplicate ACK was counted as delivered when it came (`tcp_add_reno_sack`), so the
+    /// advance counts the rest, at least one segment (`tcp_remove_reno_sacks`).
+    fn newly_delivered(&self, ack: SeqNumber, data_acked: u32, newly_sacked: u32) -> u32 {
+        if self.sack_ok {
+            let sacked_below = self.rec.scoreboard.bytes_within(self.snd_una, ack);
+            data_acked.saturating_sub(sacked_below) + newly_sacked
+        } else {
+            let counted = self.rec.dupacks.saturating_mul(self.smss);
+            data_acked.saturating_sub(counted).max(data_acked.min(self.smss))
         }
     }
 
@@ -2100,6 +2147,12 @@ impl Connection {
     /// longer than the RTO), sending restarts from RW = min(IW, cwnd) (counted in OtherReductions).
     #[inline(never)]
     fn restart_after_idle(&mut self, now: Instant) {
+        // "Before beginning transmission": a closed window begins none (a window probe is not data), so
+        // the restart waits for the window to open, as Linux's `tcp_slow_start_after_idle_check` runs on
+        // a write and on a window update, not on a zero-window probe.
+        if self.snd_wnd == 0 {
+            return;
+        }
         if self.last_data_sent.is_some_and(|t| now.saturating_since(t) > self.rtt.rto()) {
             if self.cwnd.restart(self.cfg.initial_window.bytes(self.smss)) {
                 self.st.OtherReductions += 1;
@@ -2322,7 +2375,12 @@ impl Connection {
                 return None;
             }
         }
-        if len == 0 && fin && pipe as u64 + 1 > cwnd as u64 && self.snd_nxt != self.snd_una {
+        if len == 0
+            && fin
+            && !self.cfg.fin_ignores_cwnd
+            && pipe as u64 + 1 > cwnd as u64
+            && self.snd_nxt != self.snd_una
+        {
             return None;
         }
         if self.cfg.tso
@@ -2360,11 +2418,11 @@ impl Connection {
 
     /// Linux `tcp_tso_autosize`: the most bytes one super-packet carries, about 1 ms (2⁻¹⁰ s) of the
     /// pacing rate (`tcp_update_pacing_rate`), plus a share of `tso_max_size` on short paths
-    /// (`tcp_tso_rtt_log` = 9: halved for every 512 µs of minimum RTT), at least `TSO_MIN_SEGS` segments.
+    /// (`tcp_tso_rtt_log` = 9: halved for every 512 µs of minimum RTT), at least `min_tso_segs` segments.
     #[inline(never)]
     fn tso_burst_max(&self, cwnd: u32) -> u32 {
         let Some(srtt) = self.rtt.srtt().filter(|d| d.as_nanos() > 0) else {
-            return TSO_MIN_SEGS * self.smss;
+            return self.cfg.min_tso_segs * self.smss;
         };
         let flight = (self.snd_nxt - self.snd_una) as u64;
         let ratio = if cwnd < self.cwnd.ssthresh() / 2 { PACING_SS_RATIO } else { PACING_CA_RATIO };
@@ -2378,17 +2436,20 @@ impl Connection {
             }
         }
         let bytes = bytes.min(self.cfg.tso_max_size.bytes() as u128) as u32;
-        (bytes / self.smss).max(TSO_MIN_SEGS) * self.smss
+        (bytes / self.smss).max(self.cfg.min_tso_segs) * self.smss
     }
 
     /// A super-packet starts at SND.NXT with a segment of `len` bytes: it holds what the windows allow now,
-    /// at most `tso_burst_max`.
+    /// at most `tso_burst_max`, and at most half of cwnd (Linux `tcp_cwnd_test` since 3.18, "ensure we
+    /// have at least 2 GSO packets in flight"), whole segments, at least one.
     #[inline(never)]
     fn start_tso_burst(&mut self, len: u32) {
         let cwnd = self.send_window();
         let (wnd_room, cwnd_room) = self.new_data_rooms(cwnd, self.pipe());
         let unsent = if self.write_end > self.snd_nxt { self.write_end - self.snd_nxt } else { 0 };
-        let burst = wnd_room.min(cwnd_room).min(self.tso_burst_max(cwnd)).min(unsent).max(len);
+        let smss = self.smss.max(1);
+        let half_cwnd = (cwnd / smss / 2).max(1) * smss;
+        let burst = wnd_room.min(cwnd_room).min(half_cwnd).min(self.tso_burst_max(cwnd)).min(unsent).max(len);
         self.tso_burst_end = self.snd_nxt + burst;
         self.tso_burst_multi = burst > len;
         self.st.X_TsoBursts += 1;
@@ -2412,7 +2473,11 @@ impl Connection {
         if limit >= self.tso_burst_max(cwnd) {
             return false;
         }
-        if limit >= self.snd_wnd.min(cwnd) / TSO_WIN_DIVISOR {
+        let enough = match self.cfg.tso_win_divisor {
+            0 => limit > 3 * self.smss, // `tcp_max_tso_deferred_mss`: do not wait past one delayed ACK
+            d => limit >= self.snd_wnd.min(cwnd) / d,
+        };
+        if enough {
             return false;
         }
         let (Some(srtt), Some(head)) = (self.rtt.srtt(), self.rack.as_ref().and_then(|r| r.head_xmit())) else {

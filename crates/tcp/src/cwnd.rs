@@ -272,6 +272,15 @@ impl Cwnd {
         matches!(self.validation, Validation::Rfc2861 { .. })
     }
 
+    /// The window is in use now: what was used since the stamp is forgotten and the stamp is now (Linux
+    /// `tcp_cwnd_validate` when `tcp_is_cwnd_limited`: `snd_cwnd_used` = 0, `snd_cwnd_stamp` = now).
+    pub fn fed(&mut self, now: Instant) {
+        if let Validation::Rfc2861 { used, stamp, .. } = &mut self.validation {
+            *used = 0;
+            *stamp = now;
+        }
+    }
+
     /// RFC 2861 §3: once per RTO while the application leaves cwnd unused, decay it toward what was used
     /// (`flight` is in flight now). Returns true when cwnd was reduced, for OtherReductions.
     ///

@@ -90,8 +90,12 @@ impl TcpConfig {
                 // net.ipv4.tcp_ecn = 2: ECN when the peer asks (Linux's default since 2.6.31).
                 ecn: EcnMode::Accept,
                 fin_ends_nagle: true,
+                fin_ignores_cwnd: true,
+                sack_whole_segments: true,
                 cork_ceiling_rto: true,
                 ts_recent_needs_valid_ack: true,
+                cwnd_growth_delivered: true,
+                prr_ssrb_advance_only: true,
                 limit_output_bytes: ByteSize::new(4 << 20),
                 ..rfc.clone()
             }),

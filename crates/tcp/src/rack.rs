@@ -202,6 +202,14 @@ impl Rack {
         }
     }
 
+    /// The part of `[left, right)` made of whole segments: from the first segment that starts in it to
+    /// the last that ends in it, `None` when it covers no segment whole.
+    pub fn whole_segments(&self, left: SeqNumber, right: SeqNumber) -> Option<(SeqNumber, SeqNumber)> {
+        let first = self.segs.partition_point(|s| s.start < left);
+        let past = self.segs.partition_point(|s| s.end <= right);
+        (first < past).then(|| (self.segs[first].start, self.segs[past - 1].end))
+    }
+
     /// The cumulative ACK moved to `una`: the segments below it are delivered and forgotten.
     pub fn on_cumulative_ack(&mut self, una: SeqNumber, now: Instant) {
         while let Some(&s) = self.segs.front() {

@@ -408,10 +408,12 @@ impl Recovery {
     }
 
     /// RFC 6937 §3 (PRR-SSRB): how much may be sent in response to an ACK that delivered `delivered`
-    /// bytes, with the RFC 6675 pipe. Only in SACK recovery.
-    pub fn prr_on_ack(&mut self, delivered: u64, s: Snd, ssthresh: u32) {
-        let Phase::Sack { high_rxt, prr: p, .. } = self.phase else { return };
-        let pipe = self.set_pipe(s, high_rxt) as u64;
+    /// bytes, with the recovery's pipe (RACK's marks when RACK runs, else RFC 6675's, as `pipe`
+    /// computes it). `extra`: whether the slow-start reduction bound adds its SMSS on this ACK (always
+    /// under RFC 6937; see `prr_ssrb_advance_only`). Only in SACK recovery.
+    pub fn prr_on_ack(&mut self, delivered: u64, s: Snd, ssthresh: u32, pipe: u32, extra: bool) {
+        let Phase::Sack { prr: p, .. } = self.phase else { return };
+        let pipe = pipe as u64;
         let delivered_total = p.delivered + delivered;
         let ssthresh = ssthresh as u64;
         let sndcnt = if pipe > ssthresh {
@@ -419,7 +421,7 @@ impl Recovery {
             ((delivered_total * ssthresh).div_ceil(p.recover_fs.max(1))) as i64 - p.out as i64
         } else {
             // Slow-start reduction bound: grow back toward ssthresh no faster than slow start.
-            let limit = (delivered_total as i64 - p.out as i64).max(delivered as i64) + s.smss as i64;
+            let limit = (delivered_total as i64 - p.out as i64).max(delivered as i64) + extra as i64 * s.smss as i64;
             (ssthresh as i64 - pipe as i64).min(limit)
         };
         if let Phase::Sack { prr, .. } = &mut self.phase {

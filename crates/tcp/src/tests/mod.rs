@@ -64,6 +64,7 @@ mod loss;
 mod pacing;
 mod pair;
 mod pdrill;
+mod pdrill2;
 mod rack;
 mod review;
 mod rto;
