@@ -57,6 +57,35 @@ impl Seg {
             (self.end - self.start) * (!self.lost as u32 + self.rtx as u32)
         }
     }
+
+    /// Lost and not retransmitted since (nor SACKed): NextSeg's candidate.
+    #[inline]
+    fn awaits_retransmission(&self) -> bool {
+        self.lost && !self.rtx && !self.sacked
+    }
+}
+
+/// Sums over RACK's segments, each changed by removing a segment's part before its marks change and adding
+/// it back after.
+#[derive(Debug, Clone, Copy, Default)]
+struct Marks {
+    /// Σ `Seg::in_flight`: the pipe.
+    pipe: u32,
+    /// Segments that `next_lost` may return (lost, not retransmitted since, not SACKed).
+    lost_waiting: u32,
+}
+
+impl Marks {
+    #[inline]
+    fn add(&mut self, s: &Seg) {
+        self.pipe += s.in_flight();
+        self.lost_waiting += s.awaits_retransmission() as u32;
+    }
+    #[inline]
+    fn remove(&mut self, s: &Seg) {
+        self.pipe -= s.in_flight();
+        self.lost_waiting -= s.awaits_retransmission() as u32;
+    }
 }
 
 /// RACK and TLP state of one connection.
@@ -83,10 +112,10 @@ pub(crate) struct Rack {
     /// TLP.end_seq and TLP.is_retrans: the outstanding probe, if any (RFC 8985 §7.3).
     tlp_end: Option<SeqNumber>,
     tlp_is_retrans: bool,
-    /// The sum of `Seg::in_flight` over `segs`, kept as the marks change: a recovery asks for the pipe on
+    /// The pipe and the count of lost segments, kept as the marks change: a recovery asks for both on
     /// every send and ACK, and a walk over every segment in flight made a large window's recovery cost
     /// its square.
-    pipe: u32,
+    marks: Marks,
     /// No segment that `next_lost` would return starts below this: the walk for it starts here.
     lost_from: SeqNumber,
 }
@@ -116,7 +145,7 @@ impl Rack {
             segs_sacked: 0,
             tlp_end: None,
             tlp_is_retrans: false,
-            pipe: 0,
+            marks: Marks::default(),
             lost_from: iss,
         }
     }
@@ -124,7 +153,7 @@ impl Rack {
     /// New data `[start, end)` was sent at `now`.
     pub fn on_send(&mut self, start: SeqNumber, end: SeqNumber, now: Instant) {
         let s = Seg { start, end, xmit: now, ever_rtx: false, rtx: false, lost: false, sacked: false };
-        self.pipe += s.in_flight();
+        self.marks.add(&s);
         self.segs.push_back(s);
     }
 
@@ -137,11 +166,11 @@ impl Rack {
             if s.start >= end {
                 break;
             }
-            self.pipe -= s.in_flight();
+            self.marks.remove(s);
             s.xmit = now;
             s.ever_rtx = true;
             s.rtx = true;
-            self.pipe += s.in_flight();
+            self.marks.add(s);
         }
         if first_lost {
             self.lost_from = end;
@@ -193,7 +222,7 @@ impl Rack {
         while i < self.segs.len() && self.segs[i].start < right {
             let s = self.segs[i];
             if !s.sacked && s.start >= left && s.end <= right {
-                self.pipe -= s.in_flight();
+                self.marks.remove(&s);
                 self.segs[i].sacked = true;
                 self.segs_sacked += 1;
                 self.delivered(s, now);
@@ -216,14 +245,14 @@ impl Rack {
             if s.end > una {
                 if s.start < una {
                     let head = &mut self.segs[0];
-                    self.pipe -= head.in_flight();
+                    self.marks.remove(head);
                     head.start = una;
-                    self.pipe += head.in_flight();
+                    self.marks.add(head);
                 }
                 break;
             }
             self.segs.pop_front();
-            self.pipe -= s.in_flight();
+            self.marks.remove(&s);
             if s.sacked {
                 self.segs_sacked -= 1;
             } else {
@@ -296,10 +325,10 @@ impl Rack {
             }
             let deadline = s.xmit + rtt + reo_wnd;
             if deadline <= now {
-                self.pipe -= s.in_flight();
+                self.marks.remove(s);
                 s.lost = true;
                 s.rtx = false;
-                self.pipe += s.in_flight();
+                self.marks.add(s);
                 self.lost_from = self.lost_from.min(s.start);
                 d.newly_lost += 1;
             } else {
@@ -313,10 +342,10 @@ impl Rack {
     /// an outstanding probe is forgotten.
     pub fn on_rto(&mut self) {
         for s in self.segs.iter_mut().filter(|s| !s.sacked) {
-            self.pipe -= s.in_flight();
+            self.marks.remove(s);
             s.lost = true;
             s.rtx = false;
-            self.pipe += s.in_flight();
+            self.marks.add(s);
             self.lost_from = self.lost_from.min(s.start);
         }
         self.tlp_end = None;
@@ -325,9 +354,9 @@ impl Rack {
     /// The SACK scoreboard was dropped (RFC 6675 §5.1 after a timeout): forget the SACK marks too.
     pub fn clear_sacked(&mut self) {
         for s in self.segs.iter_mut() {
-            self.pipe -= s.in_flight();
+            self.marks.remove(s);
             s.sacked = false;
-            self.pipe += s.in_flight();
+            self.marks.add(s);
             self.lost_from = self.lost_from.min(s.start);
         }
         self.segs_sacked = 0;
@@ -336,17 +365,21 @@ impl Rack {
     /// The first segment marked lost and not retransmitted since (RFC 6675 NextSeg rule 1, with
     /// RACK's verdict as IsLost): its range.
     pub fn next_lost(&self) -> Option<(SeqNumber, SeqNumber)> {
-        let i = self.segs.partition_point(|s| s.start < self.lost_from);
-        let found = self.segs.range(i..).find(|s| s.lost && !s.rtx && !s.sacked).map(|s| (s.start, s.end));
-        debug_assert_eq!(found, self.segs.iter().find(|s| s.lost && !s.rtx && !s.sacked).map(|s| (s.start, s.end)));
+        let found = if self.marks.lost_waiting == 0 {
+            None
+        } else {
+            let i = self.segs.partition_point(|s| s.start < self.lost_from);
+            self.segs.range(i..).find(|s| s.awaits_retransmission()).map(|s| (s.start, s.end))
+        };
+        debug_assert_eq!(found, self.segs.iter().find(|s| s.awaits_retransmission()).map(|s| (s.start, s.end)));
         found
     }
 
     /// Bytes in flight by RACK's marks (Linux `tcp_packets_in_flight`: outstanding − SACKed − lost +
     /// retransmitted), the pipe of a RACK recovery.
     pub fn pipe(&self) -> u32 {
-        debug_assert_eq!(self.pipe, self.segs.iter().map(Seg::in_flight).sum::<u32>());
-        self.pipe
+        debug_assert_eq!(self.marks.pipe, self.segs.iter().map(Seg::in_flight).sum::<u32>());
+        self.marks.pipe
     }
 
     /// When the oldest outstanding segment was last sent (Linux: the head of the retransmit queue).
