@@ -1015,10 +1015,11 @@ pub fn run_point_with(
         }
         return crate::rdp_backend::run_point(s, seed, None).map_err(RunError::Sim);
     }
-    if s.dumbbell.is_some() {
+    if s.has_flows() {
         if probe.is_some() {
             return Err(RunError::Unsupported(
-                "a [dumbbell] scenario has no packet trace yet (--pcap takes the client-server scenarios)".into(),
+                "a [dumbbell] or [[link]] scenario has no packet trace yet (--pcap takes the client-server scenarios)"
+                    .into(),
             ));
         }
         let (run, flows) = crate::topology::run(s, seed).map_err(RunError::Sim)?;

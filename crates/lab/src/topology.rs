@@ -1,10 +1,11 @@
-//! `[dumbbell]` scenarios on the simulator: N flows, each from its sender through its own access link to
-//! the left router, across the shared bottleneck to the right router and on to its receiver
-//! (docs/topology.md § Flows that share a bottleneck).
+//! Flows scenarios on the simulator: a `[dumbbell]` (N flows, each from its sender through its own access
+//! link to the left router, across the shared bottleneck to the right router and on to its receiver;
+//! docs/topology.md § Flows that share a bottleneck) or a network of `[[host]]` and `[[link]]` tables with
+//! flows between any two hosts (§ Networks).
 
 use serde::{Deserialize, Serialize};
 use tcplab_link::{LinkConfig, QueueLimit};
-use tcplab_sim::{AppSpec, FlowId, HostId, LinkId, LinkSpec, SimError, SimSpec};
+use tcplab_sim::{AppSpec, DirId, FlowId, HostId, LinkId, LinkSpec, Routes, SimError, SimSpec};
 use tcplab_tcp::{Connection, TcpConfig};
 use tcplab_transport::{Stats, Transport};
 use tcplab_units::{Duration, Instant};
@@ -13,7 +14,7 @@ use tcplab_workload::{
 };
 
 use crate::result::{BackendRun, ConnectionResult, EngineCounters, LatencyMetrics, Links};
-use crate::scenario::{Dumbbell, FlowKind, Scenario};
+use crate::scenario::{Dumbbell, Flow, FlowKind, Scenario};
 use crate::sim_backend::{host_spec, link_counters, nic_counters, SERVER_PORT};
 
 /// One flow's figures in a point (`flows[i]` of the result document).
@@ -106,9 +107,74 @@ fn access(d: &Dumbbell, delay: Duration) -> LinkConfig {
     }
 }
 
+/// A flows scenario as the engine runs it: its spec (apps 2i and 2i + 1 are flow i's receiver-side and
+/// sender-side applications), each flow's round-trip propagation delay, and the link direction shown as
+/// the point's `links.up` (its opposite as `links.down`).
+pub struct Placed {
+    pub spec: SimSpec<TcpConfig>,
+    pub base_rtt_ms: Vec<f64>,
+    pub shown: DirId,
+    /// The hosts whose NICs are shown as the client's and the server's (flow 0's ends).
+    pub nics: (HostId, HostId),
+}
+
+/// Flow `i`'s two applications: the receiver-side one (a stream's reader, an rr flow's server) listening
+/// on `port`, and the sender-side one, which connects to it.
+fn flow_apps(f: &Flow, i: u32, sender: HostId, receiver: HostId, port: u16) -> [AppSpec; 2] {
+    // A flow starting at 0 s holds the measurement until it is connected; a later one joins it.
+    let gates = f.start.is_zero();
+    let start = Instant::ZERO + f.start;
+    let (server, client) = match f.kind {
+        FlowKind::Stream => (
+            App::Stream(Stream::new(StreamConfig {
+                opening: Opening::Accept { port, ports: 1, connections: 1 },
+                role: Role::Receive,
+                gates_measurement: gates,
+            })),
+            App::Stream(Stream::new(StreamConfig {
+                opening: Opening::Connect { connections: 1, port, ports: 1, at: start, spacing: Duration::ZERO },
+                role: Role::Send { message: f.message.map_or(1, |m| m.bytes()) },
+                gates_measurement: gates,
+            })),
+        ),
+        FlowKind::Rr => {
+            let (request, response) = (f.request.map_or(1, |b| b.bytes()), f.response.map_or(1, |b| b.bytes()));
+            (
+                App::RrServer(RrServer::new(RrServerConfig {
+                    port,
+                    ports: 1,
+                    connections: u32::from(gates),
+                    request,
+                    response,
+                })),
+                App::RrClient(RrClient::new(RrClientConfig {
+                    connections: 1,
+                    port,
+                    ports: 1,
+                    at: start,
+                    spacing: Duration::ZERO,
+                    request,
+                    response,
+                    burst: 0,
+                    per_transaction: false,
+                    port_retry: crate::sim_backend::CRR_PORT_RETRY,
+                })),
+            )
+        }
+    };
+    [
+        AppSpec { host: receiver, peer: sender, flow: FlowId(i), app: server },
+        AppSpec { host: sender, peer: receiver, flow: FlowId(i), app: client },
+    ]
+}
+
 /// The simulator's input for a `[dumbbell]` scenario. Link 0 is the bottleneck (its forward direction is
 /// the senders' data); apps 2i and 2i + 1 are flow i's receiver-side and sender-side applications.
 pub fn dumbbell_spec(s: &Scenario) -> SimSpec<TcpConfig> {
+    place_dumbbell(s).spec
+}
+
+fn place_dumbbell(s: &Scenario) -> Placed {
     let d = s.dumbbell.as_ref().expect("a [dumbbell] scenario");
     let n = s.flow.len() as u32;
     let at = Layout { n };
@@ -116,61 +182,17 @@ pub fn dumbbell_spec(s: &Scenario) -> SimSpec<TcpConfig> {
         vec![LinkSpec { a: at.left(), b: at.right(), forward: d.bottleneck.clone(), backward: d.reverse.clone() }];
     let mut hosts = Vec::with_capacity(2 * n as usize + 2);
     let mut apps = Vec::with_capacity(2 * n as usize);
+    let mut base_rtt_ms = Vec::with_capacity(n as usize);
     for (i, f) in s.flow.iter().enumerate() {
         let i = i as u32;
         let a = access(d, f.access_delay);
         links.push(LinkSpec { a: at.sender(i), b: at.left(), forward: a.clone(), backward: a });
         let a = access(d, Duration::ZERO);
         links.push(LinkSpec { a: at.right(), b: at.receiver(i), forward: a.clone(), backward: a });
-        // A flow starting at 0 s holds the measurement until it is connected; a later one joins it.
-        let gates = f.start.is_zero();
-        let start = Instant::ZERO + f.start;
-        let (server, client) = match f.kind {
-            FlowKind::Stream => (
-                App::Stream(Stream::new(StreamConfig {
-                    opening: Opening::Accept { port: SERVER_PORT, ports: 1, connections: 1 },
-                    role: Role::Receive,
-                    gates_measurement: gates,
-                })),
-                App::Stream(Stream::new(StreamConfig {
-                    opening: Opening::Connect {
-                        connections: 1,
-                        port: SERVER_PORT,
-                        ports: 1,
-                        at: start,
-                        spacing: Duration::ZERO,
-                    },
-                    role: Role::Send { message: f.message.map_or(1, |m| m.bytes()) },
-                    gates_measurement: gates,
-                })),
-            ),
-            FlowKind::Rr => {
-                let (request, response) = (f.request.map_or(1, |b| b.bytes()), f.response.map_or(1, |b| b.bytes()));
-                (
-                    App::RrServer(RrServer::new(RrServerConfig {
-                        port: SERVER_PORT,
-                        ports: 1,
-                        connections: u32::from(gates),
-                        request,
-                        response,
-                    })),
-                    App::RrClient(RrClient::new(RrClientConfig {
-                        connections: 1,
-                        port: SERVER_PORT,
-                        ports: 1,
-                        at: start,
-                        spacing: Duration::ZERO,
-                        request,
-                        response,
-                        burst: 0,
-                        per_transaction: false,
-                        port_retry: crate::sim_backend::CRR_PORT_RETRY,
-                    })),
-                )
-            }
-        };
-        apps.push(AppSpec { host: at.receiver(i), peer: at.sender(i), flow: FlowId(i), app: server });
-        apps.push(AppSpec { host: at.sender(i), peer: at.receiver(i), flow: FlowId(i), app: client });
+        apps.extend(flow_apps(f, i, at.sender(i), at.receiver(i), SERVER_PORT));
+        base_rtt_ms.push(
+            (2 * f.access_delay.as_nanos() + d.bottleneck.delay.as_nanos() + d.reverse.delay.as_nanos()) as f64 / 1e6,
+        );
     }
     let flow_host = |f: &crate::scenario::Flow| {
         host_spec(&crate::scenario::Host {
@@ -185,23 +207,90 @@ pub fn dumbbell_spec(s: &Scenario) -> SimSpec<TcpConfig> {
     // The routers run no application: their stack is never used.
     hosts.push(host_spec(&s.client));
     hosts.push(host_spec(&s.client));
-    SimSpec { hosts, links, apps, measure: s.test.duration }
+    Placed {
+        spec: SimSpec { hosts, links, apps, measure: s.test.duration },
+        base_rtt_ms,
+        shown: LinkId(0).forward(),
+        nics: (at.sender(0), at.receiver(0)),
+    }
 }
 
-/// Runs a `[dumbbell]` point: the backend's run (the bottleneck's directions as `links.up`/`links.down`,
-/// sender 0 and receiver 0 as the client and server NICs) and the figures per flow.
+/// The simulator's input for a network of `[[host]]` and `[[link]]` tables: host i and link i as the file
+/// lists them, flow i's receiver listening on port 5001 + i (two flows may end on one host), and each
+/// flow's base RTT the delays of its route there and back (the engine's routes: fewest hops, then the
+/// lowest link ids). The direction shown as `links.up` is the slowest (the first of equals).
+pub fn place_network(s: &Scenario) -> Placed {
+    let hosts: Vec<_> = s
+        .host
+        .iter()
+        .map(|h| {
+            host_spec(&crate::scenario::Host {
+                stack: h.stack.clone(),
+                tcp: h.tcp.clone(),
+                rdp: None,
+                host: crate::scenario::Nic::default(),
+            })
+        })
+        .collect();
+    let id = |name: &str| HostId(s.host_index(name).expect("a resolved network names its hosts") as u32);
+    let links: Vec<LinkSpec> = s
+        .link
+        .iter()
+        .map(|l| LinkSpec { a: id(&l.a), b: id(&l.b), forward: l.forward.clone(), backward: l.backward.clone() })
+        .collect();
+    let mut routes = Routes::new(hosts.len(), &links);
+    let mut apps = Vec::with_capacity(2 * s.flow.len());
+    let mut base_rtt_ms = Vec::with_capacity(s.flow.len());
+    let dir = |d: DirId| {
+        if d.index() % 2 == 0 {
+            &links[d.link().index()].forward
+        } else {
+            &links[d.link().index()].backward
+        }
+    };
+    for (i, f) in s.flow.iter().enumerate() {
+        let (src, dst) = (id(f.from.as_deref().unwrap_or_default()), id(f.to.as_deref().unwrap_or_default()));
+        apps.extend(flow_apps(f, i as u32, src, dst, SERVER_PORT + i as u16));
+        let mut rtt = 0u64;
+        for (a, b) in [(src, dst), (dst, src)] {
+            if let Ok(r) = routes.route(a, b) {
+                rtt += routes.get(r).hops.iter().map(|&d| dir(d).delay.as_nanos()).sum::<u64>();
+            }
+        }
+        base_rtt_ms.push(rtt as f64 / 1e6);
+    }
+    let shown =
+        (0..2 * links.len() as u32).map(DirId).min_by_key(|&d| (dir(d).rate.bps(), d.0)).expect("a network has links");
+    let f0 = &s.flow[0];
+    let nics = (id(f0.from.as_deref().unwrap_or_default()), id(f0.to.as_deref().unwrap_or_default()));
+    Placed { spec: SimSpec { hosts, links, apps, measure: s.test.duration }, base_rtt_ms, shown, nics }
+}
+
+/// The engine's input for a flows scenario of either shape.
+pub fn place(s: &Scenario) -> Placed {
+    if s.is_network() {
+        place_network(s)
+    } else {
+        place_dumbbell(s)
+    }
+}
+
+/// The opposite direction of `d` on its link.
+fn opposite(d: DirId) -> DirId {
+    DirId(d.0 ^ 1)
+}
+
+/// Runs a flows point (`[dumbbell]` or a network): the backend's run (the shown link's directions as
+/// `links.up`/`links.down`, flow 0's hosts as the client and server NICs) and the figures per flow.
 pub fn run(s: &Scenario, seed: u64) -> Result<(BackendRun, Vec<FlowResult>), SimError> {
-    let spec = dumbbell_spec(s);
-    let d = s.dumbbell.as_ref().expect("a [dumbbell] scenario");
-    let r = tcplab_sim::run::<Connection>(&spec, seed)?;
-    let at = Layout { n: s.flow.len() as u32 };
+    let placed = place(s);
+    let spec = &placed.spec;
+    let r = tcplab_sim::run::<Connection>(spec, seed)?;
     let mut flows = Vec::with_capacity(s.flow.len());
     for (i, f) in s.flow.iter().enumerate() {
         let ends = || r.endpoints.iter().filter(|e| e.app == 2 * i || e.app == 2 * i + 1);
         let retransmissions = ends().map(|e| e.stats.segs_retrans()).sum();
-        let smoothed_rtt_ms = ends().find(|e| e.host == at.sender(i as u32)).map_or(0.0, |e| e.stats.SmoothedRTT);
-        let base_rtt_ms =
-            (2 * f.access_delay.as_nanos() + d.bottleneck.delay.as_nanos() + d.reverse.delay.as_nanos()) as f64 / 1e6;
+        let smoothed_rtt_ms = ends().find(|e| e.app == 2 * i + 1).map_or(0.0, |e| e.stats.SmoothedRTT);
         let mut fr = FlowResult {
             flow: i as u32,
             kind: f.kind.key().into(),
@@ -210,7 +299,7 @@ pub fn run(s: &Scenario, seed: u64) -> Result<(BackendRun, Vec<FlowResult>), Sim
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))
                 .unwrap_or_default(),
-            base_rtt_ms,
+            base_rtt_ms: placed.base_rtt_ms[i],
             goodput_bps: 0.0,
             delivered_bytes: 0,
             retransmissions,
@@ -238,28 +327,28 @@ pub fn run(s: &Scenario, seed: u64) -> Result<(BackendRun, Vec<FlowResult>), Sim
         flows.push(fr);
     }
     let retransmissions = r.endpoints.iter().map(|e| e.stats.segs_retrans()).sum();
-    let side = |h: HostId| if h.index() < s.flow.len() { "client" } else { "server" };
+    // Apps 2i + 1 are the flows' senders (the clients), apps 2i their receivers.
+    let side = |app: usize| if app % 2 == 1 { "client" } else { "server" };
     let connections = r
         .endpoints
         .iter()
         .map(|e| ConnectionResult {
-            side: side(e.host),
+            side: side(e.app),
             protocol: Connection::PROTOCOL,
             state: e.state.clone(),
             estats: serde_json::to_value(&e.stats).expect("statistics serialize"),
         })
         .collect();
-    let bottleneck = LinkId(0);
-    let (fw, bw) = (bottleneck.forward().index(), bottleneck.backward().index());
+    let (fw, bw) = (placed.shown.index(), opposite(placed.shown).index());
     let run = BackendRun {
-        apps: r.apps.iter().zip(&spec.apps).map(|(a, sp)| (side(sp.host), a.report())).collect(),
+        apps: r.apps.iter().enumerate().map(|(i, a)| (side(i), a.report())).collect(),
         connections,
         retransmissions,
         links: Links {
             up: link_counters(r.links[fw], r.qdiscs[fw]),
             down: link_counters(r.links[bw], r.qdiscs[bw]),
-            nic_client: nic_counters(r.nics[at.sender(0).index()]),
-            nic_server: nic_counters(r.nics[at.receiver(0).index()]),
+            nic_client: nic_counters(r.nics[placed.nics.0.index()]),
+            nic_server: nic_counters(r.nics[placed.nics.1.index()]),
             ip_client: None,
             ip_server: None,
         },
@@ -273,6 +362,20 @@ pub fn run(s: &Scenario, seed: u64) -> Result<(BackendRun, Vec<FlowResult>), Sim
         cpu: [None, None],
     };
     Ok((run, flows))
+}
+
+/// Why the Linux backend refuses a network of `[[host]]` and `[[link]]` tables (its emulator runs one path
+/// between two namespaces): the key, the value and the reason, or `None` for the other shapes.
+pub fn linux_refusal(s: &Scenario) -> Option<(&'static str, String, String)> {
+    s.is_network().then(|| {
+        (
+            "link",
+            format!("{} links, {} hosts", s.link.len(), s.host.len()),
+            "the Linux backend runs the two-host shape (a client and a server on one emulated path); a network \
+             of [[host]] and [[link]] tables runs on the simulator only (docs/topology.md)"
+                .into(),
+        )
+    })
 }
 
 /// The aggregate over the stream flows.
