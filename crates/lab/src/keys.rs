@@ -646,6 +646,13 @@ fn network_keys(b: &mut Builder) {
         }
     }
     b.add(
+        text("flow[].interval"),
+        "duration",
+        DefaultValue::Text("absent: back to back (msg)"),
+        doc("Flow", "interval"),
+        src("Flow::interval"),
+    );
+    b.add(
         text("flow[].from"),
         "string",
         DefaultValue::Text("absent; required in a network"),
@@ -706,7 +713,7 @@ fn dumbbell_keys(b: &mut Builder) {
         text("One flow through the `[dumbbell]`: what it runs (`kind`), its hosts' stack and TCP knobs, its access delay and start time."),
         src("Flow"),
     );
-    b.add(text("flow[].kind"), "string", DefaultValue::Required, text("`stream` (a bulk transfer from the sender, netperf TCP_STREAM) or `rr` (request/response transactions one at a time, netperf TCP_RR)."), src("Flow::kind"));
+    b.add(text("flow[].kind"), "string", DefaultValue::Required, text("`stream` (a bulk transfer from the sender, netperf TCP_STREAM), `rr` (request/response transactions one at a time, netperf TCP_RR) or `msg` (messages of `message` bytes, back to back or one every `interval`, the `tcp_msg` workload)."), src("Flow::kind"));
     b.add(text("flow[].stack"), "string", DefaultValue::Value("rfc".into()), doc("Flow", "stack"), src("Flow::stack"));
     b.add(text("flow[].tcp"), "table", DefaultValue::Text("{} (the personality's values)"), text("TCP knobs of the flow's two hosts on top of its personality, the keys of `client.tcp` (`congestion_control = \"reno\"`)."), text("TcpConfig, crates/tcp/src/config.rs"));
     let tcp_keys: Vec<Key> = b.keys.iter().filter(|k| k.path.starts_with("{client,server}.tcp.")).cloned().collect();
@@ -725,7 +732,7 @@ fn dumbbell_keys(b: &mut Builder) {
     b.add(
         text("flow[].message"),
         "size",
-        DefaultValue::Text("16KiB (stream)"),
+        DefaultValue::Text("16KiB (stream), 1KiB (msg)"),
         doc("Flow", "message"),
         src("Flow::message"),
     );

@@ -177,6 +177,10 @@ pub struct Point {
     /// A `[dumbbell]` scenario: the stream flows' goodputs summed and Jain's fairness index over them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aggregate: Option<crate::topology::FlowsAggregate>,
+    /// A flows scenario with `test.series`: every flow over time (goodput, or an rr flow's transaction
+    /// time), what `--flent` writes as flent's RRUL series.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_series: Option<crate::topology::FlowSeries>,
 }
 
 impl Point {
@@ -1022,7 +1026,7 @@ pub fn run_point_with(
                     .into(),
             ));
         }
-        let (run, flows) = crate::topology::run(s, seed).map_err(RunError::Sim)?;
+        let (run, flows, flow_series) = crate::topology::run(s, seed).map_err(RunError::Sim)?;
         let aggregate = Some(crate::topology::aggregate(&flows));
         let point = Point {
             params: serde_json::Map::new(),
@@ -1038,6 +1042,7 @@ pub fn run_point_with(
             published: Vec::new(),
             flows,
             aggregate,
+            flow_series,
         };
         return Ok(PointRun { point, engine: run.engine });
     }
@@ -1056,6 +1061,7 @@ pub fn run_point_with(
         published: Vec::new(),
         flows: Vec::new(),
         aggregate: None,
+        flow_series: None,
     };
     Ok(PointRun { point, engine: run.engine })
 }
@@ -1173,6 +1179,7 @@ pub fn run_point_linux(
         published: Vec::new(),
         flows: Vec::new(),
         aggregate: None,
+        flow_series: None,
     };
     let mut point = point;
     point.compare_published(s);

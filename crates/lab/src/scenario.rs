@@ -132,6 +132,9 @@ pub enum FlowKind {
     Stream,
     /// One request/response transaction at a time from the sender (netperf TCP_RR).
     Rr,
+    /// Messages of `message` bytes, one send call each, back to back or one every `interval`; the receiver
+    /// times each whole message (the `tcp_msg` test's workload).
+    Msg,
 }
 
 impl FlowKind {
@@ -139,6 +142,7 @@ impl FlowKind {
         match self {
             FlowKind::Stream => "stream",
             FlowKind::Rr => "rr",
+            FlowKind::Msg => "msg",
         }
     }
 }
@@ -157,9 +161,13 @@ pub struct Flow {
     /// When the sender opens its connection (flows starting later do not hold up the measurement, which
     /// they join as they connect).
     pub start: Duration,
-    /// `stream`: send call size; default 16 KiB.
+    /// `stream`: send call size; default 16 KiB. `msg`: the message's size, one send call each; default
+    /// 1 KiB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<ByteSize>,
+    /// `msg`: one message every `interval` from the start of the measurement; absent: back to back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Duration>,
     /// `rr`: request and response sizes; default 1 byte each.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request: Option<ByteSize>,
@@ -612,6 +620,7 @@ struct RawFlow {
     message: Option<ByteSize>,
     request: Option<ByteSize>,
     response: Option<ByteSize>,
+    interval: Option<Duration>,
     from: Option<String>,
     to: Option<String>,
 }
@@ -896,6 +905,7 @@ pub fn load(src: &Source, overrides: &[String]) -> Result<Scenario, ScenarioErro
     // A dumbbell's links and hosts are its own: a two-host key beside it would be silently ignored. Of
     // `[test]` it takes the measurement's length only.
     let mut dumbbell_duration = None;
+    let mut flows_series = None;
     // A network of [[host]] and [[link]] tables takes the same keys as a dumbbell.
     let shape = if table.contains_key("dumbbell") {
         Some((
@@ -918,16 +928,17 @@ pub fn load(src: &Source, overrides: &[String]) -> Result<Scenario, ScenarioErro
             let toml::Value::Table(mut test) = test else {
                 return Err(ctx.error("test", format!("expected a table; beside {shape} it takes duration only")));
             };
-            if let Some(k) = test.keys().find(|k| *k != "duration") {
+            if let Some(k) = test.keys().find(|k| *k != "duration" && *k != "series") {
                 return Err(ctx.error(
                     &format!("test.{k}"),
                     format!(
                         "not used with {shape} (each [[flow]] says what it runs); accepted in [test] beside \
-                         {shape}: duration"
+                         {shape}: duration, series (every flow over time, an interval such as \"100ms\")"
                     ),
                 ));
             }
             dumbbell_duration = test.remove("duration");
+            flows_series = test.remove("series");
         }
         for key in ["path", "client", "server"] {
             if table.contains_key(key) {
@@ -944,7 +955,22 @@ pub fn load(src: &Source, overrides: &[String]) -> Result<Scenario, ScenarioErro
     let mut explicit = std::collections::BTreeMap::new();
     written(&ctx, "", &table, &mut explicit);
     let raw: RawScenario = ctx.deserialize("", toml::Value::Table(table))?;
-    Ok(Scenario { explicit, ..resolve(&ctx, raw, dumbbell_duration)? })
+    let mut scenario = resolve(&ctx, raw, dumbbell_duration)?;
+    // `test.series` beside [[flow]]: every flow sampled at this interval (crate::topology::FlowSeries).
+    if let Some(v) = flows_series {
+        let d: Duration = ctx.deserialize("test.series", v)?;
+        if d < Duration::from_millis(1) || d > scenario.test.duration {
+            return Err(ctx.error(
+                "test.series",
+                format!(
+                    "{d}: accepted 1ms to test.duration ({}); beside [[flow]] an interval only",
+                    scenario.test.duration
+                ),
+            ));
+        }
+        scenario.test.series = Some(d);
+    }
+    Ok(Scenario { explicit, ..scenario })
 }
 
 /// The dotted path of every value in `table` (tables are walked, an array is one value) with where it was
@@ -978,17 +1004,64 @@ fn parse_override(flag: &str) -> Result<(String, toml::Value), ScenarioError> {
     }
     let value = value.trim();
     let parsed = toml::from_str::<toml::Table>(&format!("v = {value}")).ok().and_then(|mut t| t.remove("v"));
-    Ok((path.to_string(), parsed.unwrap_or_else(|| toml::Value::String(value.to_string()))))
+    Ok((canonical_path(path), parsed.unwrap_or_else(|| toml::Value::String(value.to_string()))))
+}
+
+/// A `--set`/`--sweep` path with an array's item as errors name it: `flow.1.start` is `flow[1].start`
+/// (both spellings are accepted; a part of digits indexes the array before it).
+pub fn canonical_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len() + 2);
+    for part in path.split('.') {
+        if !out.is_empty() && !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()) && !out.ends_with(']') {
+            out.push('[');
+            out.push_str(part);
+            out.push(']');
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(part);
+        }
+    }
+    out
+}
+
+/// `name[i]`: the array `name` and the index `i`.
+fn indexed(part: &str) -> Option<(&str, &str)> {
+    part.strip_suffix(']').and_then(|p| p.split_once('['))
 }
 
 fn set_path(table: &mut toml::Table, path: &str, value: toml::Value) -> Result<(), String> {
     let parts: Vec<&str> = path.split('.').collect();
     let mut t = table;
     for (i, part) in parts[..parts.len() - 1].iter().enumerate() {
+        // `flow[1]`: an item of an array of tables the file has (a flag changes one, it adds none).
+        if let Some((name, idx)) = indexed(part) {
+            let len = t.get(name).and_then(|v| v.as_array()).map(Vec::len);
+            let Some(len) = len else {
+                return Err(format!(
+                    "{name}[{idx}]: the scenario has no [[{name}]] tables; --set changes an item, it adds none"
+                ));
+            };
+            let item = idx.parse::<usize>().ok().filter(|&k| k < len).ok_or_else(|| {
+                format!(
+                    "{name}[{idx}]: the scenario has {len} [[{name}]] tables, {name}[0] to {name}[{}]; --set changes an \
+                     item, it adds none",
+                    len.saturating_sub(1)
+                )
+            })?;
+            let entry = &mut t.get_mut(name).and_then(|v| v.as_array_mut()).expect("an array")[item];
+            t = entry.as_table_mut().ok_or_else(|| format!("{} is not a table", parts[..=i].join(".")))?;
+            continue;
+        }
         let entry = t.entry(part.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
         t = entry.as_table_mut().ok_or_else(|| format!("{} is not a table", parts[..=i].join(".")))?;
     }
-    t.insert(parts[parts.len() - 1].to_string(), value);
+    let last = parts[parts.len() - 1];
+    if indexed(last).is_some() {
+        return Err(format!("{path}: a whole [[table]] cannot be set; set one of its keys ({path}.KEY=VALUE)"));
+    }
+    t.insert(last.to_string(), value);
     Ok(())
 }
 
@@ -1020,6 +1093,8 @@ fn check_link(ctx: &Ctx, key: &str, link: &LinkConfig) -> Result<(), ScenarioErr
 
 /// The send call size of a stream flow without `message`.
 pub const FLOW_DEFAULT_MESSAGE: u64 = 16 * 1024;
+/// The message size of a msg flow without `message`.
+pub const FLOW_DEFAULT_MSG_MESSAGE: u64 = 1024;
 
 /// A flows scenario's `test.duration` (`shape`: `[dumbbell]`, `[[host]]/[[link]]`), the one `[test]` key
 /// it takes.
@@ -1048,15 +1123,22 @@ fn flow_sizes(
 ) -> Result<(Option<ByteSize>, Option<ByteSize>, Option<ByteSize>), ScenarioError> {
     let kind = f.kind;
     for (key, given, accepted) in [
-        ("message", f.message.is_some(), "stream"),
-        ("request", f.request.is_some(), "rr"),
-        ("response", f.response.is_some(), "rr"),
+        ("message", f.message.is_some(), &["stream", "msg"][..]),
+        ("request", f.request.is_some(), &["rr"]),
+        ("response", f.response.is_some(), &["rr"]),
+        ("interval", f.interval.is_some(), &["msg"]),
     ] {
-        if given && kind.key() != accepted {
+        if given && !accepted.contains(&kind.key()) {
+            let with: Vec<String> = accepted.iter().map(|k| format!("kind = {k:?}")).collect();
             return Err(ctx.error(
                 &format!("{at}.{key}"),
-                format!("not used by kind = {:?}; accepted with kind = {accepted:?}", kind.key()),
+                format!("not used by kind = {:?}; accepted with {}", kind.key(), with.join(" or ")),
             ));
+        }
+    }
+    if let Some(i) = f.interval {
+        if i.is_zero() || i > Duration::from_secs(3600) {
+            return Err(ctx.error(&format!("{at}.interval"), format!("{i}: accepted more than 0s, at most 1 hour")));
         }
     }
     for (key, size) in [("message", f.message), ("request", f.request), ("response", f.response)] {
@@ -1077,6 +1159,7 @@ fn flow_sizes(
         FlowKind::Rr => {
             (None, Some(f.request.unwrap_or(ByteSize::new(1))), Some(f.response.unwrap_or(ByteSize::new(1))))
         }
+        FlowKind::Msg => (Some(f.message.unwrap_or(ByteSize::new(FLOW_DEFAULT_MSG_MESSAGE))), None, None),
     })
 }
 
@@ -1185,6 +1268,7 @@ fn resolve_dumbbell(
             access_delay,
             start: f.start,
             message,
+            interval: f.interval,
             request,
             response,
             from: None,
@@ -1365,6 +1449,7 @@ fn resolve_network(ctx: &Ctx, mut raw: RawScenario, duration: Option<toml::Value
             access_delay: Duration::ZERO,
             start: f.start,
             message,
+            interval: f.interval,
             request,
             response,
             from: Some(from),
@@ -2055,6 +2140,7 @@ pub const SHIPPED: &[Shipped] = &[
     Shipped { name: "rtt-fairness", text: include_str!("../../../scenarios/rtt-fairness.toml") },
     Shipped { name: "bufferbloat", text: include_str!("../../../scenarios/bufferbloat.toml") },
     Shipped { name: "parking-lot", text: include_str!("../../../scenarios/parking-lot.toml") },
+    Shipped { name: "rrul", text: include_str!("../../../scenarios/rrul.toml") },
     Shipped { name: "classic/dsl-rr", text: include_str!("../../../scenarios/classic/dsl-rr.toml") },
     Shipped { name: "classic/dsl-rr-nodelay", text: include_str!("../../../scenarios/classic/dsl-rr-nodelay.toml") },
     Shipped {

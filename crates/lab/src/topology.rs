@@ -10,7 +10,8 @@ use tcplab_tcp::{Connection, TcpConfig};
 use tcplab_transport::{Stats, Transport};
 use tcplab_units::{Duration, Instant};
 use tcplab_workload::{
-    App, Opening, Report, Role, RrClient, RrClientConfig, RrServer, RrServerConfig, Stream, StreamConfig,
+    App, MsgBook, MsgReceiver, MsgReceiverConfig, MsgSender, MsgSenderConfig, Opening, Report, Role, RrClient,
+    RrClientConfig, RrServer, RrServerConfig, Stream, StreamConfig,
 };
 
 use crate::result::{BackendRun, ConnectionResult, EngineCounters, LatencyMetrics, Links};
@@ -23,7 +24,7 @@ use crate::sim_backend::{host_spec, link_counters, nic_counters, SERVER_PORT};
 pub struct FlowResult {
     /// The flow's index among the scenario's `[[flow]]` tables.
     pub flow: u32,
-    /// `stream` or `rr`.
+    /// `stream`, `rr` or `msg`.
     pub kind: String,
     /// The flow's personality and congestion controller (`linux`, `cubic`).
     pub stack: String,
@@ -43,9 +44,116 @@ pub struct FlowResult {
     /// `rr`: transactions completed in the measurement, per second.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transactions_per_s: Option<f64>,
-    /// `rr`: per-transaction latency, µs (request written to response read).
+    /// `rr`: per-transaction latency, µs (request written to response read). `msg`: each message's
+    /// one-way latency, µs (the send call that starts it to the read of its last byte).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_us: Option<LatencyMetrics>,
+    /// `msg`: whole messages read in the measurement, per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub messages_per_s: Option<f64>,
+}
+
+/// Every flow over time (`test.series` beside `[[flow]]`): per tick, a stream or msg flow's goodput at
+/// its receiver and an rr flow's mean transaction time (one transaction at a time, so the interval over
+/// the transactions it completed), the figures flent's RRUL plots draw.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSeries {
+    pub interval_s: f64,
+    /// When the measurement window opened and closed, s from the start of the run (absent if it never did).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measure_start_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measure_end_s: Option<f64>,
+    /// The end of each sample's interval, s from the start of the run.
+    pub t_s: Vec<f64>,
+    /// One per flow, in the order of the `[[flow]]` tables.
+    pub flows: Vec<FlowSamples>,
+}
+
+/// One flow's samples.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSamples {
+    pub flow: u32,
+    /// `goodput_mbps` (stream, msg: payload read by the receiving application, Mbit/s) or `latency_ms`
+    /// (rr: the mean time of the transactions completed in the interval, ms, as the time since the last
+    /// sample that saw one complete over their number, to within an interval; `null` when none completed).
+    pub metric: String,
+    pub values: Vec<Option<f64>>,
+}
+
+/// Samples every flow's measured end on every tick (see [`FlowSeries`]).
+struct FlowSeriesProbe {
+    interval: Duration,
+    last_tick: Instant,
+    /// Per flow: the host and port of the end it measures (the receiver's listening port, or an rr
+    /// client's peer port), whether that is an rr client, and the bytes its application read so far.
+    ends: Vec<(HostId, u16, bool)>,
+    /// Bytes read so far by each connection end (by id), and the response size of rr flows.
+    read: Vec<u64>,
+    response: Vec<u64>,
+    /// Per flow: the last tick at which an rr flow had completed a transaction.
+    last_done: Vec<Option<Instant>>,
+    series: FlowSeries,
+}
+
+impl tcplab_sim::Probe<Connection> for FlowSeriesProbe {
+    fn tick_interval(&self) -> Option<Duration> {
+        Some(self.interval)
+    }
+
+    fn on_measure_start(&mut self, now: Instant) {
+        self.series.measure_start_s = Some(crate::probes::exact_secs(now.as_nanos()));
+    }
+
+    fn on_measure_stop(&mut self, now: Instant) {
+        self.series.measure_end_s = Some(crate::probes::exact_secs(now.as_nanos()));
+    }
+
+    fn on_tick(&mut self, now: Instant, endpoints: tcplab_sim::Endpoints<'_, Connection>) {
+        let span = now.saturating_since(self.last_tick);
+        if span.is_zero() {
+            return;
+        }
+        self.last_tick = now;
+        let secs = span.as_secs_f64();
+        let mut step = vec![0u64; self.ends.len()];
+        for ep in endpoints.iter() {
+            let id = ep.id as usize;
+            if id >= self.read.len() {
+                self.read.resize(id + 1, 0);
+            }
+            let e = ep.conn.estats_at(now);
+            let read = crate::probes::delivered_to_app(ep.conn, &e);
+            let d = read.saturating_sub(self.read[id]);
+            self.read[id] = read;
+            let flow = self.ends.iter().position(|&(h, port, rr)| {
+                h == ep.host && if rr { ep.remote_port == port } else { ep.local_port == port }
+            });
+            if let Some(f) = flow {
+                step[f] += d;
+            }
+        }
+        self.series.t_s.push(crate::probes::exact_secs(now.as_nanos()));
+        for (f, out) in self.series.flows.iter_mut().enumerate() {
+            let rr = self.ends[f].2;
+            out.values.push(if rr {
+                // One transaction at a time, each starting as the last one ends: the n completed since
+                // the last tick that saw one took the time since then (to within a tick).
+                let n = step[f] / self.response[f].max(1);
+                if n == 0 {
+                    None
+                } else {
+                    let since = self.last_done[f].map_or(span, |t| now.saturating_since(t));
+                    self.last_done[f] = Some(now);
+                    Some(since.as_secs_f64() * 1e3 / n as f64)
+                }
+            } else {
+                Some(step[f] as f64 * 8.0 / secs / 1e6)
+            });
+        }
+    }
 }
 
 /// What all the stream flows got together.
@@ -161,6 +269,32 @@ fn flow_apps(f: &Flow, i: u32, sender: HostId, receiver: HostId, port: u16) -> [
                 })),
             )
         }
+        FlowKind::Msg => {
+            // A book per flow and per spec: this flow's writer stamps reach this flow's reader only.
+            let book = MsgBook::default();
+            let message = f.message.map_or(1, |m| m.bytes());
+            (
+                App::MsgReceiver(MsgReceiver::new(MsgReceiverConfig {
+                    port,
+                    ports: 1,
+                    connections: u32::from(gates),
+                    message,
+                    count: None,
+                    book: book.clone(),
+                })),
+                App::MsgSender(MsgSender::new(MsgSenderConfig {
+                    connections: 1,
+                    port,
+                    ports: 1,
+                    at: start,
+                    spacing: Duration::ZERO,
+                    message,
+                    count: None,
+                    interval: f.interval,
+                    book,
+                })),
+            )
+        }
     };
     [
         AppSpec { host: receiver, peer: sender, flow: FlowId(i), app: server },
@@ -250,7 +384,7 @@ pub fn place_network(s: &Scenario) -> Placed {
     };
     for (i, f) in s.flow.iter().enumerate() {
         let (src, dst) = (id(f.from.as_deref().unwrap_or_default()), id(f.to.as_deref().unwrap_or_default()));
-        apps.extend(flow_apps(f, i as u32, src, dst, SERVER_PORT + i as u16));
+        apps.extend(flow_apps(f, i as u32, src, dst, flow_port(s, i)));
         let mut rtt = 0u64;
         for (a, b) in [(src, dst), (dst, src)] {
             if let Ok(r) = routes.route(a, b) {
@@ -281,11 +415,57 @@ fn opposite(d: DirId) -> DirId {
 }
 
 /// Runs a flows point (`[dumbbell]` or a network): the backend's run (the shown link's directions as
-/// `links.up`/`links.down`, flow 0's hosts as the client and server NICs) and the figures per flow.
-pub fn run(s: &Scenario, seed: u64) -> Result<(BackendRun, Vec<FlowResult>), SimError> {
+/// `links.up`/`links.down`, flow 0's hosts as the client and server NICs), the figures per flow, and with
+/// `test.series` every flow over time.
+pub fn run(s: &Scenario, seed: u64) -> Result<(BackendRun, Vec<FlowResult>, Option<FlowSeries>), SimError> {
     let placed = place(s);
     let spec = &placed.spec;
-    let r = tcplab_sim::run::<Connection>(spec, seed)?;
+    let mut probe = s.test.series.map(|interval| {
+        let ends = s
+            .flow
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let (server, client) = (&spec.apps[2 * i], &spec.apps[2 * i + 1]);
+                let port = match &server.app {
+                    App::Stream(_) | App::RrServer(_) | App::MsgReceiver(_) => flow_port(s, i),
+                    _ => unreachable!("app 2i is flow i's receiver side"),
+                };
+                match f.kind {
+                    FlowKind::Rr => (client.host, port, true),
+                    FlowKind::Stream | FlowKind::Msg => (server.host, port, false),
+                }
+            })
+            .collect();
+        FlowSeriesProbe {
+            interval,
+            last_tick: Instant::ZERO,
+            ends,
+            read: Vec::new(),
+            last_done: vec![None; s.flow.len()],
+            response: s.flow.iter().map(|f| f.response.map_or(1, |b| b.bytes())).collect(),
+            series: FlowSeries {
+                interval_s: crate::probes::exact_secs(interval.as_nanos()),
+                measure_start_s: None,
+                measure_end_s: None,
+                t_s: Vec::new(),
+                flows: s
+                    .flow
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| FlowSamples {
+                        flow: i as u32,
+                        metric: if f.kind == FlowKind::Rr { "latency_ms" } else { "goodput_mbps" }.into(),
+                        values: Vec::new(),
+                    })
+                    .collect(),
+            },
+        }
+    });
+    let r = match probe.as_mut() {
+        Some(p) => tcplab_sim::run_with::<Connection, _>(spec, seed, p)?,
+        None => tcplab_sim::run::<Connection>(spec, seed)?,
+    };
     let mut flows = Vec::with_capacity(s.flow.len());
     for (i, f) in s.flow.iter().enumerate() {
         let ends = || r.endpoints.iter().filter(|e| e.app == 2 * i || e.app == 2 * i + 1);
@@ -306,6 +486,7 @@ pub fn run(s: &Scenario, seed: u64) -> Result<(BackendRun, Vec<FlowResult>), Sim
             smoothed_rtt_ms,
             transactions_per_s: None,
             latency_us: None,
+            messages_per_s: None,
         };
         match (r.apps[2 * i].report(), r.apps[2 * i + 1].report()) {
             (Report::Stream(rx), _) => {
@@ -321,6 +502,14 @@ pub fn run(s: &Scenario, seed: u64) -> Result<(BackendRun, Vec<FlowResult>), Sim
                 fr.goodput_bps = per_s(bytes as f64 * 8.0);
                 fr.transactions_per_s = Some(per_s(c.transactions as f64));
                 fr.latency_us = Some(c.latency.into());
+            }
+            (Report::Msg(rx), _) if rx.receiver => {
+                let secs = rx.elapsed.as_secs_f64();
+                let per_s = |x: f64| if rx.elapsed.is_zero() { 0.0 } else { x / secs };
+                fr.delivered_bytes = rx.window_bytes;
+                fr.goodput_bps = per_s(rx.window_bytes as f64 * 8.0);
+                fr.messages_per_s = Some(per_s(rx.messages as f64));
+                fr.latency_us = Some(rx.latency.into());
             }
             (a, b) => unreachable!("flow {i}: reports {a:?} and {b:?}"),
         }
@@ -361,7 +550,17 @@ pub fn run(s: &Scenario, seed: u64) -> Result<(BackendRun, Vec<FlowResult>), Sim
         },
         cpu: [None, None],
     };
-    Ok((run, flows))
+    Ok((run, flows, probe.map(|p| p.series)))
+}
+
+/// The port flow `i`'s receiver listens on: 5001 in a dumbbell (each flow its own hosts), 5001 + i in a
+/// network (flows may share hosts).
+fn flow_port(s: &Scenario, i: usize) -> u16 {
+    if s.is_network() {
+        SERVER_PORT + i as u16
+    } else {
+        SERVER_PORT
+    }
 }
 
 /// Why the Linux backend refuses a network of `[[host]]` and `[[link]]` tables (its emulator runs one path

@@ -489,7 +489,7 @@ impl Tables<'_> {
                     if f.kind == "rr" { "-".into() } else { fx(f.goodput_bps / 1e6, 3) },
                     f.retransmissions.to_string(),
                     fx(f.smoothed_rtt_ms, 1),
-                    f.transactions_per_s.map_or("-".into(), |t| fx(t, 2)),
+                    f.transactions_per_s.or(f.messages_per_s).map_or("-".into(), |t| fx(t, 2)),
                     lat(|l| l.p50),
                     lat(|l| l.p99),
                     "-".into(),
