@@ -13,6 +13,8 @@ const STRUCTS: &[(&str, &str)] = &[
     ("src/scenario.rs", "RawTest"),
     ("src/scenario.rs", "Dumbbell"),
     ("src/scenario.rs", "Flow"),
+    ("src/scenario.rs", "NetHost"),
+    ("src/scenario.rs", "NetLink"),
     ("src/scenario.rs", "PlotSpec"),
     ("src/scenario.rs", "PlotReference"),
     ("src/sweep.rs", "Repeat"),

@@ -378,6 +378,9 @@ fn check(arg: &str, set: &[String], backend: &str, suite: &suite::SuiteArgs) -> 
     print_warnings(&plan);
     let what = match &s.dumbbell {
         Some(_) => format!("{} flows through a dumbbell", s.flow.len()),
+        None if s.is_network() => {
+            format!("{} flows through {} hosts and {} links", s.flow.len(), s.host.len(), s.link.len())
+        }
         None => s.test.kind.netperf_name().to_string(),
     };
     println!("{}: ok ({}: {what}{points})", terminal_safe(arg), terminal_safe(&s.name));
@@ -563,9 +566,10 @@ fn run(
         ));
     }
     let s = plan.base;
-    if s.dumbbell.is_some() {
+    if s.has_flows() {
         return Err(Failure::BadInput(
-            "--pcap: a [dumbbell] scenario has no packet trace yet; accepted: the client-server scenarios".into(),
+            "--pcap: a [dumbbell] or [[link]] scenario has no packet trace yet; accepted: the client-server scenarios"
+                .into(),
         ));
     }
     let seed = seed.unwrap_or(s.seed);

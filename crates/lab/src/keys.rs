@@ -570,7 +570,102 @@ fn build() -> Vec<Key> {
     );
     b.add(text("table.columns"), "array of strings", DefaultValue::Required, text("The added columns, each a metric as `[[plot]] y` names it (`client.SendStall`, `latency_us.p90`, `client.CurCwnd.mean`), shown with its unit; at most 8; `[]` adds none."), text("TableSpec::columns, crates/lab/src/scenario.rs"));
     dumbbell_keys(&mut b);
+    network_keys(&mut b);
     b.keys
+}
+
+/// `[[host]]`, `[[link]]` and a network flow's `from`/`to` (docs/topology.md § Networks): a link's
+/// directions take a path direction's keys, a host's `tcp` a client's.
+fn network_keys(b: &mut Builder) {
+    let text = |s: &'static str| s.to_string();
+    let src = |what: &str| format!("{what}, crates/lab/src/scenario.rs");
+    let doc = |strukt: &str, field: &str| field_doc_or(strukt, field, "");
+    b.add(
+        text("host[]"),
+        "array of tables",
+        DefaultValue::Text("absent: the client-server path"),
+        text("A host of a network (with `[[link]]`): its `name`, `stack` and `tcp`; a router is a host no flow starts or ends at. Refuses `path`, `client`, `server`, `[dumbbell]` and `[test]` keys other than `duration` (docs/topology.md § Networks)."),
+        src("NetHost"),
+    );
+    b.add(text("host[].name"), "string", DefaultValue::Required, doc("NetHost", "name"), src("NetHost::name"));
+    b.add(
+        text("host[].stack"),
+        "string",
+        DefaultValue::Value("rfc".into()),
+        doc("NetHost", "stack"),
+        src("NetHost::stack"),
+    );
+    b.add(
+        text("host[].tcp"),
+        "table",
+        DefaultValue::Text("{} (the personality's values)"),
+        text("TCP knobs of the host on top of its personality, the keys of `client.tcp`."),
+        text("TcpConfig, crates/tcp/src/config.rs"),
+    );
+    let tcp_keys: Vec<Key> = b.keys.iter().filter(|k| k.path.starts_with("{client,server}.tcp.")).cloned().collect();
+    for k in tcp_keys {
+        let rest = &k.path["{client,server}.tcp.".len()..];
+        b.keys.push(Key { path: format!("host[].tcp.{rest}"), ..k });
+    }
+    b.add(
+        text("link[]"),
+        "array of tables",
+        DefaultValue::Text("absent; one at least with [[host]]"),
+        text("A duplex link of a network between the hosts named `a` and `b`: `forward` (a to b) and `backward` (b to a; default a copy of `forward`), each a path direction's keys (docs/topology.md § Networks)."),
+        src("NetLink"),
+    );
+    b.add(
+        text("link[].a"),
+        "string",
+        DefaultValue::Required,
+        text("The name of the host at the link's one end."),
+        src("NetLink::a"),
+    );
+    b.add(
+        text("link[].b"),
+        "string",
+        DefaultValue::Required,
+        text("The name of the host at the link's other end (not `a`)."),
+        src("NetLink::b"),
+    );
+    let dirs = [
+        ("forward", DefaultValue::Required, doc("NetLink", "forward")),
+        ("backward", DefaultValue::Text("a copy of forward"), doc("NetLink", "backward")),
+    ];
+    let link_keys: Vec<Key> = b.keys.iter().filter(|k| k.path.starts_with("path.{up,down}.")).cloned().collect();
+    for (dir, default, d) in dirs {
+        b.add(format!("link[].{dir}"), "table", default, d, src(&format!("NetLink::{dir}")));
+        for k in &link_keys {
+            let rest = &k.path["path.{up,down}.".len()..];
+            let default = match (&k.default, dir) {
+                (DefaultValue::Required, "forward") => DefaultValue::Required,
+                (_, "forward") => DefaultValue::Text("as path.up"),
+                _ => DefaultValue::Text("forward's"),
+            };
+            b.keys.push(Key { path: format!("link[].{dir}.{rest}"), default, ..k.clone() });
+        }
+    }
+    b.add(
+        text("flow[].interval"),
+        "duration",
+        DefaultValue::Text("absent: back to back (msg)"),
+        doc("Flow", "interval"),
+        src("Flow::interval"),
+    );
+    b.add(
+        text("flow[].from"),
+        "string",
+        DefaultValue::Text("absent; required in a network"),
+        doc("Flow", "from"),
+        src("Flow::from"),
+    );
+    b.add(
+        text("flow[].to"),
+        "string",
+        DefaultValue::Text("absent; required in a network"),
+        doc("Flow", "to"),
+        src("Flow::to"),
+    );
 }
 
 /// `[dumbbell]` and `[[flow]]` (docs/topology.md § Flows that share a bottleneck): the bottleneck's
@@ -618,7 +713,7 @@ fn dumbbell_keys(b: &mut Builder) {
         text("One flow through the `[dumbbell]`: what it runs (`kind`), its hosts' stack and TCP knobs, its access delay and start time."),
         src("Flow"),
     );
-    b.add(text("flow[].kind"), "string", DefaultValue::Required, text("`stream` (a bulk transfer from the sender, netperf TCP_STREAM) or `rr` (request/response transactions one at a time, netperf TCP_RR)."), src("Flow::kind"));
+    b.add(text("flow[].kind"), "string", DefaultValue::Required, text("`stream` (a bulk transfer from the sender, netperf TCP_STREAM), `rr` (request/response transactions one at a time, netperf TCP_RR) or `msg` (messages of `message` bytes, back to back or one every `interval`, the `tcp_msg` workload)."), src("Flow::kind"));
     b.add(text("flow[].stack"), "string", DefaultValue::Value("rfc".into()), doc("Flow", "stack"), src("Flow::stack"));
     b.add(text("flow[].tcp"), "table", DefaultValue::Text("{} (the personality's values)"), text("TCP knobs of the flow's two hosts on top of its personality, the keys of `client.tcp` (`congestion_control = \"reno\"`)."), text("TcpConfig, crates/tcp/src/config.rs"));
     let tcp_keys: Vec<Key> = b.keys.iter().filter(|k| k.path.starts_with("{client,server}.tcp.")).cloned().collect();
@@ -637,7 +732,7 @@ fn dumbbell_keys(b: &mut Builder) {
     b.add(
         text("flow[].message"),
         "size",
-        DefaultValue::Text("16KiB (stream)"),
+        DefaultValue::Text("16KiB (stream), 1KiB (msg)"),
         doc("Flow", "message"),
         src("Flow::message"),
     );
@@ -676,6 +771,9 @@ pub fn lookup(query: &str) -> Lookup {
         k.path.starts_with("dumbbell.bottleneck.")
             || k.path.starts_with("dumbbell.reverse.")
             || k.path.starts_with("flow[].tcp.")
+            || k.path.starts_with("host[].tcp.")
+            || k.path.starts_with("link[].forward.")
+            || k.path.starts_with("link[].backward.")
     };
     let originals = |found: Vec<&'static Key>| {
         if found.iter().any(|k| !copy(k)) {

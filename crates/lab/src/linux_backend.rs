@@ -281,6 +281,9 @@ pub fn check(s: &Scenario) -> Result<(), LinuxError> {
 
 /// Every value `s` sets that the kernel cannot honour.
 pub fn refusals(s: &Scenario) -> Vec<Refusal> {
+    if let Some((key, value, reason)) = crate::topology::linux_refusal(s) {
+        return vec![Refusal { origin: origin_at(s, key), key: key.into(), value, reason }];
+    }
     let mut out = Vec::new();
     let mut refuse = |key: &str, value: String, reason: String| {
         out.push(Refusal { origin: origin_at(s, key), key: key.into(), value, reason });

@@ -287,6 +287,7 @@ pub fn run_point(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<RdpConnec
         confidence: None,
         flows: Vec::new(),
         aggregate: None,
+        flow_series: None,
     };
     let engine = EngineCounters {
         events: r.events,

@@ -228,6 +228,10 @@ pub struct Point {
     /// A `[dumbbell]` scenario: the stream flows' goodputs summed and Jain's fairness index over them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aggregate: Option<crate::topology::FlowsAggregate>,
+    /// A flows scenario with `test.series`: every flow over time (goodput, or an rr flow's transaction
+    /// time), what `--flent` writes as flent's RRUL series.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_series: Option<crate::topology::FlowSeries>,
 }
 
 impl Point {
@@ -1066,13 +1070,14 @@ pub fn run_point_with(
         }
         return crate::rdp_backend::run_point(s, seed, None).map_err(RunError::Sim);
     }
-    if s.dumbbell.is_some() {
+    if s.has_flows() {
         if probe.is_some() {
             return Err(RunError::Unsupported(
-                "a [dumbbell] scenario has no packet trace yet (--pcap takes the client-server scenarios)".into(),
+                "a [dumbbell] or [[link]] scenario has no packet trace yet (--pcap takes the client-server scenarios)"
+                    .into(),
             ));
         }
-        let (run, flows) = crate::topology::run(s, seed).map_err(RunError::Sim)?;
+        let (run, flows, flow_series) = crate::topology::run(s, seed).map_err(RunError::Sim)?;
         let aggregate = Some(crate::topology::aggregate(&flows));
         let point = Point {
             params: serde_json::Map::new(),
@@ -1088,6 +1093,7 @@ pub fn run_point_with(
             published: Vec::new(),
             flows,
             aggregate,
+            flow_series,
         };
         return Ok(PointRun { point, engine: run.engine });
     }
@@ -1106,6 +1112,7 @@ pub fn run_point_with(
         published: Vec::new(),
         flows: Vec::new(),
         aggregate: None,
+        flow_series: None,
     };
     Ok(PointRun { point, engine: run.engine })
 }
@@ -1223,6 +1230,7 @@ pub fn run_point_linux(
         published: Vec::new(),
         flows: Vec::new(),
         aggregate: None,
+        flow_series: None,
     };
     let mut point = point;
     point.compare_published(s);

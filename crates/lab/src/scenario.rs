@@ -53,9 +53,60 @@ pub struct Scenario {
     /// read one shape; the run is the dumbbell's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dumbbell: Option<Dumbbell>,
-    /// `[[flow]]`: the flows through the dumbbell, in order (flow 0 is sender 0 to receiver 0).
+    /// `[[flow]]`: the flows through the dumbbell, in order (flow 0 is sender 0 to receiver 0), or
+    /// between the hosts of a network (each flow's `from` and `to`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flow: Vec<Flow>,
+    /// `[[host]]` (docs/topology.md § Networks): the hosts of a network, routers included. With
+    /// `[[link]]` it replaces the client-server path as `[dumbbell]` does: `path` is then the network's
+    /// slowest link direction and `client`/`server` the hosts of flow 0, filled in for the same reasons.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host: Vec<NetHost>,
+    /// `[[link]]`: the duplex links joining the hosts; routes are the engine's (fewest hops).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub link: Vec<NetLink>,
+}
+
+impl Scenario {
+    /// Whether the scenario runs `[[flow]]`s (a `[dumbbell]` or a network) rather than the client-server test.
+    pub fn has_flows(&self) -> bool {
+        !self.flow.is_empty()
+    }
+
+    /// Whether the scenario is a network of `[[host]]` and `[[link]]` tables.
+    pub fn is_network(&self) -> bool {
+        !self.link.is_empty()
+    }
+
+    /// The index of the host named `name` in a network.
+    pub fn host_index(&self, name: &str) -> Option<usize> {
+        self.host.iter().position(|h| h.name == name)
+    }
+}
+
+/// `[[host]]`: one host of a network. A router is a host no flow starts or ends at; every host forwards
+/// what is not addressed to it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetHost {
+    /// What links and flows call the host (letters, digits, `-`, `_`, `.`).
+    pub name: String,
+    /// The personality of the host's TCP, with `tcp` on top: every flow end on the host runs it.
+    pub stack: String,
+    pub tcp: TcpConfig,
+}
+
+/// `[[link]]`: a duplex link between the hosts named `a` and `b`, each direction with its own rate,
+/// delay, queue, qdisc, loss, MTU and framing (the keys of `path.up`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetLink {
+    pub a: String,
+    pub b: String,
+    /// From `a` to `b`.
+    pub forward: LinkConfig,
+    /// From `b` to `a`; default: a copy of `forward`.
+    pub backward: LinkConfig,
 }
 
 /// `[dumbbell]`: N senders on the left, each on its own access link to the left router, the bottleneck
@@ -81,6 +132,9 @@ pub enum FlowKind {
     Stream,
     /// One request/response transaction at a time from the sender (netperf TCP_RR).
     Rr,
+    /// Messages of `message` bytes, one send call each, back to back or one every `interval`; the receiver
+    /// times each whole message (the `tcp_msg` test's workload).
+    Msg,
 }
 
 impl FlowKind {
@@ -88,6 +142,7 @@ impl FlowKind {
         match self {
             FlowKind::Stream => "stream",
             FlowKind::Rr => "rr",
+            FlowKind::Msg => "msg",
         }
     }
 }
@@ -106,14 +161,25 @@ pub struct Flow {
     /// When the sender opens its connection (flows starting later do not hold up the measurement, which
     /// they join as they connect).
     pub start: Duration,
-    /// `stream`: send call size; default 16 KiB.
+    /// `stream`: send call size; default 16 KiB. `msg`: the message's size, one send call each; default
+    /// 1 KiB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<ByteSize>,
+    /// `msg`: one message every `interval` from the start of the measurement; absent: back to back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Duration>,
     /// `rr`: request and response sizes; default 1 byte each.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request: Option<ByteSize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response: Option<ByteSize>,
+    /// In a network: the host the flow's sender (the client: it connects, and writes a stream's data or
+    /// an rr flow's requests) runs on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    /// In a network: the host the flow's receiver (the server) runs on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
 }
 
 /// `[table]` (docs/scenario.md § Table): the columns added to the table `run` and `report` print, each a
@@ -523,6 +589,10 @@ struct RawScenario {
     #[serde(default)]
     flow: Vec<RawFlow>,
     #[serde(default)]
+    host: Vec<RawNetHost>,
+    #[serde(default)]
+    link: Vec<RawNetLink>,
+    #[serde(default)]
     plot: Vec<PlotSpec>,
     #[serde(default)]
     published: Vec<crate::published::PublishedSeries>,
@@ -542,18 +612,41 @@ struct RawDumbbell {
 #[serde(deny_unknown_fields)]
 struct RawFlow {
     kind: FlowKind,
-    #[serde(default = "default_stack")]
-    stack: String,
-    #[serde(default)]
-    tcp: toml::Table,
-    #[serde(default)]
-    access_delay: Duration,
+    stack: Option<String>,
+    tcp: Option<toml::Table>,
+    access_delay: Option<Duration>,
     #[serde(default)]
     start: Duration,
     message: Option<ByteSize>,
     request: Option<ByteSize>,
     response: Option<ByteSize>,
+    interval: Option<Duration>,
+    from: Option<String>,
+    to: Option<String>,
 }
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawNetHost {
+    name: String,
+    #[serde(default = "default_stack")]
+    stack: String,
+    #[serde(default)]
+    tcp: toml::Table,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawNetLink {
+    a: String,
+    b: String,
+    forward: LinkConfig,
+    backward: Option<LinkConfig>,
+}
+
+/// The most hosts and the most links a network takes.
+pub const MAX_NET_HOSTS: usize = 4096;
+pub const MAX_NET_LINKS: usize = 8192;
 
 /// The most flows a `[dumbbell]` takes (two hosts and two access links each).
 pub const MAX_FLOWS: usize = 1000;
@@ -812,27 +905,49 @@ pub fn load(src: &Source, overrides: &[String]) -> Result<Scenario, ScenarioErro
     // A dumbbell's links and hosts are its own: a two-host key beside it would be silently ignored. Of
     // `[test]` it takes the measurement's length only.
     let mut dumbbell_duration = None;
-    if table.contains_key("dumbbell") {
+    let mut flows_series = None;
+    // A network of [[host]] and [[link]] tables takes the same keys as a dumbbell.
+    let shape = if table.contains_key("dumbbell") {
+        Some((
+            "[dumbbell]",
+            "its links are dumbbell.bottleneck, dumbbell.reverse and each flow's access_delay; its \
+                            hosts are the [[flow]] tables",
+            "flow",
+        ))
+    } else if table.contains_key("link") || table.contains_key("host") {
+        Some((
+            "[[host]]/[[link]]",
+            "its links are the [[link]] tables and its hosts the [[host]] tables",
+            "host, link, flow",
+        ))
+    } else {
+        None
+    };
+    if let Some((shape, own, tables)) = shape {
         if let Some(test) = table.remove("test") {
             let toml::Value::Table(mut test) = test else {
-                return Err(ctx.error("test", "expected a table; beside [dumbbell] it takes duration only"));
+                return Err(ctx.error("test", format!("expected a table; beside {shape} it takes duration only")));
             };
-            if let Some(k) = test.keys().find(|k| *k != "duration") {
+            if let Some(k) = test.keys().find(|k| *k != "duration" && *k != "series") {
                 return Err(ctx.error(
                     &format!("test.{k}"),
-                    "not used with [dumbbell] (each [[flow]] says what it runs); accepted in [test] beside \
-                     [dumbbell]: duration",
+                    format!(
+                        "not used with {shape} (each [[flow]] says what it runs); accepted in [test] beside \
+                         {shape}: duration, series (every flow over time, an interval such as \"100ms\")"
+                    ),
                 ));
             }
             dumbbell_duration = test.remove("duration");
+            flows_series = test.remove("series");
         }
         for key in ["path", "client", "server"] {
             if table.contains_key(key) {
                 return Err(ctx.error(
                     key,
-                    "not used with [dumbbell] (its links are dumbbell.bottleneck, dumbbell.reverse and each \
-                     flow's access_delay; its hosts are the [[flow]] tables); accepted beside [dumbbell]: name, \
-                     description, seed, test.duration, flow, plot, published, table",
+                    format!(
+                        "not used with {shape} ({own}); accepted beside {shape}: name, description, seed, \
+                         test.duration, {tables}, plot, published, table"
+                    ),
                 ));
             }
         }
@@ -840,7 +955,22 @@ pub fn load(src: &Source, overrides: &[String]) -> Result<Scenario, ScenarioErro
     let mut explicit = std::collections::BTreeMap::new();
     written(&ctx, "", &table, &mut explicit);
     let raw: RawScenario = ctx.deserialize("", toml::Value::Table(table))?;
-    Ok(Scenario { explicit, ..resolve(&ctx, raw, dumbbell_duration)? })
+    let mut scenario = resolve(&ctx, raw, dumbbell_duration)?;
+    // `test.series` beside [[flow]]: every flow sampled at this interval (crate::topology::FlowSeries).
+    if let Some(v) = flows_series {
+        let d: Duration = ctx.deserialize("test.series", v)?;
+        if d < Duration::from_millis(1) || d > scenario.test.duration {
+            return Err(ctx.error(
+                "test.series",
+                format!(
+                    "{d}: accepted 1ms to test.duration ({}); beside [[flow]] an interval only",
+                    scenario.test.duration
+                ),
+            ));
+        }
+        scenario.test.series = Some(d);
+    }
+    Ok(Scenario { explicit, ..scenario })
 }
 
 /// The dotted path of every value in `table` (tables are walked, an array is one value) with where it was
@@ -874,17 +1004,64 @@ fn parse_override(flag: &str) -> Result<(String, toml::Value), ScenarioError> {
     }
     let value = value.trim();
     let parsed = toml::from_str::<toml::Table>(&format!("v = {value}")).ok().and_then(|mut t| t.remove("v"));
-    Ok((path.to_string(), parsed.unwrap_or_else(|| toml::Value::String(value.to_string()))))
+    Ok((canonical_path(path), parsed.unwrap_or_else(|| toml::Value::String(value.to_string()))))
+}
+
+/// A `--set`/`--sweep` path with an array's item as errors name it: `flow.1.start` is `flow[1].start`
+/// (both spellings are accepted; a part of digits indexes the array before it).
+pub fn canonical_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len() + 2);
+    for part in path.split('.') {
+        if !out.is_empty() && !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()) && !out.ends_with(']') {
+            out.push('[');
+            out.push_str(part);
+            out.push(']');
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(part);
+        }
+    }
+    out
+}
+
+/// `name[i]`: the array `name` and the index `i`.
+fn indexed(part: &str) -> Option<(&str, &str)> {
+    part.strip_suffix(']').and_then(|p| p.split_once('['))
 }
 
 fn set_path(table: &mut toml::Table, path: &str, value: toml::Value) -> Result<(), String> {
     let parts: Vec<&str> = path.split('.').collect();
     let mut t = table;
     for (i, part) in parts[..parts.len() - 1].iter().enumerate() {
+        // `flow[1]`: an item of an array of tables the file has (a flag changes one, it adds none).
+        if let Some((name, idx)) = indexed(part) {
+            let len = t.get(name).and_then(|v| v.as_array()).map(Vec::len);
+            let Some(len) = len else {
+                return Err(format!(
+                    "{name}[{idx}]: the scenario has no [[{name}]] tables; --set changes an item, it adds none"
+                ));
+            };
+            let item = idx.parse::<usize>().ok().filter(|&k| k < len).ok_or_else(|| {
+                format!(
+                    "{name}[{idx}]: the scenario has {len} [[{name}]] tables, {name}[0] to {name}[{}]; --set changes an \
+                     item, it adds none",
+                    len.saturating_sub(1)
+                )
+            })?;
+            let entry = &mut t.get_mut(name).and_then(|v| v.as_array_mut()).expect("an array")[item];
+            t = entry.as_table_mut().ok_or_else(|| format!("{} is not a table", parts[..=i].join(".")))?;
+            continue;
+        }
         let entry = t.entry(part.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
         t = entry.as_table_mut().ok_or_else(|| format!("{} is not a table", parts[..=i].join(".")))?;
     }
-    t.insert(parts[parts.len() - 1].to_string(), value);
+    let last = parts[parts.len() - 1];
+    if indexed(last).is_some() {
+        return Err(format!("{path}: a whole [[table]] cannot be set; set one of its keys ({path}.KEY=VALUE)"));
+    }
+    t.insert(last.to_string(), value);
     Ok(())
 }
 
@@ -916,103 +1093,83 @@ fn check_link(ctx: &Ctx, key: &str, link: &LinkConfig) -> Result<(), ScenarioErr
 
 /// The send call size of a stream flow without `message`.
 pub const FLOW_DEFAULT_MESSAGE: u64 = 16 * 1024;
+/// The message size of a msg flow without `message`.
+pub const FLOW_DEFAULT_MSG_MESSAGE: u64 = 1024;
 
-/// A `[dumbbell]` scenario: its links and flows checked, and `path`/`test`/`client`/`server` filled in
-/// from them (see [`Scenario::dumbbell`]).
-fn resolve_dumbbell(
-    ctx: &Ctx,
-    raw: RawScenario,
-    d: RawDumbbell,
-    duration: Option<toml::Value>,
-) -> Result<Scenario, ScenarioError> {
+/// A flows scenario's `test.duration` (`shape`: `[dumbbell]`, `[[host]]/[[link]]`), the one `[test]` key
+/// it takes.
+fn flows_duration(ctx: &Ctx, shape: &str, duration: Option<toml::Value>) -> Result<Duration, ScenarioError> {
     let Some(duration) = duration else {
         return Err(ctx.error(
             "test.duration",
-            "missing key; a [dumbbell] measures for [test] duration, a duration such as \"30s\"",
+            format!("missing key; a {shape} measures for [test] duration, a duration such as \"30s\""),
         ));
     };
     let duration: Duration = ctx.deserialize("test.duration", duration)?;
-    let reverse = d.reverse.clone().unwrap_or_else(|| d.bottleneck.clone());
-    check_link(ctx, "dumbbell.bottleneck", &d.bottleneck)?;
-    check_link(ctx, "dumbbell.reverse", &reverse)?;
     if duration.is_zero() || duration > Duration::from_secs(86_400) {
         return Err(ctx.error("test.duration", format!("{duration}: accepted more than 0s, at most 1 day")));
     }
-    if raw.flow.is_empty() {
-        return Err(
-            ctx.error("dumbbell", "has no flows; add one [[flow]] table per flow (kind = \"stream\" or \"rr\")")
-        );
-    }
-    if raw.flow.len() > MAX_FLOWS {
-        return Err(ctx.error("flow", format!("{} flows: accepted 1 to {MAX_FLOWS}", raw.flow.len())));
-    }
-    let mut flows = Vec::with_capacity(raw.flow.len());
-    let mut hosts: Vec<Host> = Vec::with_capacity(raw.flow.len());
-    for (i, f) in raw.flow.into_iter().enumerate() {
-        let at = format!("flow[{i}]");
-        let host =
-            resolve_host(ctx, &at, RawHost { stack: f.stack, tcp: f.tcp, rdp: None, host: Nic::default() }, false)?;
-        host.tcp.validate().map_err(|m| {
-            let knob = m.split([' ', ',', ':']).next().unwrap_or("");
-            ctx.error(&format!("{at}.tcp.{knob}"), m)
-        })?;
-        let kind = f.kind;
-        for (key, given, accepted) in [
-            ("message", f.message.is_some(), "stream"),
-            ("request", f.request.is_some(), "rr"),
-            ("response", f.response.is_some(), "rr"),
-        ] {
-            if given && kind.key() != accepted {
-                return Err(ctx.error(
-                    &format!("{at}.{key}"),
-                    format!("not used by kind = {:?}; accepted with kind = {accepted:?}", kind.key()),
-                ));
-            }
-        }
-        for (key, size) in [("message", f.message), ("request", f.request), ("response", f.response)] {
-            if let Some(b) = size {
-                if b.bytes() == 0 || b.bytes() > 1 << 30 {
-                    return Err(ctx.error(&format!("{at}.{key}"), format!("{b}: accepted 1B to 1GiB")));
-                }
-            }
-        }
-        if f.access_delay > Duration::from_secs(60) {
-            return Err(ctx.error(&format!("{at}.access_delay"), format!("{}: accepted 0s to 60s", f.access_delay)));
-        }
-        if f.start >= duration {
+    Ok(duration)
+}
+
+/// The checks every flow gets in either shape: the keys of its kind, its sizes and its start; returns its
+/// `message`, `request` and `response` with their defaults filled in.
+#[allow(clippy::type_complexity)]
+fn flow_sizes(
+    ctx: &Ctx,
+    at: &str,
+    f: &RawFlow,
+    duration: Duration,
+) -> Result<(Option<ByteSize>, Option<ByteSize>, Option<ByteSize>), ScenarioError> {
+    let kind = f.kind;
+    for (key, given, accepted) in [
+        ("message", f.message.is_some(), &["stream", "msg"][..]),
+        ("request", f.request.is_some(), &["rr"]),
+        ("response", f.response.is_some(), &["rr"]),
+        ("interval", f.interval.is_some(), &["msg"]),
+    ] {
+        if given && !accepted.contains(&kind.key()) {
+            let with: Vec<String> = accepted.iter().map(|k| format!("kind = {k:?}")).collect();
             return Err(ctx.error(
-                &format!("{at}.start"),
-                format!("{}: accepted 0s to less than test.duration ({duration})", f.start),
+                &format!("{at}.{key}"),
+                format!("not used by kind = {:?}; accepted with {}", kind.key(), with.join(" or ")),
             ));
         }
-        let (message, request, response) = match kind {
-            FlowKind::Stream => (Some(f.message.unwrap_or(ByteSize::new(FLOW_DEFAULT_MESSAGE))), None, None),
-            FlowKind::Rr => {
-                (None, Some(f.request.unwrap_or(ByteSize::new(1))), Some(f.response.unwrap_or(ByteSize::new(1))))
+    }
+    if let Some(i) = f.interval {
+        if i.is_zero() || i > Duration::from_secs(3600) {
+            return Err(ctx.error(&format!("{at}.interval"), format!("{i}: accepted more than 0s, at most 1 hour")));
+        }
+    }
+    for (key, size) in [("message", f.message), ("request", f.request), ("response", f.response)] {
+        if let Some(b) = size {
+            if b.bytes() == 0 || b.bytes() > 1 << 30 {
+                return Err(ctx.error(&format!("{at}.{key}"), format!("{b}: accepted 1B to 1GiB")));
             }
-        };
-        flows.push(Flow {
-            kind,
-            stack: host.stack.clone(),
-            tcp: host.tcp.clone(),
-            access_delay: f.access_delay,
-            start: f.start,
-            message,
-            request,
-            response,
-        });
-        hosts.push(host);
+        }
     }
-    let access_rate = d.access_rate.unwrap_or_else(|| "1gbit".parse().expect("a rate"));
-    if access_rate.bps() == 0 {
-        return Err(ctx.error("dumbbell.access_rate", "a rate must be positive"));
+    if f.start >= duration {
+        return Err(ctx.error(
+            &format!("{at}.start"),
+            format!("{}: accepted 0s to less than test.duration ({duration})", f.start),
+        ));
     }
-    let first = hosts[0].clone();
-    let mut scenario = Scenario {
-        name: raw.name,
-        description: raw.description,
+    Ok(match kind {
+        FlowKind::Stream => (Some(f.message.unwrap_or(ByteSize::new(FLOW_DEFAULT_MESSAGE))), None, None),
+        FlowKind::Rr => {
+            (None, Some(f.request.unwrap_or(ByteSize::new(1))), Some(f.response.unwrap_or(ByteSize::new(1))))
+        }
+        FlowKind::Msg => (Some(f.message.unwrap_or(ByteSize::new(FLOW_DEFAULT_MSG_MESSAGE))), None, None),
+    })
+}
+
+/// A flows scenario with `path`, `client`, `server` and `test` filled in (see [`Scenario::dumbbell`]).
+fn flows_scenario(raw: &RawScenario, path: PathSpec, first: Host, flows: usize, duration: Duration) -> Scenario {
+    Scenario {
+        name: raw.name.clone(),
+        description: raw.description.clone(),
         seed: raw.seed,
-        path: PathSpec { up: d.bottleneck.clone(), down: reverse.clone() },
+        path,
         client: first.clone(),
         server: first,
         plot: Vec::new(),
@@ -1024,7 +1181,7 @@ fn resolve_dumbbell(
             kind: TestKind::TcpStream,
             duration,
             message: ByteSize::new(FLOW_DEFAULT_MESSAGE),
-            parallel: flows.len() as u32,
+            parallel: flows as u32,
             start_spread: None,
             messages: None,
             interval: None,
@@ -1035,17 +1192,99 @@ fn resolve_dumbbell(
             burst: None,
             nodelay: None,
         },
-        dumbbell: Some(Dumbbell { bottleneck: d.bottleneck, reverse, access_rate }),
-        flow: flows,
-    };
-    check_plots(ctx, &scenario, &raw.plot)?;
+        dumbbell: None,
+        flow: Vec::new(),
+        host: Vec::new(),
+        link: Vec::new(),
+    }
+}
+
+/// A flows scenario's plots, reference figures and table, checked and set.
+fn flows_extras(ctx: &Ctx, scenario: &mut Scenario, raw: RawScenario) -> Result<(), ScenarioError> {
+    check_plots(ctx, scenario, &raw.plot)?;
     scenario.plot = raw.plot;
-    check_published(ctx, &scenario, &raw.published)?;
+    check_published(ctx, scenario, &raw.published)?;
     scenario.published = raw.published;
     if let Some(t) = &raw.table {
-        check_table(ctx, &scenario, t)?;
+        check_table(ctx, scenario, t)?;
     }
     scenario.table = raw.table;
+    Ok(())
+}
+
+/// A `[dumbbell]` scenario: its links and flows checked, and `path`/`test`/`client`/`server` filled in
+/// from them (see [`Scenario::dumbbell`]).
+fn resolve_dumbbell(
+    ctx: &Ctx,
+    mut raw: RawScenario,
+    d: RawDumbbell,
+    duration: Option<toml::Value>,
+) -> Result<Scenario, ScenarioError> {
+    let duration = flows_duration(ctx, "[dumbbell]", duration)?;
+    let reverse = d.reverse.clone().unwrap_or_else(|| d.bottleneck.clone());
+    check_link(ctx, "dumbbell.bottleneck", &d.bottleneck)?;
+    check_link(ctx, "dumbbell.reverse", &reverse)?;
+    if raw.flow.is_empty() {
+        return Err(
+            ctx.error("dumbbell", "has no flows; add one [[flow]] table per flow (kind = \"stream\" or \"rr\")")
+        );
+    }
+    if raw.flow.len() > MAX_FLOWS {
+        return Err(ctx.error("flow", format!("{} flows: accepted 1 to {MAX_FLOWS}", raw.flow.len())));
+    }
+    let mut flows = Vec::with_capacity(raw.flow.len());
+    let mut hosts: Vec<Host> = Vec::with_capacity(raw.flow.len());
+    for (i, f) in std::mem::take(&mut raw.flow).into_iter().enumerate() {
+        let at = format!("flow[{i}]");
+        for (key, given) in [("from", f.from.is_some()), ("to", f.to.is_some())] {
+            if given {
+                return Err(ctx.error(
+                    &format!("{at}.{key}"),
+                    "not used with [dumbbell] (flow i goes from sender i to receiver i); from and to name the \
+                     hosts of a [[host]]/[[link]] network",
+                ));
+            }
+        }
+        let raw_host = RawHost {
+            stack: f.stack.clone().unwrap_or_else(default_stack),
+            tcp: f.tcp.clone().unwrap_or_default(),
+            rdp: None,
+            host: Nic::default(),
+        };
+        let host = resolve_host(ctx, &at, raw_host, false)?;
+        host.tcp.validate().map_err(|m| {
+            let knob = m.split([' ', ',', ':']).next().unwrap_or("");
+            ctx.error(&format!("{at}.tcp.{knob}"), m)
+        })?;
+        let access_delay = f.access_delay.unwrap_or_default();
+        let (message, request, response) = flow_sizes(ctx, &at, &f, duration)?;
+        if access_delay > Duration::from_secs(60) {
+            return Err(ctx.error(&format!("{at}.access_delay"), format!("{access_delay}: accepted 0s to 60s")));
+        }
+        flows.push(Flow {
+            kind: f.kind,
+            stack: host.stack.clone(),
+            tcp: host.tcp.clone(),
+            access_delay,
+            start: f.start,
+            message,
+            interval: f.interval,
+            request,
+            response,
+            from: None,
+            to: None,
+        });
+        hosts.push(host);
+    }
+    let access_rate = d.access_rate.unwrap_or_else(|| "1gbit".parse().expect("a rate"));
+    if access_rate.bps() == 0 {
+        return Err(ctx.error("dumbbell.access_rate", "a rate must be positive"));
+    }
+    let path = PathSpec { up: d.bottleneck.clone(), down: reverse.clone() };
+    let mut scenario = flows_scenario(&raw, path, hosts[0].clone(), flows.len(), duration);
+    scenario.dumbbell = Some(Dumbbell { bottleneck: d.bottleneck, reverse, access_rate });
+    scenario.flow = flows;
+    flows_extras(ctx, &mut scenario, raw)?;
     // Every number within its range (crate::limits), each flow's knobs checked as a host's, all reported
     // at the keys the file names: the filled-in path is the bottleneck, the client and server the flow.
     for (i, h) in hosts.into_iter().enumerate() {
@@ -1066,16 +1305,209 @@ fn resolve_dumbbell(
     Ok(scenario)
 }
 
+/// A host name as links and flows spell it.
+fn valid_host_name(n: &str) -> bool {
+    !n.is_empty() && n.len() <= 64 && n.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// A network of `[[host]]` and `[[link]]` tables: hosts named once, links between named hosts, each flow
+/// from one host to another with a route both ways; `path` is the slowest link direction (the budget's
+/// and the cross-checks' estimate of the rate), `client`/`server` flow 0's hosts.
+fn resolve_network(ctx: &Ctx, mut raw: RawScenario, duration: Option<toml::Value>) -> Result<Scenario, ScenarioError> {
+    const SHAPE: &str = "[[host]]/[[link]]";
+    let duration = flows_duration(ctx, "network of [[host]] and [[link]] tables", duration)?;
+    if raw.host.len() < 2 {
+        return Err(ctx.error(
+            "host",
+            format!(
+                "{} [[host]] tables; a network has two hosts at least (name = \"...\"), joined by [[link]] tables",
+                raw.host.len()
+            ),
+        ));
+    }
+    if raw.host.len() > MAX_NET_HOSTS {
+        return Err(ctx.error("host", format!("{} hosts: accepted 2 to {MAX_NET_HOSTS}", raw.host.len())));
+    }
+    if raw.link.is_empty() || raw.link.len() > MAX_NET_LINKS {
+        return Err(ctx.error(
+            "link",
+            format!("{} [[link]] tables: accepted 1 to {MAX_NET_LINKS} (a = \"HOST\", b = \"HOST\", forward = {{ rate = ... }})", raw.link.len()),
+        ));
+    }
+    let mut names: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut hosts = Vec::with_capacity(raw.host.len());
+    let mut resolved = Vec::with_capacity(raw.host.len());
+    for (i, h) in std::mem::take(&mut raw.host).into_iter().enumerate() {
+        let at = format!("host[{i}]");
+        if !valid_host_name(&h.name) {
+            return Err(ctx.error(
+                &format!("{at}.name"),
+                format!("{:?}: accepted 1 to 64 letters, digits, '-', '_' or '.'", h.name),
+            ));
+        }
+        if let Some(j) = names.insert(h.name.clone(), i) {
+            return Err(ctx.error(
+                &format!("{at}.name"),
+                format!("{:?} names host[{j}] already; each host its own name", h.name),
+            ));
+        }
+        let host =
+            resolve_host(ctx, &at, RawHost { stack: h.stack, tcp: h.tcp, rdp: None, host: Nic::default() }, false)?;
+        host.tcp.validate().map_err(|m| {
+            let knob = m.split([' ', ',', ':']).next().unwrap_or("");
+            ctx.error(&format!("{at}.tcp.{knob}"), m)
+        })?;
+        hosts.push(NetHost { name: h.name, stack: host.stack.clone(), tcp: host.tcp.clone() });
+        resolved.push(host);
+    }
+    let accepted = || {
+        let mut v: Vec<String> = hosts.iter().take(12).map(|h| format!("{:?}", h.name)).collect();
+        if hosts.len() > 12 {
+            v.push(format!("... ({} hosts)", hosts.len()));
+        }
+        v.join(", ")
+    };
+    let lookup = |key: &str, name: &str| {
+        names
+            .get(name)
+            .copied()
+            .ok_or_else(|| ctx.error(key, format!("{name:?}: no [[host]] has that name; accepted: {}", accepted())))
+    };
+    let mut links = Vec::with_capacity(raw.link.len());
+    let mut specs = Vec::with_capacity(raw.link.len());
+    for (i, l) in std::mem::take(&mut raw.link).into_iter().enumerate() {
+        let at = format!("link[{i}]");
+        let a = lookup(&format!("{at}.a"), &l.a)?;
+        let b = lookup(&format!("{at}.b"), &l.b)?;
+        if a == b {
+            return Err(ctx.error(&format!("{at}.b"), format!("{:?}: a link joins two different hosts", l.b)));
+        }
+        let backward = l.backward.unwrap_or_else(|| l.forward.clone());
+        check_link(ctx, &format!("{at}.forward"), &l.forward)?;
+        check_link(ctx, &format!("{at}.backward"), &backward)?;
+        specs.push(tcplab_sim::LinkSpec {
+            a: tcplab_sim::HostId(a as u32),
+            b: tcplab_sim::HostId(b as u32),
+            forward: l.forward.clone(),
+            backward: backward.clone(),
+        });
+        links.push(NetLink { a: l.a, b: l.b, forward: l.forward, backward });
+    }
+    if raw.flow.is_empty() {
+        return Err(ctx.error(
+            "flow",
+            "a network has no flows; add one [[flow]] table per flow (kind = \"stream\" or \"rr\", from = \"HOST\", \
+             to = \"HOST\")",
+        ));
+    }
+    if raw.flow.len() > MAX_FLOWS {
+        return Err(ctx.error("flow", format!("{} flows: accepted 1 to {MAX_FLOWS}", raw.flow.len())));
+    }
+    let mut routes = tcplab_sim::Routes::new(hosts.len(), &specs);
+    let mut flows = Vec::with_capacity(raw.flow.len());
+    for (i, f) in std::mem::take(&mut raw.flow).into_iter().enumerate() {
+        let at = format!("flow[{i}]");
+        let in_network =
+            |key: &str, why: &str| ctx.error(&format!("{at}.{key}"), format!("not used in a {SHAPE} network: {why}"));
+        if f.access_delay.is_some() {
+            return Err(in_network(
+                "access_delay",
+                "the delays are the [[link]]s' (a flow's own access link is a [[link]] to its host)",
+            ));
+        }
+        if f.stack.is_some() || f.tcp.is_some() {
+            let key = if f.stack.is_some() { "stack" } else { "tcp" };
+            return Err(in_network(key, "each [[host]] has its stack and tcp, which every flow end on it runs"));
+        }
+        let (Some(from), Some(to)) = (f.from.clone(), f.to.clone()) else {
+            let key = if f.from.is_none() { "from" } else { "to" };
+            return Err(ctx.error(
+                &format!("{at}.{key}"),
+                format!("missing key; a flow in a network goes from one [[host]] to another; accepted: {}", accepted()),
+            ));
+        };
+        let (src, dst) = (lookup(&format!("{at}.from"), &from)?, lookup(&format!("{at}.to"), &to)?);
+        if src == dst {
+            return Err(ctx.error(&format!("{at}.to"), format!("{to:?}: a flow goes to another host than its own")));
+        }
+        let (hs, hd) = (tcplab_sim::HostId(src as u32), tcplab_sim::HostId(dst as u32));
+        if routes.route(hs, hd).is_err() || routes.route(hd, hs).is_err() {
+            return Err(ctx.error(
+                &format!("{at}.to"),
+                format!(
+                    "{to:?}: no path of [[link]]s joins it to {from:?} (within {} hops)",
+                    tcplab_sim::graph::MAX_HOPS
+                ),
+            ));
+        }
+        let (message, request, response) = flow_sizes(ctx, &at, &f, duration)?;
+        let sender = &resolved[src];
+        flows.push(Flow {
+            kind: f.kind,
+            stack: sender.stack.clone(),
+            tcp: sender.tcp.clone(),
+            access_delay: Duration::ZERO,
+            start: f.start,
+            message,
+            interval: f.interval,
+            request,
+            response,
+            from: Some(from),
+            to: Some(to),
+        });
+    }
+    // The slowest direction (the first of equals), as `path`.
+    let slowest =
+        links.iter().flat_map(|l| [&l.forward, &l.backward]).min_by_key(|c| c.rate.bps()).cloned().expect("a link");
+    let path = PathSpec { up: slowest.clone(), down: slowest };
+    let first = resolved[names[flows[0].from.as_deref().expect("a network flow")]].clone();
+    let mut scenario = flows_scenario(&raw, path, first, flows.len(), duration);
+    scenario.flow = flows;
+    scenario.host = hosts;
+    scenario.link = links;
+    flows_extras(ctx, &mut scenario, raw)?;
+    // Every number within its range (crate::limits), each link direction checked as a path's and each
+    // host as a client, reported at the keys the file names.
+    let dirs = scenario.link.iter().enumerate().flat_map(|(i, l)| {
+        [(format!("link[{i}].forward"), l.forward.clone()), (format!("link[{i}].backward"), l.backward.clone())]
+    });
+    for (key, dir) in dirs {
+        let probe = Scenario { path: PathSpec { up: dir.clone(), down: dir }, ..scenario.clone() };
+        crate::limits::check(&probe).map_err(|e| {
+            let k = e.key.strip_prefix("path.up.").or_else(|| e.key.strip_prefix("path.down."));
+            ctx.error(&k.map_or_else(|| e.key.clone(), |k| format!("{key}.{k}")), e.message)
+        })?;
+    }
+    for (i, h) in resolved.into_iter().enumerate() {
+        let probe = Scenario { client: h.clone(), server: h, ..scenario.clone() };
+        crate::limits::check(&probe).map_err(|e| {
+            let k = e.key.strip_prefix("client.").or_else(|| e.key.strip_prefix("server."));
+            ctx.error(&k.map_or_else(|| e.key.clone(), |k| format!("host[{i}].{k}")), e.message)
+        })?;
+    }
+    Ok(scenario)
+}
+
 /// `dumbbell_duration`: a `[dumbbell]` scenario's `test.duration`, the one key of `[test]` it takes (taken
 /// out of the table by `load`).
 fn resolve(ctx: &Ctx, mut raw: RawScenario, dumbbell_duration: Option<toml::Value>) -> Result<Scenario, ScenarioError> {
+    if !raw.link.is_empty() || !raw.host.is_empty() {
+        if raw.dumbbell.is_some() {
+            return Err(ctx.error(
+                "dumbbell",
+                "a scenario is a [dumbbell] or a network of [[host]] and [[link]] tables, not both",
+            ));
+        }
+        return resolve_network(ctx, raw, dumbbell_duration);
+    }
     if let Some(d) = raw.dumbbell.take() {
         return resolve_dumbbell(ctx, raw, d, dumbbell_duration);
     }
     if !raw.flow.is_empty() {
         return Err(ctx.error(
             "flow",
-            "[[flow]] needs a [dumbbell] (the bottleneck the flows share); the client-server test is [test]",
+            "[[flow]] needs a [dumbbell] (the bottleneck the flows share) or a network of [[host]] and [[link]] \
+             tables; the client-server test is [test]",
         ));
     }
     let Some(raw_path) = raw.path.take() else { return Err(ctx.error("", "missing key `path`")) };
@@ -1321,6 +1753,8 @@ fn resolve(ctx: &Ctx, mut raw: RawScenario, dumbbell_duration: Option<toml::Valu
             burst,
             nodelay: t.nodelay,
         },
+        host: Vec::new(),
+        link: Vec::new(),
     };
     check_plots(ctx, &scenario, &raw.plot)?;
     scenario.plot = raw.plot;
@@ -1706,6 +2140,8 @@ pub const SHIPPED: &[Shipped] = &[
     Shipped { name: "cubic-vs-reno", text: include_str!("../../../scenarios/cubic-vs-reno.toml") },
     Shipped { name: "rtt-fairness", text: include_str!("../../../scenarios/rtt-fairness.toml") },
     Shipped { name: "bufferbloat", text: include_str!("../../../scenarios/bufferbloat.toml") },
+    Shipped { name: "parking-lot", text: include_str!("../../../scenarios/parking-lot.toml") },
+    Shipped { name: "rrul", text: include_str!("../../../scenarios/rrul.toml") },
     Shipped { name: "classic/dsl-rr", text: include_str!("../../../scenarios/classic/dsl-rr.toml") },
     Shipped { name: "classic/dsl-rr-nodelay", text: include_str!("../../../scenarios/classic/dsl-rr-nodelay.toml") },
     Shipped {

@@ -215,7 +215,7 @@ fn prefix_of(heading: &str) -> Option<&'static str> {
 fn row_path(prefix: &str, name: &str) -> String {
     match (prefix, name) {
         ("", "client" | "server") => "{client,server}".into(),
-        ("", "plot" | "published" | "flow") => format!("{name}[]"),
+        ("", "plot" | "published" | "flow" | "host" | "link") => format!("{name}[]"),
         ("", n) if n.starts_with("sweep.") => "sweep".into(),
         (p, n) => format!("{p}{n}"),
     }

@@ -69,6 +69,9 @@ fn series(doc: &ResultDoc) -> Vec<Series> {
 /// The flent document of a time-series run; `None` when the result has no series (nothing to plot),
 /// with the reason.
 pub fn document(doc: &ResultDoc) -> Result<Value, String> {
+    if let Some(fs) = doc.points.first().and_then(|p| p.flow_series.as_ref()) {
+        return flows_document(doc, fs);
+    }
     let series = series(doc);
     if series.is_empty() {
         return Err("no time series in the result (set test.series)".into());
@@ -168,6 +171,102 @@ pub fn document(doc: &ResultDoc) -> Result<Value, String> {
             "TCPLAB_SEED": doc.seed,
             "SERIES_META": meta,
             "TCPLAB_TEST": s.test.kind.key(),
+        },
+    }))
+}
+
+/// A flows run's series as flent's `rrul` test names them, so that flent's RRUL plots (`download`,
+/// `upload`, `ping`, `totals`, `all_scaled`) draw it: the stream flows leaving flow 0's sender are the
+/// uploads, the others the downloads, named `TCP upload BE`, `BK`, `CS5`, `EF` (flent's four DSCP
+/// classes; tcplab marks nothing) and `TCP upload 5`, ... beyond four; each rr flow is `Ping (ms) TCP rr
+/// N` (a 1-byte transaction's time is the round trip flent's pings measure); the sums and averages flent
+/// computes as it runs (`TCP upload sum`, `avg`, `TCP totals`, `Ping (ms) avg`) are computed here.
+fn flows_document(doc: &ResultDoc, fs: &tcplab_lab::topology::FlowSeries) -> Result<Value, String> {
+    let s = &doc.scenario;
+    let first_from = s.flow.first().and_then(|f| f.from.clone());
+    let classes = ["BE", "BK", "CS5", "EF"];
+    let (mut up, mut down, mut rr) = (0usize, 0usize, 0usize);
+    let mut named: Vec<(String, &'static str, &[Option<f64>])> = Vec::new();
+    let mut groups: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
+    for (f, samples) in s.flow.iter().zip(&fs.flows) {
+        let (name, group, units) = match f.kind {
+            tcplab_lab::scenario::FlowKind::Rr => {
+                rr += 1;
+                (format!("Ping (ms) TCP rr {rr}"), "Ping (ms)", "ms")
+            }
+            _ => {
+                let upload = f.from == first_from;
+                let (n, dir) = if upload { (&mut up, "upload") } else { (&mut down, "download") };
+                *n += 1;
+                let class = classes.get(*n - 1).map_or_else(|| n.to_string(), |c| c.to_string());
+                (format!("TCP {dir} {class}"), if upload { "TCP upload" } else { "TCP download" }, "Mbits/s")
+            }
+        };
+        groups.entry(group).or_default().push(named.len());
+        named.push((name, units, &samples.values));
+    }
+    let n = fs.t_s.len();
+    let mut results = Map::new();
+    let mut raw = Map::new();
+    let mut meta = Map::new();
+    let mut put = |name: &str, units: &str, ys: Vec<Option<f64>>| {
+        let r: Vec<Value> = fs.t_s.iter().zip(&ys).filter_map(|(&t, v)| v.map(|v| json!({"t": t, "val": v}))).collect();
+        raw.insert(name.into(), Value::Array(r));
+        results.insert(name.into(), Value::Array(ys.iter().map(|v| json!(v)).collect()));
+        meta.insert(name.into(), json!({"UNITS": units}));
+    };
+    let combine = |idx: &[usize], avg: bool| -> Vec<Option<f64>> {
+        (0..n)
+            .map(|k| {
+                let vals: Vec<f64> = idx.iter().filter_map(|&i| named[i].2.get(k).copied().flatten()).collect();
+                if vals.is_empty() {
+                    return None;
+                }
+                let sum: f64 = vals.iter().sum();
+                Some(if avg { sum / vals.len() as f64 } else { sum })
+            })
+            .collect()
+    };
+    for (name, units, ys) in &named {
+        put(name, units, ys.to_vec());
+    }
+    let mut tcp = Vec::new();
+    for (group, idx) in &groups {
+        if group.starts_with("TCP") {
+            put(&format!("{group} sum"), "Mbits/s", combine(idx, false));
+            put(&format!("{group} avg"), "Mbits/s", combine(idx, true));
+            tcp.extend(idx.iter().copied());
+        } else {
+            put(&format!("{group} avg"), "ms", combine(idx, true));
+        }
+    }
+    if !tcp.is_empty() {
+        put("TCP totals", "Mbits/s", combine(&tcp, false));
+    }
+    Ok(json!({
+        "version": VERSION,
+        "x_values": fs.t_s,
+        "results": results,
+        "raw_values": raw,
+        "metadata": {
+            "NAME": "rrul",
+            "TITLE": s.name,
+            "NOTE": s.description,
+            "TIME": EPOCH,
+            "T0": EPOCH,
+            "LENGTH": s.test.duration.as_secs_f64(),
+            "TOTAL_LENGTH": fs.t_s.last().copied().unwrap_or(0.0),
+            "STEP_SIZE": fs.interval_s,
+            "DELAY": 0,
+            "HOSTS": ["198.18.0.2"],
+            "LOCAL_HOST": "tcplab",
+            "DATA_FILENAME": format!("tcplab-{}.flent.gz", s.name),
+            "FLENT_VERSION": format!("tcplab {}", doc.tcplab),
+            "TCPLAB_SEED": doc.seed,
+            "SERIES_META": meta,
+            "TCPLAB_TEST": "flows",
+            "TCPLAB_NOTE": "Ping (ms) series are TCP flows of 1-byte request/response transactions (their mean \
+                            transaction time per interval); TCP upload/download BE, BK, CS5, EF carry no DSCP mark",
         },
     }))
 }

@@ -17,7 +17,7 @@ use tcplab_link::{LinkConfig, LossFilter, LossModel};
 /// backend's run health.
 pub fn table(doc: &ResultDoc) -> String {
     let t = Tables { doc, swept: doc.sweep.iter().flatten().map(|a| a.path.as_str()).collect() };
-    if doc.scenario.dumbbell.is_some() {
+    if doc.scenario.has_flows() {
         return t.flows_banner() + &t.flows_table() + &t.iteration_notes() + &t.published_table();
     }
     let mut out = t.banner();
@@ -411,6 +411,9 @@ impl Tables<'_> {
     /// A `[dumbbell]` scenario's first lines: the scenario, the bottleneck's directions, the access links.
     fn flows_banner(&self) -> String {
         let s = self.s();
+        if s.is_network() {
+            return self.network_banner();
+        }
         let Some(d) = &s.dumbbell else { return String::new() };
         let mut out = format!(
             "FLOWS TEST through a dumbbell: {} ({}, seed {}), {} flows\n",
@@ -427,6 +430,30 @@ impl Tables<'_> {
             out += &format!("bottleneck: {fw}\nbottleneck back: {bw}\n");
         }
         out += &format!("access links: {}\n", echo(&d.access_rate));
+        out
+    }
+
+    /// A network's first lines: the scenario, then each link with its two directions.
+    fn network_banner(&self) -> String {
+        let s = self.s();
+        let mut out = format!(
+            "FLOWS TEST through a network: {} ({}, seed {}), {} flows, {} hosts, {} links\n",
+            s.name,
+            self.backend_name(),
+            self.doc.seed,
+            s.flow.len(),
+            s.host.len(),
+            s.link.len()
+        );
+        for (i, l) in s.link.iter().enumerate() {
+            let fw = self.link(&format!("link[{i}].forward"), &l.forward);
+            if l.forward == l.backward {
+                out += &format!("link {i} {} <-> {}: {fw}\n", l.a, l.b);
+            } else {
+                let bw = self.link(&format!("link[{i}].backward"), &l.backward);
+                out += &format!("link {i} {} -> {}: {fw}\nlink {i} {} -> {}: {bw}\n", l.a, l.b, l.b, l.a);
+            }
+        }
         out
     }
 
@@ -462,7 +489,7 @@ impl Tables<'_> {
                     if f.kind == "rr" { "-".into() } else { fx(f.goodput_bps / 1e6, 3) },
                     f.retransmissions.to_string(),
                     fx(f.smoothed_rtt_ms, 1),
-                    f.transactions_per_s.map_or("-".into(), |t| fx(t, 2)),
+                    f.transactions_per_s.or(f.messages_per_s).map_or("-".into(), |t| fx(t, 2)),
                     lat(|l| l.p50),
                     lat(|l| l.p99),
                     "-".into(),
