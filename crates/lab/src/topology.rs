@@ -376,7 +376,7 @@ pub fn place_network(s: &Scenario) -> Placed {
     let mut apps = Vec::with_capacity(2 * s.flow.len());
     let mut base_rtt_ms = Vec::with_capacity(s.flow.len());
     let dir = |d: DirId| {
-        if d.index() % 2 == 0 {
+        if d.index().is_multiple_of(2) {
             &links[d.link().index()].forward
         } else {
             &links[d.link().index()].backward

@@ -22,8 +22,8 @@ fn every_shipped_scenarios_result_validates_against_the_schema() {
         // A path MTU brings the hosts' IP fragmentation counters and the scenario's `mtu` and `fragment_ttl`.
         let mtu = Some("path.up.mtu=\"576B\"");
         let ttl = Some("server.host.fragment_ttl=\"15s\"");
-        // A dumbbell takes none of the two-host extras (its flows say what runs): its plain run only.
-        let extras: Vec<Option<&str>> = if s.text.contains("[dumbbell]") {
+        // A dumbbell or a network takes none of the two-host extras (its flows say what runs): its plain run only.
+        let extras: Vec<Option<&str>> = if s.text.contains("[dumbbell]") || s.text.contains("[[link]]") {
             vec![None]
         } else if tcp {
             series.iter().copied().chain([cpu, mtu, ttl]).collect()
