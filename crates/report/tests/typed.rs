@@ -49,8 +49,9 @@ fn every_shipped_scenarios_document_reads_back_byte_for_byte() {
         let tcp = !s.text.contains("kind = \"rdp_");
         let cpu = Some("server.host={cpu={per_segment_in=\"5us\",per_ack_out=\"1us\"}}");
         let mtu = Some("path.up.mtu=\"576B\"");
-        // A dumbbell takes none of the two-host extras (its flows say what runs): its plain run only.
-        let dumbbell = s.text.contains("[dumbbell]");
+        // A dumbbell or a [[link]] network takes none of the two-host extras (its flows say what runs): its
+        // plain run only.
+        let dumbbell = s.text.contains("[dumbbell]") || s.text.contains("[[link]]");
         let mut extras = if dumbbell { vec![None] } else { vec![None, series[0], mtu] };
         if tcp && !dumbbell {
             extras.extend([series[1], cpu]);
