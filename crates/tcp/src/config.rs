@@ -464,11 +464,11 @@ fn is_false(b: &bool) -> bool {
 /// knob, unset by default. A test checks the list against the serialization and every value against
 /// `TcpConfig::default()`.
 pub const OMITTED_AT_DEFAULT: &[(&str, &str)] = &[
-    ("slow_start_at_ssthresh", "false"),
     ("min_tso_segs", "2"),
     ("tso_win_divisor", "3"),
     ("cwnd_growth_delivered", "false"),
     ("prr_ssrb_advance_only", "false"),
+    ("slow_start_at_ssthresh", "false"),
     ("wscale_space", "\"0B\""),
     ("syn_retries", "0"),
     ("fin_delayed_ack", "false"),
