@@ -1139,6 +1139,17 @@ pub fn charts(doc: &Value) -> (Vec<(String, Chart)>, Vec<String>) {
         notes.push("latency CDF: not drawn: no point has latency_us.cdf (no transaction completed)".into());
     }
     charts.extend(cdfs);
+    // A scenario's [[plot]] may carry a built-in plot's name (bbr-startup's `cwnd` beside the time series
+    // of cwnd): the later one is renamed, so that `--plot` never writes one file twice and loses a plot.
+    let mut taken = std::collections::HashSet::new();
+    for (name, _) in &mut charts {
+        if !taken.insert(name.clone()) {
+            let renamed = (2..).map(|k| format!("{name}-{k}")).find(|n| !taken.contains(n)).unwrap_or_default();
+            notes.push(format!("plot {name}: another plot has this name; this one is written as {renamed}"));
+            taken.insert(renamed.clone());
+            *name = renamed;
+        }
+    }
     (charts, notes)
 }
 

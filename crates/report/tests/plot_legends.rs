@@ -126,6 +126,12 @@ fn every_shipped_plot_keeps_its_legend_off_the_data_names_every_entry_and_labels
         let metric_keys: Vec<String> =
             doc["points"][0]["metrics"].as_object().unwrap().keys().filter(|k| k.contains('_')).cloned().collect();
         let (ps, _) = plots(&doc);
+        // Each plot its own file: a [[plot]] named as a built-in plot is must not replace it.
+        let mut names: Vec<&str> = ps.iter().map(|p| p.name.as_str()).collect();
+        names.sort_unstable();
+        let before = names.len();
+        names.dedup();
+        assert_eq!(names.len(), before, "{name}: two plots share a file name");
         for p in &ps {
             let what = format!("{name}/{}.svg", p.name);
             let d = take_apart(&p.svg);
