@@ -204,6 +204,35 @@ struct Row {
     flagged: bool,
 }
 
+/// A row's difference as the table prints it, and whether it is beyond the row's rule.
+fn difference(a: Option<f64>, b: Option<f64>, rule: Rule) -> (String, bool) {
+    match (a, b, rule) {
+        (Some(a), Some(b), Rule::Count2x) => {
+            let (lo, hi) = (a.min(b), a.max(b));
+            let flagged = hi > 2.0 * lo;
+            (
+                if b > 0.0 {
+                    format!("x{:.2}", a / b)
+                } else if a > 0.0 {
+                    "x inf".into()
+                } else {
+                    "=".into()
+                },
+                flagged,
+            )
+        }
+        (Some(a), Some(b), Rule::Within1) => (format!("{:+.0}", a - b), (a - b).abs() > 1.0),
+        // Two figures that both print as 0.00 (an idle direction's sojourn) are the same to the table: a
+        // ratio of their noise would read -100%.
+        (Some(a), Some(b), Rule::Info) if a.abs() < 0.005 && b.abs() < 0.005 => ("=".into(), false),
+        (Some(a), Some(b), _) if b != 0.0 => {
+            let d = (a - b) / b;
+            (format!("{:+.1}%", d * 100.0), rule == Rule::Rate && d.abs() > 0.05)
+        }
+        _ => ("-".into(), false),
+    }
+}
+
 fn rows(sim: &[ResultDoc], linux: &[ResultDoc]) -> Vec<Row> {
     let all = |docs: &[ResultDoc]| docs.iter().map(figures).collect::<Vec<_>>();
     let (s, l) = (all(sim), all(linux));
@@ -217,28 +246,7 @@ fn rows(sim: &[ResultDoc], linux: &[ResultDoc]) -> Vec<Row> {
         .into_iter()
         .map(|(name, rule)| {
             let (a, b) = (avg(&s, &name), avg(&l, &name));
-            let (diff, flagged) = match (a, b, rule) {
-                (Some(a), Some(b), Rule::Count2x) => {
-                    let (lo, hi) = (a.min(b), a.max(b));
-                    let flagged = hi > 2.0 * lo;
-                    (
-                        if b > 0.0 {
-                            format!("x{:.2}", a / b)
-                        } else if a > 0.0 {
-                            "x inf".into()
-                        } else {
-                            "=".into()
-                        },
-                        flagged,
-                    )
-                }
-                (Some(a), Some(b), Rule::Within1) => (format!("{:+.0}", a - b), (a - b).abs() > 1.0),
-                (Some(a), Some(b), _) if b != 0.0 => {
-                    let d = (a - b) / b;
-                    (format!("{:+.1}%", d * 100.0), rule == Rule::Rate && d.abs() > 0.05)
-                }
-                _ => ("-".into(), false),
-            };
+            let (diff, flagged) = difference(a, b, rule);
             Row { name, sim: a, linux: b, diff, flagged }
         })
         .filter(|r| r.sim.is_some() || r.linux.is_some())
@@ -387,6 +395,18 @@ pub fn compare(arg: &str, set: &[String], seed: Option<u64>, runs: u32, json: Op
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn differences_follow_each_rows_rule() {
+        assert_eq!(difference(Some(9.0), Some(10.0), Rule::Rate), ("-10.0%".to_string(), true));
+        assert_eq!(difference(Some(10.2), Some(10.0), Rule::Rate), ("+2.0%".to_string(), false));
+        assert_eq!(difference(Some(30.0), Some(10.0), Rule::Count2x), ("x3.00".to_string(), true));
+        assert_eq!(difference(Some(3.0), Some(2.0), Rule::Within1), ("+1".to_string(), false));
+        // Both print as 0.00: the same, not -100%.
+        assert_eq!(difference(Some(0.0), Some(0.001), Rule::Info), ("=".to_string(), false));
+        assert_eq!(difference(Some(0.5), Some(1.0), Rule::Info), ("-50.0%".to_string(), false));
+        assert_eq!(difference(None, Some(1.0), Rule::Info), ("-".to_string(), false));
+    }
 
     /// A real (simulated) result of seed `seed`, labelled with a Linux run's validity.
     fn doc(seed: u64, valid: bool) -> ResultDoc {
