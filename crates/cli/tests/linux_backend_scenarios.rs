@@ -7,9 +7,13 @@
 //! root and Linux: elsewhere they are reported as ignored with the reason, except under CI=true, where they
 //! fail (tcplab-testkit's harness).
 
+mod common;
+
 use std::process::{Command, Output};
 
-use tcplab_testkit::{need, Outcome};
+use common::{linux_ready, run_clean};
+
+use tcplab_testkit::Outcome;
 
 fn tcplab() -> Command {
     Command::new(env!("CARGO_BIN_EXE_tcplab"))
@@ -21,33 +25,6 @@ fn run(args: &[&str]) -> Output {
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// The Linux backend can run here; else a skip saying why not.
-fn linux_ready() -> Outcome {
-    need(tcplab_emu::check_environment())
-}
-
-/// The namespaces a finished tcplab process (its pid) left behind: none, when clean-up did its work.
-fn namespaces_of(pid: u32) -> Vec<String> {
-    let prefix = format!("tcplab-{pid}-");
-    std::fs::read_dir("/run/netns")
-        .map(|d| d.filter_map(|e| e.ok()?.file_name().into_string().ok()).filter(|n| n.starts_with(&prefix)).collect())
-        .unwrap_or_default()
-}
-
-/// Runs tcplab to the end and checks that it left no namespace of its own.
-fn run_clean(args: &[&str]) -> Output {
-    let child = tcplab()
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("tcplab starts");
-    let pid = child.id();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(namespaces_of(pid), Vec::<String>::new(), "namespaces left by {args:?}");
-    out
 }
 
 /// A scenario with five values the kernel cannot honour, one of them swept: a host NIC, TIME-WAIT,

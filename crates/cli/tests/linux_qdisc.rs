@@ -6,10 +6,13 @@
 //! CI=true, where it fails (tcplab-testkit's harness). Each run is a few seconds at 10 Mbit/s, gentle on a
 //! small machine.
 
-use std::process::{Command, Output};
+mod common;
+
+use common::{linux_ready, run_clean};
+use std::process::Output;
 
 use serde_json::Value;
-use tcplab_testkit::{need, Outcome};
+use tcplab_testkit::Outcome;
 
 /// Two CUBIC streams through 10 Mbit/s and 20 ms each way, a 1000-packet limit, 1 MiB socket buffers:
 /// enough window to fill a FIFO (bufferbloat), so that an AQM has a queue to manage.
@@ -31,18 +34,6 @@ send_buffer = \"1MiB\"
 recv_buffer = \"1MiB\"
 ";
 
-fn linux_ready() -> Outcome {
-    need(tcplab_emu::check_environment())
-}
-
-/// The namespaces a finished tcplab process (its pid) left behind.
-fn namespaces_of(pid: u32) -> Vec<String> {
-    let prefix = format!("tcplab-{pid}-");
-    std::fs::read_dir("/run/netns")
-        .map(|d| d.filter_map(|e| e.ok()?.file_name().into_string().ok()).filter(|n| n.starts_with(&prefix)).collect())
-        .unwrap_or_default()
-}
-
 /// Runs tcplab on the scenario with `args` (after the file) and checks that it succeeded and left no
 /// namespace of its own.
 fn tcplab(cmd: &str, extra: &[&str]) -> Output {
@@ -51,15 +42,7 @@ fn tcplab(cmd: &str, extra: &[&str]) -> Output {
     std::fs::write(&file, TWO_STREAMS).unwrap();
     let mut args = vec![cmd, file.to_str().unwrap()];
     args.extend_from_slice(extra);
-    let child = Command::new(env!("CARGO_BIN_EXE_tcplab"))
-        .args(&args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("tcplab starts");
-    let pid = child.id();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(namespaces_of(pid), Vec::<String>::new(), "namespaces left by {args:?}");
+    let out = run_clean(&args);
     assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     out
 }

@@ -10,24 +10,15 @@
 
 mod common;
 
-use common::{estats, run_scenario, scenario};
-use tcplab_lab::SHIPPED;
+use common::txqueuelen_sender;
 use tcplab_tcp::Estats;
 
 /// The sender's counters after 1 s with 2.4's doubled, truesize-charged buffers.
 fn sender(txqueuelen: u32) -> Estats {
-    let text = SHIPPED.iter().find(|s| s.name == "classic/txqueuelen").expect("shipped").text;
-    let q = format!("client.host.txqueuelen={txqueuelen}");
-    let set = [
-        "test.duration=\"1s\"",
-        "test.send_buffer=\"4MB\"",
-        "client.tcp.send_buffer_truesize=\"1800B\"",
-        "server.tcp.recv_window_ratio=1.5",
-        q.as_str(),
-    ];
-    let mut doc = run_scenario(&scenario(text, &set), 1);
-    let point = doc.points.remove(0);
-    estats(point.connections.iter().find(|c| c.side == "client").expect("the sender's end"))
+    txqueuelen_sender(
+        txqueuelen,
+        &["test.send_buffer=\"4MB\"", "client.tcp.send_buffer_truesize=\"1800B\"", "server.tcp.recv_window_ratio=1.5"],
+    )
 }
 
 #[test]

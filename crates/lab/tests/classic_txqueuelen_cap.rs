@@ -8,19 +8,8 @@
 
 mod common;
 
-use common::{estats, run_scenario, scenario};
-use tcplab_lab::SHIPPED;
+use common::txqueuelen_sender as sender;
 use tcplab_tcp::Estats;
-
-fn sender(txqueuelen: u32, extra: &[&str]) -> Estats {
-    let text = SHIPPED.iter().find(|s| s.name == "classic/txqueuelen").expect("shipped").text;
-    let q = format!("client.host.txqueuelen={txqueuelen}");
-    let mut set = vec!["test.duration=\"1s\"", q.as_str()];
-    set.extend_from_slice(extra);
-    let mut doc = run_scenario(&scenario(text, &set), 1);
-    let point = doc.points.remove(0);
-    estats(point.connections.iter().find(|c| c.side == "client").expect("the sender's end"))
-}
 
 /// The counters the report plots, for comparing two runs.
 fn counters(e: &Estats) -> [u64; 5] {

@@ -7,17 +7,11 @@
 
 mod common;
 
-use common::{estats, run_scenario, scenario};
-use tcplab_lab::SHIPPED;
+use common::txqueuelen_sender;
 use tcplab_tcp::Estats;
 
 fn sender(txqueuelen: u32) -> Estats {
-    let text = SHIPPED.iter().find(|s| s.name == "classic/txqueuelen").expect("shipped").text;
-    let q = format!("client.host.txqueuelen={txqueuelen}");
-    let set = ["test.duration=\"1s\"", "test.recv_buffer=\"98302B\"", "test.send_buffer=\"131070B\"", &q];
-    let mut doc = run_scenario(&scenario(text, &set), 1);
-    let point = doc.points.remove(0);
-    estats(point.connections.iter().find(|c| c.side == "client").expect("the sender's end"))
+    txqueuelen_sender(txqueuelen, &["test.recv_buffer=\"98302B\"", "test.send_buffer=\"131070B\""])
 }
 
 #[test]

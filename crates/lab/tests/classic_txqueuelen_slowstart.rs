@@ -9,19 +9,7 @@
 
 mod common;
 
-use common::{estats, run_scenario, scenario};
-use tcplab_lab::SHIPPED;
-use tcplab_tcp::Estats;
-
-fn sender(txqueuelen: u32, extra: &[&str]) -> Estats {
-    let text = SHIPPED.iter().find(|s| s.name == "classic/txqueuelen").expect("shipped").text;
-    let q = format!("client.host.txqueuelen={txqueuelen}");
-    let mut set = vec!["test.duration=\"1s\"", q.as_str()];
-    set.extend_from_slice(extra);
-    let mut doc = run_scenario(&scenario(text, &set), 1);
-    let point = doc.points.remove(0);
-    estats(point.connections.iter().find(|c| c.side == "client").expect("the sender's end"))
-}
+use common::txqueuelen_sender as sender;
 
 #[test]
 fn every_stall_adds_one_slow_start_step() {

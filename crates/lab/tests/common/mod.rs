@@ -44,3 +44,16 @@ pub fn msg(p: &tcplab_lab::result::Point) -> &tcplab_lab::result::MsgMetrics {
         other => panic!("not a small-message test: {other:?}"),
     }
 }
+
+/// The sender's RFC 4898 statistics from `classic/txqueuelen` run for 1 s at `txqueuelen`, with more
+/// `--set`s (the classic_txqueuelen_* tests).
+#[allow(dead_code)]
+pub fn txqueuelen_sender(txqueuelen: u32, extra: &[&str]) -> tcplab_tcp::Estats {
+    let text = tcplab_lab::SHIPPED.iter().find(|s| s.name == "classic/txqueuelen").expect("shipped").text;
+    let q = format!("client.host.txqueuelen={txqueuelen}");
+    let mut set = vec!["test.duration=\"1s\"", q.as_str()];
+    set.extend_from_slice(extra);
+    let mut doc = run_scenario(&scenario(text, &set), 1);
+    let point = doc.points.remove(0);
+    estats(point.connections.iter().find(|c| c.side == "client").expect("the sender's end"))
+}
