@@ -74,7 +74,8 @@ fn rdp_eack_retransmits_n_p_over_1_minus_p_with_no_duplicates() {
 fn rdp_rtt_feedback_inflates_srtt_unless_out_of_order_samples_are_discarded() {
     // The real RTT is 1.2 s (600 ms each way plus 70.4 us of serialization for two 44-octet segments).
     // Measured from its first transmission, a repaired segment's sample includes its timeout (2.4 s, from
-    // the SYN-seeded β·SRTT): `every` feeds those into Mills' estimator, which rises fast (gain 1/2).
+    // the SYN-seeded β·SRTT): `every` feeds those into Mills' estimator, which rises fast (RFC 889's gain 1/4,
+    // falling by 1/16).
     let run = |sampling: &str| point("classic/rdp-rtt-feedback", &[&format!("client.rdp.rtt_sampling=\"{sampling}\"")]);
     let every = run("every");
     let discard = run("discard_out_of_order");

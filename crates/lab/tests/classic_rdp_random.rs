@@ -27,8 +27,9 @@ fn random_drops_feed_timeouts_into_srtt_only_when_every_sample_is_taken() {
         assert_eq!(m["data_drops"].as_u64().unwrap(), retrans, "{:?}", p.params);
         assert!(retrans > 0, "4% of ~100 transmissions: some drop in every seed");
         if mode == "every" {
-            // A repair's sample holds its timeout (RTO = 2 SRTT >= 2.4 s): SRTT rises above twice the RTT.
-            assert!(max_srtt > 2.0 * rtt_ms, "{:?}: {max_srtt}", p.params);
+            // A repair's sample holds its timeout (RTO = 2 SRTT >= 2.4 s), 3.6 s or more, and RFC 889's gain
+            // of 1/4 lifts SRTT by a quarter of its excess: to 1.5 times the RTT at least.
+            assert!(max_srtt > 1.5 * rtt_ms, "{:?}: {max_srtt}", p.params);
             every.push(max_srtt);
             // The report's ~35 s is not reached with independent drops at 4% (docs/classic.md § 4).
             assert!(max_srtt < 35_000.0, "{:?}: {max_srtt}", p.params);

@@ -59,10 +59,13 @@ pub struct RtoParams {
     /// [`RtoModel::Mills`] computes its RTO with the same formula and factor.
     pub rfc793_beta: f64,
     /// RFC 889 gain when the sample exceeds SRTT: SRTT ← SRTT + gain_up·(RTT−SRTT). A fraction in (0, 1];
-    /// default 1/2 = 0.5 (see [`RtoModel::Mills`] on the source of this value).
+    /// default 1/2 = 0.5. Not RFC 889's own figure: Mills' F2 = 3/4 is a gain of 1/4 (with F1 = 15/16 and
+    /// G = 2, the test `worked_example_b46`), which `classic/rdp-rtt-feedback` sets; the default stays so
+    /// that what was recorded with it does not move.
     pub mills_gain_up: f64,
     /// RFC 889 gain when the sample is below SRTT: SRTT ← SRTT − gain_down·(SRTT−RTT). A fraction in (0, 1];
-    /// default 1/8 = 0.125, RFC 793's 0.875 smoothing (see [`RtoModel::Mills`] on the source of this value).
+    /// default 1/8 = 0.125, RFC 793's 0.875 smoothing. Not RFC 889's own figure: Mills' F1 = 15/16 is a gain
+    /// of 1/16 (see `mills_gain_up`).
     pub mills_gain_down: f64,
 }
 
