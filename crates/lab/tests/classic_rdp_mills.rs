@@ -30,7 +30,7 @@ fn every_sample_moves_srtt_a_quarter_of_the_gap_up_and_a_sixteenth_down() {
     let text = shipped("classic/rdp-rtt-feedback");
     let p = run_scenario(&scenario(text, &["client.rdp.rtt_sampling=\"every\""]), 1).points.remove(0);
     let s = p.rtt_samples.as_ref().expect("the scenario's series records the RTT samples");
-    let col = |name: &str| s.columns.iter().position(|c| c == name).unwrap_or_else(|| panic!("{name}"));
+    let col = |name: &str| s.columns.iter().position(|c| *c == name).unwrap_or_else(|| panic!("{name}"));
     let (rv, rk, rs) = (col("rtt_ms"), col("taken"), col("SmoothedRTT"));
     let taken: Vec<&Vec<f64>> = s.rows.iter().filter(|r| r[rk] == 1.0).collect();
     let (mut ups, mut downs) = (0, 0);
