@@ -11,6 +11,7 @@ pub mod probes;
 pub mod published;
 mod rdp_backend;
 pub mod result;
+pub mod run;
 pub mod scenario;
 mod sim_backend;
 pub mod stats;
@@ -18,8 +19,9 @@ pub mod sweep;
 pub mod topology;
 
 pub use error::{Origin, ScenarioError};
-pub use result::{
+pub use result::{PointRun, ResultDoc, RunError};
+pub use run::{
     run_point, run_point_with, run_scenario, run_scenario_linux, run_scenario_linux_with, run_scenario_with,
-    run_scenario_with_rdp, PointRun, ResultDoc, RunError,
+    run_scenario_with_rdp,
 };
 pub use scenario::{load, Scenario, Source, TestKind, SHIPPED};
