@@ -580,21 +580,28 @@ fn run(
         ),
         None => None,
     };
-    let doc = if s.test.kind.is_rdp() {
-        // RDP version 1 has 8-bit ports; the simulator's (5001, ephemeral 32768 and up) do not fit its header.
-        if [&s.client, &s.server].iter().any(|h| h.rdp.as_ref().is_some_and(|r| r.version.number() == 1)) {
-            return Err(Failure::BadInput(format!(
-                "{arg}: --pcap: RDP version 1 has 8-bit ports, which the simulated connections' ports (5001, \
-                 32768 and up) do not fit; accepted: rdp.version = 2 on both hosts"
-            )));
+    // The trace is of the segments of the transport the test runs: one generic run per transport.
+    fn traced<T: tcplab_lab::LabTransport>(
+        arg: &str,
+        s: &tcplab_lab::Scenario,
+        seed: u64,
+        pcap: Option<&mut PcapProbe>,
+    ) -> Result<tcplab_lab::ResultDoc, Failure>
+    where
+        PcapProbe: tcplab_sim::Probe<T::Conn>,
+    {
+        if let Some(why) = T::untraceable(s) {
+            return Err(Failure::BadInput(format!("{arg}: --pcap: {why}")));
         }
-        let probe = pcap.as_mut().map(|p| p as &mut dyn tcplab_sim::Probe<tcplab_rdp::RdpConnection>);
-        tcplab_lab::run_scenario_with_rdp(&s, seed, probe)
-    } else {
-        let probe = pcap.as_mut().map(|p| p as &mut dyn tcplab_sim::Probe<tcplab_tcp::Connection>);
-        tcplab_lab::run_scenario_with(&s, seed, probe)
+        tcplab_lab::run_scenario_on::<T>(s, seed, pcap.map(|p| p as &mut dyn tcplab_sim::Probe<T::Conn>))
+            .map_err(|e| Failure::Run(format!("{arg}: {e}")))
     }
-    .map_err(|e| Failure::Run(format!("{arg}: {e}")))?;
+    use tcplab_lab::LabTransport as _;
+    let doc = if tcplab_lab::Rdp::runs(s.test.kind) {
+        traced::<tcplab_lab::Rdp>(arg, &s, seed, pcap.as_mut())?
+    } else {
+        traced::<tcplab_lab::Tcp>(arg, &s, seed, pcap.as_mut())?
+    };
     if let (Some(p), Some(path)) = (pcap, &out.pcap) {
         p.finish().map_err(|e| Failure::Run(format!("{path}: cannot write: {e}")))?;
     }

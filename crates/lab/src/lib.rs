@@ -7,19 +7,21 @@ pub mod keys;
 pub mod limits;
 pub mod linux_backend;
 pub mod merge;
+mod metrics;
 pub mod probes;
 pub mod published;
 mod rdp_backend;
 pub mod result;
+pub mod run;
 pub mod scenario;
 mod sim_backend;
 pub mod stats;
 pub mod sweep;
 pub mod topology;
+pub mod transport;
 
 pub use error::{Origin, ScenarioError};
-pub use result::{
-    run_point, run_point_with, run_scenario, run_scenario_linux, run_scenario_linux_with, run_scenario_with,
-    run_scenario_with_rdp, PointRun, ResultDoc, RunError,
-};
+pub use result::{PointRun, ResultDoc, RunError};
+pub use run::{run_point, run_point_on, run_scenario, run_scenario_linux, run_scenario_linux_with, run_scenario_on};
 pub use scenario::{load, Scenario, Source, TestKind, SHIPPED};
+pub use transport::{LabTransport, Rdp, Tcp};

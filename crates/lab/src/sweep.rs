@@ -723,8 +723,8 @@ impl Backend {
 /// One run of a point's scenario on `backend`.
 fn run_one(backend: Backend, s: &Scenario, seed: u64) -> Result<crate::result::PointRun, RunError> {
     match backend {
-        Backend::Sim => crate::result::run_point(s, seed),
-        Backend::Linux => crate::result::run_point_linux(s, seed, None)
+        Backend::Sim => crate::run::run_point(s, seed),
+        Backend::Linux => crate::run::run_point_linux(s, seed, None)
             .map(|point| crate::result::PointRun { point, engine: EngineCounters::default() })
             .map_err(|e| RunError::Linux(e.to_string())),
     }

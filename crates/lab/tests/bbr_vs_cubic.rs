@@ -9,7 +9,8 @@
 //! come from BBR's probing, which does not back off; in a deep one BBR's 2-BDP cap leaves the rest of
 //! the queue to CUBIC, and PROBE_RTT (cwnd 4 for 200 ms every 10 s) gives CUBIC more.
 
-use tcplab_lab::result::{run_point, Point};
+use tcplab_lab::result::Point;
+use tcplab_lab::run_point;
 use tcplab_lab::{load, Source, SHIPPED};
 
 /// The shipped scenario with its buffer at `bdp` × 65 frames (20 Mbit/s × 40 ms = 100 kB), `duration`.

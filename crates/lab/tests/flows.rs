@@ -1,7 +1,8 @@
 //! Flows that share a bottleneck, from scenario files (`[dumbbell]` and `[[flow]]`, issue 24): the physics
 //! of the shipped scenarios and of identical flows, and the errors of a bad flow.
 
-use tcplab_lab::result::{run_point, Point};
+use tcplab_lab::result::Point;
+use tcplab_lab::run_point;
 use tcplab_lab::{load, Scenario, Source, SHIPPED};
 
 fn scenario(text: &str, set: &[&str]) -> Scenario {

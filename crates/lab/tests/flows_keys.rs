@@ -1,7 +1,8 @@
 //! `msg` flows (the `tcp_msg` workload as a flow kind) and flow keys set and swept from the command line
 //! (`--set flow[1].tcp.congestion_control=cubic`, `--sweep flow.1.access_delay=9ms,39ms`; issue 24 item 3).
 
-use tcplab_lab::result::{run_point, Point};
+use tcplab_lab::result::Point;
+use tcplab_lab::run_point;
 use tcplab_lab::sweep::{plan, RepeatFlags};
 use tcplab_lab::{load, Scenario, Source, SHIPPED};
 

@@ -2,7 +2,8 @@
 //! parking lot's physics, a dumbbell written as a network giving the dumbbell's figures, and the errors of
 //! a bad network, each naming its file, line and key.
 
-use tcplab_lab::result::{run_point, Point};
+use tcplab_lab::result::Point;
+use tcplab_lab::run_point;
 use tcplab_lab::{load, Scenario, Source, SHIPPED};
 
 fn scenario(text: &str, set: &[&str]) -> Scenario {

@@ -59,7 +59,7 @@ impl Probe<Connection> for Recording {
 fn run(tap: Tap, snaplen: u32, file: &Path) -> (ResultDoc, Vec<TcpSegment>, u64) {
     let s = load(&Source { name: "lossy.toml", text: LOSSY }, &[]).unwrap();
     let mut rec = Recording { pcap: PcapProbe::create(file, tap, snaplen).unwrap(), syns: Vec::new() };
-    let doc = tcplab_lab::run_scenario_with(&s, 1, Some(&mut rec)).unwrap();
+    let doc = tcplab_lab::run_scenario_on::<tcplab_lab::Tcp>(&s, 1, Some(&mut rec)).unwrap();
     let n = rec.pcap.finish().unwrap();
     (doc, rec.syns, n)
 }
@@ -183,7 +183,7 @@ fn run_rdp(tap: Tap, file: &Path) -> (ResultDoc, [Vec<tcplab_wire::RdpSegment>; 
         pcap: PcapProbe::create(file, tap, tcplab_report::pcap::DEFAULT_SNAPLEN).unwrap(),
         sent: [Vec::new(), Vec::new()],
     };
-    let doc = tcplab_lab::run_scenario_with_rdp(&s, 1, Some(&mut rec)).unwrap();
+    let doc = tcplab_lab::run_scenario_on::<tcplab_lab::Rdp>(&s, 1, Some(&mut rec)).unwrap();
     let n = rec.pcap.finish().unwrap();
     (doc, rec.sent, n)
 }
@@ -267,7 +267,7 @@ fn fragments_are_clean_ipv4_that_tshark_reassembles_as_the_server_did() -> Outco
     for (tap, name) in [(Tap::Up, "up"), (Tap::Server, "server")] {
         let file = dir.path().join(format!("frag-{name}.pcap"));
         let mut pcap = PcapProbe::create(&file, tap, tcplab_report::pcap::DEFAULT_SNAPLEN).unwrap();
-        let doc = tcplab_lab::run_scenario_with(&s, 1, Some(&mut pcap)).unwrap();
+        let doc = tcplab_lab::run_scenario_on::<tcplab_lab::Tcp>(&s, 1, Some(&mut pcap)).unwrap();
         let written = pcap.finish().unwrap();
         let l = &doc.points[0].links;
         let (client, server) = (l.ip_client.unwrap(), l.ip_server.unwrap());

@@ -1,0 +1,143 @@
+//! The layering of the lab and of the TCP crate, read from their sources (issue #24 item 4): the run path
+//! (`run.rs`, `transport.rs`) sits above the result types and the backends, nothing below reaches back
+//! into it, and the TCP crate's modules form no circle (the congestion controllers are built through
+//! `ControllerFactory`, so `congestion` never names `config`). docs/architecture.md § Layers.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// A module's source without comments and without its unit tests (`#[cfg(test)] mod tests` at the end).
+fn code(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let text = match text.find("#[cfg(test)]\nmod tests") {
+        Some(i) => &text[..i],
+        None => &text[..],
+    };
+    text.lines()
+        .map(|l| match l.find("//") {
+            // A `//` inside a string literal ("http://") is rare in these crates; none names a module.
+            Some(i) => &l[..i],
+            None => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The crate-level modules `src` names (`crate::NAME`, `use crate::{NAME, ...}`), among `known`.
+fn edges(src: &str, own: &str, known: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut rest = src;
+    while let Some(i) = rest.find("crate::") {
+        rest = &rest[i + "crate::".len()..];
+        let names: Vec<&str> = if let Some(group) = rest.strip_prefix('{') {
+            let end = group.find('}').unwrap_or(group.len());
+            group[..end].split(',').map(|n| n.trim().split("::").next().unwrap_or("")).collect()
+        } else {
+            vec![rest.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).next().unwrap_or("")]
+        };
+        for n in names {
+            if n != own && known.contains(n) {
+                out.insert(n.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Module name → the modules it names. A directory module (`congestion/`) is one node: its files together.
+fn graph(src_dir: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut sources: BTreeMap<String, String> = BTreeMap::new();
+    for entry in std::fs::read_dir(src_dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        if name == "lib" || name == "tests" {
+            continue;
+        }
+        // `conn.rs` and `conn/`: one module.
+        let text = sources.entry(name).or_default();
+        if path.is_dir() {
+            for f in std::fs::read_dir(&path).unwrap() {
+                let f = f.unwrap().path();
+                if f.extension().is_some_and(|e| e == "rs") {
+                    *text += &code(&f);
+                }
+            }
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            *text += &code(&path);
+        }
+    }
+    let known: BTreeSet<String> = sources.keys().cloned().collect();
+    sources.iter().map(|(m, s)| (m.clone(), edges(s, m, &known))).collect()
+}
+
+/// The modules `from` reaches.
+fn reach(g: &BTreeMap<String, BTreeSet<String>>, from: &str) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![from.to_string()];
+    while let Some(m) = todo.pop() {
+        for n in g.get(&m).into_iter().flatten() {
+            if seen.insert(n.clone()) {
+                todo.push(n.clone());
+            }
+        }
+    }
+    seen
+}
+
+fn crate_src(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(name).join("src")
+}
+
+#[test]
+fn the_edge_reader_sees_single_and_grouped_names() {
+    let known: BTreeSet<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+    let e = edges("use crate::a::X;\nuse crate::{b, c::Y};\nlet z = crate::a::f();", "c", &known);
+    assert_eq!(e.into_iter().collect::<Vec<_>>(), ["a", "b"]);
+}
+
+#[test]
+fn nothing_below_the_run_path_names_it() {
+    let g = graph(&crate_src("lab"));
+    for top in ["run", "transport"] {
+        assert!(g.contains_key(top), "crates/lab/src/{top}.rs exists");
+    }
+    // sweep runs a plan's points through crate::run: it is the one module above the run path.
+    let above: BTreeSet<&str> = ["run", "transport", "sweep"].into();
+    for (m, to) in &g {
+        if above.contains(m.as_str()) {
+            continue;
+        }
+        for top in ["run", "transport"] {
+            assert!(!to.contains(top), "crates/lab/src/{m}.rs names crate::{top}; the run path must sit above it");
+        }
+    }
+    // The run path goes through the seam, and the seam does not name the run path. (Reachability is not
+    // yet an order: `result` names `sweep`'s axis types, and `sweep` runs its points through `run`;
+    // docs/architecture.md § Inside the lab.)
+    assert!(g["run"].contains("transport"));
+    assert!(!g["transport"].contains("run"));
+}
+
+#[test]
+fn the_result_types_run_no_backend() {
+    let src = code(&crate_src("lab").join("result.rs"));
+    for call in ["run_point", "run_with", "run_scenario", "::run(", "linux_backend"] {
+        assert!(
+            !src.contains(call),
+            "crates/lab/src/result.rs names {call:?}: result.rs holds the document's types only"
+        );
+    }
+}
+
+#[test]
+fn the_tcp_modules_form_no_circle() {
+    let g = graph(&crate_src("tcp"));
+    assert!(g.contains_key("congestion") && g.contains_key("config"));
+    assert!(
+        !g["congestion"].contains("config"),
+        "crates/tcp/src/congestion names crate::config: controllers are built through ControllerFactory"
+    );
+    for m in g.keys() {
+        assert!(!reach(&g, m).contains(m), "crates/tcp/src/{m} reaches itself: {:?}", g);
+    }
+}
