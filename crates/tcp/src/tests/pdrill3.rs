@@ -43,7 +43,7 @@ fn server(cfg: TcpConfig, with_ts: bool) -> (Connection, TcpSegment) {
     send!(c, time 10, if with_ts { ack.ts(pts(10), ts(0)) } else { ack });
     assert_eq!(c.state(), State::Established);
     recv_nothing!(c, time 10);
-    (c, sent[0].clone())
+    (c, sent[0])
 }
 
 /// SO_RCVBUF 20000 with MSS 1460: Linux offers 13 whole segments, 18980 bytes (`tcp_select_initial_window`,
