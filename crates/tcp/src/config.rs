@@ -385,6 +385,28 @@ pub struct TcpConfig {
     /// Default off.
     #[serde(skip_serializing_if = "is_false")]
     pub ts_recent_needs_valid_ack: bool,
+    /// The window a SYN or SYN-ACK offers is the receive space (`recv_buffer`) rounded down to a whole
+    /// number of the segments this end expects, then capped at 65,535 bytes; RCV.ADV starts there. The
+    /// segment is our MSS, less the timestamp option when a passive open agreed to it (Linux
+    /// `tcp_select_initial_window`: "Quantize space offering to a multiple of mss if possible", called
+    /// with `advmss` by `tcp_connect_init` and with `mss - TCPOLEN_TSTAMP_ALIGNED` by
+    /// `tcp_openreq_init_rwin`: SO_RCVBUF 20000 offers 18980 = 13 × 1460). Off = the space itself, at
+    /// most 65,535 bytes. Default off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub initial_recv_window_whole_mss: bool,
+    /// A segment that begins inside the window and ends past its right edge is taken whole when no
+    /// received data waits to be read; the window then offers nothing until the application reads (Linux
+    /// `tcp_sequence`: "Only accept this packet if receive queue is empty", and `tcp_data_queue` queues
+    /// the whole skb). Off = the part past the edge is trimmed (RFC 9293 §3.10.7.4). Default off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub whole_segment_past_window: bool,
+    /// A FIN may lie past the window: a bare FIN to a closed window is taken and ACKed at once, the window
+    /// still 0 (Linux 6.x `tcp_sequence` checks the end less the FIN: "Some stacks are known to handle
+    /// FIN incorrectly"; `tcp_data_queue` queues a zero-length FIN at a zero window, and with the buffer
+    /// full `tcp_try_rmem_schedule` fails and asks for an immediate ACK). Off = RFC 9293 §3.10.7.4: the
+    /// FIN counts as a byte of the segment, which a zero window refuses. Default off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub fin_past_window: bool,
     /// Who paces (Linux `sk_pacing_status`): `auto` paces a connection only when its congestion controller
     /// asks for it (BBR, `SK_PACING_NEEDED`) or `max_pacing_rate` is set, as Linux's internal pacing
     /// (`tcp_needs_internal_pacing`) does on a qdisc without pacing (pfifo_fast, the default): CUBIC and
@@ -479,6 +501,9 @@ pub const OMITTED_AT_DEFAULT: &[(&str, &str)] = &[
     ("sack_whole_segments", "false"),
     ("cork_ceiling_rto", "false"),
     ("ts_recent_needs_valid_ack", "false"),
+    ("initial_recv_window_whole_mss", "false"),
+    ("whole_segment_past_window", "false"),
+    ("fin_past_window", "false"),
     ("pacing", "\"auto\""),
     ("max_pacing_rate", ""),
     ("pacing_ss_ratio", "200"),
@@ -559,6 +584,9 @@ impl Default for TcpConfig {
             sack_whole_segments: false,
             cork_ceiling_rto: false,
             ts_recent_needs_valid_ack: false,
+            initial_recv_window_whole_mss: false,
+            whole_segment_past_window: false,
+            fin_past_window: false,
             pacing: Pacing::Auto,
             max_pacing_rate: None,
             pacing_ss_ratio: 200,
@@ -843,6 +871,9 @@ mod tests {
             sack_whole_segments: true,
             cork_ceiling_rto: true,
             ts_recent_needs_valid_ack: true,
+            initial_recv_window_whole_mss: true,
+            whole_segment_past_window: true,
+            fin_past_window: true,
             slow_start_at_ssthresh: true,
             pacing: Pacing::Fq,
             max_pacing_rate: Some(Rate::from_bps(8_000_000)),

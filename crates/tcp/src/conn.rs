@@ -1001,7 +1001,23 @@ impl Connection {
         self.cwnd.set_initial(self.cfg.initial_window.bytes(self.smss));
         self.st.CurMSS = self.smss as u64;
         // The window our SYN or SYN-ACK offers, unscaled (RFC 7323 §2.2).
-        self.rcv_adv = self.rcv_nxt + self.cfg.recv_buffer.bytes().min(65_535) as u32;
+        let passive = self.state == State::Listen;
+        self.rcv_adv = self.rcv_nxt + self.initial_recv_window(passive);
+    }
+
+    /// The window a SYN (`passive` false) or SYN-ACK offers, bytes. Under
+    /// `initial_recv_window_whole_mss` the space is first rounded down to whole segments of the size
+    /// this end expects, as Linux's `tcp_select_initial_window` does: only a passive open knows then
+    /// whether timestamps will take room in them.
+    fn initial_recv_window(&self, passive: bool) -> u32 {
+        let space = self.cfg.recv_buffer.bytes();
+        if !self.cfg.initial_recv_window_whole_mss {
+            return space.min(65_535) as u32;
+        }
+        let ts_room = if passive && self.ts_ok { 12 } else { 0 };
+        let seg = self.cfg.mss.bytes().saturating_sub(ts_room).max(1);
+        let whole = if space > seg { space / seg * seg } else { space };
+        whole.min(65_535) as u32
     }
 
     fn wscale_for_buffer(&self) -> u8 {
@@ -1134,6 +1150,14 @@ impl Connection {
         }
         if seg.flags.fin() {
             seq += seg.payload_len;
+            if self.cfg.fin_past_window && seg.payload_len == 0 && seq == self.rcv_nxt && self.rcv_adv == seq {
+                // A bare FIN to a closed window: taken (`tcp_data_queue`), and since the full buffer fails
+                // `tcp_try_rmem_schedule`, ACKed at once (ICSK_ACK_NOW) with the window still 0.
+                self.fin_rcvd = Some(seq);
+                self.consume_fin(now);
+                self.ack_now = true;
+                return;
+            }
             self.fin_rcvd = Some(seq);
             // A FIN taken in order is ACKed by consume_fin's rules; one that waits for data is not.
             if self.rcv_nxt != seq {
@@ -1166,6 +1190,8 @@ impl Connection {
         match (len, wnd) {
             (0, 0) => seg.seq == self.rcv_nxt,
             (0, _) => in_window(seg.seq),
+            // `fin_past_window`: a bare FIN at RCV.NXT (Linux `tcp_sequence` checks the end less the FIN).
+            (1, 0) if seg.flags.fin() && self.cfg.fin_past_window => seg.seq == self.rcv_nxt,
             (_, 0) => false,
             (_, _) => {
                 in_window(seg.seq)
@@ -1902,7 +1928,12 @@ impl Connection {
     fn process_data(&mut self, now: Instant, seg: &TcpSegment) {
         let len = seg.payload_len;
         let start = seg.seq;
-        let end = (seg.seq + len).min(self.rcv_adv);
+        let mut end = (seg.seq + len).min(self.rcv_adv);
+        let past_edge = self.cfg.whole_segment_past_window && end < seg.seq + len && self.takes_past_window(start);
+        if past_edge {
+            end = seg.seq + len;
+            self.rcv_adv = end; // the window is used up: it reads 0 (Linux clamps tcp_receive_window so)
+        }
         if len > self.rcv_mss {
             self.rcv_mss = len;
         }
@@ -1941,6 +1972,15 @@ impl Connection {
                 self.ack.on_hole_filled(&v);
                 if !self.ooo.is_empty() {
                     self.dup_ack_pending = false;
+                }
+                return;
+            }
+            if past_edge {
+                // Measured on Linux 6.18: such a segment is not quick-ACKed; the delayed-ACK timer sends
+                // its ACK (ATO 40 ms, where 1000 or 10000 bytes inside the window are ACKed at once).
+                if !self.armed(Timer::DelayedAck) {
+                    let at = self.ack.deadline(now, &v, &self.cfg);
+                    self.arm(Timer::DelayedAck, at);
                 }
                 return;
             }
@@ -1983,6 +2023,14 @@ impl Connection {
                 self.ack_now = true;
             }
         }
+    }
+
+    /// `whole_segment_past_window`: an in-order segment in an open window, with nothing waiting to be
+    /// read, is taken past the right edge (Linux `tcp_sequence`, then `tcp_data_queue`).
+    #[cold]
+    #[inline(never)]
+    fn takes_past_window(&self, start: SeqNumber) -> bool {
+        start <= self.rcv_nxt && self.rcv_adv > self.rcv_nxt && self.unread() == 0
     }
 
     /// The receiver's side of ECN for a data segment (`new_data` when some of it was not received before):
@@ -2609,7 +2657,12 @@ impl Connection {
             self.st.OctetsRetrans += seg.payload_len as u64;
         }
         if seg.flags.syn() {
-            seg.window = self.cfg.recv_buffer.bytes().min(65_535) as u16;
+            // A SYN-ACK offers what the SYN's options settled on (RCV.ADV, set by `negotiate`).
+            seg.window = if seg.flags.ack() {
+                (self.rcv_adv - self.rcv_nxt) as u16
+            } else {
+                self.initial_recv_window(false) as u16
+            };
             seg.options = self.syn_options(seg.flags.ack());
         } else {
             seg.window = self.advertise_window();

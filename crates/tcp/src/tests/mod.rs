@@ -65,6 +65,7 @@ mod pacing;
 mod pair;
 mod pdrill;
 mod pdrill2;
+mod pdrill3;
 mod rack;
 mod review;
 mod rto;
@@ -250,8 +251,11 @@ pub(crate) fn dur_ms(v: u64) -> Duration {
 /// The SYN a default-configured (`cfg`) active opener sends at `t_ms` (its first or a repeated one).
 /// 64 KiB receive buffer: 65536 >> 1 fits 16 bits, so window scale 1 (RFC 7323 §2.3); the SYN's own
 /// window is never scaled, so it says min(65536, 65535) = 65535.
+/// Under `initial_recv_window_whole_mss` (`linux`) the 65536 bytes are first rounded down to whole
+/// segments of 1460: 44 × 1460 = 64240.
 pub(crate) fn expected_syn(cfg: &TcpConfig, t_ms: u64) -> TcpSegment {
-    let mut s = out(LOCAL_ISS, 0, SYN, 65_535, 0).mss(1460);
+    let window = if cfg.initial_recv_window_whole_mss { 64_240 } else { 65_535 };
+    let mut s = out(LOCAL_ISS, 0, SYN, window, 0).mss(1460);
     if cfg.window_scaling {
         s = s.wscale(1);
     }
@@ -302,7 +306,13 @@ pub(crate) fn client_established(cfg: TcpConfig) -> Connection {
     let mut c = client_syn_sent(cfg.clone());
     send!(c, time 10, peer_syn_ack(&cfg, 10));
     assert_eq!(c.state(), State::Established);
-    let window = if cfg.window_scaling { 32_768 } else { 65_535 };
+    // Under `initial_recv_window_whole_mss` the edge stays where the SYN's 64240 put it (the buffer's
+    // 1296 more bytes are less than an MSS): 64240 >> 1.
+    let window = match (cfg.window_scaling, cfg.initial_recv_window_whole_mss) {
+        (true, false) => 32_768,
+        (true, true) => 32_120,
+        (false, _) => 65_535,
+    };
     let with_ts = ack_ts(&cfg, 10, 10);
     recv!(c, time 10, [with_ts(out(LOCAL_ISS + 1, REMOTE_ISS + 1, ACK, window, 0))]);
     assert_eq!(c.poll_timeout(), None, "nothing outstanding, no timer");
