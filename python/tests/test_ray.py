@@ -31,12 +31,19 @@ def test_classic_scenario_on_ray_is_byte_identical_to_the_cli(ray_cluster, cli, 
     assert len(r.points) == len(r.document["points"]) > 1
 
 
-def test_lossy_sweep_with_iterations_on_ray_equals_local(ray_cluster):
+def test_lossy_sweep_with_iterations_on_ray_equals_local_and_the_cli(ray_cluster, cli, tmp_path):
     kw = dict(set={"test.duration": "2s"}, sweep={"path.up.loss.p": [0.001, 0.01]}, iterations=2, seed=5)
     seen = []
-    on_ray = tcplab.run("lossy-10m", executor="ray", progress=lambda done, total: seen.append((done, total)), **kw)
-    local = tcplab.run("lossy-10m", **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", tcplab.TcplabWarning)  # two lossy runs do not meet the interval
+        on_ray = tcplab.run("lossy-10m", executor="ray", progress=lambda done, total: seen.append((done, total)), **kw)
+        local = tcplab.run("lossy-10m", **kw)
     assert on_ray.json() == local.json()
+    # And a serial run of the CLI, byte for byte.
+    cli("run", "lossy-10m", "--set", 'test.duration="2s"', "--sweep", "path.up.loss.p=0.001,0.01",
+        "--iterations", "2", "--seed", "5", "--jobs", "1", "--quiet", "--json", str(tmp_path / "cli.json"))
+    on_ray.save(tmp_path / "ray.json")
+    assert (tmp_path / "ray.json").read_bytes() == (tmp_path / "cli.json").read_bytes()
     assert list(on_ray.points["iterations"]) == [2, 2]
     assert seen[-1] == (2, 2)
 
