@@ -12,13 +12,13 @@ document ``tcplab run --json`` writes, byte for byte. See docs/python.md.
 """
 
 from ._native import RunError, ScenarioError
-
-# Set on a RunError of executor="ray" ({point: message}, tcplab.ray); None for a run here.
-RunError.failures = None
 from ._native import shipped as _shipped
 from ._plot import Chart, Line
 from ._result import Plot, Result, load
 from ._run import TcplabWarning, run
+
+# Set on a RunError of executor="ray" ({point: message}, tcplab.ray); None for a run here.
+RunError.failures = None
 
 __all__ = [
     "run",
