@@ -258,21 +258,9 @@ impl Plan {
             }
         };
         let outcome = py.allow_threads(|| sweep::run_plan_on(&self.plan, opts, self.backend, &report));
-        let (doc, unmet, _) = outcome.map_err(|e| plan_error(py, &self.name, e))?;
+        let (doc, _, _) = outcome.map_err(|e| plan_error(py, &self.name, e))?;
         let mut warnings: Vec<String> = note.into_iter().collect();
-        for u in &unmet {
-            let at = if u.params.is_empty() { String::new() } else { format!(" {}", Value::Object(u.params.clone())) };
-            let c = &u.confidence;
-            let n = doc.points.iter().find(|p| p.params == u.params).map_or(0, |p| p.iterations);
-            warnings.push(format!(
-                "point {}{at}: {}% confidence interval of {} is {:.2}% of the mean after {n} iterations, not within {:.2}%",
-                u.index,
-                c.level * 100.0,
-                c.metric,
-                c.interval * 100.0,
-                c.width * 100.0
-            ));
-        }
+        warnings.extend(unmet_warnings(&doc));
         Ok((NativeResult::new(doc), warnings))
     }
 
@@ -384,6 +372,25 @@ impl Plan {
         });
         merged.map(NativeResult::new).map_err(|e| RunError::new_err(format!("{}: merging the points: {e}", self.name)))
     }
+}
+
+/// A warning per point whose confidence interval was not met after its iterations, read from the document
+/// (its `confidence.met`), so that a run here and a sweep joined from Ray's tasks warn alike.
+fn unmet_warnings(doc: &ResultDoc) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, p) in doc.points.iter().enumerate() {
+        let Some(c) = p.confidence.as_ref().filter(|c| !c.met) else { continue };
+        let at = if p.params.is_empty() { String::new() } else { format!(" {}", Value::Object(p.params.clone())) };
+        out.push(format!(
+            "point {i}{at}: {}% confidence interval of {} is {:.2}% of the mean after {} iterations, not within {:.2}%",
+            c.level * 100.0,
+            c.metric,
+            c.interval * 100.0,
+            p.iterations,
+            c.width * 100.0
+        ));
+    }
+    out
 }
 
 /// The single runs of point `i`, from their one-point documents.
@@ -555,6 +562,12 @@ impl NativeResult {
 
     fn __len__(&self) -> usize {
         self.doc.points.len()
+    }
+
+    /// A warning per point whose confidence interval was not met (`confidence.met` false), worded as a
+    /// local run's.
+    fn unmet_warnings(&self) -> Vec<String> {
+        unmet_warnings(&self.doc)
     }
 
     /// One row per point: the swept values (`params`), `iterations`, every metric flattened, and the

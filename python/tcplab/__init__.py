@@ -17,6 +17,9 @@ from ._plot import Chart, Line
 from ._result import Plot, Result, load
 from ._run import TcplabWarning, run
 
+# Set on a RunError of executor="ray" ({point: message}, tcplab.ray); None for a run here.
+RunError.failures = None
+
 __all__ = [
     "run",
     "load",

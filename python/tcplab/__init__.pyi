@@ -8,11 +8,25 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 __version__: str
+__all__ = [
+    "run",
+    "load",
+    "Result",
+    "Plot",
+    "Chart",
+    "Line",
+    "ScenarioError",
+    "RunError",
+    "TcplabWarning",
+    "shipped",
+    "__version__",
+]
 
-Scenario = Union[str, "os.PathLike[str]", Mapping[str, Any]]
-Overrides = Union[Mapping[str, Any], Sequence[str], str]
-Sweep = Union[Mapping[str, Union[Iterable[Any], str]], Sequence[str], str]
-PathLike = Union[str, "os.PathLike[str]"]
+# Aliases of the stubs alone (private: the package has no such names at run time, which stubtest checks).
+_Scenario = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+_Overrides = Union[Mapping[str, Any], Sequence[str], str]
+_Sweep = Union[Mapping[str, Union[Iterable[Any], str]], Sequence[str], str]
+_PathLike = Union[str, "os.PathLike[str]"]
 
 class ScenarioError(ValueError):
     """Bad input: a scenario key or value, a ``set``/``sweep`` value, an option, a run over the lab's
@@ -34,6 +48,10 @@ class RunError(RuntimeError):
     """A run that failed (the simulator or the Linux backend stopped it, a point that failed on Ray after
     its retries); the message is the CLI's, or one line per failed point."""
 
+    failures: Optional[Dict[int, str]]
+    """Points that failed on Ray after their retries, ``{point index: the error's message}``; ``None`` for
+    a run on this machine."""
+
 class TcplabWarning(UserWarning):
     """A warning of the lab: a validation warning (``file:line: key: ...``), an unmet confidence interval,
     a note on a plot not drawn."""
@@ -48,7 +66,7 @@ class Plot:
     svg: str
     """The SVG text."""
     def __init__(self, name: str, title: str, svg: str) -> None: ...
-    def save(self, path: PathLike) -> None:
+    def save(self, path: _PathLike) -> None:
         """Writes the SVG to ``path``: the bytes ``--plot`` writes to ``NAME.svg``."""
 
 class Line:
@@ -128,7 +146,7 @@ class Result:
         """The result document (schema tcplab.result/1) as dicts and lists."""
     def json(self) -> str:
         """The document as ``tcplab run --json`` writes it."""
-    def save(self, path: PathLike) -> None:
+    def save(self, path: _PathLike) -> None:
         """Writes the document, byte-identical to ``tcplab run ... --json path``; complete or not at all."""
     def table(self) -> str:
         """The netperf-style table ``tcplab run`` prints."""
@@ -139,7 +157,7 @@ class Result:
     def plot(self, name: Optional[str] = None, *, ax: Optional[Axes] = None) -> Union[Dict[str, Figure], Axes]:
         """Draws what ``--plot`` draws with matplotlib: without ``name`` a dict ``{name: Figure}`` of every
         plot; with ``name`` that plot on ``ax`` (a new figure's when ``None``), returning the axes."""
-    def save_plots(self, directory: PathLike, format: str = "svg") -> List[str]:
+    def save_plots(self, directory: _PathLike, format: str = "svg") -> List[str]:
         """Writes every plot into ``directory`` as ``NAME.FORMAT``: ``"svg"`` the lab's SVGs (the bytes of
         ``--plot DIR``), another format (``"png"``, ``"pdf"``) matplotlib's figures. Returns the paths."""
     def plot_series(self, variable: str, point: int = 0, ax: Optional[Axes] = None) -> Axes:
@@ -149,11 +167,11 @@ class Result:
         """The number of points."""
 
 def run(
-    scenario: Scenario,
+    scenario: _Scenario,
     *,
-    set: Optional[Overrides] = None,
+    set: Optional[_Overrides] = None,
     seed: Optional[int] = None,
-    sweep: Optional[Sweep] = None,
+    sweep: Optional[_Sweep] = None,
     iterations: Union[int, Tuple[int, int], str, None] = None,
     confidence: Union[Tuple[float, float], str, None] = None,
     jobs: Optional[int] = None,
@@ -167,7 +185,7 @@ def run(
     (``executor="ray"``, the simulator only), and returns its :class:`Result`. ``backend``: ``"sim"`` or
     ``"linux"``. Raises :class:`ScenarioError` for bad input and :class:`RunError` for a failed run."""
 
-def load(path: PathLike) -> Result:
+def load(path: _PathLike) -> Result:
     """Reads a saved result document (``tcplab run --json``) through the lab's typed model."""
 
 def shipped() -> List[str]:

@@ -65,7 +65,7 @@ class Result:
         return _frame(self._native.connections(point))
 
     def series(self, point=0):
-        """The ``series`` of point ``point`` (``test.series = true`` or a list of columns) in long form:
+        """The ``series`` of point ``point`` (``test.series = "100ms"``: the first sender's gauges) in long form:
         ``t_s`` (s from the start of the run), ``end`` (``"sender"``, the first sending connection),
         ``variable`` (``CurCwnd``, ``SmoothedRTT``, ...), ``value`` (in the variable's RFC 4898 unit).
         Empty without a series."""

@@ -171,7 +171,10 @@ def run(
     if executor == "ray":
         from . import ray as _ray
 
-        return _ray.run_plan(plan, seed=seed, progress=progress)
+        result = _ray.run_plan(plan, seed=seed, progress=progress)
+        for w in result._native.unmet_warnings():
+            warnings.warn(w, TcplabWarning, stacklevel=2)
+        return result
     native, unmet = plan.run(seed, jobs or 0, progress)
     for w in unmet:
         warnings.warn(w, TcplabWarning, stacklevel=2)

@@ -31,15 +31,19 @@ def _ray():
     return ray
 
 
+# A failed task is retried by Ray: a lost worker, or an exception (a worker out of memory). Runs are
+# deterministic, so a retry gives the same document; an error of the lab's fails every try alike and is
+# reported with its point.
+TASK_OPTIONS = {"max_retries": 2, "retry_exceptions": True}
+
 _remote = None
 
 
 def _task_function(ray):
     global _remote
     if _remote is None:
-        # A failed point is retried by Ray (a lost worker, or an exception such as a worker out of memory).
-        # Runs are deterministic: a retry gives the same document.
-        @ray.remote(max_retries=2, retry_exceptions=True)
+
+        @ray.remote(**TASK_OPTIONS)
         def run_point(task):
             from tcplab import _native as native
 
@@ -55,7 +59,8 @@ def run_plan(plan, seed=None, progress=None):
     iteration is, the lab's rule deciding when a point has enough (its first ``min`` iterations at once,
     then one at a time until the interval is met or ``max`` is reached), and the lab's combination making
     the point. ``progress(done, total)`` is called as points finish. Points that fail after Ray's retries
-    are reported together in one :class:`~tcplab.RunError`, each with its index and swept values."""
+    are reported together in one :class:`~tcplab.RunError`, a line per point with its index and swept
+    values, and ``failures`` ``{index: message}``."""
     ray = _ray()
     if not ray.is_initialized():
         ray.init()
@@ -107,7 +112,11 @@ def run_plan(plan, seed=None, progress=None):
     if failures:
         axes = plan.axes
         lines = [f"point {i}{_params_text(plan, i, axes)}: {failures[i]}" for i in sorted(failures)]
-        raise RunError(f"{len(failures)} of {total} points failed on Ray:\n" + "\n".join(lines))
+        e = RunError(f"{len(failures)} of {total} points failed on Ray:\n" + "\n".join(lines))
+        # Per point, for a program: {index: the error's message}; the points that ran are not kept (a
+        # sweep's document has every point or none, as the CLI's).
+        e.failures = {i: str(failures[i]) for i in sorted(failures)}
+        raise e
     return Result(plan.assemble(docs, seed))
 
 

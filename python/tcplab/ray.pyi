@@ -1,8 +1,12 @@
 """Type stubs of tcplab.ray: sweeps on a Ray cluster (``tcplab.run(..., executor="ray")``)."""
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Dict, Optional
 
 from . import Result
+
+TASK_OPTIONS: Dict[str, Any]
+"""The options of every task (``ray.remote(**TASK_OPTIONS)``): a task that raises or whose worker is lost
+is tried twice more (``max_retries=2``, ``retry_exceptions=True``)."""
 
 def run_plan(plan: Any, seed: Optional[int] = None, progress: Optional[Callable[[int, int], Any]] = None) -> Result:
     """Runs every point of ``plan`` (a ``tcplab._native.Plan``) as Ray tasks (each iteration a task with

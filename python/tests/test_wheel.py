@@ -4,7 +4,9 @@ The rest of the suite imports the extension module this very build made, beside 
 (pytest.rs). This test checks what those cannot: that the wheel carries the package (its Python sources,
 the abi3 module, the type stubs and `py.typed`), is tagged abi3 for CPython 3.9 and later, installs with its
 dependencies into a venv that has nothing else, and runs there with the same figures and bytes.
-TCPLAB_WHEEL_PYTHON names that venv's Python; without it the test is skipped (a failure under CI=true).
+TCPLAB_WHEEL_PYTHON names that venv's Python; TCPLAB_ROOT_PYTHON names a venv into which `pip install .`
+at the repository's root installed the package (the root pyproject.toml). Without them the tests are
+skipped (a failure under CI=true).
 """
 
 import json
@@ -34,21 +36,37 @@ print(json.dumps({
 """
 
 
-@pytest.fixture
-def wheel_python():
-    py = os.environ.get("TCPLAB_WHEEL_PYTHON")
+# The venvs .ci/run makes: the wheel built from python/ and repaired by auditwheel (its manylinux tag), and
+# `pip install .` from the repository's root (the user's command, built by pip through the root
+# pyproject.toml).
+INSTALLS = {
+    "wheel": (
+        "TCPLAB_WHEEL_PYTHON",
+        "the Python of a fresh venv with the built wheel installed (.ci/run makes one: pip wheel ./python, "
+        "auditwheel repair, pip install the wheel)",
+    ),
+    "root": (
+        "TCPLAB_ROOT_PYTHON",
+        "the Python of a fresh venv into which `pip install .` installed the package from the repository's "
+        "root (.ci/run makes one)",
+    ),
+}
+
+
+@pytest.fixture(params=sorted(INSTALLS))
+def install(request):
+    var, what = INSTALLS[request.param]
+    py = os.environ.get(var)
     if not py:
-        reason = (
-            "TCPLAB_WHEEL_PYTHON is not set: the Python of a fresh venv with the built wheel installed "
-            "(.ci/run makes one: maturin build -m python/Cargo.toml --profile wheel, then pip install the wheel)"
-        )
+        reason = f"{var} is not set: {what}"
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI=true and this test cannot run: {reason}")
         pytest.skip(reason)
-    return py
+    return request.param, py
 
 
-def test_the_installed_wheel_imports_and_runs_as_the_build(wheel_python, tmp_path):
+def test_the_installed_wheel_imports_and_runs_as_the_build(install, tmp_path):
+    kind, wheel_python = install
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     # Run from an empty directory: nothing named tcplab may shadow the installed package.
     p = subprocess.run(
@@ -70,6 +88,10 @@ def test_the_installed_wheel_imports_and_runs_as_the_build(wheel_python, tmp_pat
     # One wheel for every CPython from 3.9.
     tags = [line.split(": ", 1)[1] for line in got["wheel"].splitlines() if line.startswith("Tag: ")]
     assert tags and all(t.startswith("cp39-abi3-") for t in tags), got["wheel"]
+    # For every Linux of the manylinux policy the tag names (auditwheel repair checked the module's symbols
+    # and libraries against it); a build from source is for this machine, tagged linux or manylinux.
+    if kind == "wheel":
+        assert all(t.split("-")[2].startswith("manylinux_") for t in tags), tags
     assert any(r.startswith("pandas") for r in got["requires"]), got["requires"]
     assert got["version"] == tcplab.__version__
     # The same lab: the same figure and the same bytes as the build the rest of the suite tests.
