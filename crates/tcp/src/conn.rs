@@ -1849,6 +1849,9 @@ impl Connection {
 
     fn rtt_sample(&mut self, now: Instant, r: Duration) {
         self.rtt.on_sample_at(now, r);
+        if let (Some(rate), Some(srtt)) = (self.rate.as_mut(), self.rtt.srtt()) {
+            rate.srtt_mean.set(now, srtt);
+        }
         if let Some(rack) = self.rack.as_mut() {
             rack.on_rtt_sample(r);
         }
@@ -2855,6 +2858,7 @@ impl Connection {
         }
         if let Some(rate) = self.rate.as_ref() {
             x.X_DeliveryRate = Some(rate.delivery_rate().map_or(0, |(r, _)| r));
+            x.X_SmoothedRTTMean = rate.srtt_mean.mean_ms();
         }
         if let Some(m) = self.cwnd.model() {
             x.X_BbrMode = Some(m.mode as u64);
