@@ -1812,28 +1812,25 @@ impl Connection {
         }
     }
 
-    /// Bytes in flight by the rule of the current recovery phase; for a window-owning controller (BBR)
-    /// under RACK, Linux's `tcp_packets_in_flight` in every phase but the one after a timeout.
+    /// Bytes in flight: where RACK runs (the `linux` personality), Linux's `tcp_packets_in_flight` in
+    /// every phase but the one after a timeout; otherwise by the rule of the current recovery phase.
     #[inline]
     fn pipe(&self) -> u32 {
-        if self.cwnd.owns_window() {
-            if let Some(p) = self.pipe_linux() {
-                return p;
-            }
+        match self.pipe_linux() {
+            Some(p) => p,
+            None => self.rec.pipe(self.snd(), || self.rack_active()),
         }
-        self.rec.pipe(self.snd(), || self.rack_active())
     }
 
-    /// Linux counts what is in flight one way in every state (`tcp_packets_in_flight`: outstanding less
-    /// SACKed and lost, plus retransmitted), where RFC 5681 outside recovery counts FlightSize, SACKed data
-    /// included. For BBR, whose cwnd and PROBE_RTT are sized in packets in the network, the difference is
+    /// Linux counts what is in flight one way in every state and for every congestion control
+    /// (`tcp_packets_in_flight`: outstanding less SACKed and lost, plus retransmitted), where RFC 5681
+    /// outside recovery counts FlightSize, SACKed data included. RACK's marks are that count, kept as they
+    /// change. For BBR, whose cwnd and PROBE_RTT are sized in packets in the network, the difference is
     /// large: with a hole at SND.UNA and the rest of a window SACKed, FlightSize stays at the window, and
     /// cwnd 4 in PROBE_RTT (or a packet-conservation cwnd) lets nothing out, so that no later segment is
-    /// SACKed and RACK never finds the hole until PROBE_RTT ends (docs/bbr.md § bbr-loss). Only for a
-    /// window-owning controller: the other controllers keep the RFC 5681 count their figures were
-    /// measured with. `None` where RACK does not run (its marks are the count) or after a timeout.
-    #[cold]
-    #[inline(never)]
+    /// SACKed and RACK never finds the hole until PROBE_RTT ends (docs/bbr.md § bbr-loss). `None` where
+    /// RACK does not run or after a timeout (the Loss phase's own count: RFC 6675 after an RTO).
+    #[inline]
     fn pipe_linux(&self) -> Option<u32> {
         if self.rec.after_rto() {
             return None;
@@ -1841,10 +1838,13 @@ impl Connection {
         self.rack_active().map(|r| r.pipe())
     }
 
-    /// The window the sender may fill: cwnd, NewReno's inflation, and RFC 3042 limited transmit.
+    /// The window the sender may fill: cwnd, NewReno's inflation, and RFC 3042 limited transmit. Under
+    /// Linux's count no limited transmit: a SACKed segment leaves the count, which is Linux's way of
+    /// letting new data out on duplicate ACKs (allowing both would send each freed segment twice over).
     #[inline]
     fn send_window(&self) -> u32 {
-        self.rec.send_window(self.cwnd.window(), self.smss, self.cfg.limited_transmit)
+        let limited_transmit = self.cfg.limited_transmit && self.pipe_linux().is_none();
+        self.rec.send_window(self.cwnd.window(), self.smss, limited_transmit)
     }
 
     fn rtt_sample(&mut self, now: Instant, r: Duration) {
