@@ -2210,6 +2210,11 @@ impl Connection {
     fn pace_allows(&self, now: Instant, c: Choice) -> bool {
         let (len, retransmit) = match c {
             Choice::Retransmit { len, .. } => (len, true),
+            // Linux paces skbs, not segments: the segments of one super-packet leave together, and the
+            // departure time after it is the whole super-packet's length at the rate
+            // (`tcp_update_skb_after_send`). With BBR's two-segment minimum (`bbr_min_tso_segs`) a
+            // bottleneck at the pacing rate queues every second segment behind the first.
+            Choice::NewData { .. } if self.cfg.tso && self.snd_nxt < self.tso_burst_end => return true,
             Choice::NewData { len, .. } => (len, false),
             _ => return true,
         };
@@ -2424,6 +2429,9 @@ impl Connection {
     /// (`tcp_tso_rtt_log` = 9: halved for every 512 µs of minimum RTT), at least `min_tso_segs` segments.
     #[inline(never)]
     fn tso_burst_max(&self, cwnd: u32) -> u32 {
+        if let Some(rate) = self.cwnd.pacing_rate() {
+            return self.tso_burst_max_at(rate);
+        }
         let Some(srtt) = self.rtt.srtt().filter(|d| d.as_nanos() > 0) else {
             return self.cfg.min_tso_segs * self.smss;
         };
@@ -2440,6 +2448,25 @@ impl Connection {
         }
         let bytes = bytes.min(self.cfg.tso_max_size.bytes() as u128) as u32;
         (bytes / self.smss).max(self.cfg.min_tso_segs) * self.smss
+    }
+
+    /// `tcp_tso_autosize` for a controller that sets the pacing rate itself (BBR): `sk_pacing_rate` is
+    /// its rate (capped by `max_pacing_rate`, as `bbr_bw_to_pacing_rate` caps it), and the fewest segments
+    /// its `min_tso_segs` hook's (`bbr_min_tso_segs`: 1 below 1.2 Mbit/s, else 2), not the sysctl.
+    #[cold]
+    #[inline(never)]
+    fn tso_burst_max_at(&self, rate: u64) -> u32 {
+        let rate = self.pace.as_ref().map_or(rate, |p| rate.min(p.max_rate));
+        let min_segs = if rate < 1_200_000 / 8 { 1 } else { 2 };
+        let mut bytes = (rate >> 10) as u128;
+        if self.st.CountRTT > 0 {
+            let shift = (self.st.MinRTT * 1000.0) as u64 >> 9;
+            if shift < 32 {
+                bytes += (self.cfg.tso_max_size.bytes() >> shift) as u128;
+            }
+        }
+        let bytes = bytes.min(self.cfg.tso_max_size.bytes() as u128) as u32;
+        (bytes / self.smss).max(min_segs) * self.smss
     }
 
     /// A super-packet starts at SND.NXT with a segment of `len` bytes: it holds what the windows allow now,
