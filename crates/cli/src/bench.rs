@@ -27,13 +27,13 @@ pub const WORKLOADS: &[(&str, &str)] = &[
 ];
 
 /// The workloads `tcplab bench` runs when none is named.
-const DEFAULT_WORKLOADS: &[&str] = &["bulk-1g", "bulk-100m-loss", "flows-1000", "rr-1000"];
+const DEFAULT_WORKLOADS: &[&str] = &["bulk-1g", "bulk-1g-bbr", "bulk-100m-loss", "flows-1000", "rr-1000"];
 
 #[derive(Args)]
 pub struct BenchArgs {
     /// Workload to run (repeatable): bulk-1g, bulk-1g-bbr, bulk-100m-loss, flows-1000, flows-100k, rr-1000, rdp-loopback,
     /// sweep-rr.
-    /// Default: bulk-1g, bulk-100m-loss, flows-1000, rr-1000.
+    /// Default: bulk-1g, bulk-1g-bbr, bulk-100m-loss, flows-1000, rr-1000.
     #[arg(long = "workload", value_name = "NAME")]
     workloads: Vec<String>,
     #[command(flatten)]

@@ -17,6 +17,8 @@ enum Rule {
     Count2x,
     /// BBR's PROBE_RTT episodes: flagged when they differ by more than one (issue 27).
     Within1,
+    /// A BBR sender's time-averaged smoothed RTT: flagged beyond 10% (issue 27).
+    Pct10,
     /// Shown, not judged.
     Info,
 }
@@ -47,7 +49,7 @@ fn figures(d: &ResultDoc) -> Vec<(String, Rule, Option<f64>)> {
             return None;
         }
         let sum: f64 = v.iter().sum();
-        Some(if k.ends_with("RTT") { sum / v.len() as f64 } else { sum })
+        Some(if k.ends_with("RTT") || k.ends_with("RTTMean") { sum / v.len() as f64 } else { sum })
     };
     match &p.metrics {
         Metrics::Stream(m) => {
@@ -71,6 +73,9 @@ fn figures(d: &ResultDoc) -> Vec<(String, Rule, Option<f64>)> {
             ] {
                 out.push((format!("{sender} {label}"), Rule::Info, side_stat(sender, k).map(|v| v * scale)));
             }
+            // Averaged over time on both sides (BBR's RTT moves within its gain cycle, so the SmoothedRTT
+            // of the end is one phase's); ms, as SmoothedRTT.
+            out.push((format!("{sender} SmoothedRTT mean, ms"), Rule::Pct10, side_stat(sender, "X_SmoothedRTTMean")));
             let episodes = side_stat(sender, "X_BbrProbeRttEpisodes");
             out.push((format!("{sender} PROBE_RTT episodes"), Rule::Within1, episodes));
             nstat_rows(d, sender, &mut out);
@@ -227,7 +232,12 @@ fn difference(a: Option<f64>, b: Option<f64>, rule: Rule) -> (String, bool) {
         (Some(a), Some(b), Rule::Info) if a.abs() < 0.005 && b.abs() < 0.005 => ("=".into(), false),
         (Some(a), Some(b), _) if b != 0.0 => {
             let d = (a - b) / b;
-            (format!("{:+.1}%", d * 100.0), rule == Rule::Rate && d.abs() > 0.05)
+            let flagged = match rule {
+                Rule::Rate => d.abs() > 0.05,
+                Rule::Pct10 => d.abs() > 0.10,
+                _ => false,
+            };
+            (format!("{:+.1}%", d * 100.0), flagged)
         }
         _ => ("-".into(), false),
     }
@@ -302,7 +312,7 @@ fn table(sim_all: &[ResultDoc], linux: &[ResultDoc]) -> String {
         qdisc(s.path.down.qdisc.is_fifo(), s.path.down.qdisc.kind()),
     );
     out +=
-        "diff = (simulator - linux) / linux; x = simulator / linux; !! beyond 5% (rates) or 2x (retransmissions), PROBE_RTT episodes beyond +-1\n\n";
+        "diff = (simulator - linux) / linux; x = simulator / linux; !! beyond 5% (rates) or 2x (retransmissions), BBR's SmoothedRTT mean beyond 10%, PROBE_RTT episodes beyond +-1\n\n";
     out += &format!("{:<34} {:>14} {:>14} {:>9}\n", "figure", "simulator", "linux", "diff");
     let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
     if !any_valid {
@@ -402,6 +412,8 @@ mod tests {
         assert_eq!(difference(Some(10.2), Some(10.0), Rule::Rate), ("+2.0%".to_string(), false));
         assert_eq!(difference(Some(30.0), Some(10.0), Rule::Count2x), ("x3.00".to_string(), true));
         assert_eq!(difference(Some(3.0), Some(2.0), Rule::Within1), ("+1".to_string(), false));
+        assert_eq!(difference(Some(10.9), Some(10.0), Rule::Pct10), ("+9.0%".to_string(), false));
+        assert_eq!(difference(Some(8.9), Some(10.0), Rule::Pct10), ("-11.0%".to_string(), true));
         // Both print as 0.00: the same, not -100%.
         assert_eq!(difference(Some(0.0), Some(0.001), Rule::Info), ("=".to_string(), false));
         assert_eq!(difference(Some(0.5), Some(1.0), Rule::Info), ("-50.0%".to_string(), false));

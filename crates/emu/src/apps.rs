@@ -197,8 +197,9 @@ mod os {
         lingering: bool,
         /// In the list of connections to look at.
         queued: bool,
-        /// BBR's PROBE_RTT episodes, from TCP_CC_INFO read as the loop turns (kstats.rs).
-        probe_rtt: kstats::ProbeRttCounter,
+        /// BBR's PROBE_RTT episodes and time-averaged RTT, from TCP_CC_INFO and TCP_INFO read as the loop
+        /// turns (kstats.rs).
+        probe_rtt: kstats::BbrSampler,
     }
 
     struct Listener {

@@ -8,7 +8,8 @@
 //! A BBR socket also answers `TCP_CC_INFO` with `struct tcp_bbr_info` (include/uapi/linux/inet_diag.h,
 //! filled by `bbr_get_info` in net/ipv4/tcp_bbr.c): its bandwidth estimate, minimum RTT and gains, read
 //! beside `TCP_INFO` and reported under the simulator's names (`X_BbrBtlBw`, ...). The kernel keeps no
-//! count of PROBE_RTT episodes; [`ProbeRttCounter`] counts them from `TCP_CC_INFO` sampled over time.
+//! count of PROBE_RTT episodes; [`BbrSampler`] counts them from `TCP_CC_INFO` sampled over time, and
+//! averages `tcpi_rtt` over time as the simulator's `X_SmoothedRTTMean`.
 
 use std::collections::BTreeMap;
 
@@ -66,27 +67,67 @@ impl BbrInfo {
     }
 }
 
-/// Counts a BBR socket's PROBE_RTT episodes from `TCP_CC_INFO` read over time: an episode lasts at least
-/// `bbr_probe_rtt_mode_ms` (200 ms), so reading every [`ProbeRttCounter::INTERVAL_NS`] sees each one.
+/// Reads a BBR socket every [`BbrSampler::INTERVAL_NS`] for what one reading at the connection's end
+/// cannot give: its PROBE_RTT episodes (an episode lasts at least `bbr_probe_rtt_mode_ms`, 200 ms, so each
+/// is seen), and its smoothed RTT averaged over time (`tcpi_rtt` moves within BBR's gain cycle).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct ProbeRttCounter {
+pub struct BbrSampler {
     episodes: u64,
     inside: bool,
     seen_bbr: bool,
     next_ns: u64,
+    srtt: RttTimeMean,
 }
 
-impl ProbeRttCounter {
-    /// How often [`ProbeRttCounter::sample`] reads the socket: 10 ms, a twentieth of the shortest episode.
+/// `tcpi_rtt` averaged over time as the simulator's `X_SmoothedRTTMean` is: each value weighted by how
+/// long it held (until the reading that saw it change), from the first reading with a sample to the last
+/// change.
+#[derive(Debug, Clone, Copy, Default)]
+struct RttTimeMean {
+    /// The first change's instant, the latest value (µs) and the instant it was first seen, ns.
+    first_ns: Option<u64>,
+    last_ns: u64,
+    value_us: u64,
+    /// ∑ value × time held, µs·ns.
+    integral: f64,
+}
+
+impl RttTimeMean {
+    fn observe(&mut self, now_ns: u64, rtt_us: u64) {
+        if rtt_us == 0 || (self.first_ns.is_some() && rtt_us == self.value_us) {
+            return;
+        }
+        if self.first_ns.is_none() {
+            self.first_ns = Some(now_ns);
+        } else {
+            self.integral += self.value_us as f64 * now_ns.saturating_sub(self.last_ns) as f64;
+        }
+        self.last_ns = now_ns;
+        self.value_us = rtt_us;
+    }
+
+    fn mean_ms(&self) -> Option<f64> {
+        let span = self.last_ns.saturating_sub(self.first_ns?) as f64;
+        Some(if span > 0.0 { self.integral / span } else { self.value_us as f64 } / 1e3)
+    }
+}
+
+impl BbrSampler {
+    /// How often [`BbrSampler::sample`] reads the socket: 10 ms, a twentieth of the shortest PROBE_RTT.
     pub const INTERVAL_NS: u64 = 10_000_000;
 
-    /// Reads `fd`'s `TCP_CC_INFO` if [`Self::INTERVAL_NS`] has passed since the last read (`now_ns` on
-    /// any monotonic clock).
+    /// Reads `fd`'s `TCP_CC_INFO` and `tcpi_rtt` if [`Self::INTERVAL_NS`] has passed since the last read
+    /// (`now_ns` on any monotonic clock).
     #[cfg(target_os = "linux")]
     pub fn sample(&mut self, fd: std::os::fd::RawFd, now_ns: u64) {
         if now_ns >= self.next_ns {
             self.next_ns = now_ns + Self::INTERVAL_NS;
-            self.observe(BbrInfo::read(fd));
+            let info = BbrInfo::read(fd);
+            if info.is_some() {
+                let rtt = TcpInfo::read(fd).ok().and_then(|t| t.rtt_us());
+                self.observe_rtt(now_ns, rtt.unwrap_or(0));
+            }
+            self.observe(info);
         }
     }
 
@@ -103,10 +144,18 @@ impl ProbeRttCounter {
         self.inside = inside;
     }
 
-    /// Adds `X_BbrProbeRttEpisodes` to `e` where the socket was seen running BBR.
+    /// One reading of `tcpi_rtt` (µs; 0 before the first sample) at `now_ns`.
+    pub fn observe_rtt(&mut self, now_ns: u64, rtt_us: u64) {
+        self.srtt.observe(now_ns, rtt_us);
+    }
+
+    /// Adds `X_BbrProbeRttEpisodes` and `X_SmoothedRTTMean` to `e` where the socket was seen running BBR.
     pub fn put(&self, e: &mut Estats) {
         if self.seen_bbr {
             e.insert("X_BbrProbeRttEpisodes", self.episodes as f64);
+            if let Some(ms) = self.srtt.mean_ms() {
+                e.insert("X_SmoothedRTTMean", ms);
+            }
         }
     }
 }
@@ -340,7 +389,7 @@ mod tests {
         assert_eq!((b.bw_bytes_per_s, b.min_rtt_us), (1_250_000, 20_310));
         assert!(b.in_probe_rtt());
         assert!(BbrInfo::from_bytes(&[0u8; 16]).is_none(), "shorter than tcp_bbr_info");
-        let mut c = ProbeRttCounter::default();
+        let mut c = BbrSampler::default();
         let mut e = Estats::new();
         c.put(&mut e);
         assert!(e.is_empty(), "never seen running BBR: no count");
@@ -357,6 +406,7 @@ mod tests {
         }
         c.put(&mut e);
         assert_eq!(e["X_BbrProbeRttEpisodes"], 2.0);
+        assert!(!e.contains_key("X_SmoothedRTTMean"), "no tcpi_rtt read: no mean");
         let mut t = TcpInfo::from_bytes(&[0u8; 232]);
         t.bbr = bbr(320, 512);
         let e = t.estats();
@@ -364,5 +414,27 @@ mod tests {
             (e["X_BbrBtlBw"], e["X_BbrMinRTT"], e["X_BbrPacingGain"], e["X_BbrCwndGain"]),
             (1.25e6, 20.31, 1.25, 2.0)
         );
+    }
+
+    /// `tcpi_rtt` averaged over time: each value weighted until the reading that saw it change, from the
+    /// first reading with a sample to the last change; zeros (no sample yet) and repeats add nothing.
+    #[test]
+    fn srtt_time_mean_weights_each_value_by_how_long_it_held() {
+        let mut c = BbrSampler::default();
+        c.observe(bbr(256, 512));
+        let ms = 1_000_000u64;
+        for (t, rtt) in [(0, 0), (10, 20_000), (20, 20_000), (30, 30_000), (60, 20_000), (70, 20_000), (90, 20_000)] {
+            c.observe_rtt(t * ms, rtt);
+        }
+        let mut e = Estats::new();
+        c.put(&mut e);
+        // 20 ms for 20 ms, 30 ms for 30 ms, over the 50 ms from the first sample to the last change.
+        assert!((e["X_SmoothedRTTMean"] - 26.0).abs() < 1e-9, "{}", e["X_SmoothedRTTMean"]);
+        let mut one = BbrSampler::default();
+        one.observe(bbr(256, 512));
+        one.observe_rtt(5 * ms, 41_300);
+        let mut e = Estats::new();
+        one.put(&mut e);
+        assert_eq!(e["X_SmoothedRTTMean"], 41.3, "a single reading is its own mean");
     }
 }

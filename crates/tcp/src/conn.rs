@@ -1838,28 +1838,25 @@ impl Connection {
         }
     }
 
-    /// Bytes in flight by the rule of the current recovery phase; for a window-owning controller (BBR)
-    /// under RACK, Linux's `tcp_packets_in_flight` in every phase but the one after a timeout.
+    /// Bytes in flight: where RACK runs (the `linux` personality), Linux's `tcp_packets_in_flight` in
+    /// every phase but the one after a timeout; otherwise by the rule of the current recovery phase.
     #[inline]
     fn pipe(&self) -> u32 {
-        if self.cwnd.owns_window() {
-            if let Some(p) = self.pipe_linux() {
-                return p;
-            }
+        match self.pipe_linux() {
+            Some(p) => p,
+            None => self.rec.pipe(self.snd(), || self.rack_active()),
         }
-        self.rec.pipe(self.snd(), || self.rack_active())
     }
 
-    /// Linux counts what is in flight one way in every state (`tcp_packets_in_flight`: outstanding less
-    /// SACKed and lost, plus retransmitted), where RFC 5681 outside recovery counts FlightSize, SACKed data
-    /// included. For BBR, whose cwnd and PROBE_RTT are sized in packets in the network, the difference is
+    /// Linux counts what is in flight one way in every state and for every congestion control
+    /// (`tcp_packets_in_flight`: outstanding less SACKed and lost, plus retransmitted), where RFC 5681
+    /// outside recovery counts FlightSize, SACKed data included. RACK's marks are that count, kept as they
+    /// change. For BBR, whose cwnd and PROBE_RTT are sized in packets in the network, the difference is
     /// large: with a hole at SND.UNA and the rest of a window SACKed, FlightSize stays at the window, and
     /// cwnd 4 in PROBE_RTT (or a packet-conservation cwnd) lets nothing out, so that no later segment is
-    /// SACKed and RACK never finds the hole until PROBE_RTT ends (docs/bbr.md § bbr-loss). Only for a
-    /// window-owning controller: the other controllers keep the RFC 5681 count their figures were
-    /// measured with. `None` where RACK does not run (its marks are the count) or after a timeout.
-    #[cold]
-    #[inline(never)]
+    /// SACKed and RACK never finds the hole until PROBE_RTT ends (docs/bbr.md § bbr-loss). `None` where
+    /// RACK does not run or after a timeout (the Loss phase's own count: RFC 6675 after an RTO).
+    #[inline]
     fn pipe_linux(&self) -> Option<u32> {
         if self.rec.after_rto() {
             return None;
@@ -1867,14 +1864,20 @@ impl Connection {
         self.rack_active().map(|r| r.pipe())
     }
 
-    /// The window the sender may fill: cwnd, NewReno's inflation, and RFC 3042 limited transmit.
+    /// The window the sender may fill: cwnd, NewReno's inflation, and RFC 3042 limited transmit. Under
+    /// Linux's count no limited transmit: a SACKed segment leaves the count, which is Linux's way of
+    /// letting new data out on duplicate ACKs (allowing both would send each freed segment twice over).
     #[inline]
     fn send_window(&self) -> u32 {
-        self.rec.send_window(self.cwnd.window(), self.smss, self.cfg.limited_transmit)
+        let limited_transmit = self.cfg.limited_transmit && self.pipe_linux().is_none();
+        self.rec.send_window(self.cwnd.window(), self.smss, limited_transmit)
     }
 
     fn rtt_sample(&mut self, now: Instant, r: Duration) {
         self.rtt.on_sample_at(now, r);
+        if let (Some(rate), Some(srtt)) = (self.rate.as_mut(), self.rtt.srtt()) {
+            rate.srtt_mean.set(now, srtt);
+        }
         if let Some(rack) = self.rack.as_mut() {
             rack.on_rtt_sample(r);
         }
@@ -2255,6 +2258,11 @@ impl Connection {
     fn pace_allows(&self, now: Instant, c: Choice) -> bool {
         let (len, retransmit) = match c {
             Choice::Retransmit { len, .. } => (len, true),
+            // Linux paces skbs, not segments: the segments of one super-packet leave together, and the
+            // departure time after it is the whole super-packet's length at the rate
+            // (`tcp_update_skb_after_send`). With BBR's two-segment minimum (`bbr_min_tso_segs`) a
+            // bottleneck at the pacing rate queues every second segment behind the first.
+            Choice::NewData { .. } if self.cfg.tso && self.snd_nxt < self.tso_burst_end => return true,
             Choice::NewData { len, .. } => (len, false),
             _ => return true,
         };
@@ -2469,6 +2477,9 @@ impl Connection {
     /// (`tcp_tso_rtt_log` = 9: halved for every 512 µs of minimum RTT), at least `min_tso_segs` segments.
     #[inline(never)]
     fn tso_burst_max(&self, cwnd: u32) -> u32 {
+        if let Some(rate) = self.cwnd.pacing_rate() {
+            return self.tso_burst_max_at(rate);
+        }
         let Some(srtt) = self.rtt.srtt().filter(|d| d.as_nanos() > 0) else {
             return self.cfg.min_tso_segs * self.smss;
         };
@@ -2485,6 +2496,25 @@ impl Connection {
         }
         let bytes = bytes.min(self.cfg.tso_max_size.bytes() as u128) as u32;
         (bytes / self.smss).max(self.cfg.min_tso_segs) * self.smss
+    }
+
+    /// `tcp_tso_autosize` for a controller that sets the pacing rate itself (BBR): `sk_pacing_rate` is
+    /// its rate (capped by `max_pacing_rate`, as `bbr_bw_to_pacing_rate` caps it), and the fewest segments
+    /// its `min_tso_segs` hook's (`bbr_min_tso_segs`: 1 below 1.2 Mbit/s, else 2), not the sysctl.
+    #[cold]
+    #[inline(never)]
+    fn tso_burst_max_at(&self, rate: u64) -> u32 {
+        let rate = self.pace.as_ref().map_or(rate, |p| rate.min(p.max_rate));
+        let min_segs = if rate < 1_200_000 / 8 { 1 } else { 2 };
+        let mut bytes = (rate >> 10) as u128;
+        if self.st.CountRTT > 0 {
+            let shift = (self.st.MinRTT * 1000.0) as u64 >> 9;
+            if shift < 32 {
+                bytes += (self.cfg.tso_max_size.bytes() >> shift) as u128;
+            }
+        }
+        let bytes = bytes.min(self.cfg.tso_max_size.bytes() as u128) as u32;
+        (bytes / self.smss).max(min_segs) * self.smss
     }
 
     /// A super-packet starts at SND.NXT with a segment of `len` bytes: it holds what the windows allow now,
@@ -2908,6 +2938,7 @@ impl Connection {
         }
         if let Some(rate) = self.rate.as_ref() {
             x.X_DeliveryRate = Some(rate.delivery_rate().map_or(0, |(r, _)| r));
+            x.X_SmoothedRTTMean = rate.srtt_mean.mean_ms();
         }
         if let Some(m) = self.cwnd.model() {
             x.X_BbrMode = Some(m.mode as u64);

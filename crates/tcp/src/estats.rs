@@ -179,6 +179,12 @@ pub struct PacedEstats {
     /// delivery-rate sampler runs (BBR).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub X_DeliveryRate: Option<u64>,
+    /// The smoothed RTT averaged over time, ms: each value weighted by how long it held, from the first RTT
+    /// sample to the last, where the delivery-rate sampler runs (BBR). The Linux backend reports the same
+    /// for a BBR socket from `tcpi_rtt` read every 10 ms; BBR's RTT moves within its gain cycle, so this,
+    /// not the SmoothedRTT of the connection's end, is the figure to compare (docs/bbr.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub X_SmoothedRTTMean: Option<f64>,
     /// BBR's mode: STARTUP 0, DRAIN 1, PROBE_BW 2, PROBE_RTT 3 (Linux `enum bbr_mode`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub X_BbrMode: Option<u64>,
@@ -211,6 +217,7 @@ impl PacedEstats {
             X_PacingRate: Some(0),
             X_TsqThrottled: Some(0),
             X_DeliveryRate: Some(0),
+            X_SmoothedRTTMean: Some(0.0),
             X_BbrMode: Some(0),
             X_BbrBtlBw: Some(0),
             X_BbrMinRTT: Some(0.0),

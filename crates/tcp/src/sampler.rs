@@ -105,6 +105,38 @@ impl RttSampler {
     }
 }
 
+/// The time average of a gauge that changes at instants: each value weighted by how long it held, from the
+/// first value to the last change (what held after the last change is not counted, so a figure read long
+/// after a connection went quiet is not pulled toward its last value).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TimeMean {
+    /// The first value's instant, the latest value and its instant.
+    first: Option<Instant>,
+    last: Instant,
+    value: Duration,
+    /// ∑ value × time held, in ns².
+    integral: f64,
+}
+
+impl TimeMean {
+    /// The gauge is `value` from `now` on.
+    pub fn set(&mut self, now: Instant, value: Duration) {
+        if self.first.is_none() {
+            self.first = Some(now);
+        } else {
+            self.integral += self.value.as_nanos() as f64 * now.saturating_since(self.last).as_nanos() as f64;
+        }
+        self.last = now;
+        self.value = value;
+    }
+
+    /// The mean in ms: the only value where no time has passed since the first, `None` before any.
+    pub fn mean_ms(&self) -> Option<f64> {
+        let span = self.last.saturating_since(self.first?).as_nanos() as f64;
+        Some(if span > 0.0 { self.integral / span } else { self.value.as_nanos() as f64 } / 1e6)
+    }
+}
+
 /// What one transmission of a segment knew when it left (Linux's `tcp_skb_cb.tx`): the connection's
 /// delivered count and its time then, the start of the send interval, whether the sender was
 /// application-limited.
@@ -155,6 +187,10 @@ pub struct DeliveryRate {
     /// The last sample that counts for `tcpi_delivery_rate` (`tp->rate_delivered`, `rate_interval_us`,
     /// `rate_app_limited`).
     rate: Option<(u64, Duration, bool)>,
+    /// The smoothed RTT's time average (`X_SmoothedRTTMean`). Kept here, where BBR runs, because BBR's RTT
+    /// swings within its gain cycle (±7 %), so that one reading at the end says little; the Linux backend
+    /// reports the same figure for a BBR socket from `tcpi_rtt` read every 10 ms (docs/bbr.md § The matrix).
+    pub srtt_mean: TimeMean,
 }
 
 impl Default for DeliveryRate {
@@ -170,6 +206,7 @@ impl Default for DeliveryRate {
             cur: None,
             acked_sacked: 0,
             rate: None,
+            srtt_mean: TimeMean::default(),
         }
     }
 }

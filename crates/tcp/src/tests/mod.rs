@@ -60,6 +60,7 @@ mod fuzz;
 mod handshake;
 mod knobs;
 mod linux;
+mod linux_in_flight;
 mod loss;
 mod pacing;
 mod pair;
