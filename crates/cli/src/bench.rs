@@ -234,7 +234,10 @@ pub fn bench(args: &BenchArgs) -> Result<(), BenchError> {
                 r.parallel_efficiency.map(|e| format!("{:.0}%", e * 100.0)).unwrap_or_else(|| "-".into())
             );
             if let (Some(flows @ 2..), Some(b)) = (r.flows, r.bytes_per_flow) {
-                println!("  memory per flow: {:.2} KiB over {flows} flows (peak less the process before the run)", b as f64 / 1024.0);
+                println!(
+                    "  memory per flow: {:.2} KiB over {flows} flows (peak less the process before the run)",
+                    b as f64 / 1024.0
+                );
             }
             if r.identical_to_serial == Some(false) {
                 println!("  !! parallel results differ from the serial run");
@@ -341,7 +344,8 @@ pub fn bench_one(args: &BenchOneArgs) -> Result<(), String> {
         return bench_sweep(args, &plan);
     }
     let scenario = load(&src, &set).map_err(|e| e.to_string())?;
-    let flows = if scenario.flow.is_empty() { scenario.test.parallel.max(1) as u64 } else { scenario.flow.len() as u64 };
+    let flows =
+        if scenario.flow.is_empty() { scenario.test.parallel.max(1) as u64 } else { scenario.flow.len() as u64 };
     // What the process holds before any run (the binary, the parsed scenario): the runs' memory is above it.
     let before_runs = resident();
     let repeat = args.runs.repeat.max(1);
