@@ -649,7 +649,7 @@ pub const MAX_NET_HOSTS: usize = 4096;
 pub const MAX_NET_LINKS: usize = 8192;
 
 /// The most flows a `[dumbbell]` takes (two hosts and two access links each): 10,000, the largest of
-/// `tcplab bench`'s dumbbells (about 11 KiB per flow).
+/// `tcplab bench`'s dumbbells (1.4 GiB at 10,000 flows: docs/benchmarks.md).
 pub const MAX_FLOWS: usize = 10_000;
 
 fn default_seed() -> u64 {
