@@ -978,25 +978,25 @@ pub fn run_plan_on(
         order.sort_by(|&a, &b| cost[b].total_cmp(&cost[a]).then(a.cmp(&b)));
     }
     let next = AtomicUsize::new(0);
-    let slots: Vec<std::sync::Mutex<Option<Result<(Point, EngineCounters), PlanError>>>> =
-        indices.iter().map(|_| std::sync::Mutex::new(None)).collect();
-    pool.broadcast(|_| loop {
-        let Some(&k) = order.get(next.fetch_add(1, Ordering::Relaxed)) else { break };
-        if failed.load(Ordering::Relaxed) {
-            break;
+    type Outcome = Option<Result<(Point, EngineCounters), PlanError>>;
+    let slots: Vec<std::sync::Mutex<Outcome>> = indices.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    pool.broadcast(|_| {
+        while let Some(&k) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+            if failed.load(Ordering::Relaxed) {
+                break;
+            }
+            let r = plan.point(indices[k]).map_err(PlanError::Point).and_then(|p| {
+                let seed = opts.seed.unwrap_or(p.scenario.seed);
+                run_plan_point(&p, seed, plan.repeat, backend).map_err(PlanError::Run)
+            });
+            if r.is_err() {
+                failed.store(true, Ordering::Relaxed);
+            }
+            progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
+            *slots[k].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
         }
-        let r = plan.point(indices[k]).map_err(PlanError::Point).and_then(|p| {
-            let seed = opts.seed.unwrap_or(p.scenario.seed);
-            run_plan_point(&p, seed, plan.repeat, backend).map_err(PlanError::Run)
-        });
-        if r.is_err() {
-            failed.store(true, Ordering::Relaxed);
-        }
-        progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
-        *slots[k].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
     });
-    let results: Vec<Option<Result<(Point, EngineCounters), PlanError>>> =
-        slots.into_iter().map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner())).collect();
+    let results: Vec<Outcome> = slots.into_iter().map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner())).collect();
     let mut engine = EngineCounters::default();
     let mut points = Vec::with_capacity(results.len());
     if let Some(e) = results.iter().flatten().find_map(|r| r.as_ref().err()) {
