@@ -26,13 +26,59 @@ pub const WORKLOADS: &[(&str, &str)] = &[
     ("sweep-rr", include_str!("../../../bench/workloads/sweep-rr.toml")),
 ];
 
+/// Workloads written by [`dumbbell_workload`] rather than kept as files: N flows through one
+/// bottleneck (issue 24's engine benchmarks), as many flows as the name says.
+const DUMBBELLS: &[(&str, usize)] = &[("dumbbell-100", 100), ("dumbbell-10k", 10_000)];
+
+/// Every workload's name, files first.
+fn all_workloads() -> Vec<&'static str> {
+    WORKLOADS.iter().map(|(w, _)| *w).chain(DUMBBELLS.iter().map(|(w, _)| *w)).collect()
+}
+
+/// A workload's scenario text.
+fn workload_text(name: &str) -> Option<std::borrow::Cow<'static, str>> {
+    if let Some((_, text)) = WORKLOADS.iter().find(|(w, _)| *w == name) {
+        return Some(std::borrow::Cow::Borrowed(text));
+    }
+    DUMBBELLS.iter().find(|(w, _)| *w == name).map(|&(w, n)| std::borrow::Cow::Owned(dumbbell_workload(w, n)))
+}
+
+/// `n` Reno bulk flows (`rfc` stacks) through a 1 Gbit/s, 5 ms bottleneck with a 1000-frame drop-tail
+/// queue, for 10 s: flow i's access delay is 1 + (i mod 10) ms (RTTs 12 to 30 ms, so the flows do not
+/// move in lockstep) and it starts i µs after the first (the first windows do not all land in the queue
+/// at one instant). Buffers of 25 MiB / n, 16 KiB to 1 MiB, several times a flow's share of the
+/// bandwidth-delay product: what the flows hold when the measurement ends drains after it (1 MiB each
+/// would be 80 s more of simulated time for 10,000 flows). Written out, since a dumbbell names each flow.
+pub fn dumbbell_workload(name: &str, n: usize) -> String {
+    use std::fmt::Write;
+    let buffer_kib = (25 * 1024 / n.max(1)).clamp(16, 1024);
+    let message_kib = buffer_kib.min(64);
+    let mut t = format!(
+        "name = \"{name}\"\n\
+         description = \"{n} bulk flows through a 1 Gbit/s, 5 ms dumbbell bottleneck, 10 s (tcplab bench)\"\n\
+         [dumbbell]\n\
+         bottleneck = {{ rate = \"1gbit\", delay = \"5ms\", queue = \"1000pkt\" }}\n\
+         [test]\nduration = \"10s\"\n"
+    );
+    for i in 0..n {
+        let _ = write!(
+            t,
+            "[[flow]]\nkind = \"stream\"\nstack = \"rfc\"\nmessage = \"{message_kib}KiB\"\n\
+             tcp = {{ send_buffer = \"{buffer_kib}KiB\", recv_buffer = \"{buffer_kib}KiB\" }}\n\
+             access_delay = \"{}ms\"\nstart = \"{i}us\"\n",
+            1 + i % 10
+        );
+    }
+    t
+}
+
 /// The workloads `tcplab bench` runs when none is named.
 const DEFAULT_WORKLOADS: &[&str] = &["bulk-1g", "bulk-1g-bbr", "bulk-100m-loss", "flows-1000", "rr-1000"];
 
 #[derive(Args)]
 pub struct BenchArgs {
     /// Workload to run (repeatable): bulk-1g, bulk-1g-bbr, bulk-100m-loss, flows-1000, flows-100k, rr-1000, rdp-loopback,
-    /// sweep-rr.
+    /// sweep-rr, dumbbell-100, dumbbell-10k.
     /// Default: bulk-1g, bulk-1g-bbr, bulk-100m-loss, flows-1000, rr-1000.
     #[arg(long = "workload", value_name = "NAME")]
     workloads: Vec<String>,
@@ -92,6 +138,14 @@ pub struct WorkloadResult {
     pub transactions_per_s: Option<f64>,
     /// Peak resident memory of the process, bytes (VmHWM).
     pub peak_rss_bytes: u64,
+    /// Connections of one run (flows of a dumbbell, `test.parallel` otherwise); absent for a sweep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flows: Option<u64>,
+    /// (Peak resident memory − resident memory before the first run) / flows, bytes: what one flow (its two
+    /// endpoints, and in a dumbbell its two hosts and access links) costs. Only with `--jobs 1`, where one
+    /// run at a time holds memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_per_flow: Option<u64>,
     /// With jobs > 1: the same repetitions on one thread.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub serial_wall_s: Option<f64>,
@@ -136,9 +190,8 @@ pub fn bench(args: &BenchArgs) -> Result<(), BenchError> {
         args.workloads.clone()
     };
     for n in &names {
-        if !WORKLOADS.iter().any(|(w, _)| w == n) {
-            let all: Vec<&str> = WORKLOADS.iter().map(|(w, _)| *w).collect();
-            return Err(BenchError::BadInput(format!("--workload {n}: accepted: {}", all.join(", "))));
+        if !all_workloads().contains(&n.as_str()) {
+            return Err(BenchError::BadInput(format!("--workload {n}: accepted: {}", all_workloads().join(", "))));
         }
     }
     if let Some(path) = args.json.as_deref().filter(|p| *p != "-") {
@@ -180,6 +233,12 @@ pub fn bench(args: &BenchArgs) -> Result<(), BenchError> {
                 r.peak_rss_bytes as f64 / (1024.0 * 1024.0),
                 r.parallel_efficiency.map(|e| format!("{:.0}%", e * 100.0)).unwrap_or_else(|| "-".into())
             );
+            if let (Some(flows @ 2..), Some(b)) = (r.flows, r.bytes_per_flow) {
+                println!(
+                    "  memory per flow: {:.2} KiB over {flows} flows (peak less the process before the run)",
+                    b as f64 / 1024.0
+                );
+            }
             if r.identical_to_serial == Some(false) {
                 println!("  !! parallel results differ from the serial run");
             }
@@ -273,8 +332,8 @@ fn run_all(scenario: &tcplab_lab::Scenario, repeat: u64, jobs: u64) -> Result<(f
 }
 
 pub fn bench_one(args: &BenchOneArgs) -> Result<(), String> {
-    let (_, text) =
-        WORKLOADS.iter().find(|(w, _)| *w == args.name).ok_or_else(|| format!("no workload {}", args.name))?;
+    let text = workload_text(&args.name).ok_or_else(|| format!("no workload {}", args.name))?;
+    let text = text.as_ref();
     let mut set = Vec::new();
     if let Some(d) = &args.runs.duration {
         set.push(format!("test.duration=\"{d}\""));
@@ -285,6 +344,10 @@ pub fn bench_one(args: &BenchOneArgs) -> Result<(), String> {
         return bench_sweep(args, &plan);
     }
     let scenario = load(&src, &set).map_err(|e| e.to_string())?;
+    let flows =
+        if scenario.flow.is_empty() { scenario.test.parallel.max(1) as u64 } else { scenario.flow.len() as u64 };
+    // What the process holds before any run (the binary, the parsed scenario): the runs' memory is above it.
+    let before_runs = resident();
     let repeat = args.runs.repeat.max(1);
     let (wall, runs) = run_all(&scenario, repeat, args.runs.jobs)?;
     let (serial_wall_s, parallel_efficiency, identical_to_serial) = if args.runs.jobs > 1 {
@@ -312,6 +375,8 @@ pub fn bench_one(args: &BenchOneArgs) -> Result<(), String> {
         goodput_mbps: runs.iter().map(|r| r.throughput_bps).sum::<f64>() / repeat as f64 / 1e6,
         transactions_per_s: runs.iter().map(|r| r.transactions_per_s).sum::<Option<f64>>().map(|t| t / repeat as f64),
         peak_rss_bytes: peak_rss(),
+        flows: Some(flows),
+        bytes_per_flow: (args.runs.jobs <= 1).then(|| peak_rss().saturating_sub(before_runs) / flows),
         serial_wall_s,
         parallel_efficiency,
         identical_to_serial,
@@ -385,6 +450,8 @@ fn bench_sweep(args: &BenchOneArgs, plan: &tcplab_lab::sweep::Plan) -> Result<()
         goodput_mbps: mean(&bps).unwrap_or(0.0) / 1e6,
         transactions_per_s: mean(&tps),
         peak_rss_bytes: peak_rss(),
+        flows: None,
+        bytes_per_flow: None,
         serial_wall_s,
         parallel_efficiency,
         identical_to_serial,
@@ -395,11 +462,21 @@ fn bench_sweep(args: &BenchOneArgs, plan: &tcplab_lab::sweep::Plan) -> Result<()
 
 /// VmHWM of this process from /proc/self/status, bytes (0 where /proc is not there).
 fn peak_rss() -> u64 {
+    status_kib("VmHWM:")
+}
+
+/// VmRSS of this process, bytes (0 where /proc is not there).
+fn resident() -> u64 {
+    status_kib("VmRSS:")
+}
+
+/// A `kB` line of /proc/self/status, in bytes.
+fn status_kib(field: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
             s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
+                .find(|l| l.starts_with(field))
                 .and_then(|l| l.split_whitespace().nth(1))
                 .and_then(|kb| kb.parse::<u64>().ok())
         })

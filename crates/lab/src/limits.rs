@@ -240,12 +240,33 @@ pub fn limit_of(key: &str) -> Option<&'static Limit> {
     i.map(|i| &LIMITS[i])
 }
 
+/// Whether `key` matches `pattern` segment by segment, a `*` segment matching any one segment. A walk over
+/// the bytes: a run's start-up asks this of about two hundred keys times a hundred rows, and splitting
+/// both strings at every dot was 3% of the instructions of a 1 s gigabit run.
 fn matches(pattern: &str, key: &str) -> bool {
-    let (mut p, mut k) = (pattern.split('.'), key.split('.'));
+    let (p, k) = (pattern.as_bytes(), key.as_bytes());
+    let (mut i, mut j) = (0, 0);
     loop {
-        match (p.next(), k.next()) {
-            (None, None) => return true,
-            (Some(a), Some(b)) if a == "*" || a == b => {}
+        if p.get(i) == Some(&b'*') && p.get(i + 1).is_none_or(|&c| c == b'.') {
+            while k.get(j).is_some_and(|&c| c != b'.') {
+                j += 1;
+            }
+            i += 1;
+        } else {
+            while let Some(&c) = p.get(i).filter(|&&c| c != b'.') {
+                if k.get(j) != Some(&c) {
+                    return false;
+                }
+                i += 1;
+                j += 1;
+            }
+            if k.get(j).is_some_and(|&c| c != b'.') {
+                return false;
+            }
+        }
+        match (i == p.len(), j == k.len()) {
+            (true, true) => return true,
+            (false, false) => (i, j) = (i + 1, j + 1),
             _ => return false,
         }
     }
@@ -557,6 +578,10 @@ series = { interval = "10ms", vars = ["CurCwnd"] }
         assert!(matches("path.*.rate", "path.up.rate"));
         assert!(!matches("path.*.rate", "path.up.rate.x"));
         assert!(!matches("*.tcp.tick", "client.rdp.tick"));
+        assert!(matches("*.tcp.tick", "client.tcp.tick") && matches("seed", "seed") && matches("a.*", "a."));
+        for (p, k) in [("path.*.rate", "path.up"), ("path.*.rate", "path.up.rates"), ("seed", "see"), ("a.*", "a")] {
+            assert!(!matches(p, k), "{p} {k}");
+        }
         assert_eq!(limit_of("client.rdp.tick").unwrap().range, Range::Time(ms(1), s(10)));
         assert_eq!(limit_of("path.down.loss.drop").unwrap().range, Range::Count(0, u64::MAX));
     }

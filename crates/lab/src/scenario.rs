@@ -648,8 +648,9 @@ struct RawNetLink {
 pub const MAX_NET_HOSTS: usize = 4096;
 pub const MAX_NET_LINKS: usize = 8192;
 
-/// The most flows a `[dumbbell]` takes (two hosts and two access links each).
-pub const MAX_FLOWS: usize = 1000;
+/// The most flows a `[dumbbell]` takes (two hosts and two access links each): 10,000, the largest of
+/// `tcplab bench`'s dumbbells (1.4 GiB at 10,000 flows: docs/benchmarks.md).
+pub const MAX_FLOWS: usize = 10_000;
 
 fn default_seed() -> u64 {
     1
@@ -1287,8 +1288,17 @@ fn resolve_dumbbell(
     flows_extras(ctx, &mut scenario, raw)?;
     // Every number within its range (crate::limits), each flow's knobs checked as a host's, all reported
     // at the keys the file names: the filled-in path is the bottleneck, the client and server the flow.
+    // The first probe checks everything; the others differ from it only in the hosts, so they leave the
+    // flows out (each probe carrying all of them made loading quadratic: 47 s for 1000 flows), and a host
+    // written as one checked before passes as it did.
+    let bare = Scenario { flow: Vec::new(), ..scenario.clone() };
+    let mut seen = std::collections::HashSet::new();
     for (i, h) in hosts.into_iter().enumerate() {
-        let probe = Scenario { client: h.clone(), server: h, ..scenario.clone() };
+        if !seen.insert(serde_json::to_string(&h).unwrap_or_default()) {
+            continue;
+        }
+        let others = if i == 0 { &scenario } else { &bare };
+        let probe = Scenario { client: h.clone(), server: h, ..others.clone() };
         crate::limits::check(&probe).map_err(|e| {
             let key = if let Some(k) = e.key.strip_prefix("path.up.") {
                 format!("dumbbell.bottleneck.{k}")

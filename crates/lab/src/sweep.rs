@@ -600,6 +600,26 @@ impl Plan {
         Ok(PlanPoint { params, scenario })
     }
 
+    /// Point `i`'s estimated engine events (crate::budget), to start the longest points first: a checked
+    /// point's own estimate, else point 0's scaled by each axis's effect at `i`'s value (exact when each
+    /// axis multiplies the cost, as duration, rate and connections do).
+    pub fn point_cost(&self, i: usize) -> f64 {
+        let all = &self.checked;
+        if self.fully_checked() {
+            return all.get(i).map_or(0.0, |e| e.events);
+        }
+        let Some(first) = all.first() else { return 0.0 };
+        let mut cost = first.events;
+        let mut at = 1;
+        for (a, &j) in self.axes.iter().zip(&self.coordinates(i)) {
+            if j > 0 && first.events > 0.0 {
+                cost *= all.get(at + j - 1).map_or(1.0, |e| e.events / first.events);
+            }
+            at += a.values.len() - 1;
+        }
+        cost
+    }
+
     /// What running the plan will cost on `threads` worker threads (crate::budget). A sweep validated
     /// point by point sums its points; a larger one scales the first point by each axis's mean effect
     /// (exact when each axis multiplies the cost, as duration, rate and connections do).
@@ -939,7 +959,6 @@ pub fn run_plan_on(
     backend: Backend,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<(ResultDoc, Vec<Unmet>, EngineCounters), PlanError> {
-    use rayon::prelude::*;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     let indices: Vec<usize> = match opts.shard {
         Some((i, n)) => (0..plan.len()).filter(|p| p % n as usize == i as usize).collect(),
@@ -950,25 +969,34 @@ pub fn run_plan_on(
     let failed = AtomicBool::new(false);
     let jobs = if backend == Backend::Linux { 1 } else { effective_jobs(opts.jobs).0 };
     let pool = worker_pool(jobs)?;
-    let results: Vec<Option<Result<(Point, EngineCounters), PlanError>>> = pool.install(|| {
-        indices
-            .par_iter()
-            .map(|&i| {
-                if failed.load(Ordering::Relaxed) {
-                    return None;
-                }
-                let r = plan.point(i).map_err(PlanError::Point).and_then(|p| {
-                    let seed = opts.seed.unwrap_or(p.scenario.seed);
-                    run_plan_point(&p, seed, plan.repeat, backend).map_err(PlanError::Run)
-                });
-                if r.is_err() {
-                    failed.store(true, Ordering::Relaxed);
-                }
-                progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
-                Some(r)
-            })
-            .collect()
+    // Longest first (LPT): each worker takes the next point of this order as it frees, so a long point
+    // never starts last and holds up the end alone while the other cores idle. Ties keep the plan's order,
+    // and so does one thread (the Linux backend's points run in the order the file gives).
+    let mut order: Vec<usize> = (0..indices.len()).collect();
+    if pool.current_num_threads() > 1 {
+        let cost: Vec<f64> = indices.iter().map(|&i| plan.point_cost(i)).collect();
+        order.sort_by(|&a, &b| cost[b].total_cmp(&cost[a]).then(a.cmp(&b)));
+    }
+    let next = AtomicUsize::new(0);
+    type Outcome = Option<Result<(Point, EngineCounters), PlanError>>;
+    let slots: Vec<std::sync::Mutex<Outcome>> = indices.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    pool.broadcast(|_| {
+        while let Some(&k) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+            if failed.load(Ordering::Relaxed) {
+                break;
+            }
+            let r = plan.point(indices[k]).map_err(PlanError::Point).and_then(|p| {
+                let seed = opts.seed.unwrap_or(p.scenario.seed);
+                run_plan_point(&p, seed, plan.repeat, backend).map_err(PlanError::Run)
+            });
+            if r.is_err() {
+                failed.store(true, Ordering::Relaxed);
+            }
+            progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
+            *slots[k].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
+        }
     });
+    let results: Vec<Outcome> = slots.into_iter().map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner())).collect();
     let mut engine = EngineCounters::default();
     let mut points = Vec::with_capacity(results.len());
     if let Some(e) = results.iter().flatten().find_map(|r| r.as_ref().err()) {

@@ -467,8 +467,15 @@ pub fn run(s: &Scenario, seed: u64) -> Result<(BackendRun, Vec<FlowResult>, Opti
         None => tcplab_sim::run::<Connection>(spec, seed)?,
     };
     let mut flows = Vec::with_capacity(s.flow.len());
+    // Each application's endpoints, in the engine's order, looked up once (a scan per flow was quadratic).
+    let mut by_app: Vec<Vec<usize>> = vec![Vec::new(); 2 * s.flow.len()];
+    for (k, e) in r.endpoints.iter().enumerate() {
+        if let Some(v) = by_app.get_mut(e.app) {
+            v.push(k);
+        }
+    }
     for (i, f) in s.flow.iter().enumerate() {
-        let ends = || r.endpoints.iter().filter(|e| e.app == 2 * i || e.app == 2 * i + 1);
+        let ends = || by_app[2 * i].iter().chain(&by_app[2 * i + 1]).map(|&k| &r.endpoints[k]);
         let retransmissions = ends().map(|e| e.stats.segs_retrans()).sum();
         let smoothed_rtt_ms = ends().find(|e| e.app == 2 * i + 1).map_or(0.0, |e| e.stats.SmoothedRTT);
         let mut fr = FlowResult {

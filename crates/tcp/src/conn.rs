@@ -2119,6 +2119,22 @@ impl Connection {
             self.windows_closed = false;
             return None;
         }
+        // Nothing but an ACK could go and none is due (every other data segment at a bulk receiver), and no
+        // idle restart is pending: `choose` would find nothing and note the sender application-limited
+        // (`Notes::LIM_SND | Notes::VALIDATE`); that bookkeeping without the code that chooses.
+        if !self.ack_now
+            && self.only_an_ack_could_go()
+            && !(self.cfg.slow_start_after_idle && self.snd_una == self.snd_nxt && self.last_data_sent.is_some())
+        {
+            debug_assert!({
+                let mut notes = Notes::default();
+                self.choose(now, &mut notes).is_none() && notes.0 == Notes::LIM_SND | Notes::VALIDATE
+            });
+            self.stalled = false;
+            self.set_snd_lim(now, SndLim::Snd);
+            self.cwnd_validate(now);
+            return None;
+        }
         self.next_segment(now, room, false)
     }
 
