@@ -62,7 +62,7 @@ fn report_refuses_what_is_not_a_result_with_exit_2() {
     std::fs::write(&bad, "{\"schema\": \"other/1\"}").unwrap();
     let out = tcplab().arg("report").arg(&bad).arg("--csv").arg(dir.path().join("c")).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("accepted: \"tcplab.result/1\""));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("accepted: \"tcplab.result/2\", \"tcplab.result/1\""));
     std::fs::write(&bad, "not json").unwrap();
     let out = tcplab().arg("report").arg(&bad).arg("--csv").arg(dir.path().join("c")).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
