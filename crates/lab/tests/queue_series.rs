@@ -28,7 +28,7 @@ fn direction<'a>(q: &'a QueueSeries, name: &str) -> &'a QueueSamples {
 }
 
 /// The samples of `d` taken from `from_s` seconds into the measurement to its end.
-fn steady<'a, T: Copy>(q: &QueueSeries, values: &'a [T], from_s: f64) -> Vec<T> {
+fn steady<T: Copy>(q: &QueueSeries, values: &[T], from_s: f64) -> Vec<T> {
     let (start, end) = (q.measure_start_s.unwrap(), q.measure_end_s.unwrap());
     q.t_s.iter().zip(values).filter(|(t, _)| **t >= start + from_s && **t <= end).map(|(_, v)| *v).collect()
 }
