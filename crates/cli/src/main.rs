@@ -39,7 +39,7 @@ enum Command {
         /// emulator; root and Linux required; tcp_stream, tcp_maerts, tcp_rr, tcp_crr, tcp_msg).
         #[arg(long, default_value = "sim")]
         backend: String,
-        /// Write the result document (schema tcplab.result/1) to FILE, or "-" for stdout.
+        /// Write the result document (schema tcplab.result/2) to FILE, or "-" for stdout.
         #[arg(long, value_name = "FILE|-")]
         json: Option<String>,
         /// Print nothing but errors (and the JSON if it goes to stdout).
@@ -68,7 +68,7 @@ enum Command {
     /// Print the table of a saved result (`run --json FILE`) as the run printed it, and render the files of
     /// `run` (--csv, ...) from it, without rerunning.
     Report {
-        /// A result document (schema tcplab.result/1).
+        /// A result document (schema tcplab.result/2, or /1).
         result: String,
         #[command(flatten)]
         render: RenderArgs,

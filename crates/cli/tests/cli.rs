@@ -117,7 +117,7 @@ fn run_prints_the_table_and_writes_identical_json_for_one_seed() {
     let (ja, jb) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
     assert_eq!(ja, jb, "same scenario and seed, byte-identical JSON");
     let v: serde_json::Value = serde_json::from_slice(&ja).unwrap();
-    assert_eq!(v["schema"], "tcplab.result/1");
+    assert_eq!(v["schema"], "tcplab.result/2");
     assert_eq!(v["backend"], "sim");
     assert!(v["points"][0]["metrics"]["throughput_bps"].as_f64().unwrap() > 1e6);
     assert!(v["points"][0]["connections"][0]["estats"]["SegsOut"].as_u64().unwrap() > 100);

@@ -62,7 +62,7 @@ fn report_refuses_what_is_not_a_result_with_exit_2() {
     std::fs::write(&bad, "{\"schema\": \"other/1\"}").unwrap();
     let out = tcplab().arg("report").arg(&bad).arg("--csv").arg(dir.path().join("c")).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("accepted: \"tcplab.result/1\""));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("accepted: \"tcplab.result/2\", \"tcplab.result/1\""));
     std::fs::write(&bad, "not json").unwrap();
     let out = tcplab().arg("report").arg(&bad).arg("--csv").arg(dir.path().join("c")).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -83,7 +83,8 @@ fn the_html_report_of_a_saved_result_is_the_runs_but_for_the_provenance() {
     assert_eq!(cut(&a), cut(&b));
     assert!(a.contains("<dt>command line</dt>") && a.contains("--report"));
     assert!(b.contains("<dt>rendered from</dt>") && b.contains("r.json"));
-    assert_eq!(a.matches("<svg").count(), 3);
+    // cwnd, rtt, throughput; queue and sojourn of the path (links.queue_series).
+    assert_eq!(a.matches("<svg").count(), 5);
 }
 
 /// A swept RR scenario with the CPU cost model on both hosts and two iterations per point: every part

@@ -54,7 +54,7 @@ fn json_through_links_and_descriptors() {
     let st = tcplab().args(["run", &s, "--quiet", "--json"]).arg(&link).status().unwrap();
     assert!(st.success());
     assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link was replaced");
-    assert!(std::fs::read_to_string(&real).unwrap().contains("\"schema\": \"tcplab.result/1\""));
+    assert!(std::fs::read_to_string(&real).unwrap().contains("\"schema\": \"tcplab.result/2\""));
 
     for target in ["/dev/stdout", "/proc/self/fd/1", "/dev/fd/1"] {
         let out_path = dir.path().join("out");
@@ -62,7 +62,7 @@ fn json_through_links_and_descriptors() {
         let st = tcplab().args(["run", &s, "--quiet", "--json", target]).stdout(out).status().unwrap();
         assert!(st.success(), "{target}");
         let text = std::fs::read_to_string(&out_path).unwrap();
-        assert!(text.starts_with('{') && text.contains("tcplab.result/1"), "{target}: {text:.80}");
+        assert!(text.starts_with('{') && text.contains("tcplab.result/2"), "{target}: {text:.80}");
         assert!(std::fs::symlink_metadata("/dev/stdout").unwrap().file_type().is_symlink(), "/dev/stdout replaced");
     }
     assert_eq!(temporaries(dir.path()), Vec::<String>::new());

@@ -1,5 +1,5 @@
 //! The lab: scenario files, validation, and running a scenario on a backend into a result document
-//! (`schema: "tcplab.result/1"`, docs/results.md).
+//! (`schema: "tcplab.result/2"`, docs/results.md).
 
 pub mod budget;
 pub mod error;
@@ -8,8 +8,10 @@ pub mod limits;
 pub mod linux_backend;
 pub mod merge;
 mod metrics;
+pub mod migrate;
 pub mod probes;
 pub mod published;
+pub mod queues;
 mod rdp_backend;
 pub mod result;
 pub mod run;

@@ -599,6 +599,8 @@ fn backend_run(r: &AppsRun, h: &Health) -> BackendRun {
             nic_server: nic(h.down.link.frames_in),
             ip_client: None,
             ip_server: None,
+            directions: crate::queues::two_hosts(link(&h.up), link(&h.down)),
+            queue_series: None,
         },
         series: None,
         logvars: None,

@@ -96,6 +96,7 @@ struct RdpProbes<'a> {
     data_drops: u64,
     series: Option<Series>,
     interval: Option<Duration>,
+    queues: Option<crate::queues::QueueProbe>,
     extra: Option<&'a mut dyn Probe<RdpConnection>>,
 }
 
@@ -126,11 +127,23 @@ impl Probe<RdpConnection> for RdpProbes<'_> {
         if let Some(series) = self.series.as_mut() {
             series.measure_start_s = Some(crate::probes::exact_secs(now.as_nanos()));
         }
+        if let Some(q) = self.queues.as_mut() {
+            Probe::<RdpConnection>::on_measure_start(q, now);
+        }
     }
 
     fn on_measure_stop(&mut self, now: Instant) {
         if let Some(series) = self.series.as_mut() {
             series.measure_end_s = Some(crate::probes::exact_secs(now.as_nanos()));
+        }
+        if let Some(q) = self.queues.as_mut() {
+            Probe::<RdpConnection>::on_measure_stop(q, now);
+        }
+    }
+
+    fn on_link_tick(&mut self, now: Instant, links: tcplab_sim::Links<'_, RdpSegment>) {
+        if let Some(q) = self.queues.as_mut() {
+            Probe::<RdpConnection>::on_link_tick(q, now, links);
         }
     }
 
@@ -177,6 +190,7 @@ pub fn run_point(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<RdpConnec
             measure_end_s: None,
         }),
         interval: s.test.series,
+        queues: crate::queues::QueueProbe::of(s),
         extra,
     };
     let r = tcplab_sim::run_with::<RdpConnection, _>(&spec, seed, &mut probes)?;
@@ -281,6 +295,8 @@ pub fn run_point(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<RdpConnec
             nic_server: nic_counters(r.nics[SERVER.index()]),
             ip_client: ip_counters(s, &r.ip)[0],
             ip_server: ip_counters(s, &r.ip)[1],
+            directions: crate::queues::directions(s, r.links.iter().zip(&r.qdiscs).map(|(l, q)| link_counters(*l, *q))),
+            queue_series: probes.queues.take().map(crate::queues::QueueProbe::into_series),
         },
         health: None,
         published: Vec::new(),

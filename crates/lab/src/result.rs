@@ -8,7 +8,11 @@ use tcplab_workload::Report;
 use crate::scenario::{Scenario, TestKind};
 
 /// The schema this lab writes and reads.
-pub const SCHEMA: &str = "tcplab.result/1";
+pub const SCHEMA: &str = "tcplab.result/2";
+
+/// The schema before it, still read (`tcplab report`, `merge`): the same document without
+/// `links.directions` and `links.queue_series` (docs/outputs.md § From tcplab.result/1 to /2).
+pub const SCHEMA_V1: &str = "tcplab.result/1";
 
 /// A name from a fixed set the lab writes (`"sim"`, `"client"`, a series column), read back as the
 /// lab's own string. (An alias, so that serde does not take the field for one borrowed from the input.)
@@ -73,6 +77,7 @@ impl ResultDoc {
     /// What the fields' types cannot say: every point has the metrics of the scenario's test kind and the
     /// sweep's coordinates, and a shard holds the points its index gives it.
     pub fn check(&self) -> Result<(), String> {
+        crate::migrate::check_version(self)?;
         let kind = self.scenario.test.kind;
         let axes: Vec<&str> = self.sweep.iter().flatten().map(|a| a.path.as_str()).collect();
         for (i, p) in self.points.iter().enumerate() {
@@ -604,7 +609,7 @@ pub(crate) mod de {
     }
 
     pub fn schema<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
-        one_of(d, &[super::SCHEMA])
+        one_of(d, &[super::SCHEMA, super::SCHEMA_V1])
     }
 
     pub fn backend<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
@@ -823,6 +828,14 @@ pub struct Links {
     pub ip_client: Option<IpCounters>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ip_server: Option<IpCounters>,
+    /// Every link direction's counters, named (`tcplab.result/2`; absent in a /1 document, whose `up` and
+    /// `down` are the only directions it reports).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub directions: Vec<DirectionCounters>,
+    /// With `test.series` (simulator): the queue length and sojourn time of every link direction the
+    /// scenario declares, over time (`tcplab.result/2`; docs/outputs.md § Queues over time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_series: Option<crate::queues::QueueSeries>,
 }
 
 /// A host's IP fragmentation and reassembly counters (RFC 4293 `ipSystemStatsOutFragReqds`,
@@ -857,6 +870,19 @@ pub struct LinkCounters {
     /// counters. Absent for the FIFO, whose figures are the ones above.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub qdisc: Option<QdiscCounters>,
+}
+
+/// One link direction's counters, with its name and ends (`links.directions[]`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DirectionCounters {
+    /// `up`/`down` (two hosts), `bottleneck`/`reverse` and `flow[i].sender_access.forward`, ... (a
+    /// dumbbell), `link[i].forward`/`link[i].backward` (a network).
+    pub direction: String,
+    /// The hosts it carries packets from and to (`client`, a `[[host]]`'s name, `sender[0]`, `left`).
+    pub from: String,
+    pub to: String,
+    pub counters: LinkCounters,
 }
 
 /// Counters of a link direction's queue discipline (`tcplab_link::QdiscStats`), sojourn times in ms.

@@ -279,6 +279,7 @@ pub(crate) fn nic_counters(n: NicStats) -> NicCounters {
 struct Tee<'a> {
     series: Option<SeriesProbe>,
     logvars: Option<LogVarsProbe>,
+    queues: Option<crate::queues::QueueProbe>,
     extra: Option<&'a mut dyn Probe<Connection>>,
 }
 
@@ -316,6 +317,9 @@ impl Probe<Connection> for Tee<'_> {
         if let Some(l) = self.logvars.as_mut() {
             l.on_measure_start(now);
         }
+        if let Some(q) = self.queues.as_mut() {
+            Probe::<Connection>::on_measure_start(q, now);
+        }
     }
     fn on_measure_stop(&mut self, now: Instant) {
         if let Some(s) = self.series.as_mut() {
@@ -323,6 +327,14 @@ impl Probe<Connection> for Tee<'_> {
         }
         if let Some(l) = self.logvars.as_mut() {
             l.on_measure_stop(now);
+        }
+        if let Some(q) = self.queues.as_mut() {
+            Probe::<Connection>::on_measure_stop(q, now);
+        }
+    }
+    fn on_link_tick(&mut self, now: Instant, links: tcplab_sim::Links<'_, tcplab_wire::TcpSegment>) {
+        if let Some(q) = self.queues.as_mut() {
+            Probe::<Connection>::on_link_tick(q, now, links);
         }
     }
 }
@@ -349,13 +361,20 @@ pub fn run_with(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<Connection
         ),
         (None, _) => (None, None),
     };
-    let (r, series, logvars) = if series.is_none() && logvars.is_none() && extra.is_none() {
-        (tcplab_sim::run::<Connection>(&spec, seed)?, None, None)
-    } else {
-        let mut tee = Tee { series, logvars, extra };
-        let r = tcplab_sim::run_with::<Connection, _>(&spec, seed, &mut tee)?;
-        (r, tee.series.map(|p| p.series), tee.logvars.map(|p| p.logvars))
-    };
+    let queues = crate::queues::QueueProbe::of(s);
+    let (r, series, logvars, queue_series) =
+        if series.is_none() && logvars.is_none() && queues.is_none() && extra.is_none() {
+            (tcplab_sim::run::<Connection>(&spec, seed)?, None, None, None)
+        } else {
+            let mut tee = Tee { series, logvars, queues, extra };
+            let r = tcplab_sim::run_with::<Connection, _>(&spec, seed, &mut tee)?;
+            (
+                r,
+                tee.series.map(|p| p.series),
+                tee.logvars.map(|p| p.logvars),
+                tee.queues.map(crate::queues::QueueProbe::into_series),
+            )
+        };
     let retransmissions = r.endpoints.iter().map(|e| e.stats.segs_retrans()).sum();
     // TCP_CRR creates two ends per transaction: the document keeps the first transaction of each loop
     // (the first 2 × parallel ends); the metrics count them all.
@@ -381,6 +400,8 @@ pub fn run_with(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<Connection
             nic_server: nic_counters(r.nics[SERVER.index()]),
             ip_client: ip_counters(s, &r.ip)[0],
             ip_server: ip_counters(s, &r.ip)[1],
+            directions: crate::queues::directions(s, r.links.iter().zip(&r.qdiscs).map(|(l, q)| link_counters(*l, *q))),
+            queue_series,
         },
         series,
         logvars,

@@ -96,6 +96,8 @@ struct FlowSeriesProbe {
     /// Per flow: the last tick at which an rr flow had completed a transaction.
     last_done: Vec<Option<Instant>>,
     series: FlowSeries,
+    /// The declared link directions' queues, on the same ticks.
+    queues: crate::queues::QueueProbe,
 }
 
 impl tcplab_sim::Probe<Connection> for FlowSeriesProbe {
@@ -105,10 +107,16 @@ impl tcplab_sim::Probe<Connection> for FlowSeriesProbe {
 
     fn on_measure_start(&mut self, now: Instant) {
         self.series.measure_start_s = Some(crate::probes::exact_secs(now.as_nanos()));
+        tcplab_sim::Probe::<Connection>::on_measure_start(&mut self.queues, now);
     }
 
     fn on_measure_stop(&mut self, now: Instant) {
         self.series.measure_end_s = Some(crate::probes::exact_secs(now.as_nanos()));
+        tcplab_sim::Probe::<Connection>::on_measure_stop(&mut self.queues, now);
+    }
+
+    fn on_link_tick(&mut self, now: Instant, links: tcplab_sim::Links<'_, tcplab_wire::TcpSegment>) {
+        tcplab_sim::Probe::<Connection>::on_link_tick(&mut self.queues, now, links);
     }
 
     fn on_tick(&mut self, now: Instant, endpoints: tcplab_sim::Endpoints<'_, Connection>) {
@@ -460,6 +468,7 @@ pub fn run(s: &Scenario, seed: u64) -> Result<(BackendRun, Vec<FlowResult>, Opti
                     })
                     .collect(),
             },
+            queues: crate::queues::QueueProbe::new(interval, crate::queues::declared(s)),
         }
     });
     let r = match probe.as_mut() {
@@ -547,6 +556,8 @@ pub fn run(s: &Scenario, seed: u64) -> Result<(BackendRun, Vec<FlowResult>, Opti
             nic_server: nic_counters(r.nics[placed.nics.1.index()]),
             ip_client: None,
             ip_server: None,
+            directions: crate::queues::directions(s, r.links.iter().zip(&r.qdiscs).map(|(l, q)| link_counters(*l, *q))),
+            queue_series: None,
         },
         series: None,
         logvars: None,
@@ -557,7 +568,13 @@ pub fn run(s: &Scenario, seed: u64) -> Result<(BackendRun, Vec<FlowResult>, Opti
         },
         cpu: [None, None],
     };
-    Ok((run, flows, probe.map(|p| p.series)))
+    let (flow_series, queue_series) = match probe {
+        Some(p) => (Some(p.series), Some(p.queues.into_series())),
+        None => (None, None),
+    };
+    let mut run = run;
+    run.links.queue_series = queue_series;
+    Ok((run, flows, flow_series))
 }
 
 /// The port flow `i`'s receiver listens on: 5001 in a dumbbell (each flow its own hosts), 5001 + i in a

@@ -94,9 +94,9 @@ fn estats_table(p: &Value) -> String {
 
 /// Link and NIC counters of a point: a row per queue, a column per counter.
 fn links_table(p: &Value) -> String {
-    let Some(links) = p["links"].as_object() else { return String::new() };
+    let rows = link_rows(p);
     let mut cols: Vec<&str> = Vec::new();
-    for l in links.values() {
+    for (_, l) in &rows {
         for k in l.as_object().into_iter().flat_map(|m| m.keys()) {
             if !cols.contains(&k.as_str()) {
                 cols.push(k);
@@ -108,7 +108,7 @@ fn links_table(p: &Value) -> String {
         out += &format!("<th>{}</th>", esc(c));
     }
     out += "</tr></thead><tbody>";
-    for (name, l) in links {
+    for (name, l) in &rows {
         out += &format!("<tr><th>{}</th>", esc(name));
         for c in &cols {
             out += &format!("<td>{}</td>", l.get(*c).map(cell).unwrap_or_default());
@@ -116,6 +116,32 @@ fn links_table(p: &Value) -> String {
         out += "</tr>";
     }
     out + "</tbody></table>"
+}
+
+/// The rows of the links table: every link direction (`links.directions` of `tcplab.result/2`, named with
+/// its ends; `up` and `down` of a /1 document), then the NICs and IP counters. The queue series is
+/// plotted, not tabulated.
+fn link_rows(p: &Value) -> Vec<(String, &Value)> {
+    let Some(links) = p["links"].as_object() else { return Vec::new() };
+    let dirs = links.get("directions").and_then(Value::as_array);
+    let mut rows: Vec<(String, &Value)> = Vec::new();
+    for d in dirs.into_iter().flatten() {
+        let name = format!(
+            "{} ({} \u{2192} {})",
+            d["direction"].as_str().unwrap_or(""),
+            d["from"].as_str().unwrap_or(""),
+            d["to"].as_str().unwrap_or("")
+        );
+        rows.push((name, &d["counters"]));
+    }
+    for (name, l) in links {
+        let skip = matches!(name.as_str(), "directions" | "queue_series")
+            || (dirs.is_some() && matches!(name.as_str(), "up" | "down"));
+        if !skip {
+            rows.push((name.clone(), l));
+        }
+    }
+    rows
 }
 
 const STYLE: &str = "body{font-family:system-ui,'DejaVu Sans',sans-serif;margin:2em auto;max-width:1100px;\
@@ -314,7 +340,7 @@ pub fn page(doc: &Value, table: &str, prov: &Provenance) -> String {
         );
         h += &estats_table(p);
         h += "\n</details>\n";
-        let links = p["links"].as_object().map_or(0, |l| l.len());
+        let links = link_rows(p).len();
         h += &format!(
             "<details><summary>Links and NICs: {links} queue{}</summary>\n",
             if links == 1 { "" } else { "s" }

@@ -7,6 +7,7 @@ pub mod html;
 pub mod names;
 pub mod pcap;
 pub mod plot;
+mod plot_flows;
 pub mod render;
 mod saved;
 pub mod schema;

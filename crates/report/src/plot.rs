@@ -513,7 +513,7 @@ fn short(v: f64) -> String {
 }
 
 /// The scenario's name, for titles.
-fn scenario_name(doc: &Value) -> String {
+pub(crate) fn scenario_name(doc: &Value) -> String {
     doc["scenario"]["name"].as_str().unwrap_or("tcplab").to_string()
 }
 
@@ -697,15 +697,15 @@ pub fn time_series_charts(doc: &Value, p: &Value, notes: &mut Vec<String>) -> Ve
 }
 
 /// The label of every time axis.
-const TIME_AXIS: &str = "time since the start of the run (s)";
+pub(crate) const TIME_AXIS: &str = "time since the start of the run (s)";
 
 /// The largest y of the lines (0 without points).
-fn largest(lines: &[Line]) -> f64 {
+pub(crate) fn largest(lines: &[Line]) -> f64 {
     lines.iter().flat_map(|l| l.points.iter().map(|p| p.1.abs())).filter(|v| v.is_finite()).fold(0.0, f64::max)
 }
 
 /// Multiplies every y of the lines by `k` (a change of the unit drawn).
-fn rescale(lines: &mut [Line], k: f64) {
+pub(crate) fn rescale(lines: &mut [Line], k: f64) {
     if k != 1.0 {
         for p in lines.iter_mut().flat_map(|l| l.points.iter_mut()) {
             p.1 *= k;
@@ -1122,16 +1122,21 @@ pub fn charts(doc: &Value) -> (Vec<(String, Chart)>, Vec<String>) {
     let named = doc["scenario"]["plot"].as_array().is_some_and(|a| a.iter().any(|p| p.get("x").is_some()));
     if !named {
         charts.extend(sweep_charts(doc));
+        charts.extend(crate::plot_flows::sweep_flows_chart(doc, &mut notes));
     }
     let points = doc["points"].as_array().map(Vec::as_slice).unwrap_or_default();
     for (i, p) in points.iter().enumerate() {
         let prefix = if points.len() > 1 { format!("p{i}-") } else { String::new() };
-        for (n, mut c) in time_series_charts(doc, p, &mut notes) {
+        let mut per_point = time_series_charts(doc, p, &mut notes);
+        per_point.extend(crate::plot_flows::flow_series_charts(doc, p, &mut notes));
+        per_point.extend(crate::plot_flows::queue_charts(doc, p, &mut notes));
+        for (n, mut c) in per_point {
             c.point = (points.len() > 1).then_some(i);
             charts.push((format!("{prefix}{n}"), c));
         }
     }
-    if points.iter().all(|p| p.get("series").is_none() && p.get("logvars").is_none()) {
+    if points.iter().all(|p| p.get("series").is_none() && p.get("logvars").is_none() && p.get("flow_series").is_none())
+    {
         notes.push("time series: not drawn: the run has no test.series".into());
     }
     let cdfs = cdf_charts(doc);

@@ -14,7 +14,10 @@ fn count(hay: &str, needle: &str) -> usize {
 fn a_run_with_logvars_gives_cwnd_rtt_and_throughput_plots_with_titles_and_units() {
     let (_, v) = run(&bulk(LOGVARS));
     let (ps, notes) = plots(&v);
-    assert_eq!(ps.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["cwnd", "rtt", "throughput"]);
+    assert_eq!(
+        ps.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
+        ["cwnd", "rtt", "throughput", "queue", "sojourn"]
+    );
     assert!(notes.is_empty(), "{notes:?}");
     for p in &ps {
         assert!(p.svg.starts_with("<svg") && p.svg.trim_end().ends_with("</svg>"), "{}: whole SVG", p.name);

@@ -52,14 +52,14 @@ fn the_validator_catches_missing_wrong_and_unexpected_fields() {
     bad["points"][0]["metrics"].as_object_mut().unwrap().remove("transactions");
     bad["points"][0]["links"]["up"]["frames_in"] = json!(-1);
     bad["points"][0]["links"]["up"]["extra"] = json!(1);
-    bad["schema"] = json!("tcplab.result/2");
+    bad["schema"] = json!("tcplab.result/3");
     bad["seed"] = json!("1");
     let errs = validate_result(&bad).unwrap_err();
     for want in [
         "/points/0/metrics: matches 0 of oneOf",
         "/points/0/links/up/frames_in: -1 is outside minimum",
         "/points/0/links/up: unexpected property extra",
-        "/schema: \"tcplab.result/2\" is not",
+        "/schema: \"tcplab.result/3\" is not one of",
         "/seed: \"1\" is not of type",
     ] {
         assert!(errs.iter().any(|e| e.contains(want)), "{want}: {errs:#?}");

@@ -108,8 +108,8 @@ fn documents_that_do_not_fit_are_refused_naming_the_field() {
     let cases: Vec<(String, &str)> = vec![
         (refused(&json!({"schema": "tcplab.result/1"})), "missing field `tcplab`"),
         (
-            with(&|v| v["schema"] = json!("tcplab.result/2")),
-            "schema: \"tcplab.result/2\": accepted: \"tcplab.result/1\"",
+            with(&|v| v["schema"] = json!("tcplab.result/3")),
+            "schema: \"tcplab.result/3\": accepted: \"tcplab.result/2\", \"tcplab.result/1\"",
         ),
         (
             with(&|v| v["points"][0]["metrics"]["transactions_per_s"] = json!("fast")),
