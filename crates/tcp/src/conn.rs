@@ -807,12 +807,19 @@ impl Connection {
         let Some(rack) = self.rack.as_mut() else { return };
         let reo_wnd = rack.reo_wnd(in_recovery, dupthresh, srtt);
         let d = rack.detect_loss(now, reo_wnd);
+        let lost_out = rack.lost_out();
         self.st.RackMarkedLost += d.newly_lost as u64;
         match d.timer {
             Some(at) => self.arm(Timer::Reorder, at),
             None => self.disarm(Timer::Reorder),
         }
-        if d.newly_lost > 0 && self.rec.open_or_cwr() && self.rec.may_enter(self.snd_una) {
+        // Linux `tcp_time_to_recover` with RACK: recovery starts whenever a segment is marked lost
+        // (`lost_out`), newly or left from a recovery that ended with its retransmission still unacknowledged,
+        // and `tcp_fastretrans_alert` tests it in the same ACK that ended the previous recovery. RFC 6582's
+        // `recover` guard is NewReno's (Linux keeps it for Reno only): without SACK the sender cannot tell
+        // a new loss from the old; RACK can, and a lost segment left in the Open state waits for no
+        // retransmission at all (only recovery retransmits).
+        if lost_out > 0 && self.rec.open_or_cwr() {
             self.enter_recovery(now);
         }
     }

@@ -73,6 +73,8 @@ struct Marks {
     pipe: u32,
     /// Segments that `next_lost` may return (lost, not retransmitted since, not SACKed).
     lost_waiting: u32,
+    /// Segments marked lost and not SACKed, retransmitted or not (Linux `lost_out`).
+    lost_out: u32,
 }
 
 impl Marks {
@@ -80,11 +82,13 @@ impl Marks {
     fn add(&mut self, s: &Seg) {
         self.pipe += s.in_flight();
         self.lost_waiting += s.awaits_retransmission() as u32;
+        self.lost_out += (s.lost && !s.sacked) as u32;
     }
     #[inline]
     fn remove(&mut self, s: &Seg) {
         self.pipe -= s.in_flight();
         self.lost_waiting -= s.awaits_retransmission() as u32;
+        self.lost_out -= (s.lost && !s.sacked) as u32;
     }
 }
 
@@ -380,6 +384,13 @@ impl Rack {
     pub fn pipe(&self) -> u32 {
         debug_assert_eq!(self.marks.pipe, self.segs.iter().map(Seg::in_flight).sum::<u32>());
         self.marks.pipe
+    }
+
+    /// Segments marked lost and neither SACKed nor cumulatively acknowledged since, whether or not a
+    /// retransmission of them is in flight (Linux `lost_out`, which `tcp_time_to_recover` tests).
+    pub fn lost_out(&self) -> u32 {
+        debug_assert_eq!(self.marks.lost_out, self.segs.iter().filter(|s| s.lost && !s.sacked).count() as u32);
+        self.marks.lost_out
     }
 
     /// When the oldest outstanding segment was last sent (Linux: the head of the retransmit queue).

@@ -61,6 +61,7 @@ mod handshake;
 mod knobs;
 mod linux;
 mod linux_in_flight;
+mod linux_recovery_reentry;
 mod loss;
 mod pacing;
 mod pair;
