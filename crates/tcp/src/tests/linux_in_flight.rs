@@ -3,19 +3,8 @@
 //! and without RFC 3042's limited transmit on top (a SACKed segment leaving the count is Linux's way of
 //! letting new data out on duplicate ACKs).
 
-use tcplab_units::ByteSize;
-
 use super::pair::{Fate, Pair, Side};
 use super::*;
-
-fn linux() -> TcpConfig {
-    TcpConfig {
-        send_buffer: ByteSize::new(4 << 20),
-        recv_buffer: ByteSize::new(4 << 20),
-        tso: false,
-        ..TcpConfig::personality("linux").unwrap()
-    }
-}
 
 /// CUBIC, IW 10, 20 ms each way, the 9th data segment lost. The 10th arrives out of order and its ACK
 /// SACKs it; one SACKed segment is below DupThresh, so RACK waits its reordering window and the
@@ -23,7 +12,7 @@ fn linux() -> TcpConfig {
 /// flight; RFC 5681's FlightSize counted it.
 #[test]
 fn test_established_sacked_data_leaves_the_count_outside_recovery() {
-    let mut p = Pair::new(linux(), linux(), dur_ms(20));
+    let mut p = Pair::new(linux_4mib_no_tso(), linux_4mib_no_tso(), dur_ms(20));
     p.establish();
     let mut n = 0;
     p.set_filter(move |side, seg| {

@@ -4,19 +4,8 @@
 //! yet acknowledged, starts the next one at once. RFC 6582's `recover` guard (a new recovery only on a new
 //! loss past the last recovery point) is not Linux's with SACK.
 
-use tcplab_units::ByteSize;
-
 use super::pair::{Fate, Pair, Side};
 use super::*;
-
-fn linux() -> TcpConfig {
-    TcpConfig {
-        send_buffer: ByteSize::new(4 << 20),
-        recv_buffer: ByteSize::new(4 << 20),
-        tso: false,
-        ..TcpConfig::personality("linux").unwrap()
-    }
-}
 
 /// CUBIC, IW 10, 20 ms each way. The 9th data segment is lost, and so is its first retransmission; the
 /// first new segment sent after that retransmission is lost too. RACK marks the retransmission and that
@@ -26,7 +15,7 @@ fn linux() -> TcpConfig {
 /// waited for a segment newly marked lost, and there was none, so it stayed in one.
 #[test]
 fn a_segment_still_marked_lost_when_recovery_ends_starts_the_next_at_once() {
-    let mut p = Pair::new(linux(), linux(), dur_ms(20));
+    let mut p = Pair::new(linux_4mib_no_tso(), linux_4mib_no_tso(), dur_ms(20));
     p.establish();
     let (mut first, mut highest) = (None, None);
     let (mut ninth_sent, mut drop_next_new) = (0, false);

@@ -238,6 +238,17 @@ pub(crate) fn cfg_no_ts() -> TcpConfig {
     TcpConfig { timestamps: false, ..TcpConfig::default() }
 }
 
+/// The `linux` personality with 4 MiB buffers (the window never limits a test's flight) and without
+/// TSO (one segment per transmission, so a test's filter drops exactly the segment it counts).
+pub(crate) fn linux_4mib_no_tso() -> TcpConfig {
+    TcpConfig {
+        send_buffer: ByteSize::new(4 << 20),
+        recv_buffer: ByteSize::new(4 << 20),
+        tso: false,
+        ..TcpConfig::personality("linux").unwrap()
+    }
+}
+
 pub(crate) fn cfg_bytes(b: u64) -> ByteSize {
     ByteSize::new(b)
 }
