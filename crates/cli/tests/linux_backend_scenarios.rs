@@ -196,7 +196,12 @@ fn no_sweep_and_repetitions_on_the_kernel() -> Outcome {
     ]);
     let e = stderr(&out);
     assert!(out.status.success(), "{e}");
-    assert_eq!(e.matches("warning:").count(), 1, "the defaults of \"rfc\": {e}");
+    // One warning lists the personality's defaults the kernel replaces; a second one may say that two kernel
+    // runs did not reach the confidence target (the kernel's timing is not reproducible), nothing else.
+    assert_eq!(e.matches("warning: --backend linux runs the kernel's own TCP").count(), 1, "{e}");
+    let others = e.lines().filter(|l| l.contains("warning:") && !l.contains("--backend linux runs the kernel"));
+    assert!(others.clone().all(|l| l.contains("confidence interval")), "{e}");
+    assert!(others.count() <= 1, "{e}");
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["backend"], "linux");
     let points = doc["points"].as_array().unwrap();
