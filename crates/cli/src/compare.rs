@@ -54,7 +54,7 @@ fn figures(d: &ResultDoc) -> Vec<(String, Rule, Option<f64>)> {
     match &p.metrics {
         Metrics::Stream(m) => {
             let (sender, receiver) =
-                if kind == TestKind::TcpMaerts { ("server", "client") } else { ("client", "server") };
+                if kind == TestKind::Maerts { ("server", "client") } else { ("client", "server") };
             out.push(("throughput, Mbit/s".into(), Rule::Rate, Some(m.throughput_bps / 1e6)));
             out.push(("retransmitted segments".into(), Rule::Count2x, Some(m.retransmissions as f64)));
             for k in ["SegsOut", "DataSegsOut", "Timeouts", "FastRetran", "CongSignals", "SmoothedRTT", "MinRTT"] {
@@ -302,7 +302,7 @@ fn table(sim_all: &[ResultDoc], linux: &[ResultDoc]) -> String {
     let streams = if s.test.parallel >= 2 { format!("{} streams; ", s.test.parallel) } else { String::new() };
     let mut out = format!(
         "{} on both backends: {} (up {} {}{}, down {} {}{}; {streams}{seeds})\n",
-        s.test.kind.netperf_name(),
+        s.test.netperf_name(),
         s.name,
         s.path.up.rate,
         s.path.up.delay,

@@ -381,7 +381,7 @@ fn check(arg: &str, set: &[String], backend: &str, suite: &suite::SuiteArgs) -> 
         None if s.is_network() => {
             format!("{} flows through {} hosts and {} links", s.flow.len(), s.host.len(), s.link.len())
         }
-        None => s.test.kind.netperf_name().to_string(),
+        None => s.test.netperf_name().to_string(),
     };
     println!("{}: ok ({}: {what}{points})", terminal_safe(arg), terminal_safe(&s.name));
     if !plan.fully_checked() {
@@ -597,7 +597,7 @@ fn run(
             .map_err(|e| Failure::Run(format!("{arg}: {e}")))
     }
     use tcplab_lab::LabTransport as _;
-    let doc = if tcplab_lab::Rdp::runs(s.test.kind) {
+    let doc = if tcplab_lab::Rdp::runs(s.test.transport) {
         traced::<tcplab_lab::Rdp>(arg, &s, seed, pcap.as_mut())?
     } else {
         traced::<tcplab_lab::Tcp>(arg, &s, seed, pcap.as_mut())?

@@ -19,7 +19,7 @@
 
 use tcplab_units::Duration;
 
-use crate::scenario::{Scenario, TestKind};
+use crate::scenario::{Protocol, Scenario, TestKind};
 
 /// Engine events per CPU second, the low end of `tcplab bench` on a loaded 2-vCPU VM (2.8 to 9 million a
 /// second, docs/benchmarks.md), so that the time estimate errs long.
@@ -85,7 +85,7 @@ pub fn point(s: &Scenario) -> PointEstimate {
     let t = &s.test;
     let d = secs(t.duration);
     let parallel = f64::from(t.parallel);
-    let maerts = t.kind == TestKind::TcpMaerts;
+    let maerts = t.kind == TestKind::Maerts;
     let (sender, receiver) = if maerts { (&s.server, &s.client) } else { (&s.client, &s.server) };
     let (data_link, back_link) = if maerts { (&s.path.down, &s.path.up) } else { (&s.path.up, &s.path.down) };
     let mss = match &receiver.rdp {
@@ -93,8 +93,10 @@ pub fn point(s: &Scenario) -> PointEstimate {
         None => sender.tcp.mss.bytes() as f64,
     };
     let message = t.message.bytes() as f64;
+    let rdp = t.transport == Protocol::Rdp;
     let payload = match t.kind {
-        TestKind::TcpMsg | TestKind::RdpStream => message.min(mss).max(1.0),
+        TestKind::Msg => message.min(mss).max(1.0),
+        TestKind::Stream if rdp => message.min(mss).max(1.0),
         _ => mss,
     };
     let rate = |l: &tcplab_link::LinkConfig, nic: Option<tcplab_units::Rate>| {
@@ -122,7 +124,7 @@ pub fn point(s: &Scenario) -> PointEstimate {
         let per = (req / mss).ceil() + (rsp / mss).ceil();
         let transactions = parallel * (1.0 + f64::from(t.burst.unwrap_or(0))) * d / rtt;
         let mut segs = (transactions * per).min(line + line_back);
-        if t.kind == TestKind::TcpCrr {
+        if t.kind == TestKind::Crr {
             // SYN, SYN-ACK, ACK, two FINs and their ACKs.
             segs += (segs / per) * 7.0;
             connections = (segs / (per + 7.0)).max(parallel);
@@ -150,7 +152,7 @@ pub fn point(s: &Scenario) -> PointEstimate {
         };
         series_rows += rows;
         series_numbers += rows * cols;
-        if t.kind.is_rdp() {
+        if rdp {
             // Every RTT measurement: about one per segment acknowledged, five columns.
             series_rows += segments;
             series_numbers += segments * 5.0;

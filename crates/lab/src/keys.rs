@@ -455,9 +455,10 @@ fn build() -> Vec<Key> {
         text("The netperf-style test: its kind, length, sizes and options."),
         scen("RawTest"),
     );
-    let kinds = "`tcp_stream` (bulk transfer client → server, netperf TCP_STREAM), `tcp_maerts` (server → client, TCP_MAERTS), `tcp_rr` (request/response on long-lived connections, TCP_RR), `tcp_crr` (a connection per transaction, TCP_CRR), `tcp_msg` (a one-way stream of small messages, timed per message), `rdp_stream` (RDP messages client → server), `rdp_rr` (request/response over RDP).";
+    let kinds = "the workload, `stream`, `maerts`, `rr`, `crr` or `msg`, carried by `test.transport`; or the full name, which names the transport too: `tcp_stream` (bulk transfer client → server, netperf TCP_STREAM), `tcp_maerts` (server → client, TCP_MAERTS), `tcp_rr` (request/response on long-lived connections, TCP_RR), `tcp_crr` (a connection per transaction, TCP_CRR), `tcp_msg` (a one-way stream of small messages, timed per message), `rdp_stream` (RDP messages client → server), `rdp_rr` (request/response over RDP).";
     for (field, ty, default) in [
         ("kind", "string", DefaultValue::Required),
+        ("transport", "string", DefaultValue::Text("the one a full kind names (`rdp_rr`), else tcp")),
         ("duration", "duration", DefaultValue::Text("required (rdp_stream, tcp_msg: or messages)")),
         ("messages", "integer", DefaultValue::Text("absent")),
         ("interval", "duration", DefaultValue::Text("absent: back to back")),

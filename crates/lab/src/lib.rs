@@ -25,5 +25,5 @@ pub mod transport;
 pub use error::{Origin, ScenarioError};
 pub use result::{PointRun, ResultDoc, RunError};
 pub use run::{run_point, run_point_on, run_scenario, run_scenario_linux, run_scenario_linux_with, run_scenario_on};
-pub use scenario::{load, Scenario, Source, TestKind, SHIPPED};
+pub use scenario::{load, Protocol, Scenario, Source, TestKind, SHIPPED};
 pub use transport::{LabTransport, Rdp, Tcp};

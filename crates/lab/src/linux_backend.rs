@@ -9,7 +9,7 @@ use tcplab_units::Duration;
 
 use crate::error::{Origin, ScenarioError};
 use crate::result::{BackendRun, ConnectionResult, EngineCounters, LinkCounters, Links, NicCounters};
-use crate::scenario::{Scenario, TestKind};
+use crate::scenario::{Protocol, Scenario, TestKind};
 use crate::sim_backend::sim_spec;
 use crate::sweep::{Plan, PlanPoint};
 use tcplab_tcp::TcpConfig;
@@ -146,7 +146,7 @@ pub fn on_kernel(s: &Scenario) -> (Scenario, Vec<Replaced>) {
     let mut k = s.clone();
     let mut replaced = Vec::new();
     let (sender, receiver) =
-        if s.test.kind == TestKind::TcpMaerts { ("server", "client") } else { ("client", "server") };
+        if s.test.kind == TestKind::Maerts { ("server", "client") } else { ("client", "server") };
     for (side, host) in [("client", &mut k.client), ("server", &mut k.server)] {
         // The knobs (within `tcp`) the scenario sets for this host.
         let prefix = format!("{side}.tcp.");
@@ -242,7 +242,7 @@ fn knob_origin(s: &Scenario, side: &str, knob: &str) -> Option<(String, Origin)>
         return Some((k.clone(), o.clone()));
     }
     let (sender, receiver) =
-        if s.test.kind == TestKind::TcpMaerts { ("server", "client") } else { ("client", "server") };
+        if s.test.kind == TestKind::Maerts { ("server", "client") } else { ("client", "server") };
     let test = match knob {
         "send_buffer" if side == sender => "test.send_buffer",
         "recv_buffer" if side == receiver => "test.recv_buffer",
@@ -299,11 +299,11 @@ pub fn refusals(s: &Scenario) -> Vec<Refusal> {
         );
         return out;
     }
-    match s.test.kind {
-        TestKind::TcpStream | TestKind::TcpMaerts | TestKind::TcpRr | TestKind::TcpCrr | TestKind::TcpMsg => {}
-        other => refuse(
+    match s.test.transport {
+        Protocol::Tcp => {}
+        Protocol::Rdp => refuse(
             "test.kind",
-            format!("{:?}", other.key()),
+            format!("{:?}", s.test.kind_name()),
             "the kernel has no RDP; the Linux backend runs \"tcp_stream\", \"tcp_maerts\", \"tcp_rr\", \
              \"tcp_crr\" and \"tcp_msg\""
                 .into(),
@@ -516,7 +516,7 @@ pub fn run(s: &Scenario, seed: u64, pcap: Option<PcapSpec>) -> Result<LinuxRun, 
             .collect();
         let mut apps = tcplab_emu::AppsSpec::new(apps, spec.measure);
         // TCP_CRR makes two ends per transaction: keep the first ones' statistics, as the simulator does.
-        if s.test.kind == TestKind::TcpCrr {
+        if s.test.kind == TestKind::Crr {
             apps.keep_connections = 2 * s.test.parallel.max(1) as usize;
         }
         let (run, health) = run_once(&tb, apps).map_err(lin)?;

@@ -38,7 +38,7 @@ fn cpu_metrics(
 pub fn metrics(test: &crate::scenario::Test, run: &BackendRun) -> Metrics {
     let kind = test.kind;
     match kind {
-        TestKind::TcpStream | TestKind::TcpMaerts => {
+        TestKind::Stream | TestKind::Maerts => {
             // Goodput is what the receiving application read during the window.
             let (delivered, elapsed) = run
                 .apps
@@ -57,7 +57,7 @@ pub fn metrics(test: &crate::scenario::Test, run: &BackendRun) -> Metrics {
                 cpu: cpu_metrics(&run.cpu, elapsed, delivered, None),
             })
         }
-        TestKind::TcpRr | TestKind::TcpCrr => {
+        TestKind::Rr | TestKind::Crr => {
             let client = run
                 .apps
                 .iter()
@@ -67,7 +67,7 @@ pub fn metrics(test: &crate::scenario::Test, run: &BackendRun) -> Metrics {
                 })
                 .expect("a request/response test has a client");
             let secs = client.elapsed.as_secs_f64();
-            let crr = kind == TestKind::TcpCrr;
+            let crr = kind == TestKind::Crr;
             Metrics::Rr(RrMetrics {
                 transactions_per_s: if client.elapsed.is_zero() { 0.0 } else { client.transactions as f64 / secs },
                 transactions: client.transactions,
@@ -85,7 +85,7 @@ pub fn metrics(test: &crate::scenario::Test, run: &BackendRun) -> Metrics {
                 ),
             })
         }
-        TestKind::TcpMsg => {
+        TestKind::Msg => {
             let r = run
                 .apps
                 .iter()
@@ -108,6 +108,5 @@ pub fn metrics(test: &crate::scenario::Test, run: &BackendRun) -> Metrics {
                 cpu: cpu_metrics(&run.cpu, r.elapsed, r.window_bytes, None),
             })
         }
-        TestKind::RdpStream | TestKind::RdpRr => unreachable!("RDP maps its own metrics (transport::Rdp)"),
     }
 }

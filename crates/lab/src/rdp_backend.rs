@@ -44,7 +44,7 @@ pub fn sim_spec(s: &Scenario) -> SimSpec<RdpConfig> {
         Some(spread) => Duration::from_nanos(spread.as_nanos() / n.max(1) as u64),
         None => s.path.up.rate.tx_time(s.path.up.framing.wire_len(44) as u64),
     };
-    let apps = if let (TestKind::RdpRr, Some(request), Some(response)) = (s.test.kind, s.test.request, s.test.response)
+    let apps = if let (TestKind::Rr, Some(request), Some(response)) = (s.test.kind, s.test.request, s.test.response)
     {
         let client = RrClientConfig {
             connections: n,
@@ -195,7 +195,7 @@ pub fn run_point(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<RdpConnec
     };
     let r = tcplab_sim::run_with::<RdpConnection, _>(&spec, seed, &mut probes)?;
     let sum = |f: fn(&RdpStats) -> u64| r.endpoints.iter().map(|e| f(&e.stats)).sum::<u64>();
-    let metrics = if s.test.kind == TestKind::RdpRr {
+    let metrics = if s.test.kind == TestKind::Rr {
         let client = r
             .apps
             .iter()

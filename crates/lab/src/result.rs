@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use tcplab_workload::Report;
 
-use crate::scenario::{Scenario, TestKind};
+use crate::scenario::{full_kind_name, Protocol, Scenario, TestKind};
 
 /// The schema this lab writes and reads.
 pub const SCHEMA: &str = "tcplab.result/2";
@@ -78,15 +78,15 @@ impl ResultDoc {
     /// sweep's coordinates, and a shard holds the points its index gives it.
     pub fn check(&self) -> Result<(), String> {
         crate::migrate::check_version(self)?;
-        let kind = self.scenario.test.kind;
+        let kind = (self.scenario.test.transport, self.scenario.test.kind);
         let axes: Vec<&str> = self.sweep.iter().flatten().map(|a| a.path.as_str()).collect();
         for (i, p) in self.points.iter().enumerate() {
             if !p.metrics.kinds().contains(&kind) {
-                let of: Vec<&str> = p.metrics.kinds().iter().map(|k| k.key()).collect();
+                let of: Vec<String> = p.metrics.kinds().iter().map(|&(p, k)| full_kind_name(p, k)).collect();
                 return Err(format!(
                     "points[{i}].metrics: the metrics of test.kind {}, but scenario.test.kind = {:?}",
                     of.join(" or "),
-                    kind.key()
+                    self.scenario.test.kind_name()
                 ));
             }
             let keys: Vec<&str> = p.params.keys().map(String::as_str).collect();
@@ -312,13 +312,13 @@ pub enum Metrics {
 }
 
 impl Metrics {
-    /// The test kinds whose points carry metrics of this form.
-    pub fn kinds(&self) -> &'static [TestKind] {
+    /// The tests (transport, workload) whose points carry metrics of this form.
+    pub fn kinds(&self) -> &'static [(Protocol, TestKind)] {
         match self {
-            Metrics::Rdp(_) => &[TestKind::RdpStream],
-            Metrics::Msg(_) => &[TestKind::TcpMsg],
-            Metrics::Stream(_) => &[TestKind::TcpStream, TestKind::TcpMaerts],
-            Metrics::Rr(_) => &[TestKind::TcpRr, TestKind::TcpCrr, TestKind::RdpRr],
+            Metrics::Rdp(_) => &[(Protocol::Rdp, TestKind::Stream)],
+            Metrics::Msg(_) => &[(Protocol::Tcp, TestKind::Msg)],
+            Metrics::Stream(_) => &[(Protocol::Tcp, TestKind::Stream), (Protocol::Tcp, TestKind::Maerts)],
+            Metrics::Rr(_) => &[(Protocol::Tcp, TestKind::Rr), (Protocol::Tcp, TestKind::Crr), (Protocol::Rdp, TestKind::Rr)],
         }
     }
 
@@ -712,20 +712,20 @@ pub fn metric_names(s: &Scenario) -> Option<Vec<&'static str>> {
         "latency_us.p99_9",
         "latency_us.max",
     ];
-    let mut names: Vec<&'static str> = match s.test.kind {
-        TestKind::TcpStream | TestKind::TcpMaerts => {
+    let mut names: Vec<&'static str> = match (s.test.transport, s.test.kind) {
+        (Protocol::Tcp, TestKind::Stream | TestKind::Maerts) => {
             vec!["throughput_bps", "delivered_bytes", "retransmissions", "elapsed_s"]
         }
-        TestKind::TcpRr | TestKind::TcpCrr => {
+        (Protocol::Tcp, TestKind::Rr | TestKind::Crr) => {
             let mut v = vec!["transactions_per_s", "transactions"];
             v.extend(latency);
             v.extend(["retransmissions", "elapsed_s"]);
-            if s.test.kind == TestKind::TcpCrr {
+            if s.test.kind == TestKind::Crr {
                 v.extend(["connections_opened", "port_waits"]);
             }
             v
         }
-        TestKind::RdpStream => {
+        (Protocol::Rdp, TestKind::Stream) => {
             return Some(vec![
                 "throughput_bps",
                 "delivered_bytes",
@@ -737,23 +737,24 @@ pub fn metric_names(s: &Scenario) -> Option<Vec<&'static str>> {
                 "elapsed_s",
             ])
         }
-        TestKind::RdpRr => {
+        (Protocol::Rdp, TestKind::Rr) => {
             let mut v = vec!["transactions_per_s", "transactions"];
             v.extend(latency);
             v.extend(["retransmissions", "elapsed_s"]);
             return Some(v);
         }
-        TestKind::TcpMsg => {
+        (Protocol::Tcp, TestKind::Msg) => {
             let mut v = vec!["messages_per_s", "messages", "throughput_bps", "delivered_bytes"];
             v.extend(latency.map(|l| l.replacen("latency_us", "time_per_message_us", 1).leak() as &'static str));
             v.extend(latency);
             v.extend(["retransmissions", "elapsed_s"]);
             v
         }
+        (Protocol::Rdp, _) => return None,
     };
     let sides = [(s.client.host.cpu.is_some(), "local"), (s.server.host.cpu.is_some(), "remote")];
     if sides.iter().any(|(on, _)| *on) {
-        let rr = matches!(s.test.kind, TestKind::TcpRr | TestKind::TcpCrr);
+        let rr = s.test.kind.is_rr();
         for (on, side) in sides {
             if !on {
                 continue;

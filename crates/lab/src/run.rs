@@ -16,7 +16,7 @@ pub fn run_point(s: &Scenario, seed: u64) -> Result<PointRun, RunError> {
             run_point_on::<T>(self.0, self.1, None)
         }
     }
-    dispatch(s.test.kind, Job(s, seed))
+    dispatch(s.test.transport, Job(s, seed))
 }
 
 /// [`run_point`] on the transport `T`, with a probe of the caller's (a packet trace of `T`'s segments)
@@ -26,10 +26,10 @@ pub fn run_point_on<T: LabTransport>(
     seed: u64,
     probe: Option<&mut dyn tcplab_sim::Probe<T::Conn>>,
 ) -> Result<PointRun, RunError> {
-    if !T::runs(s.test.kind) {
+    if !T::runs(s.test.transport) {
         return Err(RunError::Unsupported(format!(
             "test.kind = {:?} does not run {}: its packet trace is a probe of its own transport's segments",
-            s.test.kind.key(),
+            s.test.kind_name(),
             T::PROTOCOL
         )));
     }

@@ -456,25 +456,59 @@ fn default_txqueuelen() -> u32 {
     1000
 }
 
-/// The netperf-style tests.
+/// The workload of a test: what the applications do, whichever transport carries it (netperf's tests
+/// without their protocol prefix). The transport is [`Test::transport`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TestKind {
-    /// Bulk transfer client → server (netperf TCP_STREAM).
-    TcpStream,
+    /// Bulk transfer client → server (netperf TCP_STREAM; RDP: messages client → server, `messages` or
+    /// `duration`, the 1986 experiment's test).
+    Stream,
     /// Bulk transfer server → client (netperf TCP_MAERTS).
-    TcpMaerts,
-    /// Request/response on long-lived connections (netperf TCP_RR).
-    TcpRr,
+    Maerts,
+    /// Request/response on long-lived connections (netperf TCP_RR; RDP: a request of `request` bytes, one
+    /// RDP message or several when it exceeds the peer's max segment size, then the whole response).
+    Rr,
     /// A new connection per transaction (netperf TCP_CRR).
-    TcpCrr,
+    Crr,
     /// A one-way stream of small messages, back to back or paced, timed per message.
-    TcpMsg,
-    /// RDP messages client → server (`messages` or `duration`), the 1986 experiment's test.
-    RdpStream,
-    /// Request/response over RDP on long-lived connections (like `tcp_rr`): a request of `request` bytes
-    /// (one RDP message, or several when it exceeds the peer's max segment size), then the whole response.
-    RdpRr,
+    Msg,
+}
+
+/// The transport protocol a test runs: the name of a transport the lab registers
+/// (`crate::transport::dispatch` maps each to its `LabTransport`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Protocol {
+    /// The lab's TCP (crates/tcp).
+    #[default]
+    Tcp,
+    /// RDP (RFC 908, RFC 1151; crates/rdp).
+    Rdp,
+}
+
+impl Protocol {
+    pub const ALL: [Protocol; 2] = [Protocol::Tcp, Protocol::Rdp];
+
+    /// The name used in scenario files (`test.transport`) and as the prefix of a test's full name.
+    pub fn key(self) -> &'static str {
+        match self {
+            Protocol::Tcp => "tcp",
+            Protocol::Rdp => "rdp",
+        }
+    }
+
+    /// The workloads the transport runs, in the order its full test names are listed.
+    pub fn workloads(self) -> &'static [TestKind] {
+        match self {
+            Protocol::Tcp => &TestKind::ALL,
+            Protocol::Rdp => &[TestKind::Stream, TestKind::Rr],
+        }
+    }
+
+    fn parse(s: &str) -> Option<Protocol> {
+        Protocol::ALL.into_iter().find(|p| p.key() == s)
+    }
 }
 
 /// `rdp_stream` or `tcp_msg` with `messages` and no `duration`: the most simulated time the transfer may
@@ -489,47 +523,104 @@ pub const RDP_DEFAULT_MESSAGE: u64 = 512;
 pub const MSG_DEFAULT_MESSAGE: u64 = 1;
 
 impl TestKind {
-    /// The test runs RDP (`rdp_stream`, `rdp_rr`), not TCP.
-    pub fn is_rdp(self) -> bool {
-        matches!(self, TestKind::RdpStream | TestKind::RdpRr)
-    }
+    pub const ALL: [TestKind; 5] = [TestKind::Stream, TestKind::Maerts, TestKind::Rr, TestKind::Crr, TestKind::Msg];
 
-    /// A request/response test (`tcp_rr`, `tcp_crr`, `rdp_rr`): its metrics are transactions and latency.
+    /// A request/response test (`rr`, `crr`): its metrics are transactions and latency.
     pub fn is_rr(self) -> bool {
-        matches!(self, TestKind::TcpRr | TestKind::TcpCrr | TestKind::RdpRr)
+        matches!(self, TestKind::Rr | TestKind::Crr)
     }
 
-    /// The name used in scenario files.
+    /// The workload's name in scenario files (`test.kind = "rr"`, with `test.transport`).
     pub fn key(self) -> &'static str {
         match self {
-            TestKind::TcpStream => "tcp_stream",
-            TestKind::TcpMaerts => "tcp_maerts",
-            TestKind::TcpRr => "tcp_rr",
-            TestKind::TcpCrr => "tcp_crr",
-            TestKind::TcpMsg => "tcp_msg",
-            TestKind::RdpStream => "rdp_stream",
-            TestKind::RdpRr => "rdp_rr",
+            TestKind::Stream => "stream",
+            TestKind::Maerts => "maerts",
+            TestKind::Rr => "rr",
+            TestKind::Crr => "crr",
+            TestKind::Msg => "msg",
         }
     }
 
-    pub fn netperf_name(self) -> &'static str {
+    fn parse(s: &str) -> Option<TestKind> {
+        TestKind::ALL.into_iter().find(|k| k.key() == s)
+    }
+
+    /// netperf's name of the test without the protocol (`"TCP "` + this is netperf's banner).
+    fn netperf_name(self) -> &'static str {
         match self {
-            TestKind::TcpStream => "TCP STREAM",
-            TestKind::TcpMaerts => "TCP MAERTS",
-            TestKind::TcpRr => "TCP REQUEST/RESPONSE",
-            TestKind::TcpCrr => "TCP Connect/Request/Response",
-            TestKind::TcpMsg => "TCP small-message stream",
-            TestKind::RdpStream => "RDP STREAM",
-            TestKind::RdpRr => "RDP REQUEST/RESPONSE",
+            TestKind::Stream => "STREAM",
+            TestKind::Maerts => "MAERTS",
+            TestKind::Rr => "REQUEST/RESPONSE",
+            TestKind::Crr => "Connect/Request/Response",
+            TestKind::Msg => "small-message stream",
         }
     }
 }
 
-/// The test and its netperf options.
+/// A test's full name, `PROTOCOL_WORKLOAD` (`"tcp_stream"`, `"rdp_rr"`): how scenario files have always
+/// spelled `test.kind` and how result documents record it.
+pub fn full_kind_name(protocol: Protocol, kind: TestKind) -> String {
+    format!("{}_{}", protocol.key(), kind.key())
+}
+
+/// Every full test name a registered transport runs, in order (`tcp_stream`, …, `rdp_rr`).
+pub fn full_kind_names() -> Vec<String> {
+    Protocol::ALL.iter().flat_map(|&p| p.workloads().iter().map(move |&k| full_kind_name(p, k))).collect()
+}
+
+/// `test.kind` as written: a workload (`"stream"`), or a full name (`"tcp_stream"`) that also names the
+/// transport.
+fn parse_kind_spelling(s: &str) -> Option<(TestKind, Option<Protocol>)> {
+    if let Some(k) = TestKind::parse(s) {
+        return Some((k, None));
+    }
+    let (p, k) = s.split_once('_')?;
+    Some((TestKind::parse(k)?, Some(Protocol::parse(p)?)))
+}
+
+/// Every spelling `test.kind` accepts: the workloads, then the full names.
+fn kind_spellings() -> Vec<String> {
+    TestKind::ALL.iter().map(|k| k.key().to_string()).chain(full_kind_names()).collect()
+}
+
+/// `test.kind` in a scenario file or a document: a spelling of [`parse_kind_spelling`], refused with the
+/// accepted ones; written as the full name (the transport defaults to TCP).
+#[derive(Debug, Clone, Copy)]
+struct KindSpelling(TestKind, Option<Protocol>);
+
+impl Serialize for KindSpelling {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&full_kind_name(self.1.unwrap_or_default(), self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for KindSpelling {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        match parse_kind_spelling(&s) {
+            Some((k, p)) => Ok(KindSpelling(k, p)),
+            None => {
+                let accepted: Vec<String> = kind_spellings().iter().map(|k| format!("`{k}`")).collect();
+                // serde's own wording for an unknown variant, with the list built from the registry.
+                Err(serde::de::Error::custom(format_args!(
+                    "unknown variant `{s}`, expected one of {}",
+                    accepted.join(", ")
+                )))
+            }
+        }
+    }
+}
+
+/// The test and its netperf options. A document records the workload and the transport as one full name,
+/// `kind = "tcp_stream"` (the spelling results have always had), through [`TestRepr`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(into = "TestRepr", try_from = "TestRepr")]
 pub struct Test {
+    /// The workload.
     pub kind: TestKind,
+    /// The transport protocol that carries it (`test.transport`; a full `test.kind` such as `"rdp_rr"`
+    /// names it too). Default: `tcp`.
+    pub transport: Protocol,
     /// Measurement length from connection establishment (netperf `-l`).
     pub duration: Duration,
     /// Send call size (netperf `-m`). Default: the sender's send buffer, as netperf.
@@ -569,6 +660,124 @@ pub struct Test {
     /// (docs/results.md, `logvars`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub series_vars: Option<Vec<String>>,
+}
+
+impl Test {
+    /// The test's full name, `PROTOCOL_WORKLOAD` (`"tcp_stream"`, `"rdp_rr"`), as documents record it.
+    pub fn kind_name(&self) -> String {
+        full_kind_name(self.transport, self.kind)
+    }
+
+    /// netperf's banner name of the test (`"TCP STREAM"`, `"RDP REQUEST/RESPONSE"`).
+    pub fn netperf_name(&self) -> String {
+        format!("{} {}", self.transport.key().to_uppercase(), self.kind.netperf_name())
+    }
+}
+
+/// [`Test`] as a document holds it: the same fields, with the workload and the transport as one full
+/// name in `kind`. Destructured whole both ways, so a field added to `Test` fails to compile here until it
+/// is added.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TestRepr {
+    kind: KindSpelling,
+    duration: Duration,
+    message: ByteSize,
+    parallel: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    start_spread: Option<Duration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    series: Option<Duration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request: Option<ByteSize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response: Option<ByteSize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    messages: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    interval: Option<Duration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    burst: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    nodelay: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    series_vars: Option<Vec<String>>,
+}
+
+impl From<Test> for TestRepr {
+    fn from(t: Test) -> TestRepr {
+        let kind = KindSpelling(t.kind, Some(t.transport));
+        let Test {
+            kind: _,
+            transport: _,
+            duration,
+            message,
+            parallel,
+            start_spread,
+            series,
+            request,
+            response,
+            messages,
+            interval,
+            burst,
+            nodelay,
+            series_vars,
+        } = t;
+        TestRepr {
+            kind,
+            duration,
+            message,
+            parallel,
+            start_spread,
+            series,
+            request,
+            response,
+            messages,
+            interval,
+            burst,
+            nodelay,
+            series_vars,
+        }
+    }
+}
+
+impl TryFrom<TestRepr> for Test {
+    type Error = std::convert::Infallible;
+    fn try_from(r: TestRepr) -> Result<Test, Self::Error> {
+        let TestRepr {
+            kind,
+            duration,
+            message,
+            parallel,
+            start_spread,
+            series,
+            request,
+            response,
+            messages,
+            interval,
+            burst,
+            nodelay,
+            series_vars,
+        } = r;
+        let KindSpelling(kind, transport) = kind;
+        let transport = transport.unwrap_or_default();
+        Ok(Test {
+            kind,
+            transport,
+            duration,
+            message,
+            parallel,
+            start_spread,
+            series,
+            request,
+            response,
+            messages,
+            interval,
+            burst,
+            nodelay,
+            series_vars,
+        })
+    }
 }
 
 #[derive(Deserialize)]
@@ -689,7 +898,10 @@ fn default_stack() -> String {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawTest {
-    kind: TestKind,
+    kind: KindSpelling,
+    /// The transport protocol that carries the workload: `"tcp"` or `"rdp"`. Default: the one a full
+    /// `kind` names (`"rdp_rr"`), else `"tcp"`.
+    transport: Option<Protocol>,
     duration: Option<Duration>,
     message: Option<ByteSize>,
     messages: Option<u64>,
@@ -1179,7 +1391,8 @@ fn flows_scenario(raw: &RawScenario, path: PathSpec, first: Host, flows: usize, 
         table: None,
         warnings: Vec::new(),
         test: Test {
-            kind: TestKind::TcpStream,
+            kind: TestKind::Stream,
+            transport: Protocol::Tcp,
             duration,
             message: ByteSize::new(FLOW_DEFAULT_MESSAGE),
             parallel: flows as u32,
@@ -1527,19 +1740,46 @@ fn resolve(ctx: &Ctx, mut raw: RawScenario, dumbbell_duration: Option<toml::Valu
         check_link(ctx, key, link)?;
     }
     let t = raw_test;
-    let rdp = t.kind.is_rdp();
+    let KindSpelling(kind, named) = t.kind;
+    let transport = match (named, t.transport) {
+        (Some(a), Some(b)) if a != b => {
+            return Err(ctx.error(
+                "test.transport",
+                format!(
+                    "{:?}: test.kind = {:?} names the transport {:?}; accepted: {:?}, or test.kind = {:?} (the \
+                     workload alone)",
+                    b.key(),
+                    full_kind_name(a, kind),
+                    a.key(),
+                    a.key(),
+                    kind.key()
+                ),
+            ))
+        }
+        (a, b) => b.or(a).unwrap_or_default(),
+    };
+    let name = full_kind_name(transport, kind);
+    if !transport.workloads().contains(&kind) {
+        let runs: Vec<String> = transport.workloads().iter().map(|k| format!("{:?}", full_kind_name(transport, *k))).collect();
+        return Err(ctx.error(
+            "test.kind",
+            format!("{name:?}: {} does not run the {:?} workload; accepted: {}", transport.key(), kind.key(), runs.join(", ")),
+        ));
+    }
+    let rdp = transport == Protocol::Rdp;
     let mut client = resolve_host(ctx, "client", raw.client, rdp)?;
     let mut server = resolve_host(ctx, "server", raw.server, rdp)?;
-    let msg = t.kind == TestKind::TcpMsg;
-    if t.messages.is_some() && t.kind != TestKind::RdpStream && !msg {
+    let msg = kind == TestKind::Msg;
+    let rdp_stream = rdp && kind == TestKind::Stream;
+    if t.messages.is_some() && !rdp_stream && !msg {
         return Err(ctx.error(
             "test.messages",
-            format!("not used by test.kind = {:?}; accepted with \"rdp_stream\", \"tcp_msg\"", t.kind.key()),
+            format!("not used by test.kind = {:?}; accepted with \"rdp_stream\", \"tcp_msg\"", name),
         ));
     }
     if t.interval.is_some() && !msg {
         return Err(ctx
-            .error("test.interval", format!("not used by test.kind = {:?}; accepted with \"tcp_msg\"", t.kind.key())));
+            .error("test.interval", format!("not used by test.kind = {:?}; accepted with \"tcp_msg\"", name)));
     }
     if let Some(d) = t.interval {
         if d.is_zero() || d > Duration::from_secs(3600) {
@@ -1556,7 +1796,7 @@ fn resolve(ctx: &Ctx, mut raw: RawScenario, dumbbell_duration: Option<toml::Valu
             if given {
                 return Err(ctx.error(
                     key,
-                    format!("not used by test.kind = {:?} (RDP has no socket buffers in bytes; its send queue is client.rdp.send_queue); accepted with the tcp_* kinds", t.kind.key()),
+                    format!("not used by test.kind = {:?} (RDP has no socket buffers in bytes; its send queue is client.rdp.send_queue); accepted with the tcp_* kinds", name),
                 ));
             }
         }
@@ -1567,7 +1807,7 @@ fn resolve(ctx: &Ctx, mut raw: RawScenario, dumbbell_duration: Option<toml::Valu
                     "the {{ interval, vars }} form (TCP's RFC 4898 variables of every end) is not used by test.kind = \
                      {:?}; accepted: test.series = \"INTERVAL\" (the RDP sender's SmoothedRTT, CurRTO, … and every \
                      RTT sample, docs/rdp.md)",
-                    t.kind.key()
+                    name
                 ),
             ));
         }
@@ -1590,19 +1830,19 @@ fn resolve(ctx: &Ctx, mut raw: RawScenario, dumbbell_duration: Option<toml::Valu
             return Err(ctx.error("test.duration", format!("missing key{also}; accepted a duration such as \"10s\"")));
         }
     };
-    let rr = t.kind.is_rr();
+    let rr = kind.is_rr();
     for (key, given, kinds) in [
         ("test.request", t.request.is_some(), "\"tcp_rr\", \"tcp_crr\", \"rdp_rr\""),
         ("test.response", t.response.is_some(), "\"tcp_rr\", \"tcp_crr\", \"rdp_rr\""),
     ] {
         if given && !rr {
-            return Err(ctx.error(key, format!("not used by test.kind = {:?}; accepted with {kinds}", t.kind.key())));
+            return Err(ctx.error(key, format!("not used by test.kind = {:?}; accepted with {kinds}", name)));
         }
     }
-    if t.burst.is_some() && !matches!(t.kind, TestKind::TcpRr | TestKind::RdpRr) {
+    if t.burst.is_some() && kind != TestKind::Rr {
         return Err(ctx.error(
             "test.burst",
-            format!("not used by test.kind = {:?}; accepted with \"tcp_rr\", \"rdp_rr\"", t.kind.key()),
+            format!("not used by test.kind = {:?}; accepted with \"tcp_rr\", \"rdp_rr\"", name),
         ));
     }
     for (key, size) in [("test.request", t.request), ("test.response", t.response)] {
@@ -1617,13 +1857,13 @@ fn resolve(ctx: &Ctx, mut raw: RawScenario, dumbbell_duration: Option<toml::Valu
             return Err(ctx.error("test.burst", format!("{b}: accepted 0 to 100000 extra transactions")));
         }
     }
-    let (request, response, burst) = match t.kind {
-        TestKind::TcpRr | TestKind::RdpRr => (
+    let (request, response, burst) = match kind {
+        TestKind::Rr => (
             Some(t.request.unwrap_or(ByteSize::new(1))),
             Some(t.response.unwrap_or(ByteSize::new(1))),
             Some(t.burst.unwrap_or(0)),
         ),
-        TestKind::TcpCrr => {
+        TestKind::Crr => {
             (Some(t.request.unwrap_or(ByteSize::new(1))), Some(t.response.unwrap_or(ByteSize::new(1))), None)
         }
         _ => (None, None, None),
@@ -1658,7 +1898,7 @@ fn resolve(ctx: &Ctx, mut raw: RawScenario, dumbbell_duration: Option<toml::Valu
             return Err(ctx.error("test.start_spread", format!("{d}: accepted less than test.duration ({duration})")));
         }
     }
-    if t.kind == TestKind::TcpCrr && t.parallel > client.host.ephemeral_ports.len() {
+    if kind == TestKind::Crr && t.parallel > client.host.ephemeral_ports.len() {
         return Err(ctx.error(
             "test.parallel",
             format!(
@@ -1669,8 +1909,8 @@ fn resolve(ctx: &Ctx, mut raw: RawScenario, dumbbell_duration: Option<toml::Valu
             ),
         ));
     }
-    let (sender, receiver) = match t.kind {
-        TestKind::TcpMaerts => (&mut server, &mut client),
+    let (sender, receiver) = match kind {
+        TestKind::Maerts => (&mut server, &mut client),
         _ => (&mut client, &mut server),
     };
     for (key, b, host) in
@@ -1694,7 +1934,7 @@ fn resolve(ctx: &Ctx, mut raw: RawScenario, dumbbell_duration: Option<toml::Valu
                 "test.nodelay",
                 format!(
                     "not used by test.kind = {:?} (RDP has no Nagle algorithm); accepted with the tcp_* kinds",
-                    t.kind.key()
+                    name
                 ),
             ));
         }
@@ -1707,7 +1947,7 @@ fn resolve(ctx: &Ctx, mut raw: RawScenario, dumbbell_duration: Option<toml::Valu
         (None, m) if msg => m.unwrap_or(ByteSize::new(MSG_DEFAULT_MESSAGE)),
         (None, m) => m.unwrap_or(sender.tcp.send_buffer),
     };
-    if let (Some(r), TestKind::RdpStream) = (&receiver.rdp, t.kind) {
+    if let (Some(r), true) = (&receiver.rdp, rdp_stream) {
         // One send call is one message: at most the receiver's max segment size less the IP and RDP headers.
         let max =
             u64::from(r.max_segment_size) - u64::from(tcplab_wire::IPV4_HEADER_LEN + tcplab_wire::rdp::RDP_HEADER_LEN);
@@ -1749,7 +1989,8 @@ fn resolve(ctx: &Ctx, mut raw: RawScenario, dumbbell_duration: Option<toml::Valu
         dumbbell: None,
         flow: Vec::new(),
         test: Test {
-            kind: t.kind,
+            kind,
+            transport,
             duration,
             message,
             parallel: t.parallel,
@@ -1875,13 +2116,13 @@ fn check_metric(ctx: &Ctx, s: &Scenario, y: &str, key: &str) -> Result<(), Scena
         y.split_once('.').filter(|(side, _)| *side == "client" || *side == "server").is_some_and(|(_, var)| match var
             .rsplit_once('.')
         {
-            _ if s.test.kind.is_rdp() => crate::probes::rdp_stats_vars().iter().any(|v| v == var),
+            _ if s.test.transport == Protocol::Rdp => crate::probes::rdp_stats_vars().iter().any(|v| v == var),
             Some((v, "mean" | "stddev")) => sampled.iter().any(|x| x == v),
             _ => crate::probes::estats_vars().iter().any(|v| v == var),
         });
     if let Some(accepted) = crate::result::metric_names(s) {
         if !counter && !accepted.contains(&y) {
-            let counters = if s.test.kind.is_rdp() {
+            let counters = if s.test.transport == Protocol::Rdp {
                 ", or client.VAR / server.VAR with a statistic of RDP's connection ends (e.g. \
                  \"client.MaxSmoothedRTT\", \"client.SegsRetrans\")"
             } else {
@@ -1893,7 +2134,7 @@ fn check_metric(ctx: &Ctx, s: &Scenario, y: &str, key: &str) -> Result<(), Scena
                 key,
                 format!(
                     "{y:?}: not a metric of test.kind = {:?}; accepted: {}{counters}",
-                    s.test.kind.key(),
+                    s.test.kind_name(),
                     accepted.join(", ")
                 ),
             ));

@@ -58,7 +58,7 @@ pub fn sim_spec(s: &Scenario) -> SimSpec<TcpConfig> {
         None => s.path.up.rate.tx_time(s.path.up.framing.wire_len(60) as u64),
     };
     let hosts = [host(&s.client), host(&s.server)];
-    if s.test.kind == TestKind::TcpMsg {
+    if s.test.kind == TestKind::Msg {
         // A book per spec: the writer's stamps reach the reader of this run only.
         let book = MsgBook::default();
         let message = s.test.message.bytes();
@@ -87,7 +87,7 @@ pub fn sim_spec(s: &Scenario) -> SimSpec<TcpConfig> {
         );
     }
     if let (Some(request), Some(response)) = (s.test.request, s.test.response) {
-        let crr = s.test.kind == TestKind::TcpCrr;
+        let crr = s.test.kind == TestKind::Crr;
         let client = RrClientConfig {
             connections: n,
             port: SERVER_PORT,
@@ -116,7 +116,7 @@ pub fn sim_spec(s: &Scenario) -> SimSpec<TcpConfig> {
         );
     }
     let (client_role, server_role) = match s.test.kind {
-        TestKind::TcpMaerts => (Role::Receive, Role::Send { message: s.test.message.bytes() }),
+        TestKind::Maerts => (Role::Receive, Role::Send { message: s.test.message.bytes() }),
         _ => (Role::Send { message: s.test.message.bytes() }, Role::Receive),
     };
     // With test.start_spread the senders also start writing that far apart (the connections all come up
@@ -343,7 +343,7 @@ impl Probe<Connection> for Tee<'_> {
 /// extra probe's own `tick_interval` is not consulted: ticks are the series'.
 pub fn run_with(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<Connection>>) -> Result<BackendRun, SimError> {
     let spec = sim_spec(s);
-    let sender = if s.test.kind == TestKind::TcpMaerts { SERVER } else { CLIENT };
+    let sender = if s.test.kind == TestKind::Maerts { SERVER } else { CLIENT };
     let (series, logvars) = match (s.test.series, &s.test.series_vars) {
         (Some(interval), Some(vars)) => (None, Some(LogVarsProbe::new(interval, vars.clone()))),
         (Some(interval), None) => (
@@ -378,7 +378,7 @@ pub fn run_with(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<Connection
     let retransmissions = r.endpoints.iter().map(|e| e.stats.segs_retrans()).sum();
     // TCP_CRR creates two ends per transaction: the document keeps the first transaction of each loop
     // (the first 2 × parallel ends); the metrics count them all.
-    let keep = if s.test.kind == TestKind::TcpCrr { 2 * s.test.parallel as usize } else { usize::MAX };
+    let keep = if s.test.kind == TestKind::Crr { 2 * s.test.parallel as usize } else { usize::MAX };
     let connections = paired(r.endpoints)
         .into_iter()
         .take(keep)

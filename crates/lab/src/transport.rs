@@ -9,7 +9,7 @@
 use tcplab_sim::Probe;
 
 use crate::result::{Point, PointRun, RunError};
-use crate::scenario::{Scenario, TestKind};
+use crate::scenario::{Protocol, Scenario};
 
 /// A transport protocol as the lab runs it.
 pub trait LabTransport {
@@ -18,8 +18,13 @@ pub trait LabTransport {
     /// The protocol's name in results (`connections[].protocol`).
     const PROTOCOL: &'static str = <Self::Conn as tcplab_transport::Transport>::PROTOCOL;
 
-    /// Whether a test of `kind` runs this transport.
-    fn runs(kind: TestKind) -> bool;
+    /// The transport's name in scenario files (`test.transport`), which [`dispatch`] maps to it.
+    const NAME: Protocol;
+
+    /// Whether a test whose transport is `p` runs this transport.
+    fn runs(p: Protocol) -> bool {
+        p == Self::NAME
+    }
     /// Why the packets of `s` cannot be written to a packet trace, if they cannot (a header too small
     /// for the simulator's ports), said after `--pcap: `.
     fn untraceable(_s: &Scenario) -> Option<String> {
@@ -36,12 +41,11 @@ pub trait WithTransport {
     fn with<T: LabTransport>(self) -> Self::Output;
 }
 
-/// The registration of the transports: the one that runs `kind`, handed to `w`.
-pub fn dispatch<W: WithTransport>(kind: TestKind, w: W) -> W::Output {
-    if Rdp::runs(kind) {
-        w.with::<Rdp>()
-    } else {
-        w.with::<Tcp>()
+/// The registration of the transports: the one named `p`, handed to `w`.
+pub fn dispatch<W: WithTransport>(p: Protocol, w: W) -> W::Output {
+    match p {
+        Protocol::Tcp => w.with::<Tcp>(),
+        Protocol::Rdp => w.with::<Rdp>(),
     }
 }
 
@@ -52,10 +56,7 @@ pub struct Tcp;
 
 impl LabTransport for Tcp {
     type Conn = tcplab_tcp::Connection;
-
-    fn runs(kind: TestKind) -> bool {
-        !kind.is_rdp()
-    }
+    const NAME: Protocol = Protocol::Tcp;
 
     fn run_point(
         s: &Scenario,
@@ -116,10 +117,7 @@ pub struct Rdp;
 
 impl LabTransport for Rdp {
     type Conn = tcplab_rdp::RdpConnection;
-
-    fn runs(kind: TestKind) -> bool {
-        kind.is_rdp()
-    }
+    const NAME: Protocol = Protocol::Rdp;
 
     fn untraceable(s: &Scenario) -> Option<String> {
         // RDP version 1 has 8-bit ports; the simulator's (5001, ephemeral 32768 and up) do not fit its header.

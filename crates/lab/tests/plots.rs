@@ -80,7 +80,7 @@ fn the_metric_names_offered_are_the_keys_of_a_runs_metrics() {
             tcplab_lab::result::metric_names(&s).unwrap().into_iter().map(String::from).collect();
         keys.sort();
         names.sort();
-        assert_eq!(names, keys, "{}", s.test.kind.key());
+        assert_eq!(names, keys, "{}", s.test.kind_name());
     }
 }
 

@@ -2,7 +2,7 @@
 //! generic path over a named transport gives the same document, and a transport refuses what it does
 //! not run.
 
-use tcplab_lab::{load, run_point, run_scenario, run_scenario_on, LabTransport, Rdp, RunError, Source, Tcp, TestKind};
+use tcplab_lab::{load, run_point, run_scenario, run_scenario_on, LabTransport, Protocol, Rdp, RunError, Source, Tcp};
 
 fn shipped(name: &str, set: &[&str]) -> tcplab_lab::Scenario {
     let s = tcplab_lab::SHIPPED.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("{name} is shipped"));
@@ -15,18 +15,11 @@ fn json(d: &tcplab_lab::ResultDoc) -> String {
 }
 
 #[test]
-fn each_test_kind_runs_exactly_one_transport() {
-    for kind in [
-        TestKind::TcpStream,
-        TestKind::TcpMaerts,
-        TestKind::TcpRr,
-        TestKind::TcpCrr,
-        TestKind::TcpMsg,
-        TestKind::RdpStream,
-        TestKind::RdpRr,
-    ] {
-        assert!(Tcp::runs(kind) != Rdp::runs(kind), "{kind:?} runs one transport");
+fn each_transport_name_dispatches_to_exactly_one_transport() {
+    for p in Protocol::ALL {
+        assert!(Tcp::runs(p) != Rdp::runs(p), "{p:?} runs one transport");
     }
+    assert_eq!((Tcp::NAME, Rdp::NAME), (Protocol::Tcp, Protocol::Rdp));
     assert_eq!((Tcp::PROTOCOL, Rdp::PROTOCOL), ("tcp", "rdp"));
 }
 

@@ -94,7 +94,7 @@ pub fn document(doc: &ResultDoc) -> Result<Value, String> {
     let mut meta = Map::new();
     // flent's own series for its shipped test: the throughput delivered to the receiving applications
     // (all of the receiving side's ends summed), with the first sender's SRTT as netperf's `tcp_rtt`.
-    let maerts = doc.scenario.test.kind == tcplab_lab::TestKind::TcpMaerts;
+    let maerts = doc.scenario.test.kind == tcplab_lab::TestKind::Maerts;
     let (test, main, receiver, sender) = if maerts {
         ("tcp_1down", "TCP download", "client", "server")
     } else {
@@ -170,7 +170,7 @@ pub fn document(doc: &ResultDoc) -> Result<Value, String> {
             "FLENT_VERSION": format!("tcplab {}", doc.tcplab),
             "TCPLAB_SEED": doc.seed,
             "SERIES_META": meta,
-            "TCPLAB_TEST": s.test.kind.key(),
+            "TCPLAB_TEST": s.test.kind_name(),
         },
     }))
 }

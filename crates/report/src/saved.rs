@@ -8,7 +8,7 @@
 use serde::Serialize;
 use tcplab_lab::result::{LatencyMetrics, Metrics, Point, ResultDoc, Sides};
 use tcplab_lab::scenario::{Host, Scenario};
-use tcplab_lab::TestKind;
+use tcplab_lab::{Protocol, TestKind};
 use tcplab_link::{LinkConfig, LossFilter, LossModel};
 
 /// The table of a result: the banner with everything that shapes the path, netperf's columns for the test
@@ -21,12 +21,12 @@ pub fn table(doc: &ResultDoc) -> String {
         return t.flows_banner() + &t.flows_table() + &t.iteration_notes() + &t.published_table();
     }
     let mut out = t.banner();
-    out += &match doc.scenario.test.kind {
-        TestKind::TcpRr | TestKind::TcpCrr => t.rr_table(),
-        TestKind::RdpRr => t.rdp_rr_table(),
-        TestKind::TcpMsg => t.msg_table(),
-        TestKind::RdpStream => t.rdp_table(),
-        TestKind::TcpStream | TestKind::TcpMaerts => t.stream_table(),
+    out += &match (doc.scenario.test.transport, doc.scenario.test.kind) {
+        (Protocol::Rdp, TestKind::Rr) => t.rdp_rr_table(),
+        (Protocol::Rdp, _) => t.rdp_table(),
+        (_, TestKind::Rr | TestKind::Crr) => t.rr_table(),
+        (_, TestKind::Msg) => t.msg_table(),
+        (_, TestKind::Stream | TestKind::Maerts) => t.stream_table(),
     };
     out += &t.iteration_notes();
     out += &t.cpu_table();
@@ -214,14 +214,15 @@ impl Tables<'_> {
     fn banner(&self) -> String {
         let s = self.s();
         let (dir, extra) = match s.test.kind {
-            TestKind::TcpMaerts => ("server to client", String::new()),
-            TestKind::TcpRr | TestKind::TcpCrr | TestKind::RdpRr => ("client to server", self.burst_extra()),
-            TestKind::TcpMsg => ("client to server", self.msg_extra()),
+            _ if s.test.transport == Protocol::Rdp => ("client to server", String::new()),
+            TestKind::Maerts => ("server to client", String::new()),
+            TestKind::Rr | TestKind::Crr => ("client to server", self.burst_extra()),
+            TestKind::Msg => ("client to server", self.msg_extra()),
             _ => ("client to server", String::new()),
         };
         let mut out = format!(
             "{} TEST from {dir}: {} ({}, seed {}{extra})\n",
-            s.test.kind.netperf_name(),
+            s.test.netperf_name(),
             s.name,
             self.backend_name(),
             self.doc.seed
@@ -366,7 +367,7 @@ impl Tables<'_> {
     /// netperf's classic TCP_STREAM table.
     fn stream_table(&self) -> String {
         let s = self.s();
-        let maerts = s.test.kind == TestKind::TcpMaerts;
+        let maerts = s.test.kind == TestKind::Maerts;
         let (snd, rcv) = if maerts { ("server", "client") } else { ("client", "server") };
         let (sender, receiver) = if maerts { (&s.server, &s.client) } else { (&s.client, &s.server) };
         let recv_keys = [format!("{rcv}.tcp.recv_buffer"), "test.recv_buffer".into(), format!("{rcv}.stack")];
