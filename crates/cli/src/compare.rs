@@ -53,8 +53,7 @@ fn figures(d: &ResultDoc) -> Vec<(String, Rule, Option<f64>)> {
     };
     match &p.metrics {
         Metrics::Stream(m) => {
-            let (sender, receiver) =
-                if kind == TestKind::Maerts { ("server", "client") } else { ("client", "server") };
+            let (sender, receiver) = if kind == TestKind::Maerts { ("server", "client") } else { ("client", "server") };
             out.push(("throughput, Mbit/s".into(), Rule::Rate, Some(m.throughput_bps / 1e6)));
             out.push(("retransmitted segments".into(), Rule::Count2x, Some(m.retransmissions as f64)));
             for k in ["SegsOut", "DataSegsOut", "Timeouts", "FastRetran", "CongSignals", "SmoothedRTT", "MinRTT"] {

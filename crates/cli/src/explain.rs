@@ -74,16 +74,33 @@ fn list_tcp() {
     }
 }
 
-/// The RDP knobs (`client.rdp.KNOB`, `server.rdp.KNOB`) with their defaults.
-fn list_rdp() {
-    let defaults = toml::Value::try_from(tcplab_rdp::RdpConfig::default()).ok().and_then(|v| v.as_table().cloned());
-    let defaults = defaults.unwrap_or_default();
-    println!(
-        "\nRDP knobs (test.kind = \"rdp_stream\", \"rdp_rr\"), set per host as client.rdp.KNOB or server.rdp.KNOB:\n"
-    );
-    println!("{:<26} default", "knob");
-    for (k, _) in tcplab_rdp::config::KNOBS {
-        println!("{:<26} {}", format!("rdp.{k}"), show(defaults.get(*k)));
+/// The knobs of every registered transport other than TCP (whose table above has a column per
+/// personality), from the transport's `LabTransport` entry, with their defaults.
+fn list_other_transports() {
+    struct List;
+    impl tcplab_lab::transport::WithTransport for List {
+        type Output = ();
+        fn with<T: tcplab_lab::LabTransport>(self) {
+            let defaults = T::knob_defaults();
+            let table = T::KNOB_TABLE;
+            let kinds: Vec<String> = T::NAME
+                .workloads()
+                .iter()
+                .map(|&k| format!("{:?}", tcplab_lab::scenario::full_kind_name(T::NAME, k)))
+                .collect();
+            println!(
+                "\n{} knobs (test.kind = {}), set per host as client.{table}.KNOB or server.{table}.KNOB:\n",
+                T::NAME.key().to_uppercase(),
+                kinds.join(", ")
+            );
+            println!("{:<26} default", "knob");
+            for (k, _) in T::KNOBS {
+                println!("{:<26} {}", format!("{table}.{k}"), show(defaults.get(*k)));
+            }
+        }
+    }
+    for p in tcplab_lab::Protocol::ALL.into_iter().filter(|&p| p != tcplab_lab::Protocol::Tcp) {
+        tcplab_lab::transport::dispatch(p, List);
     }
 }
 
@@ -104,7 +121,7 @@ fn list_others() {
 pub(crate) fn explain(knob: Option<&str>) -> Result<(), Failure> {
     let Some(query) = knob else {
         list_tcp();
-        list_rdp();
+        list_other_transports();
         list_others();
         return Ok(());
     };

@@ -573,38 +573,35 @@ fn run(
         ));
     }
     let seed = seed.unwrap_or(s.seed);
-    let mut pcap = match &out.pcap {
-        Some(path) => Some(
-            PcapProbe::create(Path::new(path), tap, out.pcap_snaplen)
-                .map_err(|e| Failure::Run(format!("{path}: cannot write: {e}")))?,
-        ),
-        None => None,
-    };
-    // The trace is of the segments of the transport the test runs: one generic run per transport.
-    fn traced<T: tcplab_lab::LabTransport>(
-        arg: &str,
-        s: &tcplab_lab::Scenario,
+    let Some(path) = out.pcap.as_deref() else { unreachable!("the runs without --pcap returned above") };
+    // The trace is of the segments of the transport the test runs: one generic run, on the transport
+    // the lab's registration picks.
+    struct Traced<'a> {
+        arg: &'a str,
+        s: &'a tcplab_lab::Scenario,
         seed: u64,
-        pcap: Option<&mut PcapProbe>,
-    ) -> Result<tcplab_lab::ResultDoc, Failure>
-    where
-        PcapProbe: tcplab_sim::Probe<T::Conn>,
-    {
-        if let Some(why) = T::untraceable(s) {
-            return Err(Failure::BadInput(format!("{arg}: --pcap: {why}")));
+        path: &'a str,
+        tap: Tap,
+        snaplen: u32,
+    }
+    impl tcplab_lab::transport::WithTransport for Traced<'_> {
+        type Output = Result<tcplab_lab::ResultDoc, Failure>;
+        fn with<T: tcplab_lab::LabTransport>(self) -> Self::Output {
+            let Traced { arg, s, seed, path, tap, snaplen } = self;
+            if let Some(why) = T::untraceable(s) {
+                return Err(Failure::BadInput(format!("{arg}: --pcap: {why}")));
+            }
+            let mut pcap = PcapProbe::<tcplab_lab::transport::Segment<T>>::create(Path::new(path), tap, snaplen)
+                .map_err(|e| Failure::Run(format!("{path}: cannot write: {e}")))?
+                .with_codec(T::trace_codec(s));
+            let doc = tcplab_lab::run_scenario_on::<T>(s, seed, Some(&mut pcap as &mut dyn tcplab_sim::Probe<T::Conn>))
+                .map_err(|e| Failure::Run(format!("{arg}: {e}")))?;
+            pcap.finish().map_err(|e| Failure::Run(format!("{path}: cannot write: {e}")))?;
+            Ok(doc)
         }
-        tcplab_lab::run_scenario_on::<T>(s, seed, pcap.map(|p| p as &mut dyn tcplab_sim::Probe<T::Conn>))
-            .map_err(|e| Failure::Run(format!("{arg}: {e}")))
     }
-    use tcplab_lab::LabTransport as _;
-    let doc = if tcplab_lab::Rdp::runs(s.test.transport) {
-        traced::<tcplab_lab::Rdp>(arg, &s, seed, pcap.as_mut())?
-    } else {
-        traced::<tcplab_lab::Tcp>(arg, &s, seed, pcap.as_mut())?
-    };
-    if let (Some(p), Some(path)) = (pcap, &out.pcap) {
-        p.finish().map_err(|e| Failure::Run(format!("{path}: cannot write: {e}")))?;
-    }
+    let job = Traced { arg, s: &s, seed, path, tap, snaplen: out.pcap_snaplen };
+    let doc = tcplab_lab::transport::dispatch(s.test.transport, job)?;
     emit(doc, out, quiet)
 }
 

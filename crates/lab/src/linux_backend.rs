@@ -145,8 +145,7 @@ pub fn replaced_warning(replaced: &[Replaced]) -> Option<String> {
 pub fn on_kernel(s: &Scenario) -> (Scenario, Vec<Replaced>) {
     let mut k = s.clone();
     let mut replaced = Vec::new();
-    let (sender, receiver) =
-        if s.test.kind == TestKind::Maerts { ("server", "client") } else { ("client", "server") };
+    let (sender, receiver) = if s.test.kind == TestKind::Maerts { ("server", "client") } else { ("client", "server") };
     for (side, host) in [("client", &mut k.client), ("server", &mut k.server)] {
         // The knobs (within `tcp`) the scenario sets for this host.
         let prefix = format!("{side}.tcp.");
@@ -241,8 +240,7 @@ fn knob_origin(s: &Scenario, side: &str, knob: &str) -> Option<(String, Origin)>
     if let Some((k, o)) = s.explicit.iter().find(|(k, _)| k.starts_with(&format!("{key}."))) {
         return Some((k.clone(), o.clone()));
     }
-    let (sender, receiver) =
-        if s.test.kind == TestKind::Maerts { ("server", "client") } else { ("client", "server") };
+    let (sender, receiver) = if s.test.kind == TestKind::Maerts { ("server", "client") } else { ("client", "server") };
     let test = match knob {
         "send_buffer" if side == sender => "test.send_buffer",
         "recv_buffer" if side == receiver => "test.recv_buffer",

@@ -44,8 +44,7 @@ pub fn sim_spec(s: &Scenario) -> SimSpec<RdpConfig> {
         Some(spread) => Duration::from_nanos(spread.as_nanos() / n.max(1) as u64),
         None => s.path.up.rate.tx_time(s.path.up.framing.wire_len(44) as u64),
     };
-    let apps = if let (TestKind::Rr, Some(request), Some(response)) = (s.test.kind, s.test.request, s.test.response)
-    {
+    let apps = if let (TestKind::Rr, Some(request), Some(response)) = (s.test.kind, s.test.request, s.test.response) {
         let client = RrClientConfig {
             connections: n,
             port: SERVER_PORT,

@@ -318,7 +318,9 @@ impl Metrics {
             Metrics::Rdp(_) => &[(Protocol::Rdp, TestKind::Stream)],
             Metrics::Msg(_) => &[(Protocol::Tcp, TestKind::Msg)],
             Metrics::Stream(_) => &[(Protocol::Tcp, TestKind::Stream), (Protocol::Tcp, TestKind::Maerts)],
-            Metrics::Rr(_) => &[(Protocol::Tcp, TestKind::Rr), (Protocol::Tcp, TestKind::Crr), (Protocol::Rdp, TestKind::Rr)],
+            Metrics::Rr(_) => {
+                &[(Protocol::Tcp, TestKind::Rr), (Protocol::Tcp, TestKind::Crr), (Protocol::Rdp, TestKind::Rr)]
+            }
         }
     }
 

@@ -1760,10 +1760,16 @@ fn resolve(ctx: &Ctx, mut raw: RawScenario, dumbbell_duration: Option<toml::Valu
     };
     let name = full_kind_name(transport, kind);
     if !transport.workloads().contains(&kind) {
-        let runs: Vec<String> = transport.workloads().iter().map(|k| format!("{:?}", full_kind_name(transport, *k))).collect();
+        let runs: Vec<String> =
+            transport.workloads().iter().map(|k| format!("{:?}", full_kind_name(transport, *k))).collect();
         return Err(ctx.error(
             "test.kind",
-            format!("{name:?}: {} does not run the {:?} workload; accepted: {}", transport.key(), kind.key(), runs.join(", ")),
+            format!(
+                "{name:?}: {} does not run the {:?} workload; accepted: {}",
+                transport.key(),
+                kind.key(),
+                runs.join(", ")
+            ),
         ));
     }
     let rdp = transport == Protocol::Rdp;
@@ -1778,8 +1784,9 @@ fn resolve(ctx: &Ctx, mut raw: RawScenario, dumbbell_duration: Option<toml::Valu
         ));
     }
     if t.interval.is_some() && !msg {
-        return Err(ctx
-            .error("test.interval", format!("not used by test.kind = {:?}; accepted with \"tcp_msg\"", name)));
+        return Err(
+            ctx.error("test.interval", format!("not used by test.kind = {:?}; accepted with \"tcp_msg\"", name))
+        );
     }
     if let Some(d) = t.interval {
         if d.is_zero() || d > Duration::from_secs(3600) {
@@ -1840,10 +1847,8 @@ fn resolve(ctx: &Ctx, mut raw: RawScenario, dumbbell_duration: Option<toml::Valu
         }
     }
     if t.burst.is_some() && kind != TestKind::Rr {
-        return Err(ctx.error(
-            "test.burst",
-            format!("not used by test.kind = {:?}; accepted with \"tcp_rr\", \"rdp_rr\"", name),
-        ));
+        return Err(ctx
+            .error("test.burst", format!("not used by test.kind = {:?}; accepted with \"tcp_rr\", \"rdp_rr\"", name)));
     }
     for (key, size) in [("test.request", t.request), ("test.response", t.response)] {
         if let Some(b) = size {

@@ -7,19 +7,29 @@
 //! (`crate::run`), which is generic over the trait: no backend depends on it.
 
 use tcplab_sim::Probe;
+use tcplab_wire::codec::Ipv4Payload;
 
 use crate::result::{Point, PointRun, RunError};
 use crate::scenario::{Protocol, Scenario};
 
 /// A transport protocol as the lab runs it.
 pub trait LabTransport {
-    /// The sans-IO endpoint the simulator runs (its segments are what a packet trace sees).
-    type Conn: tcplab_transport::Transport;
+    /// The sans-IO endpoint the simulator runs; its segments are what a packet trace sees, each written as
+    /// an IPv4 datagram by its [`Ipv4Payload`] encoding (no trace writer branches on the protocol).
+    type Conn: tcplab_transport::Transport<Segment: Ipv4Payload>;
     /// The protocol's name in results (`connections[].protocol`).
     const PROTOCOL: &'static str = <Self::Conn as tcplab_transport::Transport>::PROTOCOL;
 
     /// The transport's name in scenario files (`test.transport`), which [`dispatch`] maps to it.
     const NAME: Protocol;
+
+    /// The host's table of the transport's knobs in scenario files (`client.KNOB_TABLE.KNOB`).
+    const KNOB_TABLE: &'static str;
+    /// Every knob of the transport's config: (name, doc comment), from its crate (`tcplab explain`).
+    const KNOBS: &'static [(&'static str, &'static str)];
+
+    /// The config's defaults as a scenario file spells them, knob → value (`tcplab explain`).
+    fn knob_defaults() -> toml::Table;
 
     /// Whether a test whose transport is `p` runs this transport.
     fn runs(p: Protocol) -> bool {
@@ -30,10 +40,20 @@ pub trait LabTransport {
     fn untraceable(_s: &Scenario) -> Option<String> {
         None
     }
+    /// How a packet trace of `s` encodes the segments (the protocol's open choices); by default the
+    /// encoding's own default.
+    fn trace_codec(_s: &Scenario) -> Codec<Self> {
+        Default::default()
+    }
     /// One point of `s` on the simulator with `seed`; `probe`, a packet trace of the caller's, is told
     /// every packet event. `s` is a test of a kind this transport [`runs`](LabTransport::runs).
     fn run_point(s: &Scenario, seed: u64, probe: Option<&mut dyn Probe<Self::Conn>>) -> Result<PointRun, RunError>;
 }
+
+/// The packet trace encoding's choices for the segments of `T`.
+pub type Codec<T> = <Segment<T> as Ipv4Payload>::Codec;
+/// The segment type of the transport `T`.
+pub type Segment<T> = <<T as LabTransport>::Conn as tcplab_transport::Transport>::Segment;
 
 /// Calls back with the transport a test kind runs: [`dispatch`]'s caller, generic over the transport.
 pub trait WithTransport {
@@ -57,6 +77,14 @@ pub struct Tcp;
 impl LabTransport for Tcp {
     type Conn = tcplab_tcp::Connection;
     const NAME: Protocol = Protocol::Tcp;
+    const KNOB_TABLE: &'static str = "tcp";
+    const KNOBS: &'static [(&'static str, &'static str)] = tcplab_tcp::config::KNOBS;
+
+    /// The `rfc` personality's (a host's default `stack`).
+    fn knob_defaults() -> toml::Table {
+        let cfg = tcplab_tcp::TcpConfig::personality("rfc").expect("the rfc personality exists");
+        toml::Table::try_from(cfg).expect("a TcpConfig serializes to TOML")
+    }
 
     fn run_point(
         s: &Scenario,
@@ -118,6 +146,12 @@ pub struct Rdp;
 impl LabTransport for Rdp {
     type Conn = tcplab_rdp::RdpConnection;
     const NAME: Protocol = Protocol::Rdp;
+    const KNOB_TABLE: &'static str = "rdp";
+    const KNOBS: &'static [(&'static str, &'static str)] = tcplab_rdp::config::KNOBS;
+
+    fn knob_defaults() -> toml::Table {
+        toml::Table::try_from(tcplab_rdp::RdpConfig::default()).expect("an RdpConfig serializes to TOML")
+    }
 
     fn untraceable(s: &Scenario) -> Option<String> {
         // RDP version 1 has 8-bit ports; the simulator's (5001, ephemeral 32768 and up) do not fit its header.

@@ -43,13 +43,19 @@ fn a_full_name_is_the_workload_with_its_transport() {
     }
     // The workload alone runs over TCP.
     let s = with_test("kind = \"rr\"").unwrap();
-    assert_eq!((s.test.kind, s.test.transport, s.test.netperf_name()), (TestKind::Rr, Protocol::Tcp, "TCP REQUEST/RESPONSE".into()));
+    assert_eq!(
+        (s.test.kind, s.test.transport, s.test.netperf_name()),
+        (TestKind::Rr, Protocol::Tcp, "TCP REQUEST/RESPONSE".into())
+    );
 }
 
 #[test]
 fn bad_spellings_say_what_is_accepted() {
     let e = with_test("kind = \"rdp_stream\"\ntransport = \"tcp\"").unwrap_err();
-    assert!(e.contains("test.transport") && e.contains("names the transport \"rdp\"") && e.contains("\"stream\""), "{e}");
+    assert!(
+        e.contains("test.transport") && e.contains("names the transport \"rdp\"") && e.contains("\"stream\""),
+        "{e}"
+    );
     let e = with_test("kind = \"maerts\"\ntransport = \"rdp\"").unwrap_err();
     assert!(e.contains("test.kind") && e.contains("\"rdp_maerts\"") && e.contains("\"rdp_stream\", \"rdp_rr\""), "{e}");
     let e = with_test("kind = \"udp_stream\"").unwrap_err();

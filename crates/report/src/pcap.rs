@@ -10,8 +10,10 @@
 //! would hold. Timestamps are the simulated time since the start of the run (so the trace starts at
 //! the Unix epoch).
 //!
-//! RDP runs (`rdp_stream`, `rdp_rr`) are traced the same way: each packet is an IPv4 datagram of protocol 27
-//! carrying the RDP segment as [`tcplab_wire::codec::rdp::emit_ipv4_rdp`] encodes it (version 2: 16-bit ports
+//! The writer is generic over the segment ([`PcapProbe<S>`], `S: `[`Ipv4Payload`]): each transport's
+//! segment encodes itself as an IPv4 payload, so the writer branches on no protocol. RDP runs (`rdp_stream`,
+//! `rdp_rr`) are traced the same way: each packet is an IPv4 datagram of protocol 27 carrying the RDP
+//! segment as [`tcplab_wire::codec::rdp::emit_ipv4_rdp`] encodes it (version 2: 16-bit ports
 //! and the TCP checksum over the pseudo-header, tcplab's default reading of RFC 1151; header, SYN options and
 //! EACK list as sent). Version 1 has 8-bit ports, which the simulator's ports (5001, 32768 and up) do not fit:
 //! such a trace stops at the first packet with an error.
@@ -24,13 +26,11 @@ use std::collections::VecDeque;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-use tcplab_rdp::RdpConnection;
 use tcplab_sim::{Fragment, PacketEvent, Probe, CLIENT, DOWN, SERVER, UP};
-use tcplab_tcp::Connection;
+use tcplab_transport::Transport;
 use tcplab_units::Instant;
-use tcplab_wire::codec::rdp::{emit_ipv4_rdp, RdpCodec};
-use tcplab_wire::codec::{emit_ipv4_fragment, emit_ipv4_tcp, PayloadFill};
-use tcplab_wire::{RdpSegment, TcpSegment};
+use tcplab_wire::codec::{emit_ipv4_fragment, Ipv4Payload, PayloadFill, WireError};
+use tcplab_wire::TcpSegment;
 
 /// IPv4 addresses of the client and the server.
 pub const ADDRS: [[u8; 4]; 2] = [[198, 18, 0, 1], [198, 18, 0, 2]];
@@ -90,48 +90,31 @@ pub fn file_header(snaplen: u32) -> [u8; 24] {
 /// Bytes of the Ethernet II header every frame starts with.
 const ETHERNET_HEADER: usize = 14;
 
-/// Appends one Ethernet frame carrying `seg` from host `src` to host `1 - src` to `buf`.
-pub fn encode_frame(seg: &TcpSegment, src: usize, ip_id: u16, buf: &mut Vec<u8>) {
-    let dst = 1 - src;
-    buf.extend_from_slice(&MACS[dst]);
-    buf.extend_from_slice(&MACS[src]);
-    buf.extend_from_slice(&0x0800u16.to_be_bytes());
-    // The simulator's segments always fit the codec's limits (options <= 40 bytes, lengths < 64 KiB).
-    emit_ipv4_tcp(seg, ADDRS[src], ADDRS[dst], ip_id, PayloadFill::Zeros, buf)
-        .expect("a simulated segment encodes as IPv4/TCP");
-}
-
-/// Appends one Ethernet frame carrying the RDP segment `seg` (IPv4 protocol 27) from host `src` to host
-/// `1 - src` to `buf`; leaves `buf` as it was when the segment cannot be encoded (version 1 ports above 255).
-pub fn encode_rdp_frame(
-    seg: &RdpSegment,
+/// Appends one Ethernet frame carrying `seg` (encoded with `codec`) from host `src` to host `1 - src` to
+/// `buf`; leaves `buf` as it was when the segment cannot be encoded (RDP version 1 ports above 255).
+pub fn encode_frame<S: Ipv4Payload>(
+    seg: &S,
     src: usize,
     ip_id: u16,
-    codec: &RdpCodec,
+    codec: &S::Codec,
     buf: &mut Vec<u8>,
-) -> Result<(), tcplab_wire::codec::WireError> {
+) -> Result<(), WireError> {
     let dst = 1 - src;
     let start = buf.len();
     buf.extend_from_slice(&MACS[dst]);
     buf.extend_from_slice(&MACS[src]);
     buf.extend_from_slice(&0x0800u16.to_be_bytes());
-    emit_ipv4_rdp(seg, ADDRS[src], ADDRS[dst], ip_id, codec, PayloadFill::Zeros, buf).map(|_| ()).inspect_err(|_| {
+    seg.emit_ipv4(ADDRS[src], ADDRS[dst], ip_id, codec, PayloadFill::Zeros, buf).map(|_| ()).inspect_err(|_| {
         buf.truncate(start);
     })
-}
-
-/// The segment a frame is built from.
-#[derive(Clone, Copy)]
-enum Frame<'a> {
-    Tcp(&'a TcpSegment),
-    Rdp(&'a RdpSegment),
 }
 
 /// A probe that writes the packets seen at one tap to a pcap file, through tcplab's one writer
 /// ([`tcplab_files::Output`]): a regular file is written beside its target under a temporary name and
 /// renamed into place by [`PcapProbe::finish`], so that a file at the target path is always complete; a
-/// FIFO or a descriptor path (`/dev/stdout`) receives the packets as they come.
-pub struct PcapProbe {
+/// FIFO or a descriptor path (`/dev/stdout`) receives the packets as they come. `S` is the segment of the
+/// transport traced (a probe of any `Transport` whose segment it is).
+pub struct PcapProbe<S: Ipv4Payload = TcpSegment> {
     tap: Tap,
     snaplen: u32,
     out: Option<BufWriter<tcplab_files::Output>>,
@@ -146,13 +129,13 @@ pub struct PcapProbe {
     frame: Vec<u8>,
     /// A fragment being cut from `frame`.
     fragment: Vec<u8>,
-    /// How RDP headers are encoded (the RFCs' open choices).
-    rdp_codec: RdpCodec,
+    /// How the segments are encoded (the protocol's open choices: RDP's checksum and SDM bit).
+    codec: S::Codec,
 }
 
-impl PcapProbe {
+impl<S: Ipv4Payload> PcapProbe<S> {
     /// Starts a trace for `path` (created at [`PcapProbe::finish`]).
-    pub fn create(path: &Path, tap: Tap, snaplen: u32) -> std::io::Result<PcapProbe> {
+    pub fn create(path: &Path, tap: Tap, snaplen: u32) -> std::io::Result<PcapProbe<S>> {
         let mut out = BufWriter::new(tcplab_files::Output::create(path)?);
         out.write_all(&file_header(snaplen))?;
         Ok(PcapProbe {
@@ -166,13 +149,14 @@ impl PcapProbe {
             packets: 0,
             frame: Vec::with_capacity(2048),
             fragment: Vec::with_capacity(2048),
-            rdp_codec: RdpCodec::default(),
+            codec: S::Codec::default(),
         })
     }
 
-    /// Encodes RDP segments with `codec` (default: the v2 checksum over the pseudo-header, SDM bit 0x8000).
-    pub fn with_rdp_codec(mut self, codec: RdpCodec) -> PcapProbe {
-        self.rdp_codec = codec;
+    /// Encodes the segments with `codec` (RDP's default: the v2 checksum over the pseudo-header, SDM bit
+    /// 0x8000).
+    pub fn with_codec(mut self, codec: S::Codec) -> PcapProbe<S> {
+        self.codec = codec;
         self
     }
 
@@ -191,23 +175,19 @@ impl PcapProbe {
         Ok(self.packets)
     }
 
-    fn write(&mut self, at: Instant, seg: Frame, src: usize, ip_id: u16, frag: Option<Fragment>) {
+    fn write(&mut self, at: Instant, seg: &S, src: usize, ip_id: u16, frag: Option<Fragment>) {
         let Some(out) = self.out.as_mut() else { return };
         if self.err.is_some() {
             return;
         }
         self.frame.clear();
-        match seg {
-            Frame::Tcp(seg) => encode_frame(seg, src, ip_id, &mut self.frame),
-            Frame::Rdp(seg) => {
-                if let Err(e) = encode_rdp_frame(seg, src, ip_id, &self.rdp_codec, &mut self.frame) {
-                    self.err = Some(std::io::Error::new(
-                        std::io::ErrorKind::InvalidData,
-                        format!("RDP segment {}→{} cannot be encoded: {e:?}", seg.src_port, seg.dst_port),
-                    ));
-                    return;
-                }
-            }
+        if let Err(e) = encode_frame(seg, src, ip_id, &self.codec, &mut self.frame) {
+            let (from, to) = seg.ports();
+            self.err = Some(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("{} segment {from}→{to} cannot be encoded: {e:?}", S::NAME),
+            ));
+            return;
         }
         if let Some(f) = frag {
             // The Ethernet header, then the fragment cut from the whole datagram behind it.
@@ -245,9 +225,9 @@ impl PcapProbe {
     }
 }
 
-impl PcapProbe {
+impl<S: Ipv4Payload> PcapProbe<S> {
     /// What every packet event does to the trace, whatever the transport.
-    fn on_event(&mut self, now: Instant, ev: PacketEvent, seg: Frame, frag: Option<Fragment>) {
+    fn on_event(&mut self, now: Instant, ev: PacketEvent, seg: &S, frag: Option<Fragment>) {
         match ev {
             PacketEvent::Sent { host: at, departs } => {
                 // The two-host shape: host `h` (client 0, server 1) sends on direction `h` (up 0, down 1).
@@ -291,21 +271,16 @@ impl PcapProbe {
     }
 }
 
-impl Probe<Connection> for PcapProbe {
-    fn on_packet(&mut self, now: Instant, ev: PacketEvent, seg: &TcpSegment) {
-        self.on_event(now, ev, Frame::Tcp(seg), None);
+/// A trace of any transport whose segment encodes as an IPv4 payload.
+impl<T: Transport> Probe<T> for PcapProbe<T::Segment>
+where
+    T::Segment: Ipv4Payload,
+{
+    fn on_packet(&mut self, now: Instant, ev: PacketEvent, seg: &T::Segment) {
+        self.on_event(now, ev, seg, None);
     }
-    fn on_fragment(&mut self, now: Instant, ev: PacketEvent, seg: &TcpSegment, frag: Fragment) {
-        self.on_event(now, ev, Frame::Tcp(seg), Some(frag));
-    }
-}
-
-impl Probe<RdpConnection> for PcapProbe {
-    fn on_packet(&mut self, now: Instant, ev: PacketEvent, seg: &RdpSegment) {
-        self.on_event(now, ev, Frame::Rdp(seg), None);
-    }
-    fn on_fragment(&mut self, now: Instant, ev: PacketEvent, seg: &RdpSegment, frag: Fragment) {
-        self.on_event(now, ev, Frame::Rdp(seg), Some(frag));
+    fn on_fragment(&mut self, now: Instant, ev: PacketEvent, seg: &T::Segment, frag: Fragment) {
+        self.on_event(now, ev, seg, Some(frag));
     }
 }
 
@@ -337,7 +312,7 @@ mod tests {
             ecn: tcplab_wire::EcnCodepoint::Ce,
         };
         let mut buf = Vec::new();
-        encode_frame(&seg, CLIENT.index(), 3, &mut buf);
+        encode_frame(&seg, CLIENT.index(), 3, &(), &mut buf).unwrap();
         assert_eq!(buf.len(), ETH_HEADER_LEN + seg.ip_len() as usize);
         assert_eq!(&buf[12..14], &[0x08, 0x00]);
         let (info, back) = tcplab_wire::codec::parse_ipv4_tcp(&buf[ETH_HEADER_LEN..]).unwrap();

@@ -1037,5 +1037,73 @@ pub fn parse_ipv4_tcp_with(bytes: &[u8], checksums: Checksums) -> Result<(Ipv4In
 
 pub mod rdp;
 
+/// A transport's segment as the payload of an IPv4 datagram, as a packet trace writes it. A transport
+/// implements it once for its segment type (TCP and RDP here; a new transport in its own crate), so that a
+/// trace writer is generic over the segment and branches on no protocol.
+pub trait Ipv4Payload {
+    /// The encoding's open choices (RDP's reading of the RFCs' checksum and SDM bit); `()` where the
+    /// protocol leaves none.
+    type Codec: Default;
+    /// The protocol's name in an error (`"TCP"`, `"RDP"`).
+    const NAME: &'static str;
+
+    /// Appends the IPv4 datagram carrying the segment to `buf` and returns its length; on an error `buf`
+    /// is left as it was.
+    fn emit_ipv4(
+        &self,
+        src_ip: [u8; 4],
+        dst_ip: [u8; 4],
+        ip_id: u16,
+        codec: &Self::Codec,
+        payload: PayloadFill,
+        buf: &mut Vec<u8>,
+    ) -> Result<usize, WireError>;
+
+    /// The segment's (source, destination) ports, to name it in an error.
+    fn ports(&self) -> (u16, u16);
+}
+
+impl Ipv4Payload for TcpSegment {
+    type Codec = ();
+    const NAME: &'static str = "TCP";
+
+    fn emit_ipv4(
+        &self,
+        src_ip: [u8; 4],
+        dst_ip: [u8; 4],
+        ip_id: u16,
+        _codec: &(),
+        payload: PayloadFill,
+        buf: &mut Vec<u8>,
+    ) -> Result<usize, WireError> {
+        emit_ipv4_tcp(self, src_ip, dst_ip, ip_id, payload, buf)
+    }
+
+    fn ports(&self) -> (u16, u16) {
+        (self.src_port, self.dst_port)
+    }
+}
+
+impl Ipv4Payload for crate::RdpSegment {
+    type Codec = rdp::RdpCodec;
+    const NAME: &'static str = "RDP";
+
+    fn emit_ipv4(
+        &self,
+        src_ip: [u8; 4],
+        dst_ip: [u8; 4],
+        ip_id: u16,
+        codec: &rdp::RdpCodec,
+        payload: PayloadFill,
+        buf: &mut Vec<u8>,
+    ) -> Result<usize, WireError> {
+        rdp::emit_ipv4_rdp(self, src_ip, dst_ip, ip_id, codec, payload, buf)
+    }
+
+    fn ports(&self) -> (u16, u16) {
+        (self.src_port, self.dst_port)
+    }
+}
+
 #[cfg(test)]
 mod tests;
