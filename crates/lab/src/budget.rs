@@ -148,7 +148,7 @@ pub fn point(s: &Scenario) -> PointEstimate {
         let (rows, cols) = match &t.series_vars {
             // Every connection end, its variables with the time, delivered bytes and throughput.
             Some(vars) => (samples * 2.0 * connections, vars.len() as f64 + 3.0),
-            None => (samples, crate::sim_backend::SERIES_COLUMNS.len() as f64),
+            None => (samples, crate::columns::SERIES_COLUMNS.len() as f64),
         };
         series_rows += rows;
         series_numbers += rows * cols;

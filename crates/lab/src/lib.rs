@@ -2,6 +2,7 @@
 //! (`schema: "tcplab.result/2"`, docs/results.md).
 
 pub mod budget;
+pub mod columns;
 pub mod error;
 pub mod keys;
 pub mod limits;

@@ -82,12 +82,7 @@ pub fn sim_spec(s: &Scenario) -> SimSpec<RdpConfig> {
     )
 }
 
-/// The columns of an RDP run's `series`: time, then the sender's RFC 4898-style variables (docs/results.md).
-pub const RDP_SERIES_COLUMNS: [&str; 8] =
-    ["t_s", "SmoothedRTT", "CurRTO", "RttSamples", "RttSamplesDiscarded", "SegsRetrans", "DataSegsOut", "Timeouts"];
-
-/// The columns of `rtt_samples`: every RTT measurement of the sender, taken or discarded.
-pub const RTT_SAMPLE_COLUMNS: [&str; 5] = ["t_s", "rtt_ms", "taken", "SmoothedRTT", "CurRTO"];
+pub use crate::columns::{RDP_SERIES_COLUMNS, RTT_SAMPLE_COLUMNS};
 
 /// What the lab watches during an RDP run: the data segments that did not arrive (Part C's drops_data), the
 /// sender's variables on every tick of `test.series`, and a caller's probe (a packet trace).

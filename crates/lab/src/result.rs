@@ -650,11 +650,11 @@ pub(crate) mod de {
     }
 
     pub fn series_columns<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<&'static str>, D::Error> {
-        columns(d, &[&crate::sim_backend::SERIES_COLUMNS, &crate::rdp_backend::RDP_SERIES_COLUMNS])
+        columns(d, &[&crate::columns::SERIES_COLUMNS, &crate::columns::RDP_SERIES_COLUMNS])
     }
 
     pub fn rtt_columns<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<&'static str>, D::Error> {
-        columns(d, &[&crate::rdp_backend::RTT_SAMPLE_COLUMNS])
+        columns(d, &[&crate::columns::RTT_SAMPLE_COLUMNS])
     }
 
     pub fn f64_or_null<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {

@@ -2253,7 +2253,7 @@ fn check_series_plot(ctx: &Ctx, s: &Scenario, vars: &[String], key: &str) -> Res
             ))
         }
         (Some(_), Some(v)) => v.iter().cloned().chain(["delivered_bytes".into(), "throughput_bps".into()]).collect(),
-        (Some(_), None) => crate::sim_backend::SERIES_COLUMNS[1..].iter().map(|c| c.to_string()).collect(),
+        (Some(_), None) => crate::columns::SERIES_COLUMNS[1..].iter().map(|c| c.to_string()).collect(),
     };
     if vars.is_empty() {
         return Err(ctx.error(key, format!("empty; accepted the sampled variables: {}", sampled.join(", "))));

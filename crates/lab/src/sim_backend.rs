@@ -157,9 +157,7 @@ pub(crate) fn stream_apps(
     ]
 }
 
-/// The columns of [`Series`]: time, then the sender's gauges in RFC 4898 names and units.
-pub const SERIES_COLUMNS: [&str; 7] =
-    ["t_s", "CurCwnd", "CurSsthresh", "PipeSize", "SmoothedRTT", "ThruOctetsAcked", "SegsRetrans"];
+pub use crate::columns::SERIES_COLUMNS;
 
 /// Samples the first sending connection end's gauges on every tick.
 struct SeriesProbe {

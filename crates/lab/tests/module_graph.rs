@@ -119,6 +119,19 @@ fn nothing_below_the_run_path_names_it() {
 }
 
 #[test]
+fn the_document_types_and_the_validation_name_no_backend() {
+    // The series column names live in `columns`, below them: the reader of a document, the scenario's
+    // validation and the budget do not name the backends that fill the tables.
+    let g = graph(&crate_src("lab"));
+    for m in ["result", "scenario", "budget", "columns", "metrics", "probes", "keys", "limits"] {
+        for backend in ["sim_backend", "rdp_backend", "linux_backend"] {
+            assert!(!g[m].contains(backend), "crates/lab/src/{m}.rs names crate::{backend}");
+        }
+    }
+    assert!(g["columns"].is_empty(), "columns.rs is a leaf: {:?}", g["columns"]);
+}
+
+#[test]
 fn the_result_types_run_no_backend() {
     let src = code(&crate_src("lab").join("result.rs"));
     for call in ["run_point", "run_with", "run_scenario", "::run(", "linux_backend"] {
