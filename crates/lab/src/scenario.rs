@@ -612,9 +612,9 @@ impl<'de> Deserialize<'de> for KindSpelling {
 }
 
 /// The test and its netperf options. A document records the workload and the transport as one full name,
-/// `kind = "tcp_stream"` (the spelling results have always had), through [`TestRepr`].
+/// `kind = "tcp_stream"` (the spelling results have always had), through `TestRepr`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(into = "TestRepr", try_from = "TestRepr")]
+#[serde(into = "TestRepr", from = "TestRepr")]
 pub struct Test {
     /// The workload.
     pub kind: TestKind,
@@ -741,9 +741,8 @@ impl From<Test> for TestRepr {
     }
 }
 
-impl TryFrom<TestRepr> for Test {
-    type Error = std::convert::Infallible;
-    fn try_from(r: TestRepr) -> Result<Test, Self::Error> {
+impl From<TestRepr> for Test {
+    fn from(r: TestRepr) -> Test {
         let TestRepr {
             kind,
             duration,
@@ -761,7 +760,7 @@ impl TryFrom<TestRepr> for Test {
         } = r;
         let KindSpelling(kind, transport) = kind;
         let transport = transport.unwrap_or_default();
-        Ok(Test {
+        Test {
             kind,
             transport,
             duration,
@@ -776,7 +775,7 @@ impl TryFrom<TestRepr> for Test {
             burst,
             nodelay,
             series_vars,
-        })
+        }
     }
 }
 

@@ -160,7 +160,7 @@ fn traces_are_byte_identical_across_runs() {
 
 /// The trace of an RDP run, and the segments the stacks handed to their NICs, per host, in order.
 struct RdpRecording {
-    pcap: PcapProbe,
+    pcap: PcapProbe<tcplab_wire::RdpSegment>,
     sent: [Vec<tcplab_wire::RdpSegment>; 2],
 }
 
