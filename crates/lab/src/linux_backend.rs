@@ -297,15 +297,17 @@ pub fn refusals(s: &Scenario) -> Vec<Refusal> {
         );
         return out;
     }
-    match s.test.transport {
-        Protocol::Tcp => {}
-        Protocol::Rdp => refuse(
+    // The kernel runs TCP only: any other transport is refused by name.
+    if s.test.transport != Protocol::Tcp {
+        refuse(
             "test.kind",
             format!("{:?}", s.test.kind_name()),
-            "the kernel has no RDP; the Linux backend runs \"tcp_stream\", \"tcp_maerts\", \"tcp_rr\", \
-             \"tcp_crr\" and \"tcp_msg\""
-                .into(),
-        ),
+            format!(
+                "the kernel has no {}; the Linux backend runs \"tcp_stream\", \"tcp_maerts\", \"tcp_rr\", \
+                 \"tcp_crr\" and \"tcp_msg\"",
+                s.test.transport.key().to_uppercase()
+            ),
+        );
     }
     if let Some(d) = s.test.series {
         refuse(
