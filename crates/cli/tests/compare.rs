@@ -25,7 +25,7 @@ fn what_the_backend_lacks_is_named() {
     assert!(e.contains("client.host.nic_rate"), "{e}");
     let e = stderr_of(&["compare", "rdp-loopback"]);
     assert!(e.contains("test.kind") && e.contains("tcp_crr"), "{e}");
-    let e = stderr_of(&["compare", "bulk-10m", "--set", "test.series=\"100ms\""]);
+    let e = stderr_of(&["compare", "bulk-10m", "--set", "test.series={interval=\"100ms\",vars=[\"CurCwnd\"]}"]);
     assert!(e.contains("test.series"), "{e}");
     let e = stderr_of(&["compare", "bulk-10m", "--runs", "0"]);
     assert!(e.contains("--runs"), "{e}");

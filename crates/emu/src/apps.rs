@@ -114,6 +114,11 @@ pub struct AppsRun {
     pub cpu: Option<SystemCpu>,
     /// The measurement window's length as it ran, s.
     pub measure_s: f64,
+    /// When the measurement opened and closed, and when the run ended (every connection closed, or the
+    /// drain over), ns from the applications' start (the origin of the queue series).
+    pub measure_start_ns: u64,
+    pub measure_stop_ns: u64,
+    pub end_ns: u64,
     /// Whether the applications' thread got SCHED_FIFO.
     pub realtime: bool,
 }
@@ -655,7 +660,8 @@ mod os {
             next
         }
 
-        fn run(&mut self, spec: &AppsSpec) -> Result<(f64, Option<super::SystemCpu>), EmuError> {
+        /// Returns the measurement window (start, stop) and the end of the run, ns from `t0`, and the CPU.
+        fn run(&mut self, spec: &AppsSpec) -> Result<([u64; 3], Option<super::SystemCpu>), EmuError> {
             let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 256];
             for a in 0..self.apps.len() {
                 self.deliver(a, Event::Start);
@@ -682,6 +688,7 @@ mod os {
                     self.host.measuring = true;
                     self.host.stop_at = now + spec.measure.as_nanos();
                     start_ns = now;
+                    self.tb.series_phase(self.host.t0 + now);
                     self.host.frozen = Some(now);
                     for a in 0..self.apps.len() {
                         self.deliver(a, Event::MeasureStart);
@@ -788,7 +795,7 @@ mod os {
                     self.host.settle(i, true);
                 }
             }
-            Ok(((stop_ns - start_ns) as f64 * 1e-9, cpu))
+            Ok(([start_ns, stop_ns, self.host.now()], cpu))
         }
     }
 
@@ -834,17 +841,18 @@ mod os {
                     keep: spec.keep_connections,
                     error: None,
                 };
+                tb.series_origin(host.t0);
                 sys::set_timer_slack_1ns();
                 let realtime = spec.realtime && sys::try_sched_fifo(40);
                 host.ep.add(host.timer.raw(), libc::EPOLLIN as u32, TIMER)?;
                 let mut d = Driver { host, apps, tb };
                 let r = d.run(&spec);
-                Ok(r.map(|(measure_s, cpu)| {
-                    (d.apps, d.host.ends, d.host.ends_total, d.host.retrans, measure_s, cpu, realtime)
+                Ok(r.map(|(window, cpu)| {
+                    (d.apps, d.host.ends, d.host.ends_total, d.host.retrans, window, cpu, realtime)
                 }))
             })
             .map_err(|e| EmuError::os("running the applications", e))??;
-        let (apps, connections, connection_ends, retransmissions, measure_s, cpu, realtime) = outcome;
+        let (apps, connections, connection_ends, retransmissions, [start, stop, end], cpu, realtime) = outcome;
         Ok(AppsRun {
             apps,
             connections,
@@ -853,7 +861,10 @@ mod os {
             client_netstat: kstats::delta(&c_before, &counters(cns)?),
             server_netstat: kstats::delta(&s_before, &counters(sns)?),
             cpu,
-            measure_s,
+            measure_s: (stop - start) as f64 * 1e-9,
+            measure_start_ns: start,
+            measure_stop_ns: stop,
+            end_ns: end,
             realtime,
         })
     }

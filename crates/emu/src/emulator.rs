@@ -58,6 +58,34 @@ pub struct EmulatorConfig {
     pub coalesce: [Duration; 2],
     /// A packet trace from the emulator's own tap ([`PcapSpec`]). Default none.
     pub pcap: Option<PcapSpec>,
+    /// Sample each direction's queue at this interval of the run's clock ([`QueueTick`]; a scenario's
+    /// `test.series`, docs/outputs.md § Queues over time). Default none: no sampling, no cost.
+    pub queue_series: Option<Duration>,
+}
+
+/// The clock the queue samples follow, shared by the applications and the emulator threads: the ticks
+/// fall on multiples of the interval from the applications' start (`origin`) and, once the measurement
+/// opens, from its start (`phase`), the first at its very start — the simulator's ticks. CLOCK_MONOTONIC
+/// ns; 0 while unset (the threads sample nothing before the origin).
+#[derive(Debug, Default)]
+pub struct SeriesClock {
+    pub origin: std::sync::atomic::AtomicU64,
+    pub phase: std::sync::atomic::AtomicU64,
+}
+
+/// One direction's queue at a tick of the series, read at the model's instant of the tick.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct QueueTick {
+    /// The tick, ns since the series' origin (the applications' start).
+    pub t_ns: u64,
+    /// Frames and wire bytes waiting (in the qdisc, or the FIFO's backlog), not counting the one on the wire.
+    pub backlog_packets: u64,
+    pub backlog_bytes: u64,
+    /// The serializer's remaining time: on the FIFO's path, how long a frame arriving at the tick would
+    /// wait (its sojourn time).
+    pub wait_ns: u64,
+    /// On the generic path, the qdisc's dequeued count and sojourn sum so far (a series diffs them).
+    pub qdisc: Option<(u64, u128)>,
 }
 
 /// Where the trace is taken, as `tcplab run --pcap-at` names the taps of the simulator.
@@ -107,6 +135,7 @@ impl Default for EmulatorConfig {
             spin: Duration::ZERO,
             coalesce: [Duration::from_micros(50); 2],
             pcap: None,
+            queue_series: None,
         }
     }
 }
@@ -173,6 +202,9 @@ pub struct DirectionHealth {
     /// Frames the model had accepted but whose arrival instant had not come when the emulator stopped
     /// (counted in `link.frames_delivered`, never written).
     pub in_flight_at_stop: u64,
+    /// The queue at each tick of the series (with [`EmulatorConfig::queue_series`]), in time order.
+    #[serde(skip)]
+    pub queue_ticks: Vec<QueueTick>,
 }
 
 /// A packet read from the input device, waiting in the delay line as one or more frames.
@@ -333,7 +365,7 @@ mod os {
     use std::collections::VecDeque;
     use std::io;
     use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
     use std::sync::Arc;
     use std::thread::JoinHandle;
 
@@ -344,7 +376,7 @@ mod os {
 
     use super::{
         build_subpacket, merge_records, pcap_header, pcap_record, DirectionHealth, DirectionSpec, EmulatorConfig,
-        Lateness, PcapSpec, Pkt, BUF_LEN, HEARTBEAT,
+        Lateness, PcapSpec, Pkt, QueueTick, SeriesClock, BUF_LEN, HEARTBEAT,
     };
     use crate::error::EmuError;
     use crate::stage::{ecn_of, flow_of, set_ce, Fate, Item, Staged};
@@ -359,6 +391,9 @@ mod os {
         /// The trace asked for, where it goes, and the temporaries of its record streams (up entered, up
         /// delivered, down entered, down delivered; `None` for a stream the tap does not need).
         pcap: Option<Trace>,
+        /// The queue series' clock (set by the applications through [`Emulator::series_origin`] and
+        /// [`Emulator::series_phase`]).
+        series: Arc<SeriesClock>,
     }
 
     /// The files of a trace being taken: every one is a registered temporary of `tcplab_files`, created
@@ -409,7 +444,9 @@ mod os {
                 }
                 trace = Some(Trace { spec: p.clone(), out, parts });
             }
-            let mut emu = Emulator { stop: stop.clone(), threads: Vec::new(), t0_ns, pcap: trace };
+            let series = Arc::new(SeriesClock::default());
+            let mut emu =
+                Emulator { stop: stop.clone(), threads: Vec::new(), t0_ns, pcap: trace, series: series.clone() };
             let mut taps = taps.into_iter();
             for (k, (name, input, output, spec)) in
                 [("up", c.clone(), s.clone(), up), ("down", s, c, down)].into_iter().enumerate()
@@ -417,16 +454,27 @@ mod os {
                 let stop = stop.clone();
                 let cfg = cfg.clone();
                 let (entered, delivered) = (taps.next().flatten(), taps.next().flatten());
+                let series = series.clone();
                 let h = std::thread::Builder::new()
                     .name(format!("tcplab-emu-{name}"))
                     .spawn(move || {
-                        let mut d = Direction::new(spec, &cfg, t0_ns, entered, delivered);
+                        let mut d = Direction::new(spec, &cfg, t0_ns, entered, delivered, series);
                         d.run(input.as_raw_fd(), output.as_raw_fd(), &stop, &cfg, cfg.coalesce[k])
                     })
                     .map_err(|e| EmuError::os("starting an emulator thread", e))?;
                 emu.threads.push(h);
             }
             Ok(emu)
+        }
+
+        /// The queue series starts: ticks fall on multiples of its interval from `at_ns` (CLOCK_MONOTONIC).
+        pub fn series_origin(&self, at_ns: u64) {
+            self.series.origin.store(at_ns.max(1), Ordering::Release);
+        }
+
+        /// The measurement opens at `at_ns`: the ticks re-phase to it, the first at that very instant.
+        pub fn series_phase(&self, at_ns: u64) {
+            self.series.phase.store(at_ns.max(1), Ordering::Release);
         }
 
         /// Stops both threads; returns (up, down) health.
@@ -512,6 +560,54 @@ mod os {
         /// Trace records of the frames entering this direction, and of those it delivers.
         entered: Option<Tap>,
         delivered: Option<Tap>,
+        sampler: Option<Sampler>,
+    }
+
+    /// The queue series of one direction: when its next tick falls, and the samples taken.
+    struct Sampler {
+        every: u64,
+        clock: Arc<SeriesClock>,
+        /// The next tick, CLOCK_MONOTONIC ns (0: the origin is not set yet).
+        next: u64,
+        /// The last tick taken (0: none).
+        last: u64,
+        phased: bool,
+        ticks: Vec<QueueTick>,
+    }
+
+    impl Sampler {
+        /// The next tick at or before `now`, if one is due, moving past it.
+        fn due(&mut self, now: u64) -> Option<u64> {
+            let load = |a: &AtomicU64| a.load(Ordering::Acquire);
+            if self.next == 0 {
+                let origin = load(&self.clock.origin);
+                if origin == 0 {
+                    return None;
+                }
+                self.next = origin + self.every;
+            }
+            if !self.phased {
+                let phase = load(&self.clock.phase);
+                if phase != 0 {
+                    self.phased = true;
+                    // The first tick at the measurement's start, unless one was already taken at or past it
+                    // (the threads see the phase a little after the applications set it).
+                    let k = if self.last < phase { 0 } else { (self.last - phase) / self.every + 1 };
+                    self.next = phase + k * self.every;
+                }
+            }
+            (self.next <= now).then(|| {
+                let at = self.next;
+                self.last = at;
+                self.next += self.every;
+                at
+            })
+        }
+
+        /// When the thread must wake for the next tick (none before the origin is set).
+        fn wake_at(&self) -> Option<u64> {
+            (self.next != 0).then_some(self.next)
+        }
     }
 
     /// One record stream of the trace, in time order.
@@ -553,10 +649,11 @@ mod os {
     impl Direction {
         fn new(
             spec: DirectionSpec,
-            _cfg: &EmulatorConfig,
+            cfg: &EmulatorConfig,
             t0_ns: u64,
             entered: Option<Tap>,
             delivered: Option<Tap>,
+            series: Arc<SeriesClock>,
         ) -> Direction {
             let (addr, len) = spec.dst_prefix;
             let mask = if len == 0 { 0 } else { u32::MAX << (32 - len as u32) };
@@ -579,6 +676,44 @@ mod os {
                 h: DirectionHealth::default(),
                 entered,
                 delivered,
+                sampler: cfg.queue_series.filter(|d| !d.is_zero()).map(|d| Sampler {
+                    every: d.as_nanos(),
+                    clock: series,
+                    next: 0,
+                    last: 0,
+                    phased: false,
+                    ticks: Vec::new(),
+                }),
+            }
+        }
+
+        /// Takes every tick of the queue series due by `now`, each at the model's instant of the tick: the
+        /// generic path is served up to it first, and nothing that entered after it has been offered yet
+        /// (the ticks are taken before each frame read is admitted).
+        fn sample(&mut self, now: u64) {
+            while let Some(at) = self.sampler.as_mut().and_then(|s| s.due(now)) {
+                let t = Instant::from_nanos(at.saturating_sub(self.t0_ns));
+                let (backlog_packets, backlog_bytes, qdisc) = match self.staged.as_mut() {
+                    Some(st) => {
+                        st.advance(&mut self.link, t, &mut self.fates);
+                        let q = st.stats();
+                        (st.len_packets() as u64, st.len_bytes(), Some((q.dequeued, q.sojourn_sum_ns)))
+                    }
+                    None => {
+                        let (n, b) = self.link.backlog_at(t);
+                        (n as u64, b, None)
+                    }
+                };
+                self.settle();
+                let s = self.sampler.as_mut().expect("sampling");
+                let origin = s.clock.origin.load(Ordering::Acquire);
+                s.ticks.push(QueueTick {
+                    t_ns: at - origin,
+                    backlog_packets,
+                    backlog_bytes,
+                    wait_ns: self.link.wait_at(t).as_nanos(),
+                    qdisc,
+                });
             }
         }
 
@@ -603,14 +738,13 @@ mod os {
             // The instant the timer is set for; 0 once it has fired.
             let mut armed = 0u64;
             while !stop.load(Ordering::Relaxed) {
+                self.sample(sys::monotonic_ns());
                 self.read_some(input)?;
                 let now = sys::monotonic_ns();
+                self.sample(now);
                 let serve = self.serve(now);
                 let next = self.release(output, now, hold);
-                let next = match (next, serve) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    (a, b) => a.or(b),
-                };
+                let next = [next, serve, self.sampler.as_ref().and_then(Sampler::wake_at)].into_iter().flatten().min();
                 let now = sys::monotonic_ns();
                 if next.is_some_and(|at| at <= now + spin) {
                     continue;
@@ -636,6 +770,7 @@ mod os {
             self.h.link = self.link.stats();
             self.h.qdisc = self.staged.as_ref().map(Staged::stats);
             self.h.in_flight_at_stop = self.line.len() as u64;
+            self.h.queue_ticks = self.sampler.take().map(|s| s.ticks).unwrap_or_default();
             self.h.lateness = Lateness::from_samples(std::mem::take(&mut self.late));
             self.h.wake_lateness = Lateness::from_samples(std::mem::take(&mut self.wake_late));
             self.h.cpu_s = (sys::thread_cpu_ns() - cpu0) as f64 * 1e-9;
@@ -662,6 +797,7 @@ mod os {
                 };
                 let now = sys::monotonic_ns();
                 self.h.reads += 1;
+                self.sample(now);
                 self.admit(i, n, now);
             }
             self.h.reads_at_cap += 1;

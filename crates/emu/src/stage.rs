@@ -121,6 +121,15 @@ impl Staged {
         *self.qdisc.stats()
     }
 
+    /// Packets and wire bytes waiting in the qdisc (not the one on the wire).
+    pub(crate) fn len_packets(&self) -> usize {
+        self.qdisc.len_packets()
+    }
+
+    pub(crate) fn len_bytes(&self) -> u64 {
+        self.qdisc.len_bytes()
+    }
+
     fn flush_dropped(&mut self, out: &mut Vec<Fate>) {
         out.extend(self.dropped.drain(..).map(|(_, item, reason)| Fate::Drop { item, reason, scripted: false }));
     }

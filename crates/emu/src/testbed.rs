@@ -249,6 +249,20 @@ mod os {
                 .ok_or_else(|| EmuError::tool("ping", format!("{text}{}", String::from_utf8_lossy(&out.stderr))))
         }
 
+        /// The queue series' origin and the measurement's start (CLOCK_MONOTONIC ns): its ticks fall on
+        /// multiples of `EmulatorConfig::queue_series` from the one, then from the other.
+        pub fn series_origin(&self, at_ns: u64) {
+            if let Some(e) = &self.emu {
+                e.series_origin(at_ns);
+            }
+        }
+
+        pub fn series_phase(&self, at_ns: u64) {
+            if let Some(e) = &self.emu {
+                e.series_phase(at_ns);
+            }
+        }
+
         /// Stops the emulator and reports the run's health (the namespaces go when the testbed is dropped).
         pub fn finish(&mut self) -> Result<Health, EmuError> {
             let client_dev = dev_stats(&self.run.client)?;

@@ -309,12 +309,23 @@ pub fn refusals(s: &Scenario) -> Vec<Refusal> {
             ),
         );
     }
-    if let Some(d) = s.test.series {
+    // `test.series` gives the emulator's queue series (links.queue_series); the connections' own series
+    // are the simulator's so far: named variables are refused, the plain interval warns (`series_warning`).
+    if let (Some(d), Some(vars)) = (s.test.series, &s.test.series_vars) {
+        refuse(
+            "test.series",
+            format!("{{ interval = {:?}, vars = {vars:?} }}", d.to_string()),
+            "the connections' time series are the simulator's so far; on the Linux backend `test.series` (an \
+             interval alone) gives the bottleneck's queue series, links.queue_series, and TCP_INFO is read at \
+             the end of each connection"
+                .into(),
+        );
+    } else if let Some(d) = s.test.series.filter(|_| s.plot.iter().any(|p| p.series.is_some())) {
         refuse(
             "test.series",
             format!("{:?}", d.to_string()),
-            "time series are the simulator's so far; the Linux backend reports TCP_INFO at the end of each \
-             connection"
+            "a [[plot]] draws the connections' time series, which are the simulator's so far; on the Linux \
+             backend `test.series` gives the bottleneck's queue series (links.queue_series) only"
                 .into(),
         );
     }
@@ -500,6 +511,7 @@ pub fn run(s: &Scenario, seed: u64, pcap: Option<PcapSpec>) -> Result<LinuxRun, 
         // Each direction coalesces as the host it delivers to: up for the server, down for the client.
         emulator: tcplab_emu::EmulatorConfig {
             pcap,
+            queue_series: s.test.series,
             coalesce: [s.server.host.rx_coalesce(), s.client.host.rx_coalesce()],
             ..Default::default()
         },
@@ -522,7 +534,7 @@ pub fn run(s: &Scenario, seed: u64, pcap: Option<PcapSpec>) -> Result<LinuxRun, 
         let (run, health) = run_once(&tb, apps).map_err(lin)?;
         if health.valid || attempt >= ATTEMPTS {
             return Ok(LinuxRun {
-                run: backend_run(&run, &health),
+                run: backend_run(&run, &health, s.test.series),
                 health,
                 attempts: attempt,
                 netstat: [run.client_netstat, run.server_netstat],
@@ -564,7 +576,7 @@ fn paired(ends: &[ConnEnd]) -> Vec<&ConnEnd> {
     out
 }
 
-fn backend_run(r: &AppsRun, h: &Health) -> BackendRun {
+fn backend_run(r: &AppsRun, h: &Health, series: Option<Duration>) -> BackendRun {
     let conn = |e: &ConnEnd| ConnectionResult {
         side: e.side,
         protocol: "tcp",
@@ -600,7 +612,16 @@ fn backend_run(r: &AppsRun, h: &Health) -> BackendRun {
             ip_client: None,
             ip_server: None,
             directions: crate::queues::two_hosts(link(&h.up), link(&h.down)),
-            queue_series: None,
+            queue_series: series.map(|interval| {
+                let at = tcplab_units::Instant::from_nanos;
+                crate::queues::from_emulator(
+                    interval,
+                    &h.up.queue_ticks,
+                    &h.down.queue_ticks,
+                    (at(r.measure_start_ns), at(r.measure_stop_ns)),
+                    at(r.end_ns),
+                )
+            }),
         },
         series: None,
         logvars: None,
@@ -672,6 +693,25 @@ mod tests {
             "{}",
             r[0]
         );
+    }
+
+    /// `test.series` (an interval) gives the emulator's queue series; the connections' variables, and
+    /// plots of them, are refused by name.
+    #[test]
+    fn test_series_gives_the_queue_series_and_connection_variables_are_refused() {
+        let ok = ["client.tcp.nagle_last_sent=false", "server.tcp.time_wait=\"60s\""];
+        let with = |extra: &[&str]| scenario(&[&ok[..], extra].concat());
+        check(&with(&["test.series=\"100ms\""])).unwrap();
+        let Err(LinuxError::Refused(r)) = check(&with(&["test.series={interval=\"100ms\",vars=[\"CurCwnd\"]}"])) else {
+            panic!("refused")
+        };
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(r[0].key, "test.series");
+        assert!(r[0].reason.contains("links.queue_series"), "{}", r[0]);
+        let plotted = format!("{FILE}series = \"100ms\"\n[[plot]]\nseries = [\"SmoothedRTT\"]\n");
+        let s = load(&Source { name: "p.toml", text: &plotted }, &ok.map(String::from)).unwrap();
+        let Err(LinuxError::Refused(r)) = check(&s) else { panic!("refused") };
+        assert!(r.len() == 1 && r[0].key == "test.series" && r[0].reason.contains("[[plot]]"), "{r:?}");
     }
 
     #[test]

@@ -12,21 +12,120 @@ use crate::probes::exact_secs;
 use crate::result::{DirectionCounters, LinkCounters};
 use crate::scenario::Scenario;
 
-/// Sampled link directions' queues (`points[].links.queue_series`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct QueueSeries {
+/// The time axis a series object opens with (`links.queue_series`, `flow_series`): its interval, the
+/// measurement window and the instant of each sample.
+///
+/// Serialized by hand into the object that holds it, before that object's own list ([`with_axis`]): serde's
+/// `flatten` would take the fields apart, but it cannot be combined with `deny_unknown_fields`, which every
+/// result type keeps so that a misspelled field in a saved document is an error, not a silent default.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SeriesAxis {
     pub interval_s: f64,
     /// When the measurement window opened and closed, s from the start of the run (absent if it never did).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measure_start_s: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measure_end_s: Option<f64>,
     /// The instant of each sample, s from the start of the run.
     pub t_s: Vec<f64>,
+}
+
+impl SeriesAxis {
+    /// An axis of samples `interval` apart, none taken yet.
+    pub fn new(interval: Duration) -> SeriesAxis {
+        SeriesAxis { interval_s: exact_secs(interval.as_nanos()), ..SeriesAxis::default() }
+    }
+}
+
+/// Serde for a series object: [`SeriesAxis`]'s fields (the windows' absent when unknown), then one list
+/// under its own name (`directions`, `flows`); any other field is an error.
+pub mod with_axis {
+    use std::fmt;
+    use std::marker::PhantomData;
+
+    use serde::de::{self, MapAccess, Visitor};
+    use serde::ser::SerializeStruct;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::SeriesAxis;
+
+    pub fn serialize<S: Serializer, R: Serialize>(
+        s: S,
+        name: &'static str,
+        axis: &SeriesAxis,
+        field: &'static str,
+        rest: &R,
+    ) -> Result<S::Ok, S::Error> {
+        let n = 3 + axis.measure_start_s.is_some() as usize + axis.measure_end_s.is_some() as usize;
+        let mut m = s.serialize_struct(name, n)?;
+        m.serialize_field("interval_s", &axis.interval_s)?;
+        for (key, v) in [("measure_start_s", axis.measure_start_s), ("measure_end_s", axis.measure_end_s)] {
+            match v {
+                Some(v) => m.serialize_field(key, &v)?,
+                None => m.skip_field(key)?,
+            }
+        }
+        m.serialize_field("t_s", &axis.t_s)?;
+        m.serialize_field(field, rest)?;
+        m.end()
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>, R: Deserialize<'de>>(
+        d: D,
+        name: &'static str,
+        fields: &'static [&'static str; 5],
+    ) -> Result<(SeriesAxis, R), D::Error> {
+        struct V<R>(&'static str, &'static [&'static str; 5], PhantomData<R>);
+        impl<'de, R: Deserialize<'de>> Visitor<'de> for V<R> {
+            type Value = (SeriesAxis, R);
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                write!(f, "struct {}", self.0)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let (mut interval, mut start, mut end, mut t, mut rest) = (None, None, None, None, None);
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "interval_s" => interval = Some(map.next_value()?),
+                        "measure_start_s" => start = map.next_value()?,
+                        "measure_end_s" => end = map.next_value()?,
+                        "t_s" => t = Some(map.next_value()?),
+                        k if k == self.1[4] => rest = Some(map.next_value()?),
+                        k => return Err(de::Error::unknown_field(k, self.1)),
+                    }
+                }
+                let axis = SeriesAxis {
+                    interval_s: interval.ok_or_else(|| de::Error::missing_field("interval_s"))?,
+                    measure_start_s: start,
+                    measure_end_s: end,
+                    t_s: t.ok_or_else(|| de::Error::missing_field("t_s"))?,
+                };
+                Ok((axis, rest.ok_or_else(|| de::Error::missing_field(self.1[4]))?))
+            }
+        }
+        d.deserialize_struct(name, fields, V(name, fields, PhantomData))
+    }
+}
+
+/// Sampled link directions' queues (`points[].links.queue_series`).
+#[derive(Debug, Clone)]
+pub struct QueueSeries {
+    pub axis: SeriesAxis,
     /// One per sampled direction (every direction the scenario file declares: `up` and `down`, a
     /// dumbbell's `bottleneck` and `reverse`, each `link[i].forward` and `link[i].backward` of a network).
     pub directions: Vec<QueueSamples>,
+}
+
+const QUEUE_SERIES_FIELDS: &[&str; 5] = &["interval_s", "measure_start_s", "measure_end_s", "t_s", "directions"];
+
+impl Serialize for QueueSeries {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        with_axis::serialize(s, "QueueSeries", &self.axis, "directions", &self.directions)
+    }
+}
+
+impl<'de> Deserialize<'de> for QueueSeries {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let (axis, directions) = with_axis::deserialize(d, "QueueSeries", QUEUE_SERIES_FIELDS)?;
+        Ok(QueueSeries { axis, directions })
+    }
 }
 
 /// One link direction's queue at each sample.
@@ -136,10 +235,7 @@ impl QueueProbe {
             last: vec![(0, 0); dirs.len()],
             last_tick: None,
             series: QueueSeries {
-                interval_s: exact_secs(interval.as_nanos()),
-                measure_start_s: None,
-                measure_end_s: None,
-                t_s: Vec::new(),
+                axis: SeriesAxis::new(interval),
                 directions: dirs
                     .into_iter()
                     .map(|(_, direction)| QueueSamples {
@@ -169,32 +265,168 @@ impl<T: Transport> Probe<T> for QueueProbe {
     }
 
     fn on_measure_start(&mut self, now: Instant) {
-        self.series.measure_start_s = Some(exact_secs(now.as_nanos()));
+        self.series.axis.measure_start_s = Some(exact_secs(now.as_nanos()));
     }
 
     fn on_measure_stop(&mut self, now: Instant) {
-        self.series.measure_end_s = Some(exact_secs(now.as_nanos()));
+        self.series.axis.measure_end_s = Some(exact_secs(now.as_nanos()));
     }
 
     fn on_link_tick(&mut self, now: Instant, links: tcplab_sim::Links<'_, T::Segment>) {
+        self.push(
+            now,
+            links.iter().map(|v| {
+                let q = v.qdisc.map(|q| (q.dequeued, q.sojourn_sum_ns));
+                (
+                    v.dir,
+                    QueueReading {
+                        backlog_packets: v.backlog_packets as u64,
+                        backlog_bytes: v.backlog_bytes,
+                        wait: v.wait,
+                        qdisc: q,
+                    },
+                )
+            }),
+        );
+    }
+}
+
+/// One direction's queue at a tick, as a backend reads it (the simulator's `LinkView`, the emulator's
+/// `QueueTick`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct QueueReading {
+    pub backlog_packets: u64,
+    pub backlog_bytes: u64,
+    /// How long a packet arriving at the tick would wait for the serializer (the FIFO's sojourn).
+    pub wait: Duration,
+    /// On the generic path, the qdisc's dequeued count and sojourn sum (ns) so far.
+    pub qdisc: Option<(u64, u128)>,
+}
+
+impl QueueProbe {
+    /// The sample at tick `now`: every direction's reading (those not sampled are skipped).
+    pub fn push(&mut self, now: Instant, readings: impl IntoIterator<Item = (DirId, QueueReading)>) {
         // The ticks re-phase to the measurement's start, which may fall on a tick already taken.
         if self.last_tick.replace(now) == Some(now) {
             return;
         }
-        self.series.t_s.push(exact_secs(now.as_nanos()));
-        for v in links.iter() {
-            let Some(&Some(k)) = self.slot.get(v.dir.index()) else { continue };
+        self.series.axis.t_s.push(exact_secs(now.as_nanos()));
+        for (dir, v) in readings {
+            let Some(&Some(k)) = self.slot.get(dir.index()) else { continue };
             let out = &mut self.series.directions[k];
-            out.backlog_packets.push(v.backlog_packets as u64);
+            out.backlog_packets.push(v.backlog_packets);
             out.backlog_bytes.push(v.backlog_bytes);
             out.sojourn_ms.push(match v.qdisc {
                 None => Some(v.wait.as_nanos() as f64 / 1e6),
-                Some(q) => {
-                    let (n, sum) = std::mem::replace(&mut self.last[k], (q.dequeued, q.sojourn_sum_ns));
-                    let dn = q.dequeued - n;
-                    (dn > 0).then(|| (q.sojourn_sum_ns - sum) as f64 / dn as f64 / 1e6)
+                Some((dequeued, sojourn_sum_ns)) => {
+                    let (n, sum) = std::mem::replace(&mut self.last[k], (dequeued, sojourn_sum_ns));
+                    let dn = dequeued - n;
+                    (dn > 0).then(|| (sojourn_sum_ns - sum) as f64 / dn as f64 / 1e6)
                 }
             });
         }
+    }
+
+    /// The measurement window, when a backend knows it only at the end (the Linux backend).
+    pub fn set_window(&mut self, start: Instant, end: Instant) {
+        self.series.axis.measure_start_s = Some(exact_secs(start.as_nanos()));
+        self.series.axis.measure_end_s = Some(exact_secs(end.as_nanos()));
+    }
+}
+
+/// `links.queue_series` of a Linux run: the emulator's ticks of `up` and `down` (the two-host shape),
+/// those both directions took at the same instants up to the end of the run (`end`, from the
+/// applications' start; a thread may take one tick more before it stops).
+pub fn from_emulator(
+    interval: Duration,
+    up: &[tcplab_emu::QueueTick],
+    down: &[tcplab_emu::QueueTick],
+    window: (Instant, Instant),
+    end: Instant,
+) -> QueueSeries {
+    let dirs = vec![(DirId(0), "up".to_string()), (DirId(1), "down".to_string())];
+    let mut p = QueueProbe::new(interval, dirs);
+    p.set_window(window.0, window.1);
+    let reading = |q: &tcplab_emu::QueueTick| QueueReading {
+        backlog_packets: q.backlog_packets,
+        backlog_bytes: q.backlog_bytes,
+        wait: Duration::from_nanos(q.wait_ns),
+        qdisc: q.qdisc,
+    };
+    for (u, d) in up.iter().zip(down).take_while(|(u, d)| u.t_ns == d.t_ns && u.t_ns <= end.as_nanos()) {
+        p.push(Instant::from_nanos(u.t_ns), [(DirId(0), reading(u)), (DirId(1), reading(d))]);
+    }
+    p.into_series()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tcplab_emu::QueueTick;
+
+    fn samples(direction: &str) -> QueueSamples {
+        QueueSamples {
+            direction: direction.into(),
+            backlog_packets: vec![3],
+            backlog_bytes: vec![4614],
+            sojourn_ms: vec![None],
+        }
+    }
+
+    /// The hand-written serde writes the fields a derive wrote, in its order, the absent window left out,
+    /// and reads them back refusing any other field.
+    #[test]
+    fn a_series_axis_is_written_in_place_and_read_back_strictly() {
+        let mut q = QueueSeries { axis: SeriesAxis::new(Duration::from_millis(100)), directions: vec![samples("up")] };
+        q.axis.t_s = vec![0.1];
+        let text = serde_json::to_string(&q).unwrap();
+        assert_eq!(
+            text,
+            r#"{"interval_s":0.1,"t_s":[0.1],"directions":[{"direction":"up","backlog_packets":[3],"backlog_bytes":[4614],"sojourn_ms":[null]}]}"#
+        );
+        q.axis.measure_start_s = Some(0.05);
+        q.axis.measure_end_s = Some(2.05);
+        let text = serde_json::to_string(&q).unwrap();
+        assert!(text.starts_with(r#"{"interval_s":0.1,"measure_start_s":0.05,"measure_end_s":2.05,"t_s":[0.1],"#));
+        let back: QueueSeries = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.axis, q.axis);
+        assert_eq!(back.directions[0].backlog_bytes, vec![4614]);
+        let e = serde_json::from_str::<QueueSeries>(&text.replace("\"t_s\"", "\"t_ms\"")).unwrap_err().to_string();
+        assert!(e.contains("unknown field `t_ms`") && e.contains("directions"), "{e}");
+        let e = serde_json::from_str::<QueueSeries>(r#"{"interval_s":0.1,"t_s":[]}"#).unwrap_err().to_string();
+        assert!(e.contains("missing field `directions`"), "{e}");
+    }
+
+    fn tick(t_ms: u64, backlog: u64, qdisc: Option<(u64, u128)>) -> QueueTick {
+        QueueTick {
+            t_ns: t_ms * 1_000_000,
+            backlog_packets: backlog,
+            backlog_bytes: backlog * 1538,
+            wait_ns: 1_230_400,
+            qdisc,
+        }
+    }
+
+    /// The emulator's ticks become the simulator's schema: the ticks both directions took, up to the end of
+    /// the run; the FIFO's sojourn is the wait at the tick, a qdisc's the mean over the packets dequeued
+    /// since the previous tick.
+    #[test]
+    fn the_emulators_ticks_make_the_same_series_as_the_simulators() {
+        let up = [tick(100, 2, None), tick(200, 5, None), tick(300, 1, None), tick(400, 0, None)];
+        let down =
+            [tick(100, 0, Some((0, 0))), tick(200, 1, Some((10, 50_000_000))), tick(300, 0, Some((10, 50_000_000)))];
+        let ms = Instant::from_nanos;
+        let q = from_emulator(Duration::from_millis(100), &up, &down, (ms(50), ms(250)), ms(1_000_000_000));
+        assert_eq!(q.axis.t_s, vec![0.1, 0.2, 0.3]);
+        assert_eq!((q.axis.measure_start_s, q.axis.measure_end_s), (Some(5e-8), Some(2.5e-7)));
+        let (u, d) = (&q.directions[0], &q.directions[1]);
+        assert_eq!((u.direction.as_str(), d.direction.as_str()), ("up", "down"));
+        assert_eq!(u.backlog_packets, vec![2, 5, 1]);
+        assert_eq!(u.backlog_bytes, vec![2 * 1538, 5 * 1538, 1538]);
+        assert_eq!(u.sojourn_ms, vec![Some(1.2304); 3]);
+        assert_eq!(d.sojourn_ms, vec![None, Some(5.0), None]);
+        // A tick after the end of the run is left out.
+        let q = from_emulator(Duration::from_millis(100), &up, &up, (ms(0), ms(0)), ms(250_000_000));
+        assert_eq!(q.axis.t_s, vec![0.1, 0.2]);
     }
 }

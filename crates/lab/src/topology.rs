@@ -56,19 +56,27 @@ pub struct FlowResult {
 /// Every flow over time (`test.series` beside `[[flow]]`): per tick, a stream or msg flow's goodput at
 /// its receiver and an rr flow's mean transaction time (one transaction at a time, so the interval over
 /// the transactions it completed), the figures flent's RRUL plots draw.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone)]
 pub struct FlowSeries {
-    pub interval_s: f64,
-    /// When the measurement window opened and closed, s from the start of the run (absent if it never did).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub measure_start_s: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub measure_end_s: Option<f64>,
-    /// The end of each sample's interval, s from the start of the run.
-    pub t_s: Vec<f64>,
+    /// `t_s`: the end of each sample's interval, s from the start of the run.
+    pub axis: crate::queues::SeriesAxis,
     /// One per flow, in the order of the `[[flow]]` tables.
     pub flows: Vec<FlowSamples>,
+}
+
+const FLOW_SERIES_FIELDS: &[&str; 5] = &["interval_s", "measure_start_s", "measure_end_s", "t_s", "flows"];
+
+impl Serialize for FlowSeries {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        crate::queues::with_axis::serialize(s, "FlowSeries", &self.axis, "flows", &self.flows)
+    }
+}
+
+impl<'de> Deserialize<'de> for FlowSeries {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let (axis, flows) = crate::queues::with_axis::deserialize(d, "FlowSeries", FLOW_SERIES_FIELDS)?;
+        Ok(FlowSeries { axis, flows })
+    }
 }
 
 /// One flow's samples.
@@ -106,12 +114,12 @@ impl tcplab_sim::Probe<Connection> for FlowSeriesProbe {
     }
 
     fn on_measure_start(&mut self, now: Instant) {
-        self.series.measure_start_s = Some(crate::probes::exact_secs(now.as_nanos()));
+        self.series.axis.measure_start_s = Some(crate::probes::exact_secs(now.as_nanos()));
         tcplab_sim::Probe::<Connection>::on_measure_start(&mut self.queues, now);
     }
 
     fn on_measure_stop(&mut self, now: Instant) {
-        self.series.measure_end_s = Some(crate::probes::exact_secs(now.as_nanos()));
+        self.series.axis.measure_end_s = Some(crate::probes::exact_secs(now.as_nanos()));
         tcplab_sim::Probe::<Connection>::on_measure_stop(&mut self.queues, now);
     }
 
@@ -143,7 +151,7 @@ impl tcplab_sim::Probe<Connection> for FlowSeriesProbe {
                 step[f] += d;
             }
         }
-        self.series.t_s.push(crate::probes::exact_secs(now.as_nanos()));
+        self.series.axis.t_s.push(crate::probes::exact_secs(now.as_nanos()));
         for (f, out) in self.series.flows.iter_mut().enumerate() {
             let rr = self.ends[f].2;
             out.values.push(if rr {
@@ -453,10 +461,7 @@ pub fn run(s: &Scenario, seed: u64) -> Result<(BackendRun, Vec<FlowResult>, Opti
             last_done: vec![None; s.flow.len()],
             response: s.flow.iter().map(|f| f.response.map_or(1, |b| b.bytes())).collect(),
             series: FlowSeries {
-                interval_s: crate::probes::exact_secs(interval.as_nanos()),
-                measure_start_s: None,
-                measure_end_s: None,
-                t_s: Vec::new(),
+                axis: crate::queues::SeriesAxis::new(interval),
                 flows: s
                     .flow
                     .iter()

@@ -29,8 +29,8 @@ fn direction<'a>(q: &'a QueueSeries, name: &str) -> &'a QueueSamples {
 
 /// The samples of `d` taken from `from_s` seconds into the measurement to its end.
 fn steady<T: Copy>(q: &QueueSeries, values: &[T], from_s: f64) -> Vec<T> {
-    let (start, end) = (q.measure_start_s.unwrap(), q.measure_end_s.unwrap());
-    q.t_s.iter().zip(values).filter(|(t, _)| **t >= start + from_s && **t <= end).map(|(_, v)| *v).collect()
+    let (start, end) = (q.axis.measure_start_s.unwrap(), q.axis.measure_end_s.unwrap());
+    q.axis.t_s.iter().zip(values).filter(|(t, _)| **t >= start + from_s && **t <= end).map(|(_, v)| *v).collect()
 }
 
 /// A bulk TCP transfer through 10 Mbit/s with a 1000-packet drop-tail FIFO, buffers far larger than the
@@ -61,15 +61,15 @@ fn a_full_fifo_holds_its_limit_and_its_drain_time() {
     let q = series(&p);
     let names: Vec<&str> = q.directions.iter().map(|d| d.direction.as_str()).collect();
     assert_eq!(names, ["up", "down"]);
-    assert_eq!(q.interval_s, 0.1);
+    assert_eq!(q.axis.interval_s, 0.1);
     let up = direction(q, "up");
     for d in &q.directions {
-        assert_eq!(d.backlog_packets.len(), q.t_s.len());
-        assert_eq!(d.backlog_bytes.len(), q.t_s.len());
-        assert_eq!(d.sojourn_ms.len(), q.t_s.len());
+        assert_eq!(d.backlog_packets.len(), q.axis.t_s.len());
+        assert_eq!(d.backlog_bytes.len(), q.axis.t_s.len());
+        assert_eq!(d.sojourn_ms.len(), q.axis.t_s.len());
     }
     // Samples are in time order, one per instant.
-    assert!(q.t_s.windows(2).all(|w| w[0] < w[1]));
+    assert!(q.axis.t_s.windows(2).all(|w| w[0] < w[1]));
     // Never above the limit; at the limit (within the few frames between a drop and the next sample)
     // once CUBIC has filled it.
     let most = *up.backlog_packets.iter().max().unwrap();

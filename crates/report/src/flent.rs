@@ -205,12 +205,13 @@ fn flows_document(doc: &ResultDoc, fs: &tcplab_lab::topology::FlowSeries) -> Res
         groups.entry(group).or_default().push(named.len());
         named.push((name, units, &samples.values));
     }
-    let n = fs.t_s.len();
+    let n = fs.axis.t_s.len();
     let mut results = Map::new();
     let mut raw = Map::new();
     let mut meta = Map::new();
     let mut put = |name: &str, units: &str, ys: Vec<Option<f64>>| {
-        let r: Vec<Value> = fs.t_s.iter().zip(&ys).filter_map(|(&t, v)| v.map(|v| json!({"t": t, "val": v}))).collect();
+        let r: Vec<Value> =
+            fs.axis.t_s.iter().zip(&ys).filter_map(|(&t, v)| v.map(|v| json!({"t": t, "val": v}))).collect();
         raw.insert(name.into(), Value::Array(r));
         results.insert(name.into(), Value::Array(ys.iter().map(|v| json!(v)).collect()));
         meta.insert(name.into(), json!({"UNITS": units}));
@@ -245,7 +246,7 @@ fn flows_document(doc: &ResultDoc, fs: &tcplab_lab::topology::FlowSeries) -> Res
     }
     Ok(json!({
         "version": VERSION,
-        "x_values": fs.t_s,
+        "x_values": fs.axis.t_s,
         "results": results,
         "raw_values": raw,
         "metadata": {
@@ -255,8 +256,8 @@ fn flows_document(doc: &ResultDoc, fs: &tcplab_lab::topology::FlowSeries) -> Res
             "TIME": EPOCH,
             "T0": EPOCH,
             "LENGTH": s.test.duration.as_secs_f64(),
-            "TOTAL_LENGTH": fs.t_s.last().copied().unwrap_or(0.0),
-            "STEP_SIZE": fs.interval_s,
+            "TOTAL_LENGTH": fs.axis.t_s.last().copied().unwrap_or(0.0),
+            "STEP_SIZE": fs.axis.interval_s,
             "DELAY": 0,
             "HOSTS": ["198.18.0.2"],
             "LOCAL_HOST": "tcplab",

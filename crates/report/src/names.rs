@@ -175,8 +175,30 @@ pub fn key_name(key: &str) -> String {
     match parts.first() {
         Some(&side @ ("client" | "server")) if parts.len() > 1 => format!("{side} {knob}"),
         Some(&"path") if parts.len() > 2 => format!("{} {knob}", parts[1]),
-        _ => knob,
+        // A dumbbell's link ("bottleneck queue", not a bare "queue" that could be any link's).
+        Some(&"dumbbell") if parts.len() > 2 => format!("{} {knob}", parts[1..parts.len() - 1].join(" ")),
+        _ => match item_of(key) {
+            // An item of [[flow]], [[link]] or [[host]]: "flow 1 access delay", "link 1 forward rate".
+            Some((item, middle)) => {
+                let middle: Vec<&str> = middle.into_iter().filter(|m| !matches!(*m, "tcp" | "host")).collect();
+                [item, middle.join(" "), knob].into_iter().filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ")
+            }
+            None => knob,
+        },
     }
+}
+
+/// `flow[1].tcp.x` or `flow.1.tcp.x`: ("flow 1", the words between the index and the key).
+fn item_of(key: &str) -> Option<(String, Vec<&str>)> {
+    let (head, rest) = key.split_once(['[', '.'])?;
+    if !matches!(head, "flow" | "link" | "host") {
+        return None;
+    }
+    let (index, rest) = rest.split_once(['.', ']'])?;
+    index.parse::<u32>().ok()?;
+    let words: Vec<&str> = rest.trim_start_matches('.').split('.').collect();
+    let middle = words[..words.len().saturating_sub(1)].to_vec();
+    Some((format!("{head} {index}"), middle))
 }
 
 /// A swept key as an axis label: its name and, for a numeric key with one, its unit once.
@@ -237,6 +259,12 @@ mod tests {
         assert_eq!(key_label("client.host.txqueuelen"), "client txqueuelen (packets)");
         assert_eq!(key_name("server.tcp.ack_immediate_p"), "server immediate-ACK probability");
         assert_eq!(key_name("path.up.rate"), "up rate");
+        // The axis of bbr-vs-cubic's shares plot: the bottleneck's queue, not any queue.
+        assert_eq!(key_label("dumbbell.bottleneck.queue"), "bottleneck queue");
+        assert_eq!(key_name("dumbbell.bottleneck.qdisc.kind"), "bottleneck qdisc kind");
+        assert_eq!(key_name("flow[1].access_delay"), "flow 1 access delay");
+        assert_eq!(key_name("flow.1.tcp.congestion_control"), key_name("flow[1].tcp.congestion_control"));
+        assert_eq!(key_name("link[1].forward.rate"), "link 1 forward rate");
         assert_eq!(key_label("path.up.loss.p"), "up loss probability");
         assert_eq!(key_name("client.rdp.rtt_sampling"), "client RTT sampling");
         assert_eq!(value_text(&Value::Bool(false)), "off");

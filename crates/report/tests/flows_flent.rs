@@ -30,7 +30,7 @@ fn write(doc: &tcplab_lab::ResultDoc, dir: &std::path::Path) -> (std::path::Path
 /// when it closes; the run goes on until their connections are down).
 fn mean_after(doc: &tcplab_lab::ResultDoc, f: &Value, name: &str, from_s: f64) -> f64 {
     let fs = doc.points[0].flow_series.as_ref().expect("flow series");
-    let (start, end) = (fs.measure_start_s.unwrap(), fs.measure_end_s.unwrap());
+    let (start, end) = (fs.axis.measure_start_s.unwrap(), fs.axis.measure_end_s.unwrap());
     let x = f["x_values"].as_array().unwrap();
     let ys = f["results"][name].as_array().unwrap_or_else(|| panic!("{name} in results"));
     let within = |t: f64| t >= start + from_s && t <= end;
