@@ -58,6 +58,9 @@ pub struct Line {
     /// Drawn in the colour of the chart's line at this index (a published series beside the lab's line
     /// it is compared with) rather than the next one.
     pub colour_of: Option<usize>,
+    /// Published crosses drawn upright (+) rather than diagonal (×): figures from a second source (a
+    /// kernel's measurement beside a report's), which share the colour of the lab's line they go with.
+    pub upright: bool,
 }
 /// Tableau's ten colours: distinct, and readable on white.
 const PALETTE: [RGBColor; 10] = [
@@ -235,8 +238,13 @@ pub fn colours(c: &Chart) -> Vec<RGBColor> {
 /// What a legend entry shows before its label.
 #[derive(Debug, Clone, Copy)]
 enum Swatch {
-    Line { colour: RGBColor, dashed: bool, marker: bool },
-    Cross(RGBColor),
+    Line {
+        colour: RGBColor,
+        dashed: bool,
+        marker: bool,
+    },
+    /// A published series' cross; upright (+) for a second source's (`Line::upright`).
+    Cross(RGBColor, bool),
     Band,
 }
 
@@ -250,7 +258,7 @@ fn legend_entries(c: &Chart) -> Vec<(String, Swatch)> {
         .filter(|(l, _)| !l.label.trim().is_empty())
         .map(|(l, colour)| {
             let swatch = if l.published {
-                Swatch::Cross(colour)
+                Swatch::Cross(colour, l.upright)
             } else {
                 Swatch::Line { colour, dashed: l.dashed, marker: l.markers }
             };
@@ -355,15 +363,17 @@ impl Legend {
                         );
                     }
                 }
-                Swatch::Cross(colour) => {
+                Swatch::Cross(colour, upright) => {
                     let (cx, d) = (x + (SWATCH - 6) / 2, 6);
-                    for (a, b) in [(-1i32, 1i32), (1, -1)] {
+                    let strokes: [(i32, i32, i32, i32); 2] =
+                        if upright { [(-d, 0, d, 0), (0, -d, 0, d)] } else { [(-d, -d, d, d), (-d, d, d, -d)] };
+                    for (x1, y1, x2, y2) in strokes {
                         out += &format!(
                             "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"3\"/>",
-                            cx as i32 - d,
-                            y as i32 + a * d,
-                            cx as i32 + d,
-                            y as i32 + b * d,
+                            cx as i32 + x1,
+                            y as i32 + y1,
+                            cx as i32 + x2,
+                            y as i32 + y2,
                             hex(colour)
                         );
                     }
@@ -468,10 +478,50 @@ where
     // Published figures last, so that the lab's lines and markers never hide them; a white halo keeps a
     // cross readable where it sits on a line of its own colour.
     for (l, &col) in c.lines.iter().zip(&colours).filter(|(l, _)| l.published) {
+        if l.upright {
+            chart
+                .draw_series(l.points.iter().map(|&p| Plus { at: p, size: 9, style: WHITE.stroke_width(6) }))
+                .map_err(err)?;
+            chart
+                .draw_series(l.points.iter().map(|&p| Plus { at: p, size: 8, style: col.stroke_width(3) }))
+                .map_err(err)?;
+            continue;
+        }
         chart.draw_series(l.points.iter().map(|&p| Cross::new(p, 8, WHITE.stroke_width(6)))).map_err(err)?;
         chart.draw_series(l.points.iter().map(|&p| Cross::new(p, 7, col.stroke_width(3)))).map_err(err)?;
     }
     Ok(())
+}
+
+/// An upright cross (+) of `size` pixels each way: plotters has only the diagonal one ([`Cross`]). Drawn as
+/// two straight lines, as `Cross` is, so the SVG holds the same kind of element for either.
+struct Plus {
+    at: (f64, f64),
+    size: i32,
+    style: ShapeStyle,
+}
+
+impl<'a> plotters::element::PointCollection<'a, (f64, f64)> for &'a Plus {
+    type Point = &'a (f64, f64);
+    type IntoIter = std::iter::Once<&'a (f64, f64)>;
+    fn point_iter(self) -> Self::IntoIter {
+        std::iter::once(&self.at)
+    }
+}
+
+impl<DB: DrawingBackend> plotters::element::Drawable<DB> for Plus {
+    fn draw<I: Iterator<Item = (i32, i32)>>(
+        &self,
+        mut points: I,
+        backend: &mut DB,
+        _: (u32, u32),
+    ) -> Result<(), plotters_backend::DrawingErrorKind<DB::ErrorType>> {
+        if let Some((x, y)) = points.next() {
+            backend.draw_line((x - self.size, y), (x + self.size, y), &self.style)?;
+            backend.draw_line((x, y - self.size), (x, y + self.size), &self.style)?;
+        }
+        Ok(())
+    }
 }
 
 /// A tick label on a linear axis whose ticks are about `step` apart: as many decimals as the step needs
@@ -1087,6 +1137,8 @@ fn published_lines(doc: &Value, x: &str, y: &str, line_axis: Option<&str>, scale
     use tcplab_lab::published::{factor, PublishedSeries};
     let series: Vec<PublishedSeries> = serde_json::from_value(doc["scenario"]["published"].clone()).unwrap_or_default();
     let mut out = Vec::new();
+    // The chart's first source keeps the diagonal crosses; any other source's are upright.
+    let first_source = series.iter().find(|s| s.metric == y && s.x.as_deref() == Some(x)).map(|s| s.source.clone());
     for s in series.iter().filter(|s| s.metric == y && s.x.as_deref() == Some(x)) {
         let factor = factor(y, &s.unit);
         let points = s
@@ -1107,7 +1159,8 @@ fn published_lines(doc: &Value, x: &str, y: &str, line_axis: Option<&str>, scale
             chart.lines.iter().position(|l| !l.published && l.label == line_label(a, value))
         });
         if !points.is_empty() {
-            out.push(Line { label: s.name(), points, published: true, colour_of, ..Line::default() });
+            let upright = first_source.as_ref() != Some(&s.source);
+            out.push(Line { label: s.name(), points, published: true, colour_of, upright, ..Line::default() });
         }
     }
     out
