@@ -1943,6 +1943,8 @@ impl Connection {
         if past_edge {
             end = seg.seq + len;
             self.rcv_adv = end; // the window is used up: it reads 0 (Linux clamps tcp_receive_window so)
+        } else if self.cfg.whole_segment_past_window && end < seg.seq + len && self.queues_ooo_whole(start) {
+            end = seg.seq + len;
         }
         if len > self.rcv_mss {
             self.rcv_mss = len;
@@ -2041,6 +2043,18 @@ impl Connection {
     #[inline(never)]
     fn takes_past_window(&self, start: SeqNumber) -> bool {
         start <= self.rcv_nxt && self.rcv_adv > self.rcv_nxt && self.unread() == 0
+    }
+
+    /// `whole_segment_past_window`, out of order: a segment that begins inside the window above RCV.NXT
+    /// is queued whole, not trimmed at the right edge, while what is held (unread and out of order) is
+    /// below the largest window. Linux `tcp_data_queue` checks only the segment's start against the
+    /// window before `tcp_data_queue_ofo` queues the skb as it came; the memory check
+    /// (`tcp_try_rmem_schedule`: nothing is dropped until `sk_rmem_alloc` exceeds `sk_rcvbuf`) bounds it.
+    #[cold]
+    #[inline(never)]
+    fn queues_ooo_whole(&self, start: SeqNumber) -> bool {
+        let held: u64 = self.ooo.iter().map(|(l, r)| (r - l) as u64).sum();
+        start > self.rcv_nxt && start < self.rcv_adv && self.unread() + held < self.recv_buffer_limit()
     }
 
     /// The receiver's side of ECN for a data segment (`new_data` when some of it was not received before):
