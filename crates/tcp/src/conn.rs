@@ -1943,7 +1943,14 @@ impl Connection {
         if past_edge {
             end = seg.seq + len;
             self.rcv_adv = end; // the window is used up: it reads 0 (Linux clamps tcp_receive_window so)
-        } else if self.cfg.whole_segment_past_window && end < seg.seq + len && self.queues_ooo_whole(start) {
+        } else if self.cfg.whole_segment_past_window && end < seg.seq + len && start < self.rcv_adv {
+            if !self.queues_ooo_whole(start) {
+                // Linux `tcp_sequence`: with data waiting to be read, a segment that ends past the window
+                // is dropped whole (SKB_DROP_REASON_TCP_INVALID_END_SEQUENCE) and answered with a
+                // duplicate ACK (`tcp_send_dupack`), not trimmed.
+                self.ack_now = true;
+                return;
+            }
             end = seg.seq + len;
         }
         if len > self.rcv_mss {
@@ -2046,15 +2053,15 @@ impl Connection {
     }
 
     /// `whole_segment_past_window`, out of order: a segment that begins inside the window above RCV.NXT
-    /// is queued whole, not trimmed at the right edge, while what is held (unread and out of order) is
-    /// below the largest window. Linux `tcp_data_queue` checks only the segment's start against the
-    /// window before `tcp_data_queue_ofo` queues the skb as it came; the memory check
-    /// (`tcp_try_rmem_schedule`: nothing is dropped until `sk_rmem_alloc` exceeds `sk_rcvbuf`) bounds it.
+    /// and ends past it is queued whole when no data waits to be read (Linux `tcp_sequence`: "Only
+    /// accept this packet if receive queue is empty"; `tcp_data_queue_ofo` then keeps the skb as it
+    /// came), while what is held out of order is below the largest window (the memory check,
+    /// `tcp_try_rmem_schedule`, drops nothing until `sk_rmem_alloc` exceeds `sk_rcvbuf`).
     #[cold]
     #[inline(never)]
     fn queues_ooo_whole(&self, start: SeqNumber) -> bool {
         let held: u64 = self.ooo.iter().map(|(l, r)| (r - l) as u64).sum();
-        start > self.rcv_nxt && start < self.rcv_adv && self.unread() + held < self.recv_buffer_limit()
+        start > self.rcv_nxt && self.unread() == 0 && held < self.recv_buffer_limit()
     }
 
     /// The receiver's side of ECN for a data segment (`new_data` when some of it was not received before):

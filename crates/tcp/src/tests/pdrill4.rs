@@ -1,6 +1,7 @@
 //! Linux receive rules that the kernel's packetdrill selftests showed the `linux` personality lacked
-//! (crates/packetdrill, issue 23, fourth round): an out-of-order segment that crosses the window's right
-//! edge is queued whole (`tcp_ooo-before-and-after-accept`).
+//! (crates/packetdrill, issue 23, fourth round): a segment that crosses the window's right edge is taken
+//! whole, in order or not, when nothing waits to be read, and dropped whole otherwise (`tcp_sequence`;
+//! the kernel's `tcp_ooo-before-and-after-accept` and `tcp_rcv_big_endseq`).
 
 use super::*;
 
@@ -60,4 +61,24 @@ fn test_established_out_of_order_segment_past_the_edge_dropped() {
     let got = transmit_all(&mut c, at(20));
     assert_eq!(got.len(), 1, "an ACK for the out-of-window segment");
     assert!(got[0].options.sack.is_empty(), "nothing queued: {}", describe(&got[0]));
+}
+
+/// 1000 bytes unread, then a segment from inside the window to past its edge, out of order: Linux drops
+/// it whole (`tcp_sequence`: "Only accept this packet if receive queue is empty"; the kernel's
+/// `tcp_rcv_big_endseq` line 30, which 6.18 passes through the kernel backend) and sends a duplicate
+/// ACK with no SACK block; off, the part inside the window is queued and SACKed.
+#[test]
+fn test_established_segment_past_the_edge_dropped_while_data_unread() {
+    let first = REMOTE_ISS + 1;
+    for (on, sacked) in [(true, false), (false, true)] {
+        let mut c = server(on);
+        send!(c, time 20, inp(first, LOCAL_ISS + 1, ACK, REMOTE_WINDOW, 1000));
+        let _ = transmit_all(&mut c, at(20));
+        assert_eq!(c.readable(), 1000);
+        send!(c, time 30, inp(first + 2000, LOCAL_ISS + 1, ACK, REMOTE_WINDOW, 70_000));
+        let got = transmit_all(&mut c, at(30));
+        assert_eq!(got.len(), 1, "one duplicate ACK at once, rule {on}");
+        assert_eq!(got[0].ack, SeqNumber(first + 1000));
+        assert_eq!(!got[0].options.sack.is_empty(), sacked, "rule {on}: {}", describe(&got[0]));
+    }
 }
