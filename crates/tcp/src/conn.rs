@@ -208,6 +208,8 @@ pub struct Connection {
     smss: u32,
     /// Our estimate of the peer's full-sized segment (drives "every second full-sized segment").
     rcv_mss: u32,
+    /// The segment size of the GRO super-packet being processed (`on_segment_gro`), else 0.
+    rx_gso_size: u16,
     ts_ok: bool,
     sack_ok: bool,
     /// Both ends offered window scaling (RFC 7323 §2.2).
@@ -376,6 +378,7 @@ impl Connection {
             remote_port,
             smss: mss,
             rcv_mss: mss,
+            rx_gso_size: 0,
             ts_ok: false,
             sack_ok: false,
             wscale_ok: false,
@@ -900,6 +903,16 @@ impl Connection {
     // ----------------------------------------------------------------------------------------------
     // Receiving segments (RFC 9293 §3.10.7)
     // ----------------------------------------------------------------------------------------------
+
+    /// Processes a GRO super-packet: `seg` carries the payload of consecutive segments of `gso_size`
+    /// bytes each, received as one (what a receiver's GRO, or a packetdrill script's `--mss`, hands
+    /// TCP). It is processed as one segment, except that the peer's segment size is measured from
+    /// `gso_size`, as Linux's `tcp_measure_rcv_mss` takes `skb_shinfo(skb)->gso_size` before `skb->len`.
+    pub fn on_segment_gro(&mut self, now: Instant, seg: &TcpSegment, gso_size: u16) {
+        self.rx_gso_size = gso_size;
+        self.on_segment(now, seg);
+        self.rx_gso_size = 0;
+    }
 
     /// Processes one segment addressed to this connection.
     pub fn on_segment(&mut self, now: Instant, seg: &TcpSegment) {
@@ -1953,8 +1966,9 @@ impl Connection {
             }
             end = seg.seq + len;
         }
-        if len > self.rcv_mss {
-            self.rcv_mss = len;
+        let seg_size = if self.rx_gso_size > 0 { (self.rx_gso_size as u32).min(len) } else { len };
+        if seg_size > self.rcv_mss {
+            self.rcv_mss = seg_size;
         }
         let ecn = self.ecn_on_data(seg, end > self.rcv_nxt);
         if end <= self.rcv_nxt {

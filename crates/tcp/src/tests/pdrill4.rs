@@ -82,3 +82,20 @@ fn test_established_segment_past_the_edge_dropped_while_data_unread() {
         assert_eq!(!got[0].options.sack.is_empty(), sacked, "rule {on}: {}", describe(&got[0]));
     }
 }
+
+/// A GRO super-packet of 10000 bytes in segments of 1000 (Google's `gro/gro-mss-option`: the SYN said
+/// MSS 1100): Linux measures the peer's segment size from `gso_size` (`tcp_measure_rcv_mss`), so
+/// `tcpi_rcv_mss` reads 1000; the same payload as one plain segment reads 10000.
+#[test]
+fn test_established_gro_packet_measures_its_segment_size() {
+    for (gso, want) in [(Some(1000), 1000), (None, 10_000)] {
+        let mut c = server(true);
+        let seg = inp(REMOTE_ISS + 1, LOCAL_ISS + 1, ACK, REMOTE_WINDOW, 10_000);
+        match gso {
+            Some(g) => c.on_segment_gro(at(20), &seg, g),
+            None => send!(c, time 20, seg),
+        }
+        assert_eq!(c.readable(), 10_000);
+        assert_eq!(c.tcp_info(at(20)).rcv_mss, want, "gso {gso:?}");
+    }
+}
