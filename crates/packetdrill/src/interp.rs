@@ -120,7 +120,8 @@ pub(crate) fn header_option(o: &mut RunOptions, name: &str, value: Option<&str>)
         "local_ip" | "remote_ip" | "gateway_ip" | "netmask_ip" | "bind_port" | "connect_port" | "verbose" => {}
         "mtu" if value == Some("1500") => {}
         // The size packetdrill's TUN device cuts large inbound packets into (as GSO): the kernel takes
-        // them as one super-packet, and the simulated stack takes them whole, alike.
+        // them as one super-packet, and the simulated stack takes them whole, alike, measuring the peer's
+        // segment size from this (sim.rs, `Connection::on_segment_gro`).
         "mss" if value.is_some_and(|v| v.parse::<u32>().is_ok()) => {}
         _ => return Err(format!("option --{name} is not supported")),
     }

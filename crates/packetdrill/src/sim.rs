@@ -105,7 +105,16 @@ pub fn run_script(script: &Script, base: &TcpConfig) -> Verdict {
         }
         let mut check = settings.clone();
         let shell: interp::Shell = Box::new(move |cmd| sysctl::run_commands(cmd, &mut check));
-        Ok((Sim::new(settings), shell, TCPI_FIELDS))
+        let mut sim = Sim::new(settings);
+        // `--mss`: packetdrill's TUN device hands larger inbound packets to the kernel as GSO packets of
+        // this segment size, which TCP measures as the peer's segment size (`tcp_measure_rcv_mss`).
+        sim.gso_size = script
+            .options
+            .iter()
+            .find(|(name, _, _)| name == "mss")
+            .and_then(|(_, v, _)| v.as_deref()?.parse().ok())
+            .unwrap_or(0);
+        Ok((sim, shell, TCPI_FIELDS))
     })
 }
 
@@ -157,6 +166,8 @@ struct Sim {
     next_port: u16,
     /// Timer steps in a row at one instant (a stack whose timers do not advance).
     same_instant: u32,
+    /// `--mss`: inbound packets with more payload are GRO super-packets of segments this size (0: none).
+    gso_size: u16,
 }
 
 fn ns(us: i64) -> Instant {
@@ -193,6 +204,7 @@ impl Sim {
             next_iss: 0x1000_0000,
             next_port: 40_000,
             same_instant: 0,
+            gso_size: 0,
         }
     }
 
@@ -303,7 +315,11 @@ impl Sim {
             }
             return self.after_step();
         }
-        self.conns[i].c.on_segment(now, &seg);
+        if self.gso_size > 0 && seg.payload_len > self.gso_size as u32 {
+            self.conns[i].c.on_segment_gro(now, &seg, self.gso_size);
+        } else {
+            self.conns[i].c.on_segment(now, &seg);
+        }
         self.flush(i);
         self.after_step()
     }

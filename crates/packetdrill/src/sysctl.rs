@@ -71,11 +71,15 @@ fn only(v: &str, want: i64, what: &str) -> Result<(), String> {
 pub const SYSCTLS: &[Sysctl] = &[
     Sysctl {
         name: "tcp_rmem",
-        effect: "`recv_buffer` = the default (middle) value; the window scale is chosen for the max (third) \
-                 value, as Linux's `tcp_select_initial_window` does (`wscale_space`)",
+        effect: "`recv_buffer` = half the default (middle) value: Linux's `tcp_init_sock` takes `sk_rcvbuf` = \
+                 `tcp_rmem[1]` as it is, where SO_RCVBUF sets twice its value (`sk_setsockopt`), and \
+                 `recv_buffer` counts in SO_RCVBUF's units (the `linux` personality's `recv_window_ratio` \
+                 applies the doubling), so the SYN-ACK offers 64240 for 131072 as Linux's \
+                 `tcp_select_initial_window` does; the window scale is chosen for the max (third) value, as \
+                 `tcp_select_initial_window` does too (`wscale_space`)",
         apply: |v, s| {
             let [_, def, max] = triple(v)?;
-            s.tcp.recv_buffer = ByteSize::new(def.clamp(s.tcp.mss.bytes(), 1 << 30));
+            s.tcp.recv_buffer = ByteSize::new(rmem_to_recv_buffer(def).clamp(s.tcp.mss.bytes(), 1 << 30));
             s.tcp.wscale_space = ByteSize::new(max);
             Ok(())
         },
@@ -263,10 +267,18 @@ pub const SYSCTLS: &[Sysctl] = &[
     },
 ];
 
+/// `recv_buffer` for a `tcp_rmem[1]` of `rmem` bytes. Linux starts a socket's `sk_rcvbuf` at `tcp_rmem[1]`
+/// (`tcp_init_sock`) but at twice the value for SO_RCVBUF (`sk_setsockopt`: the doubling pays for skb
+/// overhead), and offers its share of that as the window (`tcp_full_space`, half by the default
+/// `scaling_ratio`). `recv_buffer` is in SO_RCVBUF's units, so the sysctl's value is halved.
+pub fn rmem_to_recv_buffer(rmem: u64) -> u64 {
+    rmem / 2
+}
+
 /// The kernel's defaults before any script command: Linux's `tcp_rmem` = 4096 131072 6291456 and
 /// `tcp_wmem` = 4096 16384 4194304 on top of the chosen personality.
 pub fn kernel_defaults(mut tcp: TcpConfig) -> Settings {
-    tcp.recv_buffer = ByteSize::new(131_072);
+    tcp.recv_buffer = ByteSize::new(rmem_to_recv_buffer(131_072));
     tcp.wscale_space = ByteSize::new(6_291_456);
     tcp.send_buffer = ByteSize::new(16_384);
     Settings { tcp }
@@ -479,7 +491,7 @@ mod tests {
     fn defaults_and_sysctls() {
         let mut s = settings();
         run_commands("../common/defaults.sh\nethtool -K tun0 tso off gso off", &mut s).unwrap();
-        assert_eq!(s.tcp.recv_buffer.bytes(), 540_000);
+        assert_eq!(s.tcp.recv_buffer.bytes(), 270_000, "tcp_rmem[1] is a doubled SO_RCVBUF");
         assert_eq!(s.tcp.wscale_space.bytes(), 15 << 20);
         assert!(s.tcp.tso, "Linux's TCP keeps software GSO with the device's offloads off");
         let mut rfc = kernel_defaults(TcpConfig::personality("rfc").unwrap());
@@ -490,7 +502,7 @@ mod tests {
         run_commands("../common/set_sysctls.py /proc/sys/net/ipv4/tcp_timestamps=0", &mut s).unwrap();
         assert!(!s.tcp.timestamps);
         run_commands("sysctl -q net.ipv4.tcp_rmem=\"4096 $((256*1024)) $((15*1024*1024))\"", &mut s).unwrap();
-        assert_eq!(s.tcp.recv_buffer.bytes(), 262_144);
+        assert_eq!(s.tcp.recv_buffer.bytes(), 131_072);
         assert_eq!((s.tcp.min_tso_segs, s.tcp.tso_win_divisor), (2, 3));
         run_commands(
             "sysctl -q net.ipv4.tcp_tso_win_divisor=100\n\

@@ -397,7 +397,11 @@ pub struct TcpConfig {
     /// A segment that begins inside the window and ends past its right edge is taken whole when no
     /// received data waits to be read; the window then offers nothing until the application reads (Linux
     /// `tcp_sequence`: "Only accept this packet if receive queue is empty", and `tcp_data_queue` queues
-    /// the whole skb). Off = the part past the edge is trimmed (RFC 9293 §3.10.7.4). Default off.
+    /// the whole skb); an out-of-order one is queued whole on the same condition (`tcp_data_queue_ofo`
+    /// keeps the skb as it came, bounded by `tcp_try_rmem_schedule`). With data waiting to be read such
+    /// a segment is dropped whole and answered with a duplicate ACK (`tcp_sequence`:
+    /// SKB_DROP_REASON_TCP_INVALID_END_SEQUENCE). Off = the part past the edge is trimmed (RFC 9293
+    /// §3.10.7.4). Default off.
     #[serde(skip_serializing_if = "is_false")]
     pub whole_segment_past_window: bool,
     /// A FIN may lie past the window: a bare FIN to a closed window is taken and ACKed at once, the window

@@ -208,6 +208,8 @@ pub struct Connection {
     smss: u32,
     /// Our estimate of the peer's full-sized segment (drives "every second full-sized segment").
     rcv_mss: u32,
+    /// The segment size of the GRO super-packet being processed (`on_segment_gro`), else 0.
+    rx_gso_size: u16,
     ts_ok: bool,
     sack_ok: bool,
     /// Both ends offered window scaling (RFC 7323 §2.2).
@@ -376,6 +378,7 @@ impl Connection {
             remote_port,
             smss: mss,
             rcv_mss: mss,
+            rx_gso_size: 0,
             ts_ok: false,
             sack_ok: false,
             wscale_ok: false,
@@ -900,6 +903,16 @@ impl Connection {
     // ----------------------------------------------------------------------------------------------
     // Receiving segments (RFC 9293 §3.10.7)
     // ----------------------------------------------------------------------------------------------
+
+    /// Processes a GRO super-packet: `seg` carries the payload of consecutive segments of `gso_size`
+    /// bytes each, received as one (what a receiver's GRO, or a packetdrill script's `--mss`, hands
+    /// TCP). It is processed as one segment, except that the peer's segment size is measured from
+    /// `gso_size`, as Linux's `tcp_measure_rcv_mss` takes `skb_shinfo(skb)->gso_size` before `skb->len`.
+    pub fn on_segment_gro(&mut self, now: Instant, seg: &TcpSegment, gso_size: u16) {
+        self.rx_gso_size = gso_size;
+        self.on_segment(now, seg);
+        self.rx_gso_size = 0;
+    }
 
     /// Processes one segment addressed to this connection.
     pub fn on_segment(&mut self, now: Instant, seg: &TcpSegment) {
@@ -1943,9 +1956,19 @@ impl Connection {
         if past_edge {
             end = seg.seq + len;
             self.rcv_adv = end; // the window is used up: it reads 0 (Linux clamps tcp_receive_window so)
+        } else if self.cfg.whole_segment_past_window && end < seg.seq + len && start < self.rcv_adv {
+            if !self.queues_ooo_whole(start) {
+                // Linux `tcp_sequence`: with data waiting to be read, a segment that ends past the window
+                // is dropped whole (SKB_DROP_REASON_TCP_INVALID_END_SEQUENCE) and answered with a
+                // duplicate ACK (`tcp_send_dupack`), not trimmed.
+                self.ack_now = true;
+                return;
+            }
+            end = seg.seq + len;
         }
-        if len > self.rcv_mss {
-            self.rcv_mss = len;
+        let seg_size = if self.rx_gso_size > 0 { (self.rx_gso_size as u32).min(len) } else { len };
+        if seg_size > self.rcv_mss {
+            self.rcv_mss = seg_size;
         }
         let ecn = self.ecn_on_data(seg, end > self.rcv_nxt);
         if end <= self.rcv_nxt {
@@ -2041,6 +2064,18 @@ impl Connection {
     #[inline(never)]
     fn takes_past_window(&self, start: SeqNumber) -> bool {
         start <= self.rcv_nxt && self.rcv_adv > self.rcv_nxt && self.unread() == 0
+    }
+
+    /// `whole_segment_past_window`, out of order: a segment that begins inside the window above RCV.NXT
+    /// and ends past it is queued whole when no data waits to be read (Linux `tcp_sequence`: "Only
+    /// accept this packet if receive queue is empty"; `tcp_data_queue_ofo` then keeps the skb as it
+    /// came), while what is held out of order is below the largest window (the memory check,
+    /// `tcp_try_rmem_schedule`, drops nothing until `sk_rmem_alloc` exceeds `sk_rcvbuf`).
+    #[cold]
+    #[inline(never)]
+    fn queues_ooo_whole(&self, start: SeqNumber) -> bool {
+        let held: u64 = self.ooo.iter().map(|(l, r)| (r - l) as u64).sum();
+        start > self.rcv_nxt && self.unread() == 0 && held < self.recv_buffer_limit()
     }
 
     /// The receiver's side of ECN for a data segment (`new_data` when some of it was not received before):

@@ -68,6 +68,7 @@ mod pair;
 mod pdrill;
 mod pdrill2;
 mod pdrill3;
+mod pdrill4;
 mod rack;
 mod review;
 mod rto;

@@ -68,7 +68,9 @@ fn test_syn_received_initial_window_whole_segments() {
 /// The peer sends 20000 bytes into the 18980-byte window with nothing unread: Linux takes all of it
 /// (`tcp_sequence`: "Only accept this packet if receive queue is empty") and, as measured on 6.18, ACKs
 /// it by the delayed-ACK timer with a zero window. A segment past the edge while data is unread is
-/// trimmed to the window as RFC 9293 says. Off, the first one is trimmed too.
+/// dropped whole and answered with a duplicate ACK at once (`tcp_sequence`:
+/// SKB_DROP_REASON_TCP_INVALID_END_SEQUENCE; measured through the kernel backend on 6.18 with the
+/// kernel's `tcp_rcv_big_endseq` less its window and `nstat` lines). Off, the first one is trimmed too.
 #[test]
 fn test_established_segment_past_window_taken_whole_when_nothing_unread() {
     let (mut c, _) = server(small_space(true, false), false);
@@ -82,13 +84,15 @@ fn test_established_segment_past_window_taken_whole_when_nothing_unread() {
     assert_eq!(acks.len(), 1);
     assert_eq!((acks[0].ack.0, acks[0].window), (REMOTE_ISS + 1 + 20_000, 0));
 
-    // With 1000 bytes unread, 20000 more bytes arrive: the ACK of the first 1000 offered 19000 (the space
-    // less what is unread), and only those 19000 are taken.
+    // With 1000 bytes unread, 20000 more bytes arrive past the edge of the 19000 the ACK of the first
+    // 1000 offered: none of them is taken, and a duplicate ACK goes at once.
     let (mut c, _) = server(small_space(true, false), false);
     send!(c, time 20, inp(REMOTE_ISS + 1, LOCAL_ISS + 1, PSH_ACK, 257 * 128, 1000));
     let _ = transmit_all(&mut c, at(20));
     send!(c, time 30, inp(REMOTE_ISS + 1001, LOCAL_ISS + 1, PSH_ACK, 257 * 128, 20_000));
-    assert_eq!(c.readable(), 1000 + 19_000, "trimmed to the window's edge");
+    assert_eq!(c.readable(), 1000, "dropped whole");
+    let acks = transmit_all(&mut c, at(30));
+    assert_eq!(acks.iter().map(|a| a.ack.0).collect::<Vec<_>>(), [REMOTE_ISS + 1001], "a duplicate ACK at once");
 
     let (mut off, _) = server(small_space(false, false), false);
     send!(off, time 20, inp(REMOTE_ISS + 1, LOCAL_ISS + 1, PSH_ACK, 257 * 128, 20_000));
