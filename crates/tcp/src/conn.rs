@@ -1446,6 +1446,9 @@ impl Connection {
 
         // RTT sample: every ACK of new data with timestamps (RFC 7323 §4.1), else the timed segment (Karn).
         let ts_rtt = self.ts_rtt(now, seg);
+        if let (Some(rate), Some(r)) = (self.rate.as_mut(), ts_rtt) {
+            rate.on_ts_rtt(r);
+        }
         if let Some(r) = self.sampler.on_ack(ack, now, ts_rtt, self.ts_ok) {
             self.rtt_sample(now, r);
         }
