@@ -2025,12 +2025,22 @@ impl Connection {
             } else if let Some((l, _)) = self.ooo.containing(end + u32::MAX) {
                 self.dsack = Some(SackBlock { left: l, right: end });
             }
+            // Linux `tcp_sack_new_ofo_skb`: a segment that starts a new block while the receiver holds
+            // TCP_NUM_SACKS (4) blocks drops the oldest from its SACK array, and sends a compressed ACK
+            // that is pending first (`tcp_sack_compress_send_ack`), so that compression never keeps a
+            // block from being reported. Here that ACK goes at once and carries the new block too (it is
+            // built after the segment is queued). Without it, at 10 % loss a third of the blocks were
+            // never reported: the sender retransmitted data the receiver held (591 D-SACKs in
+            // bbr-loss's 15 s at 10 %, the kernel none).
+            let flush = self.comp_pending > 0 && self.ooo.len() >= 4 && !self.ooo.touches(start, end);
             self.ooo.insert(start, end);
             self.sack_recent.copy_within(0..3, 1);
             self.sack_recent[0] = Some(start);
             self.dup_ack_pending = true;
             // Linux's quick-ACK mode overrides SACK compression (`__tcp_ack_snd_check`).
-            if !ecn.quickack && self.compress_sack(now) {
+            if flush {
+                self.ack_now = true;
+            } else if !ecn.quickack && self.compress_sack(now) {
                 self.st.AcksCompressed += 1;
             } else {
                 self.ack_now = true;

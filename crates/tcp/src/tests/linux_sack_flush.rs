@@ -1,0 +1,30 @@
+//! Linux `tcp_sack_new_ofo_skb` under SACK compression: a segment that starts a new SACK block while the
+//! receiver already holds four (TCP_NUM_SACKS) sends the compressed ACK that is pending at once
+//! (`tcp_sack_compress_send_ack`), so that no block goes unreported (docs/bbr.md § bbr-loss).
+
+use super::*;
+
+/// A hole at 50001; segments #1..#3 give the three duplicate ACKs that go at once, then #5, #7 and #9
+/// start blocks two to four and are compressed. #11 starts a fifth: the ACK goes at once, its first block
+/// the new one. #12, extending that block, is compressed again.
+#[test]
+fn test_established_a_fifth_sack_block_sends_the_compressed_ack() {
+    let mut c = client_established(TcpConfig { comp_sack_nr: 44, ..cfg() });
+    let seg = |i: u32| 50_001 + i * 1448;
+    for k in 1..=3 {
+        send!(c, time 20, peer(seg(k), 10_001, ACK, 1448, 20, 11));
+        assert_eq!(transmit_all(&mut c, at(20)).len(), 1, "duplicate ACK {k} goes at once");
+    }
+    for k in [5, 7, 9] {
+        send!(c, time 20, peer(seg(k), 10_001, ACK, 1448, 20, 11));
+        assert!(transmit_all(&mut c, at(20)).is_empty(), "#{k} is compressed");
+    }
+    send!(c, time 20, peer(seg(11), 10_001, ACK, 1448, 20, 11));
+    let acks = transmit_all(&mut c, at(20));
+    assert_eq!(acks.len(), 1);
+    let blocks = acks[0].options.sack.as_slice();
+    assert_eq!((blocks[0].left, blocks[0].right), (SeqNumber(seg(11)), SeqNumber(seg(12))));
+    assert_eq!(c.estats().AcksCompressed, 3);
+    send!(c, time 20, peer(seg(12), 10_001, ACK, 1448, 20, 11));
+    assert!(transmit_all(&mut c, at(20)).is_empty(), "#12 extends the block: compressed");
+}
