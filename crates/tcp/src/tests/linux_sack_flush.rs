@@ -28,3 +28,27 @@ fn test_established_a_fifth_sack_block_sends_the_compressed_ack() {
     send!(c, time 20, peer(seg(12), 10_001, ACK, 1448, 20, 11));
     assert!(transmit_all(&mut c, at(20)).is_empty(), "#12 extends the block: compressed");
 }
+
+/// Linux's SACK array holds each block once, the latest touched first: holes at #0, #3, #4, #6 and #8;
+/// #1, #2 and #5 go at once, #7 and #9 are compressed; #3 then arrives (a repair: block #1..#3 grows) and
+/// #10..#13 extend the top block. The compressed ACK reports the top block, then the repaired one, then
+/// the next: the repair is not hidden behind four arrivals in one block.
+#[test]
+fn test_established_a_compressed_ack_reports_the_block_a_repair_grew() {
+    let mut c = client_established(TcpConfig { comp_sack_nr: 44, ..cfg() });
+    let seg = |i: u32| 50_001 + i * 1448;
+    for k in [1, 2, 5] {
+        send!(c, time 20, peer(seg(k), 10_001, ACK, 1448, 20, 11));
+        assert_eq!(transmit_all(&mut c, at(20)).len(), 1, "duplicate ACK for #{k} goes at once");
+    }
+    for k in [7, 9, 3, 10, 11, 12, 13] {
+        send!(c, time 20, peer(seg(k), 10_001, ACK, 1448, 20, 11));
+        assert!(transmit_all(&mut c, at(20)).is_empty(), "#{k} is compressed");
+    }
+    let due = c.poll_timeout().unwrap();
+    c.on_timeout(due);
+    let acks = transmit_all(&mut c, due);
+    assert_eq!(acks.len(), 1);
+    let blocks: Vec<(u32, u32)> = acks[0].options.sack.as_slice().iter().map(|b| (b.left.0, b.right.0)).collect();
+    assert_eq!(blocks, [(seg(9), seg(14)), (seg(1), seg(4)), (seg(7), seg(8))]);
+}
