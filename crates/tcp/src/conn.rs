@@ -2116,7 +2116,11 @@ impl Connection {
         let mut n = 1;
         for s in self.sack_recent.iter().flatten() {
             let b = self.ooo.containing(*s);
-            if n < kept.len() && b.is_some() && b != block && !kept[..n].iter().flatten().any(|k| self.ooo.containing(*k) == b) {
+            if n < kept.len()
+                && b.is_some()
+                && b != block
+                && !kept[..n].iter().flatten().any(|k| self.ooo.containing(*k) == b)
+            {
                 kept[n] = Some(*s);
                 n += 1;
             }
