@@ -199,6 +199,20 @@ impl Rack {
         } else if s.end < self.prior_fack && !s.ever_rtx {
             self.reordering_seen = true; // delivered below data delivered earlier: reordering
         }
+        // RACK.rtt is the RTT of the most recently sent segment delivered, so it moves with RACK.xmit_ts
+        // and only with it (Linux `tcp_rack_advance` returns before taking the RTT of a segment sent
+        // before RACK's; RFC 8985 §6.2 step 2 gets the same by walking the delivered segments in
+        // transmit order). An ACK delivers segments in sequence order here, and the cumulative ACK that
+        // a repaired hole lets through covers originals sent rounds earlier whose SACK the receiver
+        // never reported: their RTT taken last made every deadline of the next detection about two
+        // round trips, so that a loss was retransmitted 2 RTT after it was sent, against the kernel's 1.
+        let newer = match self.xmit_ts {
+            None => true,
+            Some(t) => s.xmit > t || (s.xmit == t && s.end > self.end_seq),
+        };
+        if !newer {
+            return;
+        }
         let rtt = now.saturating_since(s.xmit);
         // A retransmitted segment's delivery is ambiguous: it may be the original's. Linux
         // (`tcp_rack_advance`) trusts it unless the RTT is below the path's minimum. RFC 8985 also
@@ -210,14 +224,8 @@ impl Rack {
             return;
         }
         self.rtt = rtt;
-        let newer = match self.xmit_ts {
-            None => true,
-            Some(t) => s.xmit > t || (s.xmit == t && s.end > self.end_seq),
-        };
-        if newer {
-            self.xmit_ts = Some(s.xmit);
-            self.end_seq = s.end;
-        }
+        self.xmit_ts = Some(s.xmit);
+        self.end_seq = s.end;
     }
 
     /// A SACK block `[left, right)` arrived: the segments it covers whole are delivered.
@@ -454,6 +462,28 @@ mod tests {
             r.segs.iter().filter(|s| !s.sacked).map(|s| (s.end - s.start) * (!s.lost as u32 + s.rtx as u32)).sum();
         let lost = r.segs.iter().find(|s| s.lost && !s.rtx && !s.sacked).map(|s| (s.start, s.end));
         (pipe, lost)
+    }
+
+    /// RACK.rtt is the RTT of the most recently sent segment delivered (Linux `tcp_rack_advance`): segments
+    /// sent at 0, 10 and 20 ms; the SACK of the third at 50 ms makes RACK.rtt 30 ms; the cumulative ACK of
+    /// the first at 60 ms (sent before RACK's segment, its RTT 60 ms) leaves it there, so the second,
+    /// sent at 10 ms, is lost at 10 + 30 ms, not at 10 + 60.
+    #[test]
+    fn an_older_segment_delivered_later_does_not_set_rack_rtt() {
+        let iss = SeqNumber(1);
+        let mut r = Rack::new(iss);
+        let ms = |n: u64| Instant::ZERO + Duration::from_millis(n);
+        for i in 0..3u32 {
+            r.on_send(iss + i * 1000, iss + (i + 1) * 1000, ms(10 * i as u64));
+        }
+        r.begin_ack();
+        r.on_sack(iss + 2000, iss + 3000, ms(50));
+        r.begin_ack();
+        r.on_cumulative_ack(iss + 1000, ms(60));
+        assert_eq!(r.rtt, Duration::from_millis(30));
+        let d = r.detect_loss(ms(60), Duration::ZERO);
+        assert_eq!(d.newly_lost, 1);
+        assert_eq!(r.next_lost(), Some((iss + 1000, iss + 2000)));
     }
 
     /// A sender's life across the sequence-number wrap: sends, SACKs, losses, retransmissions of what

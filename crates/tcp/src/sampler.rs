@@ -184,6 +184,16 @@ pub struct DeliveryRate {
     /// The sample being built by the ACK being processed.
     cur: Option<(TxRecord, Duration)>,
     acked_sacked: u64,
+    /// What the ACK being processed knows of its RTT, as `tcp_clean_rtx_queue` and `tcp_sacktag_one`
+    /// gather it for `tcp_ack_update_rtt`'s `ca_rtt_us`: the send time of the highest segment it newly
+    /// SACKed that was never retransmitted (`last_sackt`), of the highest it cumulatively acknowledged
+    /// that was neither SACKed before nor ever retransmitted (`last_ackt`), whether it cumulatively
+    /// acknowledged any segment ever retransmitted (`FLAG_RETRANS_DATA_ACKED`, Karn), and the RTT its
+    /// timestamp echo gives when it advanced SND.UNA.
+    last_sackt: Option<(SeqNumber, Instant)>,
+    last_ackt: Option<Instant>,
+    retrans_acked: bool,
+    ts_rtt: Option<Duration>,
     /// The last sample that counts for `tcpi_delivery_rate` (`tp->rate_delivered`, `rate_interval_us`,
     /// `rate_app_limited`).
     rate: Option<(u64, Duration, bool)>,
@@ -205,6 +215,10 @@ impl Default for DeliveryRate {
             lost_at_last_ack: 0,
             cur: None,
             acked_sacked: 0,
+            last_sackt: None,
+            last_ackt: None,
+            retrans_acked: false,
+            ts_rtt: None,
             rate: None,
             srtt_mean: TimeMean::default(),
         }
@@ -291,6 +305,9 @@ impl DeliveryRate {
                 self.records[i].sacked = true;
                 self.delivered += (r.end - r.start) as u64;
                 self.acked_sacked += (r.end - r.start) as u64;
+                if !r.retransmitted && self.last_sackt.is_none_or(|(e, _)| r.end > e) {
+                    self.last_sackt = Some((r.end, r.sent));
+                }
                 self.sample_from(r);
             }
             i += 1;
@@ -305,9 +322,13 @@ impl DeliveryRate {
                 break;
             }
             let covered = if r.end <= una { r.end - r.start } else { una - r.start };
+            self.retrans_acked |= r.retransmitted;
             if !r.sacked {
                 self.delivered += covered as u64;
                 self.acked_sacked += covered as u64;
+                if !r.retransmitted {
+                    self.last_ackt = Some(r.sent);
+                }
                 self.sample_from(r);
             }
             if r.end <= una {
@@ -316,6 +337,28 @@ impl DeliveryRate {
                 self.records[0].start = una;
                 break;
             }
+        }
+    }
+
+    /// The ACK being processed advanced SND.UNA and its timestamp echo gives `rtt` (RFC 7323 §4.3's RTTM
+    /// rule, which Linux applies only there).
+    pub fn on_ts_rtt(&mut self, rtt: Duration) {
+        self.ts_rtt = Some(rtt);
+    }
+
+    /// `rs->rtt_us` of the ACK just processed (`tcp_ack_update_rtt`'s `ca_rtt_us`): the newest segment
+    /// it newly SACKed, else the newest it cumulatively acknowledged unless it acknowledged a
+    /// retransmission (Karn: `FLAG_RETRANS_DATA_ACKED`), else the timestamp echo, in the timestamp
+    /// clock's ticks (milliseconds in Linux), when it advanced SND.UNA. So an ACK of a retransmission
+    /// that fills a hole still gives BBR and RACK an RTT, whole milliseconds, which may be below the
+    /// path's microseconds (Linux 6.18 `net/ipv4/tcp_input.c`).
+    fn take_rtt(&mut self, now: Instant) -> Option<Duration> {
+        let (sackt, ackt) = (self.last_sackt.take(), self.last_ackt.take());
+        let (retrans, ts) = (std::mem::take(&mut self.retrans_acked), self.ts_rtt.take());
+        match (sackt, ackt) {
+            (Some((_, t)), _) => Some(now.saturating_since(t)),
+            (None, Some(t)) if !retrans => Some(now.saturating_since(t)),
+            _ => ts,
         }
     }
 
@@ -331,11 +374,9 @@ impl DeliveryRate {
         }
         let losses = self.lost - self.lost_at_last_ack;
         self.lost_at_last_ack = self.lost;
-        let mut rs = RateSample { acked_sacked, losses, prior_in_flight, ..RateSample::default() };
+        let rtt = self.take_rtt(now);
+        let mut rs = RateSample { acked_sacked, losses, prior_in_flight, rtt, ..RateSample::default() };
         let Some((r, send_interval)) = self.cur.take() else { return rs };
-        // The RTT of the newest segment delivered, from its own send time (Linux's `ca_rtt_us`), unless
-        // it was retransmitted (Karn).
-        rs.rtt = (!r.retransmitted).then(|| now.saturating_since(r.sent));
         rs.prior_delivered = r.delivered;
         rs.is_app_limited = r.app_limited;
         let delivered = self.delivered - r.delivered;
@@ -456,5 +497,43 @@ mod tests {
         let rs = d.on_ack_done(ms(101), MSS, None);
         assert!(rs.is_app_limited, "sent while app-limited");
         assert!(!d.app_limited(), "delivered beyond the mark");
+    }
+
+    /// `rs->rtt_us` as `tcp_ack_update_rtt`'s `ca_rtt_us`: segments 0..4 sent at 0 ms, segment 0 lost and
+    /// retransmitted at 50 ms. The ACK that SACKs segment 1 times it (40 ms) though nothing new is
+    /// cumulatively acknowledged; the ACK of the retransmission, which also acknowledges the SACKed
+    /// segment 1 and the never-SACKed segment 2, gives no sequence RTT (Karn) and takes the timestamp
+    /// echo's whole milliseconds; without an echo it gives none; a plain ACK of new data times its
+    /// newest segment.
+    #[test]
+    fn the_rtt_of_an_ack_of_a_retransmission_is_the_timestamp_echo() {
+        let mut d = DeliveryRate::default();
+        let iss = SeqNumber(0);
+        let seg = |i: u32| (iss + i * MSS, iss + (i + 1) * MSS);
+        for i in 0..5 {
+            d.on_sent(seg(i).0, seg(i).1, ms(0), i == 0, false);
+        }
+        d.on_sacked(seg(1).0, seg(1).1);
+        let rs = d.on_ack_done(ms(40), 5 * MSS, None);
+        assert_eq!(rs.rtt, Some(Duration::from_millis(40)));
+        d.on_sent(seg(0).0, seg(0).1, ms(50), false, true);
+        // The receiver echoes the retransmission's TSval: 40 ms on a clock of whole ms, where the
+        // sequence time of the retransmission would be 40.3.
+        d.on_cumulative_ack(seg(2).1);
+        d.on_ts_rtt(Duration::from_millis(40));
+        let rs = d.on_ack_done(ms(90) + Duration::from_micros(300), 3 * MSS, None);
+        assert_eq!(rs.rtt, Some(Duration::from_millis(40)));
+        assert_eq!(rs.acked_sacked, 2 * MSS as u64, "segments 0 and 2, not the SACKed 1 again");
+        // The same ACK without a timestamp echo: no RTT at all.
+        let mut e = DeliveryRate::default();
+        e.on_sent(seg(0).0, seg(0).1, ms(0), true, false);
+        e.on_sent(seg(1).0, seg(1).1, ms(0), false, false);
+        e.on_sent(seg(0).0, seg(0).1, ms(50), false, true);
+        e.on_cumulative_ack(seg(1).1);
+        assert_eq!(e.on_ack_done(ms(90), 2 * MSS, None).rtt, None);
+        // New data acknowledged alone: its own send time, the echo not used.
+        d.on_cumulative_ack(seg(3).1);
+        d.on_ts_rtt(Duration::from_millis(99));
+        assert_eq!(d.on_ack_done(ms(95), MSS, None).rtt, Some(Duration::from_millis(95)));
     }
 }

@@ -200,7 +200,8 @@ pub struct RateSample {
     pub losses: u64,
     /// Bytes in flight before this ACK (`rs->prior_in_flight`).
     pub prior_in_flight: u32,
-    /// The RTT of the newest segment this ACK delivered, if it was not retransmitted (`rs->rtt_us`).
+    /// The RTT this ACK measured (`rs->rtt_us`, `tcp_ack_update_rtt`'s `ca_rtt_us`): the newest segment it
+    /// newly SACKed, else the newest it acknowledged unless one was retransmitted, else its timestamp echo.
     pub rtt: Option<Duration>,
     /// The newest segment delivered was sent while application-limited (`rs->is_app_limited`).
     pub is_app_limited: bool,
