@@ -540,6 +540,46 @@ fn long_columns(out: [Vec<Value>; 4]) -> Columns {
     (["t_s", "end", "variable", "value"].map(String::from).to_vec(), out.to_vec())
 }
 
+/// A long table (`t_s`, `key`, `variable`, `value`) from a series stored by column, as `queue_series` and
+/// `flow_series` are: one time axis `t_s` shared by every entry, and per entry (a link direction, a flow)
+/// its name and its variables, each an array with one value per instant. Rows go entry by entry, then
+/// variable by variable, then instant by instant: the document's order.
+fn long_by_column<'a>(
+    key: &str,
+    t: &[Value],
+    entries: impl Iterator<Item = (Value, Vec<(String, &'a Value)>)>,
+) -> Columns {
+    let mut out: [Vec<Value>; 4] = Default::default();
+    for (name, vars) in entries {
+        for (variable, values) in vars {
+            let values = values.as_array().map(Vec::as_slice).unwrap_or_default();
+            for (k, t) in t.iter().enumerate() {
+                out[0].push(t.clone());
+                out[1].push(name.clone());
+                out[2].push(Value::String(variable.clone()));
+                out[3].push(values.get(k).cloned().unwrap_or(Value::Null));
+            }
+        }
+    }
+    (["t_s", key, "variable", "value"].map(String::from).to_vec(), out.to_vec())
+}
+
+/// The link directions of a point: `links.directions` (`tcplab.result/2`), each `{direction, from, to,
+/// counters}`; in a /1 document, which has none, `up` and `down` are the only directions (the migration
+/// rule of docs/outputs.md), their ends not recorded.
+fn directions(links: &Value) -> Vec<(Value, Value, Value, &Value)> {
+    if let Some(d) = links.get("directions").and_then(Value::as_array) {
+        return d
+            .iter()
+            .map(|d| (d["direction"].clone(), d["from"].clone(), d["to"].clone(), &d["counters"]))
+            .collect();
+    }
+    ["up", "down"]
+        .into_iter()
+        .filter_map(|name| links.get(name).map(|c| (Value::from(name), Value::Null, Value::Null, c)))
+        .collect()
+}
+
 #[pymethods]
 impl NativeResult {
     /// The document as `tcplab run --json` writes it: pretty JSON and a final newline.
@@ -672,28 +712,89 @@ impl NativeResult {
         columns_to_py(py, long_columns(out))
     }
 
-    /// One row per link direction and NIC queue: `link` (`up`, `down`, `nic_client`, ...), then its
-    /// counters.
+    /// One row per link direction (`links.directions`; `up` and `down` in a /1 document): `direction`,
+    /// `from`, `to`, then its counters (`frames_in`, ..., `qdisc.sojourn_mean_ms` on the generic path).
     fn links(&self, py: Python<'_>, i: usize) -> PyResult<(Vec<String>, Vec<PyObject>)> {
         let p = self.point(i)?;
-        let entries: Vec<(Value, &Value)> = match &p["links"] {
-            Value::Object(m) => m.iter().map(|(k, v)| (Value::String(k.clone()), v)).collect(),
-            Value::Array(a) => a
-                .iter()
-                .enumerate()
-                .map(|(k, v)| (v.get("name").or_else(|| v.get("id")).cloned().unwrap_or(Value::from(k)), v))
-                .collect(),
-            _ => Vec::new(),
-        };
-        let rows = entries
+        let rows = directions(&p["links"])
             .into_iter()
-            .map(|(name, v)| {
-                let mut row = vec![("link".to_string(), name)];
-                flatten("", v, &mut row);
+            .map(|(direction, from, to, counters)| {
+                let mut row = vec![("direction".to_string(), direction), ("from".into(), from), ("to".into(), to)];
+                flatten("", counters, &mut row);
                 row
             })
             .collect();
         columns_to_py(py, columns(rows))
+    }
+
+    /// One row per host NIC (`links.nic_client`, `links.nic_server`): `host` (`client`, `server`), its
+    /// transmit queue's counters, and with an `mtu` the host's IP fragmentation counters (`ip_client`,
+    /// `ip_server`) as `ip.*`.
+    fn nics(&self, py: Python<'_>, i: usize) -> PyResult<(Vec<String>, Vec<PyObject>)> {
+        let links = &self.point(i)?["links"];
+        let rows = ["client", "server"]
+            .into_iter()
+            .filter_map(|host| {
+                let nic = links.get(format!("nic_{host}"))?;
+                let mut row = vec![("host".to_string(), Value::from(host))];
+                flatten("", nic, &mut row);
+                if let Some(ip) = links.get(format!("ip_{host}")) {
+                    flatten("ip", ip, &mut row);
+                }
+                Some(row)
+            })
+            .collect();
+        columns_to_py(py, columns(rows))
+    }
+
+    /// `links.queue_series` in long form: `t_s`, `direction`, `variable` (`backlog_packets`,
+    /// `backlog_bytes`, `sojourn_ms`), `value`. No rows without one.
+    fn queue_series(&self, py: Python<'_>, i: usize) -> PyResult<(Vec<String>, Vec<PyObject>)> {
+        let qs = &self.point(i)?["links"]["queue_series"];
+        let t = qs["t_s"].as_array().map(Vec::as_slice).unwrap_or_default();
+        let entries = qs["directions"].as_array().into_iter().flatten().map(|d| {
+            let vars = d
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter(|(k, _)| *k != "direction")
+                .map(|(k, v)| (k.clone(), v))
+                .collect();
+            (d["direction"].clone(), vars)
+        });
+        columns_to_py(py, long_by_column("direction", t, entries))
+    }
+
+    /// `flow_series` in long form: `t_s`, `flow` (its index), `variable` (the flow's `metric`:
+    /// `goodput_mbps`, `latency_ms`), `value`. No rows without one.
+    fn flow_series(&self, py: Python<'_>, i: usize) -> PyResult<(Vec<String>, Vec<PyObject>)> {
+        let fs = &self.point(i)?["flow_series"];
+        let t = fs["t_s"].as_array().map(Vec::as_slice).unwrap_or_default();
+        let entries = fs["flows"].as_array().into_iter().flatten().map(|f| {
+            let metric = f["metric"].as_str().unwrap_or("value").to_string();
+            (f["flow"].clone(), vec![(metric, &f["values"])])
+        });
+        columns_to_py(py, long_by_column("flow", t, entries))
+    }
+
+    /// `rtt_samples` in long form: `sample` (the measurement's index), `t_s`, `end` (`sender`, the end
+    /// `series` follows), `variable` (`rtt_ms`, `taken`, `SmoothedRTT`, `CurRTO`), `value`. No rows
+    /// without them.
+    fn rtt_samples(&self, py: Python<'_>, i: usize) -> PyResult<(Vec<String>, Vec<PyObject>)> {
+        let rs = &self.point(i)?["rtt_samples"];
+        let cols = rs["columns"].as_array().map(Vec::as_slice).unwrap_or_default();
+        let rows = rs["rows"].as_array().map(Vec::as_slice).unwrap_or_default();
+        let mut out: [Vec<Value>; 4] = Default::default();
+        let mut sample = Vec::new();
+        for (k, r) in rows.iter().enumerate() {
+            let before = out[0].len();
+            long_rows(cols, std::slice::from_ref(r), "sender", &mut out);
+            sample.extend(std::iter::repeat_n(Value::from(k), out[0].len() - before));
+        }
+        let (mut names, mut data) = long_columns(out);
+        names.insert(0, "sample".into());
+        data.insert(0, sample);
+        columns_to_py(py, (names, data))
     }
 
     /// What `--plot` draws, before drawing (`tcplab_report::plot::charts`), for matplotlib: a JSON list of

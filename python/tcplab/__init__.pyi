@@ -140,10 +140,23 @@ class Result:
         """``logvars`` of point ``point`` in long form: ``t_s``, ``end`` (``ID-SIDE``), ``variable``,
         ``value``."""
     def links(self, point: int = 0) -> pandas.DataFrame:
-        """Link directions and NIC queues of point ``point`` (``link``), with their counters."""
+        """One row per link direction of point ``point``: ``direction``, ``from``, ``to``, then its counters
+        (``frames_in``, ``bytes_delivered``, ``max_queue_frames``, ``qdisc.sojourn_mean_ms``, ...)."""
+    def nics(self, point: int = 0) -> pandas.DataFrame:
+        """One row per host NIC of point ``point``: ``host``, ``frames_sent``, ``refused_full``,
+        ``max_queue_frames``, and ``ip.*`` (IP fragmentation) with an ``mtu``."""
+    def queue_series(self, point: int = 0) -> pandas.DataFrame:
+        """``links.queue_series`` of point ``point`` in long form: ``t_s``, ``direction``, ``variable``
+        (``backlog_packets``, ``backlog_bytes``, ``sojourn_ms``), ``value``."""
+    def flow_series(self, point: int = 0) -> pandas.DataFrame:
+        """``flow_series`` of point ``point`` in long form: ``t_s``, ``flow``, ``variable``
+        (``goodput_mbps``, ``latency_ms``), ``value``."""
+    def rtt_samples(self, point: int = 0) -> pandas.DataFrame:
+        """``rtt_samples`` of point ``point`` in long form: ``sample``, ``t_s``, ``end`` (``sender``),
+        ``variable`` (``rtt_ms``, ``taken``, ``SmoothedRTT``, ``CurRTO``), ``value``."""
     @property
     def document(self) -> Dict[str, Any]:
-        """The result document (schema tcplab.result/1) as dicts and lists."""
+        """The result document (schema tcplab.result/2, or /1 loaded) as dicts and lists."""
     def json(self) -> str:
         """The document as ``tcplab run --json`` writes it."""
     def save(self, path: _PathLike) -> None:

@@ -1,4 +1,4 @@
-"""`Result`: a result document (schema tcplab.result/1) with its tables as pandas DataFrames."""
+"""`Result`: a result document (schema tcplab.result/2 or /1) with its tables as pandas DataFrames."""
 
 import json
 import os
@@ -81,10 +81,59 @@ class Result:
         return _frame(self._native.logvars(point))
 
     def links(self, point=0):
-        """The links of point ``point``: ``link`` (``up``, ``down``, ``nic_client``, ``nic_server``, and
-        ``ip_client``/``ip_server`` with fragmentation), then its counters (``frames_in``,
-        ``drops_queue_full``, ``max_queue_frames``, ...)."""
+        """The link directions of point ``point``, one row per direction (``links.directions`` of the
+        document; in a ``tcplab.result/1`` document, which has none, ``up`` and ``down``): ``direction``
+        (``up``, ``down``; ``bottleneck``, ``reverse``, ``flow[i].sender_access.forward``, ... of a
+        dumbbell; ``link[i].forward``, ``link[i].backward`` of a network), ``from`` and ``to`` (the hosts
+        it carries packets between; missing in a /1 document), then its counters: ``frames_in``,
+        ``frames_delivered``, ``drops_queue_full``, ``drops_random_loss`` (frames), ``bytes_delivered``
+        (wire bytes), ``max_queue_frames`` (frames), and on the generic path (a ``qdisc``, ``jitter``)
+        ``qdisc.enqueued``, ``qdisc.dequeued``, ``qdisc.drops_overlimit``, ``qdisc.drops_aqm``,
+        ``qdisc.marks`` (packets), ``qdisc.max_packets``, ``qdisc.max_bytes``, ``qdisc.sojourn_mean_ms``,
+        ``qdisc.sojourn_max_ms`` (ms). A counter a direction lacks is missing. The NICs are in
+        :meth:`nics`, the queues over time in :meth:`queue_series`."""
         return _frame(self._native.links(point))
+
+    def nics(self, point=0):
+        """The NIC transmit queues of point ``point``, one row per host: ``host`` (``client``,
+        ``server``; a dumbbell's sender 0 and receiver 0), ``frames_sent``, ``refused_full``,
+        ``max_queue_frames`` (frames), and when a path direction has an ``mtu`` the host's IP
+        fragmentation counters, RFC 4293's names: ``ip.out_frag_reqds``, ``ip.out_frag_creates``,
+        ``ip.reasm_reqds``, ``ip.reasm_oks``, ``ip.reasm_fails`` (datagrams or fragments)."""
+        return _frame(self._native.nics(point))
+
+    def queue_series(self, point=0):
+        """The queues of point ``point`` over time (``links.queue_series``: the simulator with
+        ``test.series``), in long form: ``t_s`` (the sample's instant, s from the start of the run),
+        ``direction`` (as in :meth:`links`), ``variable`` (``backlog_packets``, ``backlog_bytes``: wire
+        bytes waiting, not counting the packet on the wire; ``sojourn_ms``: ms, missing where a qdisc
+        dequeued nothing since the previous sample), ``value``. Empty (the four columns, no rows)
+        without a queue series.
+
+        Wide, a column per direction: ``q[q["variable"] == "backlog_packets"].pivot(index="t_s",
+        columns="direction", values="value")``."""
+        return _frame(self._native.queue_series(point))
+
+    def flow_series(self, point=0):
+        """The flows of point ``point`` over time (``flow_series``: a ``[dumbbell]`` or network with
+        ``test.series``), in long form: ``t_s`` (each interval's end, s from the start of the run),
+        ``flow`` (its index, as in :meth:`flows`), ``variable`` (``goodput_mbps``: stream and msg flows,
+        payload read in the interval, Mbit/s; ``latency_ms``: rr flows, the mean time of the
+        transactions completed in the interval, ms, missing for an interval without one), ``value``.
+        Empty without a flow series.
+
+        Wide: ``fs.pivot(index="t_s", columns="flow", values="value")``."""
+        return _frame(self._native.flow_series(point))
+
+    def rtt_samples(self, point=0):
+        """Every RTT measurement of point ``point`` (``rtt_samples``: RDP tests with ``test.series``),
+        in long form: ``sample`` (the measurement's index, in order), ``t_s`` (when the acknowledgement
+        arrived, s), ``end`` (``"sender"``, the end :meth:`series` follows), ``variable`` (``rtt_ms``: the
+        measurement, ms; ``taken``: 1 if the estimator used it, 0 if ``rtt_sampling`` discarded it;
+        ``SmoothedRTT``, ``CurRTO``: ms, after it), ``value``. Empty without samples.
+
+        Wide, a row per measurement: ``s.pivot(index="sample", columns="variable", values="value")``."""
+        return _frame(self._native.rtt_samples(point))
 
     @property
     def document(self):

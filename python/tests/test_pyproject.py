@@ -28,8 +28,13 @@ def test_root_and_python_pyproject_build_the_same_package():
     assert root["build-system"] == sub["build-system"]
     assert root["build-system"]["build-backend"] == "maturin"
     assert root["project"] == sub["project"]
-    # The same maturin settings; only the paths differ, and they name the same crate and sources.
-    paths = {"manifest-path", "python-source"}
+    # The same maturin settings; only the paths differ, and they name the same crate and sources. The root's
+    # `include` puts the files the crates compile in from outside their directories into the sdist
+    # (test_sdist.py); maturin refuses `..` in a pattern, so python/'s sdist cannot have them: sdists are
+    # built at the root.
+    paths = {"manifest-path", "python-source", "include"}
+    assert "include" not in sub["tool"]["maturin"]
+    assert {"path": "scenarios/**/*.toml", "format": "sdist"} in root["tool"]["maturin"]["include"]
     r, s = root["tool"]["maturin"], sub["tool"]["maturin"]
     assert {k: v for k, v in r.items() if k not in paths} == {k: v for k, v in s.items() if k not in paths}
     crate = os.path.join(ROOT, r["manifest-path"])

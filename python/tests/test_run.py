@@ -120,8 +120,9 @@ def test_connections_links_series_logvars():
     assert list(c["side"]) == ["client", "server"]
     doc = r.document["points"][0]
     assert c["SegsOut"][0] == doc["connections"][0]["estats"]["SegsOut"]
-    links = r.links(0).set_index("link")
+    links = r.links(0).set_index("direction")
     assert links.loc["up", "frames_in"] == doc["links"]["up"]["frames_in"]
+    assert r.nics(0)["frames_sent"][0] == doc["links"]["nic_client"]["frames_sent"]
     lv = r.logvars(0)
     assert list(lv.columns) == ["t_s", "end", "variable", "value"]
     assert set(lv["variable"]) >= {"CurCwnd", "SmoothedRTT", "throughput_bps"}

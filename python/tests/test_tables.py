@@ -1,5 +1,5 @@
-"""The long tables against the document they are read from: series, logvars, connections and links, cell by
-cell (#26's `Result.series/logvars/connections/links`), with and without repetitions and sweeps."""
+"""The long tables against the document they are read from: series, logvars, connections, links and NICs,
+cell by cell (#26's `Result.series/logvars/connections/links`), with and without repetitions and sweeps."""
 
 import math
 import warnings
@@ -66,10 +66,14 @@ def test_connections_and_links_are_the_documents_every_field():
         assert row["end"] == i and row["side"] == conn["side"]
         for name, value in conn["estats"].items():
             assert _same(value, row[name]), (i, name)
-    links = r.links(0).set_index("link")
-    for link, counters in doc["links"].items():
-        for name, value in counters.items():
-            if isinstance(value, (int, float)):
-                assert links.loc[link, name] == value, (link, name)
-    with pytest.raises(IndexError):
-        r.links(1)
+    links = r.links(0).set_index("direction")
+    for d in doc["links"]["directions"]:
+        for name, value in d["counters"].items():
+            assert links.loc[d["direction"], name] == value, (d["direction"], name)
+    nics = r.nics(0).set_index("host")
+    for host in ("client", "server"):
+        for name, value in doc["links"][f"nic_{host}"].items():
+            assert nics.loc[host, name] == value, (host, name)
+    for table in (r.links, r.nics, r.queue_series, r.flow_series, r.rtt_samples):
+        with pytest.raises(IndexError):
+            table(1)

@@ -38,6 +38,7 @@ def tour(out: Path) -> float:
     points: pandas.DataFrame = r.points
     bps = float(points["throughput_bps"].iloc[0])
     frames: List[pandas.DataFrame] = [r.connections(0), r.links(0), r.series(0), r.logvars(0), r.flows()]
+    frames += [r.nics(0), r.queue_series(0), r.flow_series(), r.rtt_samples(point=0)]
     r.save(out / "a.json")
     again: tcplab.Result = tcplab.load(out / "a.json")
     text: str = again.json() + again.table()
