@@ -124,7 +124,7 @@ fn nstat_rows(d: &ResultDoc, side: &str, out: &mut Vec<(String, Rule, Option<f64
     let p = &d.points[0];
     let netstat = p.health.as_ref().and_then(|h| h.get("netstat")?.get(side).cloned());
     let sim = |k: &str| -> Option<f64> {
-        let ends: Vec<&Value> = p.connections.iter().filter(|c| c.side == side).map(|c| &c.estats).collect();
+        let ends: Vec<&Value> = p.connections.iter().filter(|c| c.side == side).map(|c| &*c.estats).collect();
         let per_end = |e: &Value| {
             let v = e.get(k)?.as_f64()?;
             Some(if k == "HystartTrainCwnd" { v / e.get("CurMSS")?.as_f64()?.max(1.0) } else { v })
@@ -157,7 +157,7 @@ fn stream_rows(
 ) {
     let p = &d.points[0];
     let ends =
-        |side: &str| -> Vec<&Value> { p.connections.iter().filter(|c| c.side == side).map(|c| &c.estats).collect() };
+        |side: &str| -> Vec<&Value> { p.connections.iter().filter(|c| c.side == side).map(|c| &*c.estats).collect() };
     let get = |e: &Value, k: &str| e.get(k).and_then(Value::as_f64).unwrap_or(0.0);
     // Connection ends are listed pair by pair (a client end, then its server end), on both backends.
     let mut streams: Vec<(f64, f64, f64)> = ends(receiver)

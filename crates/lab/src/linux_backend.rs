@@ -581,7 +581,7 @@ fn backend_run(r: &AppsRun, h: &Health, series: Option<Duration>) -> BackendRun 
         side: e.side,
         protocol: "tcp",
         state: e.state.clone(),
-        estats: serde_json::to_value(&e.estats).expect("statistics serialize"),
+        estats: serde_json::to_value(&e.estats).expect("statistics serialize").into(),
     };
     // The qdisc's counters as the simulator reports them (present on the generic path only).
     let link = |d: &tcplab_emu::DirectionHealth| LinkCounters {

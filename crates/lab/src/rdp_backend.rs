@@ -271,7 +271,7 @@ pub fn run_point(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<RdpConnec
             side: side(e.host),
             protocol: RdpConnection::PROTOCOL,
             state: e.state.clone(),
-            estats: serde_json::to_value(&e.stats).expect("statistics serialize"),
+            estats: serde_json::to_value(&e.stats).expect("statistics serialize").into(),
         })
         .collect();
     let point = Point {

@@ -672,13 +672,13 @@ pub(crate) mod de {
     }
 
     /// An object of RFC 4898 variables: numbers (`null` for a gauge that was infinite).
-    pub fn estats<'de, D: Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
+    pub fn estats<'de, D: Deserializer<'de>>(d: D) -> Result<super::EndStats, D::Error> {
         let v = Value::deserialize(d)?;
         let obj = v.as_object().ok_or_else(|| D::Error::custom(format!("{}: accepted an object", kind_of(&v))))?;
         if let Some((k, x)) = obj.iter().find(|(_, x)| !(x.is_number() || x.is_null())) {
             return Err(D::Error::custom(format!("{k}: {}: accepted a number", kind_of(x))));
         }
-        Ok(v)
+        Ok(v.into())
     }
 
     /// The Linux backend's run health: an object with `valid` (a boolean), `invalid_reasons` (strings)
@@ -787,7 +787,48 @@ pub struct ConnectionResult {
     /// The protocol's RFC 4898-style variables: an object of numbers (and the few named states and
     /// flags the protocol keeps as strings or booleans).
     #[serde(deserialize_with = "de::estats")]
-    pub estats: serde_json::Value,
+    pub estats: EndStats,
+}
+
+/// A connection end's variables as [`ConnectionResult::estats`] holds them: the simulated TCP's own
+/// record until something reads a variable by name, then also as the JSON object, built once. As a JSON
+/// object for every end at once (an ordered map of 67 named numbers, 11 KiB an end), flows-100k's
+/// 200,000 ends held 2.9 GiB at the end of the run against 0.4 GiB for the simulation itself; the record
+/// is the 600 bytes the connection keeps. The document is written from whichever is there, the same
+/// bytes either way (the object is the record's serialization).
+#[derive(Debug, Clone)]
+pub struct EndStats {
+    tcp: Option<Box<tcplab_tcp::Estats>>,
+    value: std::sync::OnceLock<serde_json::Value>,
+}
+
+impl EndStats {
+    /// The simulated TCP's record, serialized only when written or read by name.
+    pub fn tcp(stats: tcplab_tcp::Estats) -> EndStats {
+        EndStats { tcp: Some(Box::new(stats)), value: std::sync::OnceLock::new() }
+    }
+}
+
+impl From<serde_json::Value> for EndStats {
+    fn from(v: serde_json::Value) -> EndStats {
+        EndStats { tcp: None, value: v.into() }
+    }
+}
+
+impl std::ops::Deref for EndStats {
+    type Target = serde_json::Value;
+    fn deref(&self) -> &serde_json::Value {
+        self.value.get_or_init(|| serde_json::to_value(self.tcp.as_deref()).expect("statistics serialize"))
+    }
+}
+
+impl Serialize for EndStats {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match (&self.tcp, self.value.get()) {
+            (Some(tcp), _) => tcp.serialize(s),
+            (None, v) => v.serialize(s),
+        }
+    }
 }
 
 /// Sampled RFC 4898 gauges of the first sending connection.

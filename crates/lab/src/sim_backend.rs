@@ -13,7 +13,8 @@ use tcplab_workload::{
 
 use crate::probes::{exact_secs, LogVarsProbe};
 use crate::result::{
-    BackendRun, ConnectionResult, EngineCounters, IpCounters, LinkCounters, Links, NicCounters, QdiscCounters, Series,
+    BackendRun, ConnectionResult, EndStats, EngineCounters, IpCounters, LinkCounters, Links, NicCounters,
+    QdiscCounters, Series,
 };
 use crate::scenario::{Scenario, TestKind};
 
@@ -384,7 +385,7 @@ pub fn run_with(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<Connection
             side: side(e.host),
             protocol: Connection::PROTOCOL,
             state: e.state,
-            estats: serde_json::to_value(&e.stats).expect("statistics serialize"),
+            estats: EndStats::tcp(e.stats),
         })
         .collect();
     Ok(BackendRun {

@@ -546,7 +546,7 @@ pub fn run(s: &Scenario, seed: u64) -> Result<(BackendRun, Vec<FlowResult>, Opti
             side: side(e.app),
             protocol: Connection::PROTOCOL,
             state: e.state.clone(),
-            estats: serde_json::to_value(&e.stats).expect("statistics serialize"),
+            estats: crate::result::EndStats::tcp(e.stats.clone()),
         })
         .collect();
     let (fw, bw) = (placed.shown.index(), opposite(placed.shown).index());

@@ -32,7 +32,7 @@ fn ends(d: &ResultDoc) -> (RdpStats, RdpStats) {
     assert_eq!(c.len(), 2);
     assert_eq!((c[0].side, c[1].side), ("client", "server"));
     assert!(c.iter().all(|e| e.protocol == "rdp"));
-    let s = |i: usize| serde_json::from_value::<RdpStats>(c[i].estats.clone()).expect("RDP estats");
+    let s = |i: usize| serde_json::from_value::<RdpStats>((*c[i].estats).clone()).expect("RDP estats");
     (s(0), s(1))
 }
 

@@ -234,7 +234,7 @@ fn check(d: &Doc) {
         assert!(l.frames_delivered <= l.frames_in, "{}", d.text);
     }
     for c in &p.connections {
-        let e: tcplab_tcp::Estats = serde_json::from_value(c.estats.clone()).unwrap();
+        let e: tcplab_tcp::Estats = serde_json::from_value((*c.estats).clone()).unwrap();
         assert!(e.SegsRetrans <= e.SegsOut, "retransmissions ≤ segments out:\n{}", d.text);
         assert!(
             e.OctetsRetrans <= e.DataOctetsOut,

@@ -243,7 +243,7 @@ fn rdp_traces_are_clean_ipv4_protocol_27_that_decode_to_the_segments_sent() -> O
         }
         let (client, server) = {
             let c = &doc.points[0].connections;
-            let s = |i: usize| serde_json::from_value::<tcplab_rdp::RdpStats>(c[i].estats.clone()).unwrap();
+            let s = |i: usize| serde_json::from_value::<tcplab_rdp::RdpStats>((*c[i].estats).clone()).unwrap();
             (s(0), s(1))
         };
         let end = if host == 0 { &client } else { &server };

@@ -15,7 +15,7 @@ pub fn run_scenario(s: &Scenario, seed: u64) -> ResultDoc {
 /// A connection end's RFC 4898 statistics, read back from the result document.
 #[allow(dead_code)]
 pub fn estats(c: &tcplab_lab::result::ConnectionResult) -> tcplab_tcp::Estats {
-    serde_json::from_value(c.estats.clone()).expect("a TCP end's estats are Estats")
+    serde_json::from_value((*c.estats).clone()).expect("a TCP end's estats are Estats")
 }
 
 /// The bulk-transfer metrics of a point.
