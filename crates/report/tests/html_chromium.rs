@@ -60,7 +60,9 @@ fn the_page_is_self_contained_and_has_every_part() {
         // SVG's xmlns attributes name a namespace, not a resource.
         assert!(hits.iter().all(|h| h.contains("xmlns")), "{bad}: {hits:?}");
     }
-    assert_eq!(html.matches("<svg").count(), 3, "the three time-series plots, inline");
+    // The three connection time series and, since queue series came with the series, the bottleneck's
+    // backlog and sojourn time: five plots, inline.
+    assert_eq!(html.matches("<svg").count(), 5, "the five time-series plots, inline");
     // The table as the terminal shows it (escaped), the scenario as run, every end's counters.
     assert!(html.contains(&tcplab_report::html::esc(&tcplab_report::table(&doc))));
     assert!(html.contains("Scenario as run (TOML)"));
