@@ -88,13 +88,43 @@ def test_the_installed_wheel_imports_and_runs_as_the_build(install, tmp_path):
     # One wheel for every CPython from 3.9.
     tags = [line.split(": ", 1)[1] for line in got["wheel"].splitlines() if line.startswith("Tag: ")]
     assert tags and all(t.startswith("cp39-abi3-") for t in tags), got["wheel"]
-    # For every Linux of the manylinux policy the tag names (auditwheel repair checked the module's symbols
-    # and libraries against it); a build from source is for this machine, tagged linux or manylinux.
+    # For every Linux of the manylinux policy the tag names (the wheel .ci/run builds with zig against glibc
+    # 2.17: `manylinux2014_x86_64`, PEP 599's name, beside PEP 600's `manylinux_2_17_x86_64`; one repaired by
+    # auditwheel: `manylinux_2_*`); a build from source is for this machine, tagged linux or manylinux.
     if kind == "wheel":
-        assert all(t.split("-")[2].startswith("manylinux_") for t in tags), tags
+        assert all(t.split("-")[2].startswith(("manylinux_", "manylinux2014_")) for t in tags), tags
     assert any(r.startswith("pandas") for r in got["requires"]), got["requires"]
     assert got["version"] == tcplab.__version__
     # The same lab: the same figure and the same bytes as the build the rest of the suite tests.
     assert got["bps"] == tcplab.run("bulk-10m").points["throughput_bps"][0]
     tcplab.run("rr-dsl", set={"test.duration": "1s"}, seed=7).save(tmp_path / "here.json")
     assert (tmp_path / "wheel.json").read_bytes() == (tmp_path / "here.json").read_bytes()
+
+
+def test_the_issues_one_liner_prints_the_clis_row(cli, tmp_path):
+    # From the README's install (`pip install .` at the root): the command #26 asks for, as a user types
+    # it, prints the row of the CLI's table: bulk-10m's 9.35 (10^6 bit/s).
+    py = os.environ.get("TCPLAB_ROOT_PYTHON")
+    if not py:
+        reason = f"TCPLAB_ROOT_PYTHON is not set: {INSTALLS['root'][1]}"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true and this test cannot run: {reason}")
+        pytest.skip(reason)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    p = subprocess.run(
+        [py, "-c", "import tcplab; print(tcplab.run('bulk-10m').points)"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert p.returncode == 0, p.stderr
+    header, row = p.stdout.strip().splitlines()
+    cells = dict(zip(header.split(), row.split()[1:]))  # the row's first cell is the index, 0
+    table = cli("run", "bulk-10m").stdout.strip().splitlines()
+    # The CLI's row: ... Elapsed Time, Throughput (10^6bits/sec), Retrans; the frame's throughput_bps in
+    # bit/s (pandas prints 9.352149e+06), elapsed_s, retransmissions.
+    *_, elapsed, mbps, retrans = table[-1].split()
+    assert mbps == "9.35", table
+    assert f"{float(cells['throughput_bps']) / 1e6:.2f}" == mbps, p.stdout
+    assert float(cells["elapsed_s"]) == float(elapsed) and cells["retransmissions"] == retrans, p.stdout
