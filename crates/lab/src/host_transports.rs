@@ -47,6 +47,9 @@ impl TransportConfig for tcplab_rdp::RdpConfig {
     }
 }
 
+/// A failure to read a config from TOML, with the failing key's path.
+pub type TomlError = serde_path_to_error::Error<toml::de::Error>;
+
 /// A registered transport's config, its type erased so a host keeps any of them in one list.
 #[derive(Clone, Copy)]
 pub struct Registration {
@@ -55,7 +58,7 @@ pub struct Registration {
     /// The base knobs of a host of `stack`, as TOML to lay the host's table on.
     pub base: fn(stack: &str) -> Option<toml::Value>,
     /// Reads the knobs from a scenario file's merged table (the error carries the failing key's path).
-    pub from_toml: fn(toml::Value) -> Result<Box<dyn AnyConfig>, serde_path_to_error::Error<toml::de::Error>>,
+    pub from_toml: fn(toml::Value) -> Result<Box<dyn AnyConfig>, TomlError>,
     /// Reads the knobs from a result document's echo of the scenario.
     pub from_json: fn(serde_json::Value) -> Result<Box<dyn AnyConfig>, serde_json::Error>,
 }

@@ -50,7 +50,8 @@ fn an_rdp_host_carries_both_tables_and_the_document_writes_them_in_order() {
 
 #[test]
 fn a_tcp_host_writes_no_rdp_table() {
-    let s = scenario(&format!("{PATH}[client.tcp]\nnodelay = true\n[test]\nkind = \"tcp_rr\"\nduration = \"1s\"\n")).unwrap();
+    let s = scenario(&format!("{PATH}[client.tcp]\nnodelay = true\n[test]\nkind = \"tcp_rr\"\nduration = \"1s\"\n"))
+        .unwrap();
     assert!(s.client.tcp().nodelay);
     assert_eq!(s.client.config::<RdpConfig>(), None);
     let json = serde_json::to_string(&s.client).unwrap();
@@ -63,29 +64,34 @@ fn a_tcp_host_writes_no_rdp_table() {
 
 #[test]
 fn another_transports_table_is_refused_by_name() {
-    let e = scenario(&format!("{PATH}[client.rdp]\nmax_outstanding = 8\n[test]\nkind = \"tcp_stream\"\nduration = \"1s\"\n"))
-        .unwrap_err()
-        .to_string();
+    let e = scenario(&format!(
+        "{PATH}[client.rdp]\nmax_outstanding = 8\n[test]\nkind = \"tcp_stream\"\nduration = \"1s\"\n"
+    ))
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("client.rdp") && e.contains("test.transport = \"rdp\""), "{e}");
 }
 
 #[test]
 fn an_unknown_table_lists_the_registered_ones() {
-    let e =
-        scenario(&format!("{PATH}[server.quic]\ncwnd = 1\n[test]\nkind = \"tcp_stream\"\nduration = \"1s\"\n")).unwrap_err().to_string();
+    let e = scenario(&format!("{PATH}[server.quic]\ncwnd = 1\n[test]\nkind = \"tcp_stream\"\nduration = \"1s\"\n"))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("server.quic"), "{e}");
     assert!(e.contains("`stack`, `tcp`, `rdp`, `host`"), "{e}");
 }
 
 #[test]
 fn a_knob_error_is_located_in_its_table() {
-    let e = scenario(&format!("{PATH}[server.rdp]\nmax_outstanding = 0\n[test]\nkind = \"rdp_rr\"\nduration = \"1s\"\n"))
-        .unwrap_err()
-        .to_string();
+    let e =
+        scenario(&format!("{PATH}[server.rdp]\nmax_outstanding = 0\n[test]\nkind = \"rdp_rr\"\nduration = \"1s\"\n"))
+            .unwrap_err()
+            .to_string();
     assert!(e.contains("server.rdp.max_outstanding"), "{e}");
-    let e = scenario(&format!("{PATH}[client.tcp]\nno_such_knob = 1\n[test]\nkind = \"tcp_stream\"\nduration = \"1s\"\n"))
-        .unwrap_err()
-        .to_string();
+    let e =
+        scenario(&format!("{PATH}[client.tcp]\nno_such_knob = 1\n[test]\nkind = \"tcp_stream\"\nduration = \"1s\"\n"))
+            .unwrap_err()
+            .to_string();
     assert!(e.contains("client.tcp.no_such_knob"), "{e}");
 }
 
