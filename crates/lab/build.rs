@@ -17,7 +17,7 @@ const STRUCTS: &[(&str, &str)] = &[
     ("src/scenario.rs", "NetLink"),
     ("src/scenario.rs", "PlotSpec"),
     ("src/scenario.rs", "PlotReference"),
-    ("src/sweep.rs", "Repeat"),
+    ("src/result.rs", "Repeat"),
     ("src/published.rs", "PublishedSeries"),
     ("../link/src/config.rs", "LinkConfig"),
     ("../tcp/src/congestion/cubic.rs", "CubicConfig"),

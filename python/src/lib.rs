@@ -180,7 +180,7 @@ fn plan(
     let src = Source { name: &name, text: &text };
     let mut p = py.allow_threads(|| sweep::plan(&src, &set, &sweep, &flags)).map_err(|e| scenario_error(py, &e))?;
     if backend == Backend::Linux {
-        let (kernel, _) = tcplab_lab::linux_backend::plan_on_kernel(&p)
+        let (kernel, _) = tcplab_lab::sweep::plan_on_kernel(&p)
             .map_err(|e| input_error(py, format!("{name}: backend linux: {e}")))?;
         p = kernel;
     }
@@ -198,7 +198,7 @@ impl Plan {
     fn warnings(&self) -> Vec<String> {
         let mut w = self.plan.warnings.clone();
         if self.backend == Backend::Linux {
-            if let Ok((_, replaced)) = tcplab_lab::linux_backend::plan_on_kernel(&self.plan) {
+            if let Ok((_, replaced)) = tcplab_lab::sweep::plan_on_kernel(&self.plan) {
                 w.extend(tcplab_lab::linux_backend::replaced_warning(&replaced));
             }
         }

@@ -364,7 +364,7 @@ fn check(arg: &str, set: &[String], backend: &str, suite: &suite::SuiteArgs) -> 
     match backend {
         "sim" => {}
         "linux" => {
-            let (_, replaced) = tcplab_lab::linux_backend::plan_on_kernel(&plan)
+            let (_, replaced) = tcplab_lab::sweep::plan_on_kernel(&plan)
                 .map_err(|e| Failure::BadInput(format!("{arg}: --backend linux: {e}")))?;
             if let Some(w) = tcplab_lab::linux_backend::replaced_warning(&replaced) {
                 eprintln!("tcplab: warning: {w}");
@@ -451,7 +451,7 @@ fn run(
     // here (root with CAP_SYS_ADMIN and CAP_NET_ADMIN), and whether each output file can be written where
     // it is asked for.
     let plan = if backend == "linux" {
-        let (plan, replaced) = tcplab_lab::linux_backend::plan_on_kernel(&plan)
+        let (plan, replaced) = tcplab_lab::sweep::plan_on_kernel(&plan)
             .map_err(|e| Failure::BadInput(format!("{arg}: --backend linux: {e}")))?;
         if let (false, Some(w)) = (quiet, tcplab_lab::linux_backend::replaced_warning(&replaced)) {
             eprintln!("tcplab: warning: {w}");

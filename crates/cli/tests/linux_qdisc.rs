@@ -8,43 +8,15 @@
 
 mod common;
 
-use common::{linux_ready, run_clean};
+use common::{linux_ready, run_on, TWO_STREAMS};
 use std::process::Output;
 
 use serde_json::Value;
 use tcplab_testkit::Outcome;
 
-/// Two CUBIC streams through 10 Mbit/s and 20 ms each way, a 1000-packet limit, 1 MiB socket buffers:
-/// enough window to fill a FIFO (bufferbloat), so that an AQM has a queue to manage.
-const TWO_STREAMS: &str = "name = \"two-streams\"
-[path.up]
-rate = \"10mbit\"
-delay = \"20ms\"
-queue = \"1000pkt\"
-[client]
-stack = \"linux\"
-[server]
-stack = \"linux\"
-[test]
-kind = \"tcp_stream\"
-duration = \"4s\"
-parallel = 2
-message = \"16KiB\"
-send_buffer = \"1MiB\"
-recv_buffer = \"1MiB\"
-";
-
-/// Runs tcplab on the scenario with `args` (after the file) and checks that it succeeded and left no
-/// namespace of its own.
+/// [`TWO_STREAMS`] (two CUBIC streams filling a 1000-packet FIFO) with `tcplab CMD` and `extra` flags.
 fn tcplab(cmd: &str, extra: &[&str]) -> Output {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("two-streams.toml");
-    std::fs::write(&file, TWO_STREAMS).unwrap();
-    let mut args = vec![cmd, file.to_str().unwrap()];
-    args.extend_from_slice(extra);
-    let out = run_clean(&args);
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    out
+    run_on(cmd, TWO_STREAMS, extra)
 }
 
 fn json(out: &Output) -> Value {

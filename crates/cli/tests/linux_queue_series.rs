@@ -7,41 +7,18 @@
 
 mod common;
 
-use common::{linux_ready, run_clean};
+use common::{linux_ready, run_on, TWO_STREAMS};
 
 use serde_json::Value;
 use tcplab_testkit::Outcome;
 
-/// Two CUBIC streams through 10 Mbit/s and 20 ms each way, a 1000-packet limit, 1 MiB socket buffers
-/// (enough window to stand hundreds of packets in a FIFO), sampled every 50 ms.
-const TWO_STREAMS: &str = "name = \"two-streams\"
-[path.up]
-rate = \"10mbit\"
-delay = \"20ms\"
-queue = \"1000pkt\"
-[client]
-stack = \"linux\"
-[server]
-stack = \"linux\"
-[test]
-kind = \"tcp_stream\"
-duration = \"3s\"
-parallel = 2
-message = \"16KiB\"
-send_buffer = \"1MiB\"
-recv_buffer = \"1MiB\"
-series = \"50ms\"
-";
-
-/// The point of `tcplab run --backend linux` on the scenario with `extra` flags.
+/// The point of `tcplab run --backend linux` on [`TWO_STREAMS`] for 3 s, sampled every 50 ms, with
+/// `extra` flags.
 fn run_linux(extra: &[&str]) -> Value {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("two-streams.toml");
-    std::fs::write(&file, TWO_STREAMS).unwrap();
-    let mut args = vec!["run", file.to_str().unwrap(), "--backend", "linux", "--json", "-", "--quiet"];
+    let mut args = vec!["--backend", "linux", "--json", "-", "--quiet"];
+    args.extend_from_slice(&["--set", "test.duration=\"3s\"", "--set", "test.series=\"50ms\""]);
     args.extend_from_slice(extra);
-    let out = run_clean(&args);
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let out = run_on("run", TWO_STREAMS, &args);
     let doc: Value = serde_json::from_slice(&out.stdout).expect("a JSON document on stdout");
     doc["points"][0].clone()
 }

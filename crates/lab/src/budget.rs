@@ -88,9 +88,9 @@ pub fn point(s: &Scenario) -> PointEstimate {
     let maerts = t.kind == TestKind::Maerts;
     let (sender, receiver) = if maerts { (&s.server, &s.client) } else { (&s.client, &s.server) };
     let (data_link, back_link) = if maerts { (&s.path.down, &s.path.up) } else { (&s.path.up, &s.path.down) };
-    let mss = match &receiver.rdp {
+    let mss = match receiver.config::<tcplab_rdp::RdpConfig>() {
         Some(r) => f64::from(r.max_segment_size).max(1.0),
-        None => sender.tcp.mss.bytes() as f64,
+        None => sender.tcp().mss.bytes() as f64,
     };
     let message = t.message.bytes() as f64;
     let rdp = t.transport == Protocol::Rdp;
@@ -108,10 +108,10 @@ pub fn point(s: &Scenario) -> PointEstimate {
     let line = rate(data_link, sender.host.nic_rate) * d / frame_bits(data_link, payload);
     let line_back = rate(back_link, receiver.host.nic_rate) * d / frame_bits(back_link, payload);
     let rtt = secs(s.path.up.delay + s.path.down.delay).max(1e-6);
-    let window = match &sender.rdp {
+    let window = match sender.config::<tcplab_rdp::RdpConfig>() {
         Some(r) => f64::from(r.max_outstanding) * payload,
-        None => (sender.tcp.send_buffer.bytes() as f64)
-            .min(receiver.tcp.recv_buffer.bytes() as f64 * receiver.tcp.recv_window_ratio)
+        None => (sender.tcp().send_buffer.bytes() as f64)
+            .min(receiver.tcp().recv_buffer.bytes() as f64 * receiver.tcp().recv_window_ratio)
             .max(mss),
     };
     let by_window = parallel * window / payload * d / rtt;

@@ -4,6 +4,7 @@
 pub mod budget;
 pub mod columns;
 pub mod error;
+pub mod host_transports;
 pub mod keys;
 pub mod limits;
 pub mod linux_backend;

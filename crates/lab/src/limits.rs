@@ -5,8 +5,12 @@
 //! tick of 584 years means no timer ever fires, a rate of 10^6 Tbit/s is below the clock's nanosecond.
 //! Each key's field checks its own type; this table bounds every number (counts, durations, rates,
 //! sizes) of the resolved scenario, and [`LIMITS`] is tested to cover every numeric leaf the scenario
-//! serializes, so a new knob cannot arrive unbounded. Beyond the table, [`cross_checks`] refuses
-//! combinations that cannot run and warns about ones that will run and measure little or nothing.
+//! serializes, so a new knob cannot arrive unbounded. Beyond the table, the scenario's `cross_checks`
+//! (crates/lab/src/scenario/checks.rs) refuses combinations that cannot run and warns about ones that
+//! will run and measure little or nothing.
+//!
+//! A leaf of the lab: the table and [`check`] read a scenario through its serialized keys, so the
+//! scenario's validation (above) calls them without a circle.
 //!
 //! The table runs after the fields' own checks, so a knob with a more specific message (`tcp.mss`,
 //! `test.parallel`) keeps it; its ranges are never narrower than those.
@@ -14,7 +18,8 @@
 use serde_json::Value;
 use tcplab_units::{ByteSize, Duration, Rate};
 
-use crate::scenario::Scenario;
+/// The largest `host.rx_coalesce` accepted (NICs' interrupt-coalescing settings stay below a millisecond).
+pub const MAX_RX_COALESCE: Duration = Duration::from_millis(10);
 
 /// A key's accepted values.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -121,7 +126,7 @@ pub const LIMITS: &[Limit] = &[
     Limit { key: "*.host.fragment_ttl", range: Range::Time(ms(1), HOUR), why: "Linux ipfrag_time is 30 s" },
     Limit {
         key: "*.host.rx_coalesce",
-        range: Range::Time(Duration::ZERO, crate::scenario::MAX_RX_COALESCE),
+        range: Range::Time(Duration::ZERO, MAX_RX_COALESCE),
         why: "a NIC's interrupt-coalescing delay",
     },
     // TCP (crates/tcp's validate checks the relations between knobs; these bound each one).
@@ -324,7 +329,7 @@ pub struct OutOfRange {
 /// Calls `f` with every key [`LIMITS`] bounds and its value: the whole scenario but its free text and its
 /// plots' and published figures' tables (checked by their own validation). One key buffer, no copies:
 /// a sweep validates every point this way.
-fn for_each_leaf<E>(s: &Scenario, mut f: impl FnMut(&str, &Value) -> Result<(), E>) -> Result<(), E> {
+fn for_each_leaf<E>(s: &impl serde::Serialize, mut f: impl FnMut(&str, &Value) -> Result<(), E>) -> Result<(), E> {
     fn walk<E>(key: &mut String, v: &Value, f: &mut impl FnMut(&str, &Value) -> Result<(), E>) -> Result<(), E> {
         match v {
             Value::Object(m) => {
@@ -357,7 +362,7 @@ fn for_each_leaf<E>(s: &Scenario, mut f: impl FnMut(&str, &Value) -> Result<(), 
 }
 
 /// Checks every key of `s` against [`LIMITS`]; the first value outside its range.
-pub fn check(s: &Scenario) -> Result<(), OutOfRange> {
+pub fn check(s: &impl serde::Serialize) -> Result<(), OutOfRange> {
     for_each_leaf(s, |key, v| {
         let Some(limit) = limit_of(key) else { return Ok(()) };
         if limit.range.check(v) == Some(false) {
@@ -371,122 +376,10 @@ pub fn check(s: &Scenario) -> Result<(), OutOfRange> {
     })
 }
 
-/// What [`cross_checks`] found: a combination that cannot run (refused), or warnings about what will
-/// happen, each with the key to report it at.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Findings {
-    pub refuse: Option<OutOfRange>,
-    pub warnings: Vec<OutOfRange>,
-}
-
-/// A derived duration in words (`100.000157s` reads worse than `100.0 s`).
-fn human(d: Duration) -> String {
-    let s = d.as_nanos() as f64 / 1e9;
-    if s >= 1.0 {
-        format!("{s:.1} s")
-    } else if s >= 1e-3 {
-        format!("{:.1} ms", s * 1e3)
-    } else {
-        format!("{:.1} us", s * 1e6)
-    }
-}
-
-/// The IP and TCP headers of a SYN with options (20 + 40 bytes at most).
-const SYN_LEN: u32 = 60;
-
-/// Checks combinations of keys that each passed [`check`]: whether the connections can come up within
-/// the 180 s the simulator gives them (`tcplab_sim::CONNECT_LIMIT`), and whether the path carries
-/// anything within `test.duration` (warnings, since the run is valid and the figures will say so).
-pub fn cross_checks(s: &Scenario) -> Findings {
-    let mut f = Findings::default();
-    let connect = tcplab_sim::CONNECT_LIMIT;
-    let dirs = [("path.up", &s.path.up), ("path.down", &s.path.down)];
-    // One crossing of the handshake: a SYN's serialization (at the NIC too, when it has a rate) and the
-    // propagation delay.
-    let crossing = |key: &str, l: &tcplab_link::LinkConfig| {
-        let nic = if key == "path.up" { s.client.host.nic_rate } else { s.server.host.nic_rate };
-        let wire = u64::from(l.framing.wire_len(SYN_LEN));
-        l.delay + l.rate.tx_time(wire) + nic.map_or(Duration::ZERO, |r| r.tx_time(wire))
-    };
-    let (up, down) = (crossing("path.up", &s.path.up), crossing("path.down", &s.path.down));
-    // SYN up, SYN-ACK down, ACK up: the server's end is established after three crossings.
-    let handshake = up + down + up;
-    if handshake >= connect {
-        let (key, l) = if up >= down { dirs[0] } else { dirs[1] };
-        f.refuse = Some(OutOfRange {
-            key: format!("{key}.delay"),
-            message: format!(
-                "{} one way at {}: the handshake takes {} (three crossings with serialization), at least \
-                 the {connect} the connections get to come up; accepted a path whose handshake fits (a shorter \
-                 delay or a faster rate)",
-                l.delay,
-                l.rate,
-                human(handshake)
-            ),
-        });
-        return f;
-    }
-    let duration = s.test.duration;
-    let rtt = up + down;
-    if s.test.messages.is_none() && duration < rtt {
-        f.warnings.push(OutOfRange {
-            key: "test.duration".into(),
-            message: format!(
-                "{duration} is shorter than one round trip of the path ({}): nothing sent in the measurement \
-                 can be acknowledged within it, so its figures will be zero",
-                human(rtt)
-            ),
-        });
-    }
-    // A path without `down` has the up direction's copy: its findings would repeat up's, at up's line.
-    let distinct = if s.path.down == s.path.up { &dirs[..1] } else { &dirs[..] };
-    for &(key, l) in distinct {
-        let mss = s.client.tcp.mss.bytes().max(s.server.tcp.mss.bytes());
-        let full = u64::from(l.framing.wire_len(mss as u32 + 40));
-        let frame = l.rate.tx_time(full);
-        if s.test.messages.is_none() && frame > duration {
-            f.warnings.push(OutOfRange {
-                key: format!("{key}.rate"),
-                message: format!(
-                    "{}: one full-size frame ({full}B) takes {} to serialize, longer than test.duration = \
-                     {duration}: the figures will be near zero",
-                    l.rate,
-                    human(frame)
-                ),
-            });
-        }
-        let empty = match l.queue {
-            tcplab_link::QueueLimit::Packets(0) => Some("0pkt".to_string()),
-            tcplab_link::QueueLimit::Bytes(b) if b < full => Some(ByteSize::new(b).to_string()),
-            _ => None,
-        };
-        if let Some(q) = empty {
-            f.warnings.push(OutOfRange {
-                key: format!("{key}.queue"),
-                message: format!(
-                    "{q}: no full-size frame can wait, so every data frame that arrives while another is being \
-                     serialized is dropped (a bufferless link; expect heavy loss)"
-                ),
-            });
-        }
-    }
-    for side in ["client", "server"] {
-        let h = if side == "client" { &s.client } else { &s.server };
-        if h.host.nic_rate.is_some() && h.host.txqueuelen == 0 {
-            f.warnings.push(OutOfRange {
-                key: format!("{side}.host.txqueuelen"),
-                message: "0 with a nic_rate: no frame can wait at the NIC, so the sender's stack is throttled \
-                          frame by frame (ifq_full) or drops"
-                    .into(),
-            });
-        }
-    }
-    f
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::{cross_checks, Findings};
     use crate::scenario::{load, Source};
 
     const FULL: &str = r#"

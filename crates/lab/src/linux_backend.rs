@@ -11,7 +11,6 @@ use crate::error::{Origin, ScenarioError};
 use crate::result::{BackendRun, ConnectionResult, EngineCounters, LinkCounters, Links, NicCounters};
 use crate::scenario::{Protocol, Scenario, TestKind};
 use crate::sim_backend::sim_spec;
-use crate::sweep::{Plan, PlanPoint};
 use tcplab_tcp::TcpConfig;
 
 /// Why the Linux backend cannot run a scenario.
@@ -161,7 +160,7 @@ pub fn on_kernel(s: &Scenario) -> (Scenario, Vec<Replaced>) {
             }
         }
         let linux = TcpConfig::personality("linux").expect("the linux personality exists");
-        let mine = serde_json::to_value(&host.tcp).expect("a TcpConfig serializes");
+        let mine = serde_json::to_value(host.tcp()).expect("a TcpConfig serializes");
         let mut tcp = serde_json::to_value(&linux).expect("a TcpConfig serializes");
         for knob in &set {
             let path: Vec<&str> = knob.split('.').collect();
@@ -180,7 +179,7 @@ pub fn on_kernel(s: &Scenario) -> (Scenario, Vec<Replaced>) {
                 }
             }
         }
-        host.tcp = tcp;
+        *host.tcp_mut() = tcp;
         if !s.explicit.contains_key(&format!("{side}.host.rx_coalesce")) {
             let kernel = crate::scenario::default_rx_coalesce("linux");
             if host.host.rx_coalesce() != kernel {
@@ -251,7 +250,7 @@ fn knob_origin(s: &Scenario, side: &str, knob: &str) -> Option<(String, Origin)>
 }
 
 /// Refusals in the order of the file's lines; flags after the file, in the order given.
-fn in_file_order(r: &mut [Refusal]) {
+pub(crate) fn in_file_order(r: &mut [Refusal]) {
     r.sort_by_key(|r| match &r.origin {
         Some(Origin::File { line, .. }) => (0, line.unwrap_or(usize::MAX)),
         _ => (1, 0),
@@ -383,7 +382,7 @@ pub fn refusals(s: &Scenario) -> Vec<Refusal> {
     // The TCP knobs, on the hosts as the kernel runs them: what is left to refuse was set by the scenario.
     let (k, _) = on_kernel(s);
     for (side, h) in [("client", &k.client), ("server", &k.server)] {
-        let Err(errors) = tcplab_emu::linux_tcp_all(&h.tcp, side) else { continue };
+        let Err(errors) = tcplab_emu::linux_tcp_all(h.tcp(), side) else { continue };
         for e in errors {
             let EmuError::Knob { knob, value, reason, .. } = e else { continue };
             let (key, origin) = match knob_origin(s, side, &knob) {
@@ -396,81 +395,6 @@ pub fn refusals(s: &Scenario) -> Vec<Refusal> {
         }
     }
     out
-}
-/// A plan as the kernel runs it: every point through [`on_kernel`], or every value the plan sets that the
-/// kernel cannot honour, at once. A value refused at sweep points is named at its axis (the `[sweep]` entry
-/// or the `--sweep` flag) with the values refused; a swept personality is refused (the kernel is one stack:
-/// every point would run the same TCP). Also returns the personalities' defaults the kernel replaces, over
-/// every point.
-pub fn plan_on_kernel(plan: &Plan) -> Result<(Plan, Vec<Replaced>), LinuxError> {
-    // Each refusal with the values refused under it (a swept key is refused at several points).
-    let mut refused: Vec<(Refusal, Vec<String>)> = Vec::new();
-    let mut add = |r: Refusal| match refused
-        .iter_mut()
-        .find(|(o, _)| o.origin == r.origin && o.key == r.key && o.reason == r.reason)
-    {
-        Some((_, values)) => {
-            if !values.contains(&r.value) {
-                values.push(r.value)
-            }
-        }
-        None => {
-            let value = r.value.clone();
-            refused.push((r, vec![value]))
-        }
-    };
-    for a in &plan.axes {
-        let distinct = a.values.iter().any(|v| *v != a.values[0]);
-        if (a.path == "client.stack" || a.path == "server.stack") && distinct {
-            add(Refusal {
-                origin: Some(a.origin()),
-                key: axis_key(a),
-                value: a.values.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", "),
-                reason: "the Linux backend runs the kernel's own TCP at every point: a personality only gives \
-                         defaults, which the kernel replaces (every point would run the same stack)"
-                    .into(),
-            });
-        }
-    }
-    let mut replaced: Vec<Replaced> = Vec::new();
-    let all = plan.all_points().map_err(LinuxError::Point)?;
-    let mut points = Vec::with_capacity(all.len());
-    for p in &all {
-        for r in refusals(&p.scenario) {
-            // A value a sweep gave is named at its axis.
-            let axis = plan.axes.iter().find(|a| {
-                matches!(&r.origin, Some(Origin::Flag { flag })
-                    if flag.strip_prefix(&format!("{}=", a.path)).is_some_and(|v| a.values.iter().any(|x| x.to_string() == v)))
-            });
-            match axis {
-                Some(a) => add(Refusal { origin: Some(a.origin()), key: axis_key(a), ..r }),
-                None => add(r),
-            }
-        }
-        let (scenario, rep) = on_kernel(&p.scenario);
-        for r in rep {
-            if !replaced.contains(&r) {
-                replaced.push(r);
-            }
-        }
-        points.push(PlanPoint { params: p.params.clone(), scenario });
-    }
-    if !refused.is_empty() {
-        let mut refused: Vec<Refusal> =
-            refused.into_iter().map(|(r, values)| Refusal { value: values.join(", "), ..r }).collect();
-        in_file_order(&mut refused);
-        return Err(LinuxError::Refused(refused));
-    }
-    let base = on_kernel(&plan.base).0;
-    Ok((plan.with_points(base, points), replaced))
-}
-
-/// The key an axis is named by: `sweep.PATH` in a file, `PATH` for a `--sweep` flag (which the origin shows).
-fn axis_key(a: &crate::sweep::Axis) -> String {
-    match a.origin() {
-        Origin::File { .. } => format!("sweep.{}", a.path),
-        _ => a.path.clone(),
-    }
 }
 
 /// How many times a run whose health is bad (late releases, hidden drops) is repeated before it is reported
@@ -503,8 +427,8 @@ pub fn run(s: &Scenario, seed: u64, pcap: Option<PcapSpec>) -> Result<LinuxRun, 
     let tb = TestbedSpec {
         up: s.path.up.clone(),
         down: s.path.down.clone(),
-        client: s.client.tcp.clone(),
-        server: s.server.tcp.clone(),
+        client: s.client.tcp().clone(),
+        server: s.server.tcp().clone(),
         seed,
         up_drop_frames: Vec::new(),
         down_drop_frames: Vec::new(),
@@ -653,14 +577,14 @@ mod tests {
         let linux = TcpConfig::personality("linux").unwrap();
         assert_eq!((k.client.stack.as_str(), k.server.stack.as_str()), ("linux", "linux"));
         // Set by the scenario: kept (test.send_buffer on the sender, test.recv_buffer on the receiver).
-        assert_eq!(k.client.tcp.rto_min, Duration::from_millis(300));
-        assert_eq!(k.client.tcp.send_buffer.bytes(), 256 << 10);
-        assert_eq!(k.server.tcp.recv_buffer.bytes(), 128 << 10);
-        assert!(k.client.tcp.nagle_last_sent);
+        assert_eq!(k.client.tcp().rto_min, Duration::from_millis(300));
+        assert_eq!(k.client.tcp().send_buffer.bytes(), 256 << 10);
+        assert_eq!(k.server.tcp().recv_buffer.bytes(), 128 << 10);
+        assert!(k.client.tcp().nagle_last_sent);
         // Left to "rfc": the kernel's.
-        assert_eq!(k.server.tcp.rto_min, linux.rto_min);
-        assert_eq!(k.client.tcp.recv_window_ratio, linux.recv_window_ratio);
-        assert_eq!(k.client.tcp.congestion_control, linux.congestion_control);
+        assert_eq!(k.server.tcp().rto_min, linux.rto_min);
+        assert_eq!(k.client.tcp().recv_window_ratio, linux.recv_window_ratio);
+        assert_eq!(k.client.tcp().congestion_control, linux.congestion_control);
         assert_eq!(k.client.host.rx_coalesce(), Duration::from_micros(50));
         let has = |side: &str, knob: &str| replaced.iter().any(|r| r.side == side && r.knob == knob);
         assert!(has("client", "tcp.recv_window_ratio") && has("server", "tcp.rto_min"));

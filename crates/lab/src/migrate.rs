@@ -3,29 +3,9 @@
 //! `points[].links.queue_series` (queue length and sojourn time over time, with `test.series`). A /1
 //! document reads as what it is and writes back unchanged; [`to_v1`] gives the /1 document of a /2 one.
 
-use crate::result::{ResultDoc, SCHEMA, SCHEMA_V1};
+use crate::result::{ResultDoc, SCHEMA_V1};
 
-/// What the version promises: a /2 document reports every point's link directions; a /1 document has
-/// none of /2's fields.
-pub fn check_version(doc: &ResultDoc) -> Result<(), String> {
-    for (i, p) in doc.points.iter().enumerate() {
-        let l = &p.links;
-        if doc.schema == SCHEMA_V1 {
-            if !l.directions.is_empty() || l.queue_series.is_some() {
-                let field = if l.directions.is_empty() { "queue_series" } else { "directions" };
-                return Err(format!(
-                    "points[{i}].links.{field}: a field of {SCHEMA}, but the document's schema is {SCHEMA_V1:?}"
-                ));
-            }
-        } else if l.directions.is_empty() {
-            return Err(format!(
-                "points[{i}].links.directions: missing; {SCHEMA} reports every link direction (a {SCHEMA_V1} \
-                 document has none: its schema says so)"
-            ));
-        }
-    }
-    Ok(())
-}
+pub use crate::result::check_version;
 
 /// The /1 document of `doc`: its schema /1, and /2's fields left out. Every other byte is the same, so
 /// a reader of /1 reads it as before (the baseline test pins the shipped scenarios' /1 documents this

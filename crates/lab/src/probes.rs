@@ -1,75 +1,13 @@
 //! The lab's probes: per-interval samples of RFC 4898 variables of every connection end (web100's
 //! "logvars"), with the bytes delivered to each end's application per interval.
 
-use serde::Serialize;
 use tcplab_sim::{Endpoints, Probe, CLIENT};
 use tcplab_tcp::{Connection, Estats};
 use tcplab_transport::Transport;
 use tcplab_units::{Duration, Instant};
 
-/// The names `test.series.vars` accepts: every numeric RFC 4898 variable tcplab keeps, as in `estats`.
-pub fn estats_vars() -> Vec<String> {
-    let mut e = Estats::default();
-    // An optional gauge is absent from the JSON until it has a value.
-    e.CurSsthresh = Some(0);
-    // So are pacing's, TSQ's and BBR's, on connections without them.
-    e.paced = Some(Box::new(tcplab_tcp::estats::PacedEstats::all()));
-    match serde_json::to_value(e) {
-        Ok(serde_json::Value::Object(m)) => {
-            m.into_iter().filter(|(_, v)| v.is_number() || v.is_null()).map(|(k, _)| k).collect()
-        }
-        _ => Vec::new(),
-    }
-}
-
-/// The names of RDP's per-connection statistics (`tcplab_rdp::RdpStats`) that are numbers: what
-/// `client.VAR` / `server.VAR` name for an RDP test.
-pub fn rdp_stats_vars() -> Vec<String> {
-    match serde_json::to_value(tcplab_rdp::RdpStats::default()) {
-        Ok(serde_json::Value::Object(m)) => m.into_iter().filter(|(_, v)| v.is_number()).map(|(k, _)| k).collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// Seconds since the start of the run, as the exact decimal of the nanoseconds (`0.3`, not the
-/// `0.30000000000000004` of multiplying by 1e-9): the division of two exactly represented integers rounds
-/// once, to the `f64` nearest the decimal, which prints as that decimal.
-pub fn exact_secs(ns: u64) -> f64 {
-    ns as f64 / 1e9
-}
-
-/// Samples of every connection end (docs/results.md, `logvars`).
-#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LogVars {
-    pub interval_s: f64,
-    /// When the measurement window opened and closed, s from the start of the run (absent if it never did).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub measure_start_s: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub measure_end_s: Option<f64>,
-    /// `t_s`, the variables asked for, then `delivered_bytes` and `throughput_bps`.
-    pub columns: Vec<String>,
-    /// The connection ends in the order they were created.
-    pub ends: Vec<EndSeries>,
-}
-
-/// The samples of one connection end, from the first tick after it was created.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct EndSeries {
-    pub id: u32,
-    #[serde(deserialize_with = "crate::result::de::side")]
-    pub side: crate::result::Name,
-    pub local_port: u16,
-    pub remote_port: u16,
-    /// One row per sample; `null` in JSON (a gauge that was infinite) reads back as NaN.
-    #[serde(deserialize_with = "crate::result::de::rows")]
-    pub rows: Vec<Vec<f64>>,
-    /// Bytes delivered to the application up to the last sample (not serialized).
-    #[serde(skip)]
-    delivered: u64,
-}
+pub use crate::columns::{estats_vars, rdp_stats_vars};
+pub use crate::result::{exact_secs, EndSeries, LogVars};
 
 /// Samples `vars` of every connection end on every tick.
 pub struct LogVarsProbe {

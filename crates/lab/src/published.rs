@@ -7,8 +7,6 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::scenario::Scenario;
-
 /// One `[[published]]` table: figures of one metric from one source, against a swept key (`x` and
 /// `x_values`) or a single figure for every point, at the points whose keys equal `where`'s values.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -82,7 +80,7 @@ pub struct Comparison {
 pub fn metric_unit(metric: &str) -> &'static str {
     if let Some((_, var)) = metric.split_once('.').filter(|(side, _)| *side == "client" || *side == "server") {
         let var = var.strip_suffix(".mean").or_else(|| var.strip_suffix(".stddev")).unwrap_or(var);
-        return crate::scenario::series_unit(var);
+        return crate::columns::series_unit(var);
     }
     if metric.ends_with("_bps") {
         "bit/s"
@@ -173,17 +171,14 @@ pub fn same_value(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// The published figures that apply to a point run from the resolved scenario `s`, beside the point's
-/// own (`point`, its JSON form). A figure whose metric the point lacks is left out.
-pub fn compare(s: &Scenario, point: &Value) -> Vec<Comparison> {
-    if s.published.is_empty() {
-        return Vec::new();
-    }
-    let Ok(sv) = serde_json::to_value(s) else { return Vec::new() };
+/// The figures of `published` (a resolved scenario's `[[published]]`) that apply to a point run from that
+/// scenario (`sv`, its JSON form), beside the point's own (`point`, its JSON form). A figure whose metric
+/// the point lacks is left out. The scenario comes as JSON so that this module stays below it.
+pub fn compare(published: &[PublishedSeries], sv: &Value, point: &Value) -> Vec<Comparison> {
     let mut out = Vec::new();
     // A key's value at the point: as the sweep wrote it (`params`), or as the resolved scenario has it.
-    let values = |key: &str| [point["params"].get(key), at(&sv, key)].into_iter().flatten();
-    for (i, series) in s.published.iter().enumerate() {
+    let values = |key: &str| [point["params"].get(key), at(sv, key)].into_iter().flatten();
+    for (i, series) in published.iter().enumerate() {
         if !series.at.iter().all(|(k, v)| values(k).any(|have| same_value(have, v))) {
             continue;
         }

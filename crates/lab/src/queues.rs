@@ -3,7 +3,6 @@
 //! and counters at each tick ([`tcplab_sim::Probe::on_link_tick`]); a run without `test.series` has no
 //! tick and no probe, so sampling costs nothing then.
 
-use serde::{Deserialize, Serialize};
 use tcplab_sim::{DirId, Probe};
 use tcplab_transport::Transport;
 use tcplab_units::{Duration, Instant};
@@ -12,138 +11,7 @@ use crate::probes::exact_secs;
 use crate::result::{DirectionCounters, LinkCounters};
 use crate::scenario::Scenario;
 
-/// The time axis a series object opens with (`links.queue_series`, `flow_series`): its interval, the
-/// measurement window and the instant of each sample.
-///
-/// Serialized by hand into the object that holds it, before that object's own list ([`with_axis`]): serde's
-/// `flatten` would take the fields apart, but it cannot be combined with `deny_unknown_fields`, which every
-/// result type keeps so that a misspelled field in a saved document is an error, not a silent default.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct SeriesAxis {
-    pub interval_s: f64,
-    /// When the measurement window opened and closed, s from the start of the run (absent if it never did).
-    pub measure_start_s: Option<f64>,
-    pub measure_end_s: Option<f64>,
-    /// The instant of each sample, s from the start of the run.
-    pub t_s: Vec<f64>,
-}
-
-impl SeriesAxis {
-    /// An axis of samples `interval` apart, none taken yet.
-    pub fn new(interval: Duration) -> SeriesAxis {
-        SeriesAxis { interval_s: exact_secs(interval.as_nanos()), ..SeriesAxis::default() }
-    }
-}
-
-/// Serde for a series object: [`SeriesAxis`]'s fields (the windows' absent when unknown), then one list
-/// under its own name (`directions`, `flows`); any other field is an error.
-pub mod with_axis {
-    use std::fmt;
-    use std::marker::PhantomData;
-
-    use serde::de::{self, MapAccess, Visitor};
-    use serde::ser::SerializeStruct;
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    use super::SeriesAxis;
-
-    pub fn serialize<S: Serializer, R: Serialize>(
-        s: S,
-        name: &'static str,
-        axis: &SeriesAxis,
-        field: &'static str,
-        rest: &R,
-    ) -> Result<S::Ok, S::Error> {
-        let n = 3 + axis.measure_start_s.is_some() as usize + axis.measure_end_s.is_some() as usize;
-        let mut m = s.serialize_struct(name, n)?;
-        m.serialize_field("interval_s", &axis.interval_s)?;
-        for (key, v) in [("measure_start_s", axis.measure_start_s), ("measure_end_s", axis.measure_end_s)] {
-            match v {
-                Some(v) => m.serialize_field(key, &v)?,
-                None => m.skip_field(key)?,
-            }
-        }
-        m.serialize_field("t_s", &axis.t_s)?;
-        m.serialize_field(field, rest)?;
-        m.end()
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>, R: Deserialize<'de>>(
-        d: D,
-        name: &'static str,
-        fields: &'static [&'static str; 5],
-    ) -> Result<(SeriesAxis, R), D::Error> {
-        struct V<R>(&'static str, &'static [&'static str; 5], PhantomData<R>);
-        impl<'de, R: Deserialize<'de>> Visitor<'de> for V<R> {
-            type Value = (SeriesAxis, R);
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                write!(f, "struct {}", self.0)
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let (mut interval, mut start, mut end, mut t, mut rest) = (None, None, None, None, None);
-                while let Some(key) = map.next_key::<String>()? {
-                    match key.as_str() {
-                        "interval_s" => interval = Some(map.next_value()?),
-                        "measure_start_s" => start = map.next_value()?,
-                        "measure_end_s" => end = map.next_value()?,
-                        "t_s" => t = Some(map.next_value()?),
-                        k if k == self.1[4] => rest = Some(map.next_value()?),
-                        k => return Err(de::Error::unknown_field(k, self.1)),
-                    }
-                }
-                let axis = SeriesAxis {
-                    interval_s: interval.ok_or_else(|| de::Error::missing_field("interval_s"))?,
-                    measure_start_s: start,
-                    measure_end_s: end,
-                    t_s: t.ok_or_else(|| de::Error::missing_field("t_s"))?,
-                };
-                Ok((axis, rest.ok_or_else(|| de::Error::missing_field(self.1[4]))?))
-            }
-        }
-        d.deserialize_struct(name, fields, V(name, fields, PhantomData))
-    }
-}
-
-/// Sampled link directions' queues (`points[].links.queue_series`).
-#[derive(Debug, Clone)]
-pub struct QueueSeries {
-    pub axis: SeriesAxis,
-    /// One per sampled direction (every direction the scenario file declares: `up` and `down`, a
-    /// dumbbell's `bottleneck` and `reverse`, each `link[i].forward` and `link[i].backward` of a network).
-    pub directions: Vec<QueueSamples>,
-}
-
-const QUEUE_SERIES_FIELDS: &[&str; 5] = &["interval_s", "measure_start_s", "measure_end_s", "t_s", "directions"];
-
-impl Serialize for QueueSeries {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        with_axis::serialize(s, "QueueSeries", &self.axis, "directions", &self.directions)
-    }
-}
-
-impl<'de> Deserialize<'de> for QueueSeries {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let (axis, directions) = with_axis::deserialize(d, "QueueSeries", QUEUE_SERIES_FIELDS)?;
-        Ok(QueueSeries { axis, directions })
-    }
-}
-
-/// One link direction's queue at each sample.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct QueueSamples {
-    /// The direction's name, as `links.directions[].direction` spells it.
-    pub direction: String,
-    /// Packets waiting at the sample instant (in the qdisc, or the FIFO's backlog), not counting the one
-    /// being serialized.
-    pub backlog_packets: Vec<u64>,
-    /// Their wire bytes (framing included).
-    pub backlog_bytes: Vec<u64>,
-    /// Sojourn time, ms: on the drop-tail FIFO's fast path, the wait of a packet arriving at the sample
-    /// instant (exact: a FIFO fixes it on arrival); on a qdisc, the mean sojourn (enqueue to dequeue) of
-    /// the packets dequeued since the previous sample, `null` when none was.
-    pub sojourn_ms: Vec<Option<f64>>,
-}
+pub use crate::result::{with_axis, QueueSamples, QueueSeries, SeriesAxis};
 
 /// Every link direction of `s`'s run, in [`DirId`] order: its name and the names of the hosts it carries
 /// packets from and to.

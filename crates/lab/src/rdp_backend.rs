@@ -27,7 +27,7 @@ pub fn sim_spec(s: &Scenario) -> SimSpec<RdpConfig> {
         transport: RdpConfig {
             // The series reports every RTT measurement of the sender.
             record_rtt_samples: series,
-            ..h.rdp.clone().expect("an RDP test resolves every host's RDP knobs")
+            ..h.config::<tcplab_rdp::RdpConfig>().cloned().expect("an RDP test resolves every host's RDP knobs")
         },
         nic_rate: h.host.nic_rate,
         txqueuelen: h.host.txqueuelen,

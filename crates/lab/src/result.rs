@@ -5,7 +5,12 @@
 use serde::{Deserialize, Serialize};
 use tcplab_workload::Report;
 
+use crate::error::Origin;
 use crate::scenario::{full_kind_name, Protocol, Scenario, TestKind};
+use crate::stats::Interval;
+
+mod series;
+pub use series::*;
 
 /// The schema this lab writes and reads.
 pub const SCHEMA: &str = "tcplab.result/2";
@@ -34,10 +39,10 @@ pub struct ResultDoc {
     pub scenario: Scenario,
     /// The sweep's axes, in order (absent without a sweep).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sweep: Option<Vec<crate::sweep::Axis>>,
+    pub sweep: Option<Vec<Axis>>,
     /// The repetition rule (absent with one run per point).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub repeat: Option<crate::sweep::Repeat>,
+    pub repeat: Option<Repeat>,
     pub points: Vec<Point>,
     /// A shard of a sweep (`--shard i/n`); `tcplab merge` joins shards into the whole document.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -77,7 +82,7 @@ impl ResultDoc {
     /// What the fields' types cannot say: every point has the metrics of the scenario's test kind and the
     /// sweep's coordinates, and a shard holds the points its index gives it.
     pub fn check(&self) -> Result<(), String> {
-        crate::migrate::check_version(self)?;
+        check_version(self)?;
         let kind = (self.scenario.test.transport, self.scenario.test.kind);
         let axes: Vec<&str> = self.sweep.iter().flatten().map(|a| a.path.as_str()).collect();
         for (i, p) in self.points.iter().enumerate() {
@@ -155,7 +160,7 @@ impl ResultDoc {
         for (k, p) in self.points.iter().enumerate() {
             let mut rest = first + k * step;
             for a in axes.iter().rev() {
-                let want = crate::sweep::toml_to_json(&a.values[rest % a.values.len()]);
+                let want = toml_to_json(&a.values[rest % a.values.len()]);
                 rest /= a.values.len();
                 if p.params.get(&a.path) != Some(&want) {
                     let got = p.params.get(&a.path).map_or("nothing".to_string(), |v| v.to_string());
@@ -217,7 +222,7 @@ pub struct Point {
     pub rtt_samples: Option<RttSamples>,
     /// Every connection end's RFC 4898 variables over time, when `test.series` named them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub logvars: Option<crate::probes::LogVars>,
+    pub logvars: Option<LogVars>,
     pub links: Links,
     /// Linux backend: the run's health (emulator lateness, hidden drops, whether the run is valid); an
     /// object with at least `valid` (docs/linux-backend.md § Run health).
@@ -229,14 +234,14 @@ pub struct Point {
     /// A `[dumbbell]` scenario: each flow's figures, in the order of its `[[flow]]` tables (docs/results.md
     /// § Flows). Absent for the client-server scenarios.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub flows: Vec<crate::topology::FlowResult>,
+    pub flows: Vec<FlowResult>,
     /// A `[dumbbell]` scenario: the stream flows' goodputs summed and Jain's fairness index over them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub aggregate: Option<crate::topology::FlowsAggregate>,
+    pub aggregate: Option<FlowsAggregate>,
     /// A flows scenario with `test.series`: every flow over time (goodput, or an rr flow's transaction
     /// time), what `--flent` writes as flent's RRUL series.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub flow_series: Option<crate::topology::FlowSeries>,
+    pub flow_series: Option<FlowSeries>,
 }
 
 impl Point {
@@ -293,7 +298,8 @@ impl Point {
             return;
         }
         let json = serde_json::to_value(&*self).expect("a point serializes");
-        self.published = crate::published::compare(s, &json);
+        let Ok(sv) = serde_json::to_value(s) else { return };
+        self.published = crate::published::compare(&s.published, &sv, &json);
     }
 }
 
@@ -701,75 +707,114 @@ pub(crate) mod de {
     }
 }
 
-/// The metrics a run of `s` reports, as dotted keys of `points[].metrics` (what `[[plot]] y` accepts);
-/// `None` for a test kind whose metrics are not listed here.
-pub fn metric_names(s: &Scenario) -> Option<Vec<&'static str>> {
-    let latency = [
-        "latency_us.mean",
-        "latency_us.stddev",
-        "latency_us.min",
-        "latency_us.p50",
-        "latency_us.p90",
-        "latency_us.p99",
-        "latency_us.p99_9",
-        "latency_us.max",
-    ];
-    let mut names: Vec<&'static str> = match (s.test.transport, s.test.kind) {
-        (Protocol::Tcp, TestKind::Stream | TestKind::Maerts) => {
-            vec!["throughput_bps", "delivered_bytes", "retransmissions", "elapsed_s"]
-        }
-        (Protocol::Tcp, TestKind::Rr | TestKind::Crr) => {
-            let mut v = vec!["transactions_per_s", "transactions"];
-            v.extend(latency);
-            v.extend(["retransmissions", "elapsed_s"]);
-            if s.test.kind == TestKind::Crr {
-                v.extend(["connections_opened", "port_waits"]);
+pub use crate::scenario::metric_names;
+
+/// What the version promises: a /2 document reports every point's link directions; a /1 document has
+/// none of /2's fields.
+pub fn check_version(doc: &ResultDoc) -> Result<(), String> {
+    for (i, p) in doc.points.iter().enumerate() {
+        let l = &p.links;
+        if doc.schema == SCHEMA_V1 {
+            if !l.directions.is_empty() || l.queue_series.is_some() {
+                let field = if l.directions.is_empty() { "queue_series" } else { "directions" };
+                return Err(format!(
+                    "points[{i}].links.{field}: a field of {SCHEMA}, but the document's schema is {SCHEMA_V1:?}"
+                ));
             }
-            v
-        }
-        (Protocol::Rdp, TestKind::Stream) => {
-            return Some(vec![
-                "throughput_bps",
-                "delivered_bytes",
-                "messages_delivered",
-                "retransmissions",
-                "duplicates_received",
-                "data_drops",
-                "timeouts",
-                "elapsed_s",
-            ])
-        }
-        (Protocol::Rdp, TestKind::Rr) => {
-            let mut v = vec!["transactions_per_s", "transactions"];
-            v.extend(latency);
-            v.extend(["retransmissions", "elapsed_s"]);
-            return Some(v);
-        }
-        (Protocol::Tcp, TestKind::Msg) => {
-            let mut v = vec!["messages_per_s", "messages", "throughput_bps", "delivered_bytes"];
-            v.extend(latency.map(|l| l.replacen("latency_us", "time_per_message_us", 1).leak() as &'static str));
-            v.extend(latency);
-            v.extend(["retransmissions", "elapsed_s"]);
-            v
-        }
-        (Protocol::Rdp, _) => return None,
-    };
-    let sides = [(s.client.host.cpu.is_some(), "local"), (s.server.host.cpu.is_some(), "remote")];
-    if sides.iter().any(|(on, _)| *on) {
-        let rr = s.test.kind.is_rr();
-        for (on, side) in sides {
-            if !on {
-                continue;
-            }
-            let local = side == "local";
-            names.push(if local { "cpu_util_percent.local" } else { "cpu_util_percent.remote" });
-            names.push(if local { "service_demand_us_per_kb.local" } else { "service_demand_us_per_kb.remote" });
-            if rr {
-                names.push(if local { "service_demand_us_per_tr.local" } else { "service_demand_us_per_tr.remote" });
-            }
+        } else if l.directions.is_empty() {
+            return Err(format!(
+                "points[{i}].links.directions: missing; {SCHEMA} reports every link direction (a {SCHEMA_V1} \
+                 document has none: its schema says so)"
+            ));
         }
     }
-    Some(names)
+    Ok(())
+}
+
+// The sweep's axes and repetitions as the document records them (`sweep`, `repeat`); the sweep
+// (crate::sweep) plans and runs them.
+
+/// One axis of a sweep: a scenario key path and the values it takes, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Axis {
+    pub path: String,
+    #[serde(serialize_with = "values_as_json")]
+    pub values: Vec<toml::Value>,
+    /// Where the axis was given; an axis read back from a result document has none to report.
+    #[serde(skip, default = "AxisOrigin::saved")]
+    pub(crate) origin: AxisOrigin,
+}
+
+impl Axis {
+    /// Where the axis was written: its `[sweep]` entry's file and line, or its `--sweep` flag.
+    pub fn origin(&self) -> Origin {
+        match &self.origin {
+            AxisOrigin::File { file, line } => Origin::File { file: file.clone(), line: *line },
+            AxisOrigin::Flag(flag) => Origin::Sweep { flag: flag.clone() },
+        }
+    }
+}
+
+impl AxisOrigin {
+    fn saved() -> AxisOrigin {
+        AxisOrigin::Flag("the result document's sweep".into())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum AxisOrigin {
+    File { file: String, line: Option<usize> },
+    Flag(String),
+}
+
+fn values_as_json<S: serde::Serializer>(v: &[toml::Value], s: S) -> Result<S::Ok, S::Error> {
+    let json: Vec<serde_json::Value> = v.iter().map(toml_to_json).collect();
+    json.serialize(s)
+}
+
+pub(crate) fn toml_to_json(v: &toml::Value) -> serde_json::Value {
+    serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
+}
+
+/// Repetitions of every point (netperf `-i max,min`, `-I level,width`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Repeat {
+    pub min: u32,
+    pub max: u32,
+    /// Confidence level of the interval, e.g. 0.99.
+    pub level: f64,
+    /// The interval's whole width must be narrower than this fraction of the mean, e.g. 0.05.
+    pub width: f64,
+}
+
+impl Repeat {
+    /// netperf's defaults when `-I` or `-i` is given: `-i 10,3`, `-I 99,5`.
+    pub const DEFAULT: Repeat = Repeat { min: 3, max: 10, level: 0.99, width: 0.05 };
+
+    /// The confidence interval of the main metric over `runs` (none below two).
+    pub fn interval(&self, runs: &[Point]) -> Option<Interval> {
+        let xs: Vec<f64> = runs.iter().map(|r| main_metric(&r.metrics).1).collect();
+        (xs.len() >= 2).then(|| Interval::of(&xs, self.level))
+    }
+
+    /// Whether `runs` are enough: the main metric's interval met, or `max` reached.
+    pub fn done(&self, runs: &[Point]) -> bool {
+        runs.len() as u32 >= self.max || self.interval(runs).is_some_and(|i| i.met(self.width))
+    }
+}
+
+/// The main metric of a point's metrics: the message rate for `tcp_msg`, throughput for bulk tests, the
+/// transaction rate for RR/CRR.
+pub fn main_metric(m: &Metrics) -> (&'static str, f64) {
+    let v = serde_json::to_value(m).unwrap_or_default();
+    for name in ["messages_per_s", "throughput_bps", "transactions_per_s"] {
+        if let Some(x) = v.get(name).and_then(|x| x.as_f64()) {
+            return (name, x);
+        }
+    }
+    ("", 0.0)
 }
 
 /// Statistics of one connection end.
@@ -879,7 +924,7 @@ pub struct Links {
     /// With `test.series` (simulator): the queue length and sojourn time of every link direction the
     /// scenario declares, over time (`tcplab.result/2`; docs/outputs.md § Queues over time).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub queue_series: Option<crate::queues::QueueSeries>,
+    pub queue_series: Option<QueueSeries>,
 }
 
 /// A host's IP fragmentation and reassembly counters (RFC 4293 `ipSystemStatsOutFragReqds`,
@@ -969,7 +1014,7 @@ pub struct BackendRun {
     pub retransmissions: u64,
     pub links: Links,
     pub series: Option<Series>,
-    pub logvars: Option<crate::probes::LogVars>,
+    pub logvars: Option<LogVars>,
     pub engine: EngineCounters,
     /// Per host (client, server), with the CPU cost model.
     pub cpu: [Option<tcplab_sim::CpuReport>; 2],

@@ -10,6 +10,10 @@ use tcplab_tcp::TcpConfig;
 use tcplab_units::{ByteSize, Duration, Rate};
 
 use crate::error::{Origin, ScenarioError};
+pub use crate::host_transports::{HostTransports, TransportConfig};
+
+mod checks;
+pub use checks::{cross_checks, Findings};
 
 /// A scenario, fully resolved: every knob has its value, units are typed. It reads back from its echo in
 /// a result document (`scenario`), not from a scenario file (`load` does that, with personalities).
@@ -42,7 +46,7 @@ pub struct Scenario {
     /// the `[[plot]]`s that netperf's columns do not show.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub table: Option<TableSpec>,
-    /// What validation found valid but worth saying before the run (crate::limits::cross_checks: a
+    /// What validation found valid but worth saying before the run (`cross_checks`: a
     /// bufferless queue, a measurement shorter than a round trip), each located as an error would be
     /// (`FILE:LINE: KEY: …`). Not part of the document.
     #[serde(skip)]
@@ -232,24 +236,79 @@ pub struct PlotReference {
     pub label: String,
 }
 
-/// The unit of a sampled variable (an RFC 4898 name of `estats`, or a `logvars` column): `"bytes"`, `"ms"`,
-/// `"bit/s"` or `"count"`. One `[[plot]]` of series draws variables of one unit.
-pub fn series_unit(var: &str) -> &'static str {
-    let bytes = ["Octets", "Cwnd", "Ssthresh", "MSS", "PipeSize", "Rwin"];
-    if var == "throughput_bps" {
-        "bit/s"
-    } else if var == "delivered_bytes" {
-        "bytes"
-    } else if var == "CountRTT" || var.starts_with("ZeroRwin") || var.starts_with("Hystart") && !var.ends_with("Cwnd") {
-        "count"
-    } else if var.contains("RTT") || var.contains("RTO") || var.starts_with("SndLimTime") {
-        "ms"
-    } else if bytes.iter().any(|b| var.contains(b)) {
-        "bytes"
-    } else {
-        "count"
+/// The metrics a run of `s` reports, as dotted keys of `points[].metrics` (what `[[plot]] y` accepts);
+/// `None` for a test kind whose metrics are not listed here.
+pub fn metric_names(s: &Scenario) -> Option<Vec<&'static str>> {
+    let latency = [
+        "latency_us.mean",
+        "latency_us.stddev",
+        "latency_us.min",
+        "latency_us.p50",
+        "latency_us.p90",
+        "latency_us.p99",
+        "latency_us.p99_9",
+        "latency_us.max",
+    ];
+    let mut names: Vec<&'static str> = match (s.test.transport, s.test.kind) {
+        (Protocol::Tcp, TestKind::Stream | TestKind::Maerts) => {
+            vec!["throughput_bps", "delivered_bytes", "retransmissions", "elapsed_s"]
+        }
+        (Protocol::Tcp, TestKind::Rr | TestKind::Crr) => {
+            let mut v = vec!["transactions_per_s", "transactions"];
+            v.extend(latency);
+            v.extend(["retransmissions", "elapsed_s"]);
+            if s.test.kind == TestKind::Crr {
+                v.extend(["connections_opened", "port_waits"]);
+            }
+            v
+        }
+        (Protocol::Rdp, TestKind::Stream) => {
+            return Some(vec![
+                "throughput_bps",
+                "delivered_bytes",
+                "messages_delivered",
+                "retransmissions",
+                "duplicates_received",
+                "data_drops",
+                "timeouts",
+                "elapsed_s",
+            ])
+        }
+        (Protocol::Rdp, TestKind::Rr) => {
+            let mut v = vec!["transactions_per_s", "transactions"];
+            v.extend(latency);
+            v.extend(["retransmissions", "elapsed_s"]);
+            return Some(v);
+        }
+        (Protocol::Tcp, TestKind::Msg) => {
+            let mut v = vec!["messages_per_s", "messages", "throughput_bps", "delivered_bytes"];
+            v.extend(latency.map(|l| l.replacen("latency_us", "time_per_message_us", 1).leak() as &'static str));
+            v.extend(latency);
+            v.extend(["retransmissions", "elapsed_s"]);
+            v
+        }
+        (Protocol::Rdp, _) => return None,
+    };
+    let sides = [(s.client.host.cpu.is_some(), "local"), (s.server.host.cpu.is_some(), "remote")];
+    if sides.iter().any(|(on, _)| *on) {
+        let rr = s.test.kind.is_rr();
+        for (on, side) in sides {
+            if !on {
+                continue;
+            }
+            let local = side == "local";
+            names.push(if local { "cpu_util_percent.local" } else { "cpu_util_percent.remote" });
+            names.push(if local { "service_demand_us_per_kb.local" } else { "service_demand_us_per_kb.remote" });
+            if rr {
+                names.push(if local { "service_demand_us_per_tr.local" } else { "service_demand_us_per_tr.remote" });
+            }
+        }
     }
+    Some(names)
 }
+
+/// The unit of a sampled variable (in `crate::columns`, below the scenario and the result).
+pub use crate::columns::series_unit;
 
 /// Both directions of the path between client and server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -261,17 +320,101 @@ pub struct PathSpec {
     pub down: LinkConfig,
 }
 
-/// One host: its TCP personality with overrides, and its NIC.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// One host: its TCP personality with overrides, the knobs of the transports it runs, and its NIC.
+///
+/// A scenario file and a result document write one table per transport (`tcp`, `rdp`) between `stack`
+/// and `host`, as `Host`'s (de)serialization below spells them; the tables a host may have are the
+/// transports registered in [`crate::host_transports::REGISTERED`], not fields here.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Host {
     /// The personality the TCP knobs start from.
     pub stack: String,
-    pub tcp: TcpConfig,
-    /// The RDP knobs (`RdpConfig::default()` with the host's `rdp` table on top), for the RDP tests only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rdp: Option<RdpConfig>,
+    /// TCP's knobs (the personality with the host's `tcp` table on top), always; the knobs of the test's
+    /// transport when it is another (`RdpConfig::default()` with the host's `rdp` table on top).
+    pub transports: HostTransports,
     pub host: Nic,
+}
+
+impl Host {
+    /// TCP's knobs, which every host carries.
+    pub fn tcp(&self) -> &TcpConfig {
+        self.transports.tcp()
+    }
+
+    pub fn tcp_mut(&mut self) -> &mut TcpConfig {
+        self.transports.tcp_mut()
+    }
+
+    /// The knobs of the transport whose config is `C`, if the host carries them (RDP's: in the RDP tests).
+    pub fn config<C: TransportConfig>(&self) -> Option<&C> {
+        self.transports.get()
+    }
+}
+
+/// A host's keys: `stack`, one table per registered transport, `host` (the accepted keys of an error).
+fn host_keys() -> &'static [&'static str] {
+    static KEYS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    KEYS.get_or_init(|| {
+        let mut k = vec!["stack"];
+        k.extend(crate::host_transports::REGISTERED.iter().map(|r| r.table));
+        k.push("host");
+        k
+    })
+}
+
+impl Serialize for Host {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let n = self.transports.iter().count();
+        let mut m = s.serialize_map(Some(n + 2))?;
+        m.serialize_entry("stack", &self.stack)?;
+        for c in self.transports.iter() {
+            m.serialize_entry(c.table(), &c.to_json())?;
+        }
+        m.serialize_entry("host", &self.host)?;
+        m.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Host {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Host;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a host: stack, a table per transport, host")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Host, A::Error> {
+                use serde::de::Error;
+                let (mut stack, mut nic, mut configs) = (None, None, Vec::new());
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "stack" => stack = Some(map.next_value::<String>()?),
+                        "host" => nic = Some(map.next_value::<Nic>()?),
+                        k => match crate::host_transports::registration(k) {
+                            Some(r) => {
+                                let v: serde_json::Value = map.next_value()?;
+                                configs.push((r.from_json)(v).map_err(|e| A::Error::custom(format!("{k}: {e}")))?);
+                            }
+                            None => return Err(A::Error::unknown_field(k, host_keys())),
+                        },
+                    }
+                }
+                let stack = stack.ok_or_else(|| A::Error::missing_field("stack"))?;
+                let host = nic.ok_or_else(|| A::Error::missing_field("host"))?;
+                let tcp = configs
+                    .iter()
+                    .find_map(|c| c.as_any().downcast_ref::<TcpConfig>().cloned())
+                    .ok_or_else(|| A::Error::missing_field("tcp"))?;
+                let mut transports = HostTransports::new(tcp);
+                for c in configs.into_iter().filter(|c| c.table() != TcpConfig::TABLE) {
+                    transports.insert_any(c);
+                }
+                Ok(Host { stack, transports, host })
+            }
+        }
+        d.deserialize_map(V)
+    }
 }
 
 /// The host's network interface.
@@ -325,8 +468,7 @@ pub fn default_rx_coalesce(stack: &str) -> Duration {
     }
 }
 
-/// The largest `host.rx_coalesce` accepted (NICs' interrupt-coalescing settings stay below a millisecond).
-pub const MAX_RX_COALESCE: Duration = Duration::from_millis(10);
+pub use crate::limits::MAX_RX_COALESCE;
 
 /// The largest `host.nic_frame_time` accepted (1 ms a frame is 1,000 frames per second, slower than any NIC).
 pub const MAX_NIC_FRAME_TIME: Duration = Duration::from_millis(1);
@@ -871,22 +1013,51 @@ struct RawPath {
     down: Option<LinkConfig>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A host as a scenario file writes it: `stack`, a table per registered transport (`tcp`, `rdp`), `host`.
 struct RawHost {
-    #[serde(default = "default_stack")]
     stack: String,
-    #[serde(default)]
-    tcp: toml::Table,
-    #[serde(default)]
-    rdp: Option<toml::Table>,
-    #[serde(default)]
+    /// (table, knobs) in the file's order; a table only once (the TOML parser refuses a second).
+    tables: Vec<(&'static str, toml::Table)>,
     host: Nic,
+}
+
+impl RawHost {
+    /// A host of `stack` with a `tcp` table only (a flow's or a network host's).
+    fn tcp_only(stack: String, tcp: toml::Table) -> RawHost {
+        RawHost { stack, tables: vec![(TcpConfig::TABLE, tcp)], host: Nic::default() }
+    }
 }
 
 impl Default for RawHost {
     fn default() -> Self {
-        RawHost { stack: default_stack(), tcp: toml::Table::new(), rdp: None, host: Nic::default() }
+        RawHost { stack: default_stack(), tables: Vec::new(), host: Nic::default() }
+    }
+}
+
+impl<'de> Deserialize<'de> for RawHost {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = RawHost;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a table of keys")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<RawHost, A::Error> {
+                let mut raw = RawHost::default();
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "stack" => raw.stack = map.next_value()?,
+                        "host" => raw.host = map.next_value()?,
+                        k => match crate::host_transports::registration(k) {
+                            Some(r) => raw.tables.push((r.table, map.next_value()?)),
+                            None => return Err(serde::de::Error::unknown_field(k, host_keys())),
+                        },
+                    }
+                }
+                Ok(raw)
+            }
+        }
+        d.deserialize_map(V)
     }
 }
 
@@ -969,7 +1140,12 @@ impl Ctx<'_> {
         prefix: &str,
         value: toml::Value,
     ) -> Result<T, ScenarioError> {
-        serde_path_to_error::deserialize(value).map_err(|e| {
+        serde_path_to_error::deserialize(value).map_err(|e| self.path_error(prefix, e))
+    }
+
+    /// A deserialization error of the value under `prefix`, at its failing key.
+    fn path_error(&self, prefix: &str, e: serde_path_to_error::Error<toml::de::Error>) -> ScenarioError {
+        {
             let mut key = join(prefix, &e.path().to_string());
             // The TOML deserializer appends "in `path`"; the key is reported on its own.
             let mut message = e.inner().to_string().lines().next().unwrap_or_default().trim().to_string();
@@ -989,7 +1165,7 @@ impl Ctx<'_> {
                 message = message.replacen("expected one of", "accepted:", 1).replacen("expected", "accepted:", 1);
             }
             self.error(key.trim_matches('.'), message)
-        })
+        }
     }
 }
 
@@ -1458,14 +1634,10 @@ fn resolve_dumbbell(
                 ));
             }
         }
-        let raw_host = RawHost {
-            stack: f.stack.clone().unwrap_or_else(default_stack),
-            tcp: f.tcp.clone().unwrap_or_default(),
-            rdp: None,
-            host: Nic::default(),
-        };
-        let host = resolve_host(ctx, &at, raw_host, false)?;
-        host.tcp.validate().map_err(|m| {
+        let raw_host =
+            RawHost::tcp_only(f.stack.clone().unwrap_or_else(default_stack), f.tcp.clone().unwrap_or_default());
+        let host = resolve_host(ctx, &at, raw_host, Protocol::Tcp)?;
+        host.tcp().validate().map_err(|m| {
             let knob = m.split([' ', ',', ':']).next().unwrap_or("");
             ctx.error(&format!("{at}.tcp.{knob}"), m)
         })?;
@@ -1477,7 +1649,7 @@ fn resolve_dumbbell(
         flows.push(Flow {
             kind: f.kind,
             stack: host.stack.clone(),
-            tcp: host.tcp.clone(),
+            tcp: host.tcp().clone(),
             access_delay,
             start: f.start,
             message,
@@ -1573,13 +1745,12 @@ fn resolve_network(ctx: &Ctx, mut raw: RawScenario, duration: Option<toml::Value
                 format!("{:?} names host[{j}] already; each host its own name", h.name),
             ));
         }
-        let host =
-            resolve_host(ctx, &at, RawHost { stack: h.stack, tcp: h.tcp, rdp: None, host: Nic::default() }, false)?;
-        host.tcp.validate().map_err(|m| {
+        let host = resolve_host(ctx, &at, RawHost::tcp_only(h.stack, h.tcp), Protocol::Tcp)?;
+        host.tcp().validate().map_err(|m| {
             let knob = m.split([' ', ',', ':']).next().unwrap_or("");
             ctx.error(&format!("{at}.tcp.{knob}"), m)
         })?;
-        hosts.push(NetHost { name: h.name, stack: host.stack.clone(), tcp: host.tcp.clone() });
+        hosts.push(NetHost { name: h.name, stack: host.stack.clone(), tcp: host.tcp().clone() });
         resolved.push(host);
     }
     let accepted = || {
@@ -1667,7 +1838,7 @@ fn resolve_network(ctx: &Ctx, mut raw: RawScenario, duration: Option<toml::Value
         flows.push(Flow {
             kind: f.kind,
             stack: sender.stack.clone(),
-            tcp: sender.tcp.clone(),
+            tcp: sender.tcp().clone(),
             access_delay: Duration::ZERO,
             start: f.start,
             message,
@@ -1772,8 +1943,8 @@ fn resolve(ctx: &Ctx, mut raw: RawScenario, dumbbell_duration: Option<toml::Valu
         ));
     }
     let rdp = transport == Protocol::Rdp;
-    let mut client = resolve_host(ctx, "client", raw.client, rdp)?;
-    let mut server = resolve_host(ctx, "server", raw.server, rdp)?;
+    let mut client = resolve_host(ctx, "client", raw.client, transport)?;
+    let mut server = resolve_host(ctx, "server", raw.server, transport)?;
     let msg = kind == TestKind::Msg;
     let rdp_stream = rdp && kind == TestKind::Stream;
     if t.messages.is_some() && !rdp_stream && !msg {
@@ -1879,7 +2050,7 @@ fn resolve(ctx: &Ctx, mut raw: RawScenario, dumbbell_duration: Option<toml::Valu
         None => (None, None),
         Some(RawSeries::Interval(d)) => (Some(d), None),
         Some(RawSeries::Vars(v)) => {
-            let accepted = crate::probes::estats_vars();
+            let accepted = crate::columns::estats_vars();
             if let Some(bad) = v.vars.iter().find(|n| !accepted.contains(n)) {
                 return Err(ctx.error(
                     "test.series.vars",
@@ -1921,16 +2092,16 @@ fn resolve(ctx: &Ctx, mut raw: RawScenario, dumbbell_duration: Option<toml::Valu
         [("test.send_buffer", t.send_buffer, &*sender), ("test.recv_buffer", t.recv_buffer, &*receiver)]
     {
         if let Some(b) = b {
-            if b < host.tcp.mss || b.bytes() > 1 << 30 {
-                return Err(ctx.error(key, format!("{b}: accepted one MSS ({}) to 1GiB", host.tcp.mss)));
+            if b < host.tcp().mss || b.bytes() > 1 << 30 {
+                return Err(ctx.error(key, format!("{b}: accepted one MSS ({}) to 1GiB", host.tcp().mss)));
             }
         }
     }
     if let Some(b) = t.send_buffer {
-        sender.tcp.send_buffer = b;
+        sender.tcp_mut().send_buffer = b;
     }
     if let Some(b) = t.recv_buffer {
-        receiver.tcp.recv_buffer = b;
+        receiver.tcp_mut().recv_buffer = b;
     }
     if let Some(nd) = t.nodelay {
         if rdp {
@@ -1943,15 +2114,15 @@ fn resolve(ctx: &Ctx, mut raw: RawScenario, dumbbell_duration: Option<toml::Valu
             ));
         }
         // netperf -D: both ends (loc_nodelay and rem_nodelay).
-        sender.tcp.nodelay = nd;
-        receiver.tcp.nodelay = nd;
+        sender.tcp_mut().nodelay = nd;
+        receiver.tcp_mut().nodelay = nd;
     }
-    let message = match (&receiver.rdp, t.message) {
+    let message = match (receiver.config::<RdpConfig>(), t.message) {
         (Some(_), m) => m.unwrap_or(ByteSize::new(RDP_DEFAULT_MESSAGE)),
         (None, m) if msg => m.unwrap_or(ByteSize::new(MSG_DEFAULT_MESSAGE)),
-        (None, m) => m.unwrap_or(sender.tcp.send_buffer),
+        (None, m) => m.unwrap_or(sender.tcp().send_buffer),
     };
-    if let (Some(r), true) = (&receiver.rdp, rdp_stream) {
+    if let (Some(r), true) = (receiver.config::<RdpConfig>(), rdp_stream) {
         // One send call is one message: at most the receiver's max segment size less the IP and RDP headers.
         let max =
             u64::from(r.max_segment_size) - u64::from(tcplab_wire::IPV4_HEADER_LEN + tcplab_wire::rdp::RDP_HEADER_LEN);
@@ -1967,14 +2138,10 @@ fn resolve(ctx: &Ctx, mut raw: RawScenario, dumbbell_duration: Option<toml::Valu
         return Err(ctx.error("test.message", format!("{message}: accepted 1B to 1GiB")));
     }
     for (side, h) in [("client", &client), ("server", &server)] {
-        h.tcp.validate().map_err(|m| {
-            let knob = m.split([' ', ',', ':']).next().unwrap_or("");
-            ctx.error(&format!("{side}.tcp.{knob}"), m)
-        })?;
-        if let Some(r) = &h.rdp {
-            r.validate().map_err(|m| {
+        for c in h.transports.iter() {
+            c.validate_any().map_err(|m| {
                 let knob = m.split([' ', ',', ':']).next().unwrap_or("");
-                ctx.error(&format!("{side}.rdp.{knob}"), m)
+                ctx.error(&format!("{side}.{}.{knob}", c.table()), m)
             })?;
         }
     }
@@ -2021,7 +2188,7 @@ fn resolve(ctx: &Ctx, mut raw: RawScenario, dumbbell_duration: Option<toml::Valu
     scenario.table = raw.table;
     // Every number within its sane range (crate::limits), then the combinations that cannot run.
     crate::limits::check(&scenario).map_err(|e| ctx.error(&e.key, e.message))?;
-    let found = crate::limits::cross_checks(&scenario);
+    let found = cross_checks(&scenario);
     if let Some(e) = found.refuse {
         return Err(ctx.error(&e.key, e.message));
     }
@@ -2120,11 +2287,11 @@ fn check_metric(ctx: &Ctx, s: &Scenario, y: &str, key: &str) -> Result<(), Scena
         y.split_once('.').filter(|(side, _)| *side == "client" || *side == "server").is_some_and(|(_, var)| match var
             .rsplit_once('.')
         {
-            _ if s.test.transport == Protocol::Rdp => crate::probes::rdp_stats_vars().iter().any(|v| v == var),
+            _ if s.test.transport == Protocol::Rdp => crate::columns::rdp_stats_vars().iter().any(|v| v == var),
             Some((v, "mean" | "stddev")) => sampled.iter().any(|x| x == v),
-            _ => crate::probes::estats_vars().iter().any(|v| v == var),
+            _ => crate::columns::estats_vars().iter().any(|v| v == var),
         });
-    if let Some(accepted) = crate::result::metric_names(s) {
+    if let Some(accepted) = metric_names(s) {
         if !counter && !accepted.contains(&y) {
             let counters = if s.test.transport == Protocol::Rdp {
                 ", or client.VAR / server.VAR with a statistic of RDP's connection ends (e.g. \
@@ -2279,7 +2446,7 @@ fn check_series_plot(ctx: &Ctx, s: &Scenario, vars: &[String], key: &str) -> Res
     Ok(())
 }
 
-fn resolve_host(ctx: &Ctx, side: &str, raw: RawHost, rdp: bool) -> Result<Host, ScenarioError> {
+fn resolve_host(ctx: &Ctx, side: &str, raw: RawHost, transport: Protocol) -> Result<Host, ScenarioError> {
     let base = TcpConfig::personality(&raw.stack).ok_or_else(|| {
         let names: Vec<String> =
             tcplab_tcp::personality::PERSONALITIES.iter().map(|(n, _)| format!("\"{n}\"")).collect();
@@ -2288,11 +2455,39 @@ fn resolve_host(ctx: &Ctx, side: &str, raw: RawHost, rdp: bool) -> Result<Host, 
             format!("unknown personality {:?}; accepted: {}", raw.stack, names.join(", ")),
         )
     })?;
-    let mut merged = toml::Value::try_from(&base).expect("a TcpConfig serializes to TOML");
-    if let Some(t) = merged.as_table_mut() {
-        merge(t, raw.tcp);
+    // TCP's knobs always (the stack is a TCP personality), and the test's transport's when it is another;
+    // a table of a third transport is refused by name.
+    let mut transports = HostTransports::new(base);
+    let mut tables = raw.tables;
+    if transport.key() != TcpConfig::TABLE && !tables.iter().any(|(t, _)| *t == transport.key()) {
+        tables.push((transport.key(), toml::Table::new()));
     }
-    let tcp: TcpConfig = ctx.deserialize(&format!("{side}.tcp"), merged)?;
+    for (table, over) in tables {
+        if table != TcpConfig::TABLE && table != transport.key() {
+            let runs: Vec<String> =
+                Protocol::ALL.iter().filter(|p| p.key() == table).map(|p| format!("{:?}", p.key())).collect();
+            return Err(ctx.error(
+                &format!("{side}.{table}"),
+                format!(
+                    "{} knobs with a {} test; accepted with test.transport = {}",
+                    table.to_uppercase(),
+                    transport.key().to_uppercase(),
+                    runs.join(" or ")
+                ),
+            ));
+        }
+        let r = crate::host_transports::registration(table).expect("a raw host's tables are registered");
+        let mut merged = if table == TcpConfig::TABLE {
+            toml::Value::try_from(transports.tcp()).expect("a TcpConfig serializes to TOML")
+        } else {
+            (r.base)(&raw.stack).expect("a transport other than TCP has a base for every stack")
+        };
+        if let Some(t) = merged.as_table_mut() {
+            merge(t, over);
+        }
+        let prefix = format!("{side}.{table}");
+        transports.insert_any((r.from_toml)(merged).map_err(|e| ctx.path_error(&prefix, e))?);
+    }
     if let Some(cpu) = &raw.host.cpu {
         if !(1..=1024).contains(&cpu.cores) {
             return Err(ctx.error(&format!("{side}.host.cpu.cores"), format!("{}: accepted 1 to 1024", cpu.cores)));
@@ -2338,24 +2533,8 @@ fn resolve_host(ctx: &Ctx, side: &str, raw: RawHost, rdp: bool) -> Result<Host, 
             ),
         ));
     }
-    let rdp = match (raw.rdp, rdp) {
-        (Some(_), false) => {
-            return Err(ctx.error(
-                &format!("{side}.rdp"),
-                "RDP knobs with a TCP test; accepted with test.kind = \"rdp_stream\" or \"rdp_rr\"",
-            ))
-        }
-        (table, true) => {
-            let mut merged = toml::Value::try_from(RdpConfig::default()).expect("an RdpConfig serializes to TOML");
-            if let (Some(t), Some(over)) = (merged.as_table_mut(), table) {
-                merge(t, over);
-            }
-            Some(ctx.deserialize::<RdpConfig>(&format!("{side}.rdp"), merged)?)
-        }
-        (None, false) => None,
-    };
     let host = Nic { rx_coalesce: Some(rx_coalesce), ..raw.host };
-    Ok(Host { stack: raw.stack, tcp, rdp, host })
+    Ok(Host { stack: raw.stack, transports, host })
 }
 
 /// Lays `over` on `base`; nested tables (`cubic = { c = 0.5 }`) change only the keys they name.

@@ -27,7 +27,7 @@ pub const CRR_PORT_RETRY: Duration = Duration::from_millis(1);
 /// A host of the scenario as the simulator takes it.
 pub(crate) fn host_spec(h: &crate::scenario::Host) -> HostSpec<TcpConfig> {
     HostSpec {
-        transport: h.tcp.clone(),
+        transport: h.tcp().clone(),
         nic_rate: h.host.nic_rate,
         txqueuelen: h.host.txqueuelen,
         ephemeral_ports: (h.host.ephemeral_ports.low, h.host.ephemeral_ports.high),

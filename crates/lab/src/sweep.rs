@@ -2,83 +2,11 @@
 //! (`--sweep`, `--iterations`, `--confidence`), every point validated before anything runs, and the
 //! run of a plan on a work-stealing pool (docs/sweeps.md).
 
-use serde::Serialize;
-
 use crate::error::{Origin, ScenarioError};
+pub use crate::result::{main_metric, Axis, Repeat};
+use crate::result::{toml_to_json, AxisOrigin};
 use crate::result::{Confidence, EngineCounters, Metrics, Point, ResultDoc, RunError};
 use crate::scenario::{load, Scenario, Source};
-use crate::stats::Interval;
-
-/// One axis of a sweep: a scenario key path and the values it takes, in order.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Axis {
-    pub path: String,
-    #[serde(serialize_with = "values_as_json")]
-    pub values: Vec<toml::Value>,
-    /// Where the axis was given; an axis read back from a result document has none to report.
-    #[serde(skip, default = "AxisOrigin::saved")]
-    origin: AxisOrigin,
-}
-
-impl Axis {
-    /// Where the axis was written: its `[sweep]` entry's file and line, or its `--sweep` flag.
-    pub fn origin(&self) -> Origin {
-        match &self.origin {
-            AxisOrigin::File { file, line } => Origin::File { file: file.clone(), line: *line },
-            AxisOrigin::Flag(flag) => Origin::Sweep { flag: flag.clone() },
-        }
-    }
-}
-
-impl AxisOrigin {
-    fn saved() -> AxisOrigin {
-        AxisOrigin::Flag("the result document's sweep".into())
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-enum AxisOrigin {
-    File { file: String, line: Option<usize> },
-    Flag(String),
-}
-
-fn values_as_json<S: serde::Serializer>(v: &[toml::Value], s: S) -> Result<S::Ok, S::Error> {
-    let json: Vec<serde_json::Value> = v.iter().map(toml_to_json).collect();
-    json.serialize(s)
-}
-
-pub(crate) fn toml_to_json(v: &toml::Value) -> serde_json::Value {
-    serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
-}
-
-/// Repetitions of every point (netperf `-i max,min`, `-I level,width`).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Repeat {
-    pub min: u32,
-    pub max: u32,
-    /// Confidence level of the interval, e.g. 0.99.
-    pub level: f64,
-    /// The interval's whole width must be narrower than this fraction of the mean, e.g. 0.05.
-    pub width: f64,
-}
-
-impl Repeat {
-    /// netperf's defaults when `-I` or `-i` is given: `-i 10,3`, `-I 99,5`.
-    pub const DEFAULT: Repeat = Repeat { min: 3, max: 10, level: 0.99, width: 0.05 };
-
-    /// The confidence interval of the main metric over `runs` (none below two).
-    pub fn interval(&self, runs: &[Point]) -> Option<Interval> {
-        let xs: Vec<f64> = runs.iter().map(|r| main_metric(&r.metrics).1).collect();
-        (xs.len() >= 2).then(|| Interval::of(&xs, self.level))
-    }
-
-    /// Whether `runs` are enough: the main metric's interval met, or `max` reached.
-    pub fn done(&self, runs: &[Point]) -> bool {
-        runs.len() as u32 >= self.max || self.interval(runs).is_some_and(|i| i.met(self.width))
-    }
-}
 
 /// Point `p` from its iterations `runs` (in iteration order): the mean of every metric, the interval of the
 /// main metric, the first iteration's connections, links, series and health (with how many iterations
@@ -825,18 +753,6 @@ pub struct Unmet {
     pub confidence: Confidence,
 }
 
-/// The main metric of a point's metrics: the message rate for `tcp_msg`, throughput for bulk tests, the
-/// transaction rate for RR/CRR.
-pub fn main_metric(m: &Metrics) -> (&'static str, f64) {
-    let v = serde_json::to_value(m).unwrap_or_default();
-    for name in ["messages_per_s", "throughput_bps", "transactions_per_s"] {
-        if let Some(x) = v.get(name).and_then(|x| x.as_f64()) {
-            return (name, x);
-        }
-    }
-    ("", 0.0)
-}
-
 /// The mean of each numeric leaf of the iterations' metrics. A leaf that is an integer in every
 /// iteration (a count) stays an integer: the mean rounded to the nearest.
 fn mean_json(vals: &[serde_json::Value]) -> serde_json::Value {
@@ -1042,6 +958,86 @@ pub fn parse_shard(t: &str) -> Result<(u32, u32), String> {
         return Err(bad());
     }
     Ok((i, n))
+}
+
+/// A plan as the kernel runs it: every point through [`on_kernel`](crate::linux_backend::on_kernel), or every value the plan sets that the
+/// kernel cannot honour, at once. A value refused at sweep points is named at its axis (the `[sweep]` entry
+/// or the `--sweep` flag) with the values refused; a swept personality is refused (the kernel is one stack:
+/// every point would run the same TCP). Also returns the personalities' defaults the kernel replaces, over
+/// every point.
+pub fn plan_on_kernel(
+    plan: &Plan,
+) -> Result<(Plan, Vec<crate::linux_backend::Replaced>), crate::linux_backend::LinuxError> {
+    // The Linux backend sits below the sweep (the sweep runs its points through `crate::run`).
+    use crate::linux_backend::{in_file_order, on_kernel, refusals, LinuxError, Refusal, Replaced};
+    // Each refusal with the values refused under it (a swept key is refused at several points).
+    let mut refused: Vec<(Refusal, Vec<String>)> = Vec::new();
+    let mut add = |r: Refusal| match refused
+        .iter_mut()
+        .find(|(o, _)| o.origin == r.origin && o.key == r.key && o.reason == r.reason)
+    {
+        Some((_, values)) => {
+            if !values.contains(&r.value) {
+                values.push(r.value)
+            }
+        }
+        None => {
+            let value = r.value.clone();
+            refused.push((r, vec![value]))
+        }
+    };
+    for a in &plan.axes {
+        let distinct = a.values.iter().any(|v| *v != a.values[0]);
+        if (a.path == "client.stack" || a.path == "server.stack") && distinct {
+            add(Refusal {
+                origin: Some(a.origin()),
+                key: axis_key(a),
+                value: a.values.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", "),
+                reason: "the Linux backend runs the kernel's own TCP at every point: a personality only gives \
+                         defaults, which the kernel replaces (every point would run the same stack)"
+                    .into(),
+            });
+        }
+    }
+    let mut replaced: Vec<Replaced> = Vec::new();
+    let all = plan.all_points().map_err(LinuxError::Point)?;
+    let mut points = Vec::with_capacity(all.len());
+    for p in &all {
+        for r in refusals(&p.scenario) {
+            // A value a sweep gave is named at its axis.
+            let axis = plan.axes.iter().find(|a| {
+                matches!(&r.origin, Some(Origin::Flag { flag })
+                    if flag.strip_prefix(&format!("{}=", a.path)).is_some_and(|v| a.values.iter().any(|x| x.to_string() == v)))
+            });
+            match axis {
+                Some(a) => add(Refusal { origin: Some(a.origin()), key: axis_key(a), ..r }),
+                None => add(r),
+            }
+        }
+        let (scenario, rep) = on_kernel(&p.scenario);
+        for r in rep {
+            if !replaced.contains(&r) {
+                replaced.push(r);
+            }
+        }
+        points.push(PlanPoint { params: p.params.clone(), scenario });
+    }
+    if !refused.is_empty() {
+        let mut refused: Vec<Refusal> =
+            refused.into_iter().map(|(r, values)| Refusal { value: values.join(", "), ..r }).collect();
+        in_file_order(&mut refused);
+        return Err(LinuxError::Refused(refused));
+    }
+    let base = on_kernel(&plan.base).0;
+    Ok((plan.with_points(base, points), replaced))
+}
+
+/// The key an axis is named by: `sweep.PATH` in a file, `PATH` for a `--sweep` flag (which the origin shows).
+fn axis_key(a: &Axis) -> String {
+    match a.origin() {
+        Origin::File { .. } => format!("sweep.{}", a.path),
+        _ => a.path.clone(),
+    }
 }
 
 #[cfg(test)]

@@ -3,7 +3,6 @@
 //! docs/topology.md § Flows that share a bottleneck) or a network of `[[host]]` and `[[link]]` tables with
 //! flows between any two hosts (§ Networks).
 
-use serde::{Deserialize, Serialize};
 use tcplab_link::{LinkConfig, QueueLimit};
 use tcplab_sim::{AppSpec, DirId, FlowId, HostId, LinkId, LinkSpec, Routes, SimError, SimSpec};
 use tcplab_tcp::{Connection, TcpConfig};
@@ -14,82 +13,10 @@ use tcplab_workload::{
     RrClientConfig, RrServer, RrServerConfig, Stream, StreamConfig,
 };
 
-use crate::result::{BackendRun, ConnectionResult, EngineCounters, LatencyMetrics, Links};
+pub use crate::result::{jain_index, FlowResult, FlowSamples, FlowSeries, FlowsAggregate};
+use crate::result::{BackendRun, ConnectionResult, EngineCounters, Links};
 use crate::scenario::{Dumbbell, Flow, FlowKind, Scenario};
 use crate::sim_backend::{host_spec, link_counters, nic_counters, SERVER_PORT};
-
-/// One flow's figures in a point (`flows[i]` of the result document).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FlowResult {
-    /// The flow's index among the scenario's `[[flow]]` tables.
-    pub flow: u32,
-    /// `stream`, `rr` or `msg`.
-    pub kind: String,
-    /// The flow's personality and congestion controller (`linux`, `cubic`).
-    pub stack: String,
-    pub congestion_control: String,
-    /// The round-trip propagation delay of the flow's path, ms: 2 × (access delay + the bottleneck's
-    /// one-way delay), the reverse direction's delay for the way back.
-    pub base_rtt_ms: f64,
-    /// Payload bits per second the flow's receiving application read during the measurement (a stream
-    /// flow; for an rr flow, the request and response bytes of its completed transactions).
-    pub goodput_bps: f64,
-    /// Payload bytes read by the receiver (stream) during the measurement.
-    pub delivered_bytes: u64,
-    /// Segments the flow's two connection ends retransmitted over the whole run.
-    pub retransmissions: u64,
-    /// The sender's smoothed RTT at the end of the run, ms (RFC 4898 SmoothedRTT).
-    pub smoothed_rtt_ms: f64,
-    /// `rr`: transactions completed in the measurement, per second.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transactions_per_s: Option<f64>,
-    /// `rr`: per-transaction latency, µs (request written to response read). `msg`: each message's
-    /// one-way latency, µs (the send call that starts it to the read of its last byte).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub latency_us: Option<LatencyMetrics>,
-    /// `msg`: whole messages read in the measurement, per second.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub messages_per_s: Option<f64>,
-}
-
-/// Every flow over time (`test.series` beside `[[flow]]`): per tick, a stream or msg flow's goodput at
-/// its receiver and an rr flow's mean transaction time (one transaction at a time, so the interval over
-/// the transactions it completed), the figures flent's RRUL plots draw.
-#[derive(Debug, Clone)]
-pub struct FlowSeries {
-    /// `t_s`: the end of each sample's interval, s from the start of the run.
-    pub axis: crate::queues::SeriesAxis,
-    /// One per flow, in the order of the `[[flow]]` tables.
-    pub flows: Vec<FlowSamples>,
-}
-
-const FLOW_SERIES_FIELDS: &[&str; 5] = &["interval_s", "measure_start_s", "measure_end_s", "t_s", "flows"];
-
-impl Serialize for FlowSeries {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        crate::queues::with_axis::serialize(s, "FlowSeries", &self.axis, "flows", &self.flows)
-    }
-}
-
-impl<'de> Deserialize<'de> for FlowSeries {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let (axis, flows) = crate::queues::with_axis::deserialize(d, "FlowSeries", FLOW_SERIES_FIELDS)?;
-        Ok(FlowSeries { axis, flows })
-    }
-}
-
-/// One flow's samples.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FlowSamples {
-    pub flow: u32,
-    /// `goodput_mbps` (stream, msg: payload read by the receiving application, Mbit/s) or `latency_ms`
-    /// (rr: the mean time of the transactions completed in the interval, ms, as the time since the last
-    /// sample that saw one complete over their number, to within an interval; `null` when none completed).
-    pub metric: String,
-    pub values: Vec<Option<f64>>,
-}
 
 /// Samples every flow's measured end on every tick (see [`FlowSeries`]).
 struct FlowSeriesProbe {
@@ -170,28 +97,6 @@ impl tcplab_sim::Probe<Connection> for FlowSeriesProbe {
             });
         }
     }
-}
-
-/// What all the stream flows got together.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FlowsAggregate {
-    /// Stream flows counted.
-    pub stream_flows: u32,
-    /// Their goodputs summed, bit/s.
-    pub goodput_bps: f64,
-    /// Jain's fairness index of their goodputs: (Σx)² / (n·Σx²), 1 when all are equal, 1/n when one
-    /// flow has everything (Jain, Chiu and Hawe, DEC-TR-301, 1984). 0 without stream flows.
-    pub jain_index: f64,
-}
-
-/// Jain's fairness index of `x` (see [`FlowsAggregate::jain_index`]).
-pub fn jain_index(x: &[f64]) -> f64 {
-    let (s, s2): (f64, f64) = (x.iter().sum(), x.iter().map(|v| v * v).sum());
-    if x.is_empty() || s2 == 0.0 {
-        return 0.0;
-    }
-    s * s / (x.len() as f64 * s2)
 }
 
 /// Host ids of the dumbbell: sender i, receiver i, the routers.
@@ -347,8 +252,7 @@ fn place_dumbbell(s: &Scenario) -> Placed {
     let flow_host = |f: &crate::scenario::Flow| {
         host_spec(&crate::scenario::Host {
             stack: f.stack.clone(),
-            tcp: f.tcp.clone(),
-            rdp: None,
+            transports: crate::host_transports::HostTransports::new(f.tcp.clone()),
             host: crate::scenario::Nic::default(),
         })
     };
@@ -376,8 +280,7 @@ pub fn place_network(s: &Scenario) -> Placed {
         .map(|h| {
             host_spec(&crate::scenario::Host {
                 stack: h.stack.clone(),
-                tcp: h.tcp.clone(),
-                rdp: None,
+                transports: crate::host_transports::HostTransports::new(h.tcp.clone()),
                 host: crate::scenario::Nic::default(),
             })
         })

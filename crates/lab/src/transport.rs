@@ -9,6 +9,7 @@
 use tcplab_sim::Probe;
 use tcplab_wire::codec::Ipv4Payload;
 
+use crate::host_transports::TransportConfig;
 use crate::result::{Point, PointRun, RunError};
 use crate::scenario::{Protocol, Scenario};
 
@@ -23,8 +24,12 @@ pub trait LabTransport {
     /// The transport's name in scenario files (`test.transport`), which [`dispatch`] maps to it.
     const NAME: Protocol;
 
+    /// The transport's knobs as a host carries them (`Host::config::<T::Config>()`), registered in
+    /// `crate::host_transports::REGISTERED`: the host has no field per transport.
+    type Config: TransportConfig;
+
     /// The host's table of the transport's knobs in scenario files (`client.KNOB_TABLE.KNOB`).
-    const KNOB_TABLE: &'static str;
+    const KNOB_TABLE: &'static str = <Self::Config as TransportConfig>::TABLE;
     /// Every knob of the transport's config: (name, doc comment), from its crate (`tcplab explain`).
     const KNOBS: &'static [(&'static str, &'static str)];
 
@@ -76,8 +81,8 @@ pub struct Tcp;
 
 impl LabTransport for Tcp {
     type Conn = tcplab_tcp::Connection;
+    type Config = tcplab_tcp::TcpConfig;
     const NAME: Protocol = Protocol::Tcp;
-    const KNOB_TABLE: &'static str = "tcp";
     const KNOBS: &'static [(&'static str, &'static str)] = tcplab_tcp::config::KNOBS;
 
     /// The `rfc` personality's (a host's default `stack`).
@@ -145,8 +150,8 @@ pub struct Rdp;
 
 impl LabTransport for Rdp {
     type Conn = tcplab_rdp::RdpConnection;
+    type Config = tcplab_rdp::RdpConfig;
     const NAME: Protocol = Protocol::Rdp;
-    const KNOB_TABLE: &'static str = "rdp";
     const KNOBS: &'static [(&'static str, &'static str)] = tcplab_rdp::config::KNOBS;
 
     fn knob_defaults() -> toml::Table {
@@ -155,11 +160,13 @@ impl LabTransport for Rdp {
 
     fn untraceable(s: &Scenario) -> Option<String> {
         // RDP version 1 has 8-bit ports; the simulator's (5001, ephemeral 32768 and up) do not fit its header.
-        [&s.client, &s.server].iter().any(|h| h.rdp.as_ref().is_some_and(|r| r.version.number() == 1)).then(|| {
-            "RDP version 1 has 8-bit ports, which the simulated connections' ports (5001, 32768 and up) do not \
+        [&s.client, &s.server].iter().any(|h| h.config::<Self::Config>().is_some_and(|r| r.version.number() == 1)).then(
+            || {
+                "RDP version 1 has 8-bit ports, which the simulated connections' ports (5001, 32768 and up) do not \
              fit; accepted: rdp.version = 2 on both hosts"
-                .to_string()
-        })
+                    .to_string()
+            },
+        )
     }
 
     fn run_point(

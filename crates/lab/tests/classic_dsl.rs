@@ -75,9 +75,9 @@ fn mentat_nagle_does_not_hold_the_tail_of_a_response() {
 #[test]
 fn netperf_d_sets_nodelay_at_both_ends() {
     let s = scenario(shipped("classic/dsl-rr-nodelay"), &["test.nodelay=true"]);
-    assert!(s.client.tcp.nodelay && s.server.tcp.nodelay);
+    assert!(s.client.tcp().nodelay && s.server.tcp().nodelay);
     let s = scenario(shipped("classic/dsl-rr-nodelay"), &["test.nodelay=false", "server.tcp.nodelay=true"]);
-    assert!(!s.client.tcp.nodelay && !s.server.tcp.nodelay, "-D absent: netperf leaves both ends on Nagle");
+    assert!(!s.client.tcp().nodelay && !s.server.tcp().nodelay, "-D absent: netperf leaves both ends on Nagle");
 }
 
 #[test]

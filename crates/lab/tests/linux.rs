@@ -135,7 +135,7 @@ fn paced_small_messages_arrive_one_way_delay_and_one_frame_later_at_the_writers_
     // (the `linux` personality's timestamps) + 1 = 53 bytes of IP, 91 on the wire, 7.28 us at 100 Mbit/s;
     // then 20 ms of propagation. Both connections write at the same instant, so one of the two frames
     // waits one frame more.
-    assert!(s.client.tcp.timestamps && s.server.tcp.timestamps);
+    assert!(s.client.tcp().timestamps && s.server.tcp().timestamps);
     let frame = s.path.up.rate.tx_time(s.path.up.framing.wire_len(53) as u64).as_nanos() as f64 / 1e3;
     let wire = 20_000.0 + frame;
     // The median within 0.5 ms of the wire (the Linux backend's requirement). The writer's and reader's

@@ -1,6 +1,6 @@
 //! The layering of the lab and of the TCP crate, read from their sources (issue #24 item 4): the run path
 //! (`run.rs`, `transport.rs`) sits above the result types and the backends, nothing below reaches back
-//! into it, and the TCP crate's modules form no circle (the congestion controllers are built through
+//! into it, the lab's modules form no circle, and the TCP crate's modules form no circle (the congestion controllers are built through
 //! `ControllerFactory`, so `congestion` never names `config`). docs/architecture.md § Layers.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -111,11 +111,110 @@ fn nothing_below_the_run_path_names_it() {
             assert!(!to.contains(top), "crates/lab/src/{m}.rs names crate::{top}; the run path must sit above it");
         }
     }
-    // The run path goes through the seam, and the seam does not name the run path. (Reachability is not
-    // yet an order: `result` names `sweep`'s axis types, and `sweep` runs its points through `run`;
-    // docs/architecture.md § Inside the lab.)
+    // The run path goes through the seam, and the seam does not name the run path.
     assert!(g["run"].contains("transport"));
     assert!(!g["transport"].contains("run"));
+}
+
+/// A circle through `m`, if `m` reaches itself: the modules on the way, `m` first and last.
+fn circle(g: &BTreeMap<String, BTreeSet<String>>, m: &str) -> Option<Vec<String>> {
+    // Breadth-first from m's successors, keeping each module's predecessor, until m comes back.
+    let mut before: BTreeMap<String, String> = BTreeMap::new();
+    let mut todo: std::collections::VecDeque<String> = g[m].iter().cloned().collect();
+    for n in &todo {
+        before.insert(n.clone(), m.to_string());
+    }
+    while let Some(n) = todo.pop_front() {
+        if n == m {
+            let mut path = vec![m.to_string()];
+            let mut at = before[m].clone();
+            while at != m {
+                path.push(at.clone());
+                at = before[&at].clone();
+            }
+            path.push(m.to_string());
+            path.reverse();
+            return Some(path);
+        }
+        for next in g.get(&n).into_iter().flatten() {
+            if !before.contains_key(next) {
+                before.insert(next.clone(), n.clone());
+                todo.push_back(next.clone());
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn the_circle_finder_names_the_modules_on_the_way() {
+    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    g.insert("a".into(), ["b".to_string()].into());
+    g.insert("b".into(), ["c".to_string()].into());
+    g.insert("c".into(), ["a".to_string()].into());
+    g.insert("d".into(), ["a".to_string()].into());
+    assert_eq!(circle(&g, "a").unwrap(), ["a", "b", "c", "a"]);
+    assert_eq!(circle(&g, "d"), None);
+    g.get_mut("c").unwrap().clear();
+    assert_eq!(circle(&g, "a"), None);
+}
+
+#[test]
+fn the_lab_modules_form_no_circle() {
+    // Every dependency among the lab's modules points one way (docs/architecture.md § Inside the lab): the
+    // leaves, the scenario and its validation, the document's types, the backends, the seam, the run path,
+    // the sweep. A module and its directory (`scenario.rs` with `scenario/`) are one node.
+    let g = graph(&crate_src("lab"));
+    for m in g.keys() {
+        if let Some(path) = circle(&g, m) {
+            panic!("crates/lab/src: a circle of modules: {}", path.join(" -> "));
+        }
+    }
+}
+
+#[test]
+fn the_lab_layers_point_down() {
+    let g = graph(&crate_src("lab"));
+    // Leaves: what the scenario, the document and the backends stand on.
+    for leaf in ["error", "columns", "stats", "host_transports", "limits"] {
+        assert!(g[leaf].is_empty(), "crates/lab/src/{leaf}.rs is a leaf; it names {:?}", g[leaf]);
+    }
+    // The scenario (types, parsing, validation) names neither the document nor anything that runs.
+    let above_scenario = [
+        "result",
+        "run",
+        "transport",
+        "sweep",
+        "sim_backend",
+        "rdp_backend",
+        "linux_backend",
+        "topology",
+        "queues",
+        "probes",
+    ];
+    for m in above_scenario {
+        assert!(!g["scenario"].contains(m), "crates/lab/src/scenario.rs names crate::{m}");
+    }
+    assert!(!g["published"].contains("scenario"), "published.rs compares figures over JSON, below the scenario");
+    // The document's types hold what the backends fill, and name none of them.
+    for m in [
+        "run",
+        "transport",
+        "sweep",
+        "sim_backend",
+        "rdp_backend",
+        "linux_backend",
+        "topology",
+        "queues",
+        "probes",
+        "migrate",
+    ] {
+        assert!(!g["result"].contains(m), "crates/lab/src/result.rs names crate::{m}");
+    }
+    // The backends do not name the sweep that plans their points.
+    for m in ["sim_backend", "rdp_backend", "linux_backend", "topology"] {
+        assert!(!g[m].contains("sweep"), "crates/lab/src/{m}.rs names crate::sweep");
+    }
 }
 
 #[test]

@@ -11,8 +11,8 @@ fn check(text: &str, set: &[String]) {
         // Whatever loads is valid: the checks `load` promises hold.
         Ok(s) => {
             assert!(!s.test.duration.is_zero() && s.test.parallel >= 1 && s.test.message.bytes() > 0);
-            s.client.tcp.validate().unwrap();
-            s.server.tcp.validate().unwrap();
+            s.client.tcp().validate().unwrap();
+            s.server.tcp().validate().unwrap();
         }
         Err(e) => {
             let shown = e.to_string();
@@ -65,8 +65,8 @@ fn errors_point_at_the_line_of_the_key() {
 fn a_nested_knob_table_changes_only_the_keys_it_names() {
     let text = VALID.replace("[client]\nstack = \"rfc\"", "[client]\nstack = \"linux\"\ntcp = { cubic = { c = 0.5 } }");
     let s = load(&Source { name: "x.toml", text: &text }, &[]).unwrap();
-    assert_eq!(s.client.tcp.cubic.c, 0.5);
-    assert!(s.client.tcp.cubic.hystart, "the linux personality's HyStart stays on");
+    assert_eq!(s.client.tcp().cubic.c, 0.5);
+    assert!(s.client.tcp().cubic.hystart, "the linux personality's HyStart stays on");
 }
 
 #[test]

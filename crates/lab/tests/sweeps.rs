@@ -38,7 +38,7 @@ fn the_cartesian_product_in_order_with_params() {
     assert_eq!(coords[1], r#"{"test.burst":0,"client.tcp.nodelay":true}"#);
     assert_eq!(coords[7], r#"{"test.burst":3,"client.tcp.nodelay":true}"#);
     assert_eq!(p.point(5).unwrap().scenario.test.burst, Some(2));
-    assert!(p.point(5).unwrap().scenario.client.tcp.nodelay);
+    assert!(p.point(5).unwrap().scenario.client.tcp().nodelay);
     // A flag replaces the file's axis in place and adds new ones at the end.
     let p = rr_plan(&["test.burst=7", "path.up.rate=1mbit,2mbit"], RepeatFlags::default());
     assert_eq!(p.len(), 4);

@@ -303,7 +303,7 @@ impl Tables<'_> {
         let s = self.s();
         let nagle = if !self.fixed(&["client.tcp.nodelay", "test.nodelay", "client.stack"]) {
             "Nagle swept"
-        } else if s.test.nodelay.unwrap_or(s.client.tcp.nodelay) {
+        } else if s.test.nodelay.unwrap_or(s.client.tcp().nodelay) {
             "NODELAY"
         } else {
             "Nagle on"
@@ -394,10 +394,10 @@ impl Tables<'_> {
             let Metrics::Stream(m) = &p.metrics else { continue };
             let mut c = self.sweep_cells(p);
             if recv {
-                c.push(bytes(receiver.tcp.recv_buffer));
+                c.push(bytes(receiver.tcp().recv_buffer));
             }
             if send {
-                c.push(bytes(sender.tcp.send_buffer));
+                c.push(bytes(sender.tcp().send_buffer));
             }
             if msg {
                 c.push(bytes(s.test.message));
@@ -571,7 +571,7 @@ impl Tables<'_> {
             let Metrics::Rr(m) = &p.metrics else { continue };
             let mut c = self.sweep_cells(p);
             if sockets {
-                c.extend([bytes(s.client.tcp.send_buffer), bytes(s.client.tcp.recv_buffer)]);
+                c.extend([bytes(s.client.tcp().send_buffer), bytes(s.client.tcp().recv_buffer)]);
             }
             if req {
                 c.push(s.test.request.map_or("-".into(), bytes));
@@ -585,7 +585,7 @@ impl Tables<'_> {
             g.rows.push(Row::Cells(c));
             if sockets {
                 let mut remote = vec![String::new(); params];
-                remote.extend([bytes(s.server.tcp.send_buffer), bytes(s.server.tcp.recv_buffer)]);
+                remote.extend([bytes(s.server.tcp().send_buffer), bytes(s.server.tcp().recv_buffer)]);
                 remote.resize(width, String::new());
                 g.rows.push(Row::Cells(remote));
             }
@@ -630,7 +630,7 @@ impl Tables<'_> {
                 "retransmissions",
             ],
         );
-        let max_out = s.client.rdp.as_ref().map_or("-".into(), |r| r.max_outstanding.to_string());
+        let max_out = s.client.config::<tcplab_rdp::RdpConfig>().map_or("-".into(), |r| r.max_outstanding.to_string());
         for p in &self.doc.points {
             let Metrics::Rr(m) = &p.metrics else { continue };
             let mut c = self.sweep_cells(p);
@@ -706,7 +706,7 @@ impl Tables<'_> {
         self.sweep_columns(&mut g);
         // An RDP test's scenario carries both hosts' resolved `rdp` knobs; the sender is the client, the
         // window and EACKs those the receiving server offers.
-        let rdp = s.server.rdp.as_ref();
+        let rdp = s.server.config::<tcplab_rdp::RdpConfig>();
         let msg = self.fixed(&["test.message"]);
         let out = self.fixed(&["server.rdp.max_outstanding"]) && rdp.is_some();
         let eack = self.fixed(&["server.rdp.eack"]) && rdp.is_some();

@@ -1,5 +1,6 @@
-//! What the Linux-backend tests of the binary share: whether the backend can run here, and a run that
-//! must leave no namespace of its own behind.
+//! What the Linux-backend tests of the binary share: whether the backend can run here, a run that
+//! must leave no namespace of its own behind, and the two-stream bottleneck scenario the qdisc and the
+//! queue-series tests run.
 
 use std::process::{Command, Output, Stdio};
 
@@ -29,5 +30,41 @@ pub fn run_clean(args: &[&str]) -> Output {
     let pid = child.id();
     let out = child.wait_with_output().unwrap();
     assert_eq!(namespaces_of(pid), Vec::<String>::new(), "namespaces left by {args:?}");
+    out
+}
+
+/// Two CUBIC streams through 10 Mbit/s and 20 ms each way, a 1000-packet limit, 1 MiB socket buffers:
+/// enough window to fill a FIFO (bufferbloat), so that an AQM has a queue to manage and the queue over
+/// time shows it. 4 s; a test sets its own duration, `test.series` or qdisc with `--set`.
+#[allow(dead_code)] // linux_backend_scenarios runs its own scenarios
+pub const TWO_STREAMS: &str = "name = \"two-streams\"
+[path.up]
+rate = \"10mbit\"
+delay = \"20ms\"
+queue = \"1000pkt\"
+[client]
+stack = \"linux\"
+[server]
+stack = \"linux\"
+[test]
+kind = \"tcp_stream\"
+duration = \"4s\"
+parallel = 2
+message = \"16KiB\"
+send_buffer = \"1MiB\"
+recv_buffer = \"1MiB\"
+";
+
+/// Runs `tcplab CMD FILE EXTRA...` through [`run_clean`] on a file holding `text`, and checks that it
+/// succeeded.
+#[allow(dead_code)] // linux_backend_scenarios runs its own scenarios
+pub fn run_on(cmd: &str, text: &str, extra: &[&str]) -> Output {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("scenario.toml");
+    std::fs::write(&file, text).unwrap();
+    let mut args = vec![cmd, file.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let out = run_clean(&args);
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     out
 }

@@ -1,0 +1,227 @@
+//! The transports' knobs a host carries (`client.tcp`, `server.rdp`, …), one table per transport, kept
+//! by the table's name. A transport registers its config here once ([`REGISTERED`]); `Host` has no field
+//! per transport, and a scenario file and a result document spell each table as before
+//! (docs/architecture.md § How to add a transport).
+//!
+//! A leaf of the lab: it names no other lab module, so the scenario's types (above it) and the transports'
+//! seam (`crate::transport`, which ties a `LabTransport` to its config) both stand on it.
+
+use std::any::Any;
+use std::fmt::Debug;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+/// One transport's knobs as the lab keeps them on a host: its crate's documented config struct.
+pub trait TransportConfig: Any + Clone + Debug + PartialEq + Serialize + DeserializeOwned + Send + Sync {
+    /// The host's table of these knobs in scenario files and result documents (`client.TABLE.KNOB`); the
+    /// transport's `test.transport` name.
+    const TABLE: &'static str;
+
+    /// The knobs a host starts from before its table is laid on top: TCP's from the host's `stack`
+    /// personality, `None` when the stack is not one (reported at `stack` by the scenario's validation).
+    fn base(stack: &str) -> Option<Self>;
+
+    /// Checks values no field type can rule out; the message starts with the knob's name.
+    fn validate(&self) -> Result<(), String>;
+}
+
+impl TransportConfig for tcplab_tcp::TcpConfig {
+    const TABLE: &'static str = "tcp";
+    fn base(stack: &str) -> Option<Self> {
+        tcplab_tcp::TcpConfig::personality(stack)
+    }
+    fn validate(&self) -> Result<(), String> {
+        tcplab_tcp::TcpConfig::validate(self)
+    }
+}
+
+impl TransportConfig for tcplab_rdp::RdpConfig {
+    const TABLE: &'static str = "rdp";
+    /// RDP has no personalities: every host starts from the RFC's defaults.
+    fn base(_stack: &str) -> Option<Self> {
+        Some(tcplab_rdp::RdpConfig::default())
+    }
+    fn validate(&self) -> Result<(), String> {
+        tcplab_rdp::RdpConfig::validate(self)
+    }
+}
+
+/// A failure to read a config from TOML, with the failing key's path.
+pub type TomlError = serde_path_to_error::Error<toml::de::Error>;
+
+/// A registered transport's config, its type erased so a host keeps any of them in one list.
+#[derive(Clone, Copy)]
+pub struct Registration {
+    /// [`TransportConfig::TABLE`].
+    pub table: &'static str,
+    /// The base knobs of a host of `stack`, as TOML to lay the host's table on.
+    pub base: fn(stack: &str) -> Option<toml::Value>,
+    /// Reads the knobs from a scenario file's merged table (the error carries the failing key's path).
+    pub from_toml: fn(toml::Value) -> Result<Box<dyn AnyConfig>, TomlError>,
+    /// Reads the knobs from a result document's echo of the scenario.
+    pub from_json: fn(serde_json::Value) -> Result<Box<dyn AnyConfig>, serde_json::Error>,
+}
+
+impl Registration {
+    pub const fn of<C: TransportConfig>() -> Registration {
+        Registration {
+            table: C::TABLE,
+            base: |stack| {
+                C::base(stack).map(|c| toml::Value::try_from(c).expect("a transport config serializes to TOML"))
+            },
+            from_toml: |v| serde_path_to_error::deserialize::<_, C>(v).map(|c| Box::new(c) as Box<dyn AnyConfig>),
+            from_json: |v| serde_json::from_value::<C>(v).map(|c| Box::new(c) as Box<dyn AnyConfig>),
+        }
+    }
+}
+
+/// The registered transports' configs, in the order a result document writes a host's tables. TCP's
+/// comes first: every host carries it (its `stack` is a TCP personality).
+pub const REGISTERED: &[Registration] =
+    &[Registration::of::<tcplab_tcp::TcpConfig>(), Registration::of::<tcplab_rdp::RdpConfig>()];
+
+/// The registration of the table `name`, if a transport registers it.
+pub fn registration(name: &str) -> Option<&'static Registration> {
+    REGISTERED.iter().find(|r| r.table == name)
+}
+
+fn rank(table: &str) -> usize {
+    REGISTERED.iter().position(|r| r.table == table).expect("a kept config is registered")
+}
+
+/// A [`TransportConfig`] with its type erased.
+pub trait AnyConfig: Debug + Send + Sync {
+    fn table(&self) -> &'static str;
+    fn as_any(&self) -> &dyn Any;
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+    fn clone_box(&self) -> Box<dyn AnyConfig>;
+    fn eq_any(&self, other: &dyn AnyConfig) -> bool;
+    /// The knobs as the result document writes them (field order kept: serde_json's `preserve_order`).
+    fn to_json(&self) -> serde_json::Value;
+    fn validate_any(&self) -> Result<(), String>;
+}
+
+impl<C: TransportConfig> AnyConfig for C {
+    fn table(&self) -> &'static str {
+        C::TABLE
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+    fn clone_box(&self) -> Box<dyn AnyConfig> {
+        Box::new(self.clone())
+    }
+    fn eq_any(&self, other: &dyn AnyConfig) -> bool {
+        other.as_any().downcast_ref::<C>() == Some(self)
+    }
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("a transport config serializes to JSON")
+    }
+    fn validate_any(&self) -> Result<(), String> {
+        self.validate()
+    }
+}
+
+/// The configs one host carries: TCP's always, another transport's when the test runs it. Kept in
+/// [`REGISTERED`]'s order, one per table.
+#[derive(Debug)]
+pub struct HostTransports {
+    configs: Vec<Box<dyn AnyConfig>>,
+}
+
+impl HostTransports {
+    /// A host with TCP's knobs only.
+    pub fn new(tcp: tcplab_tcp::TcpConfig) -> HostTransports {
+        HostTransports { configs: vec![Box::new(tcp)] }
+    }
+
+    /// Adds (or replaces) one transport's knobs.
+    pub fn insert_any(&mut self, c: Box<dyn AnyConfig>) {
+        self.configs.retain(|k| k.table() != c.table());
+        let at = self.configs.partition_point(|k| rank(k.table()) < rank(c.table()));
+        self.configs.insert(at, c);
+    }
+
+    pub fn insert<C: TransportConfig>(&mut self, c: C) {
+        self.insert_any(Box::new(c));
+    }
+
+    /// The knobs of the transport whose config is `C`, if the host carries them.
+    pub fn get<C: TransportConfig>(&self) -> Option<&C> {
+        self.configs.iter().find_map(|c| c.as_any().downcast_ref::<C>())
+    }
+
+    pub fn get_mut<C: TransportConfig>(&mut self) -> Option<&mut C> {
+        self.configs.iter_mut().find_map(|c| c.as_any_mut().downcast_mut::<C>())
+    }
+
+    /// Every config the host carries, as (table, knobs), in [`REGISTERED`]'s order.
+    pub fn iter(&self) -> impl Iterator<Item = &dyn AnyConfig> {
+        self.configs.iter().map(|c| &**c)
+    }
+
+    /// TCP's knobs, which every host carries.
+    pub fn tcp(&self) -> &tcplab_tcp::TcpConfig {
+        self.get().expect("every host carries TCP's knobs")
+    }
+
+    pub fn tcp_mut(&mut self) -> &mut tcplab_tcp::TcpConfig {
+        self.get_mut().expect("every host carries TCP's knobs")
+    }
+}
+
+impl Clone for HostTransports {
+    fn clone(&self) -> Self {
+        HostTransports { configs: self.configs.iter().map(|c| c.clone_box()).collect() }
+    }
+}
+
+impl PartialEq for HostTransports {
+    fn eq(&self, other: &Self) -> bool {
+        self.configs.len() == other.configs.len()
+            && self.configs.iter().zip(&other.configs).all(|(a, b)| a.eq_any(&**b))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tcplab_rdp::RdpConfig;
+    use tcplab_tcp::TcpConfig;
+
+    #[test]
+    fn tables_are_unique_and_tcp_comes_first() {
+        assert_eq!(REGISTERED[0].table, "tcp");
+        for (i, r) in REGISTERED.iter().enumerate() {
+            assert!(REGISTERED[..i].iter().all(|o| o.table != r.table), "{} registered twice", r.table);
+        }
+    }
+
+    #[test]
+    fn configs_keep_the_registered_order_whatever_the_insertion_order() {
+        let mut h = HostTransports::new(TcpConfig::default());
+        h.insert(RdpConfig::default());
+        h.insert(TcpConfig { nodelay: true, ..TcpConfig::default() });
+        assert_eq!(h.iter().map(|c| c.table()).collect::<Vec<_>>(), ["tcp", "rdp"]);
+        assert!(h.tcp().nodelay, "insert replaces the table's knobs");
+        assert!(h.get::<RdpConfig>().is_some());
+        let mut other = h.clone();
+        assert_eq!(h, other);
+        other.get_mut::<RdpConfig>().unwrap().max_outstanding += 1;
+        assert_ne!(h, other);
+    }
+
+    #[test]
+    fn a_config_reads_back_from_its_json() {
+        for r in REGISTERED {
+            let base = (r.base)("linux").expect("every registered transport has a base for the linux stack");
+            let c = (r.from_toml)(base).unwrap();
+            let back = (r.from_json)(c.to_json()).unwrap();
+            assert!(c.eq_any(&*back), "{}", r.table);
+        }
+    }
+}
