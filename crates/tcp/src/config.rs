@@ -152,6 +152,16 @@ pub struct TcpConfig {
     /// The longest a compressed SACK waits (Linux `tcp_comp_sack_delay_ns`); the wait is also at most
     /// 5% of the smoothed RTT. Default 1ms.
     pub comp_sack_delay: Duration,
+    /// Under SACK compression, the pending compressed ACK is sent at once when an out-of-order segment
+    /// starts a new SACK block while this many blocks are held, or extends the block in this position of
+    /// the receiver's array or a later one (0 is the latest touched), so that every block is reported in
+    /// one of the first positions before it moves further down (Linux `tcp_sack_new_ofo_skb`,
+    /// TCP_SACK_BLOCKS_EXPECTED = 2 since 5.8: "the max is 4, but this becomes 3 if TCP timestamps are
+    /// there"; before 5.8 only a new block in a full array of TCP_NUM_SACKS = 4 sent it). With 4 (the
+    /// array full) a block third or fourth in the array can fall out unreported while ACKs are
+    /// compressed, and the sender retransmits data the receiver holds. Default 4.
+    #[serde(skip_serializing_if = "is_4")]
+    pub sack_blocks_expected: u32,
     /// Probability of acknowledging an in-order data segment at once, on top of the ACK policy, drawn from
     /// the connection's own random stream. Default 0.
     pub ack_immediate_p: f64,
@@ -246,6 +256,17 @@ pub struct TcpConfig {
     /// Worst-case delayed-ACK time added to the PTO when a single segment is in flight (RFC 8985 §7.2
     /// WCDelAckT; Linux adds TCP_RTO_MIN, 200 ms). Default 200ms.
     pub tlp_max_ack_delay: Duration,
+    /// Under `rack`, a D-SACK is evidence of reordering only where it reports a retransmitted segment
+    /// above SND.UNA that was already SACKed (the original came late: Linux `tcp_sacktag_one` sets
+    /// `state->reord` only for `TCPCB_SACKED_ACKED | TCPCB_RETRANS`; a D-SACK below SND.UNA never reaches
+    /// it), and it widens RACK's reordering window only once reordering was seen and when it does not
+    /// report the tail loss probe (Linux 5.15, `tcp_dsack_seen`: "RACK ignores DSACKs that happen without
+    /// having seen reordering, or that match TLP probes"). Off = RFC 8985 §6.2 step 4 as written: every
+    /// D-SACK round widens the window, and a D-SACK of data below RACK.fack counts as reordering, so on a
+    /// lossy path without reordering one needless retransmission holds every later loss back by up to
+    /// SRTT. Default off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub rack_dsack_after_reordering: bool,
     /// The RTT estimator behind the RTO: `rfc6298` (SRTT/RTTVAR, RTO = SRTT + max(G, 4·RTTVAR)), `linux`
     /// (mdev with the 1/32 gain on falling RTT, rttvar the per-RTT maximum floored at `rto_min`, and the RTO
     /// their sum), `rfc793` (RTO = β·SRTT, RFC 793 §3.7), `mills` (RFC 889: SRTT follows increases faster
@@ -481,6 +502,9 @@ fn is_2(n: &u32) -> bool {
 fn is_3(n: &u32) -> bool {
     *n == 3
 }
+fn is_4(n: &u32) -> bool {
+    *n == 4
+}
 fn is_false(b: &bool) -> bool {
     !*b
 }
@@ -492,8 +516,10 @@ fn is_false(b: &bool) -> bool {
 pub const OMITTED_AT_DEFAULT: &[(&str, &str)] = &[
     ("min_tso_segs", "2"),
     ("tso_win_divisor", "3"),
+    ("sack_blocks_expected", "4"),
     ("cwnd_growth_delivered", "false"),
     ("prr_ssrb_advance_only", "false"),
+    ("rack_dsack_after_reordering", "false"),
     ("slow_start_at_ssthresh", "false"),
     ("wscale_space", "\"0B\""),
     ("syn_retries", "0"),
@@ -544,6 +570,7 @@ impl Default for TcpConfig {
             quickack_on_reorder: true,
             comp_sack_nr: 0,
             comp_sack_delay: Duration::from_millis(1),
+            sack_blocks_expected: 4,
             ack_immediate_p: 0.0,
             initial_window: InitialWindow::Rfc3390,
             congestion_control: CongestionControlKind::NewReno,
@@ -564,6 +591,7 @@ impl Default for TcpConfig {
             rack: false,
             tlp: false,
             tlp_max_ack_delay: Duration::from_millis(200),
+            rack_dsack_after_reordering: false,
             rtt_sampling: RttSampling::Auto,
             rto_model: RtoModel::Rfc6298,
             rto_params: RtoParams::default(),
@@ -863,8 +891,10 @@ mod tests {
         let all = TcpConfig {
             min_tso_segs: 10,
             tso_win_divisor: 100,
+            sack_blocks_expected: 1,
             cwnd_growth_delivered: true,
             prr_ssrb_advance_only: true,
+            rack_dsack_after_reordering: true,
             wscale_space: ByteSize::new(1),
             syn_retries: 1,
             fin_delayed_ack: true,

@@ -280,19 +280,55 @@ impl Rack {
         }
     }
 
-    /// A D-SACK arrived (RFC 8985 §6.2 step 4): the reordering window grows by one step per round
-    /// trip that sees one. A D-SACK of data below RACK.fack also shows reordering (Linux counts it
-    /// in `tcp_sacktag_one`): the retransmission was needless because the original came late.
-    pub fn on_dsack(&mut self, right: SeqNumber, snd_una: SeqNumber, snd_nxt: SeqNumber) {
-        if self.dsack_round.is_some_and(|r| snd_una >= r) {
-            self.dsack_round = None;
+    /// A D-SACK `[left, right)` arrived (RFC 8985 §6.2 step 4): the reordering window grows by one step
+    /// per round trip that sees one. `of_probe`: it reports the outstanding tail loss probe.
+    ///
+    /// `after_reordering` (Linux since 5.15; the knob `rack_dsack_after_reordering`): the window grows
+    /// only if reordering was seen before this ACK and the D-SACK is not the probe's (`tcp_dsack_seen`),
+    /// and the D-SACK itself shows reordering only for a retransmitted segment above SND.UNA that was
+    /// SACKed before (`tcp_sacktag_one`: the original arrived after the retransmission left). Otherwise
+    /// RFC 8985 as written: every D-SACK round grows the window, and a D-SACK below RACK.fack shows
+    /// reordering. On a lossy path without reordering the difference is the whole of a recovery's
+    /// timing: a segment the receiver had but never SACKed (its block fell out of the ACK's three or
+    /// four) is retransmitted needlessly once, its D-SACK below SND.UNA then set `reordering_seen` for
+    /// good and widened the window round after round up to SRTT, and every later loss was found about
+    /// RACK.rtt + SRTT after it was sent (two round trips) where Linux finds it after one.
+    pub fn on_dsack(
+        &mut self,
+        left: SeqNumber,
+        right: SeqNumber,
+        snd_una: SeqNumber,
+        snd_nxt: SeqNumber,
+        of_probe: bool,
+        after_reordering: bool,
+    ) {
+        if !after_reordering || (self.reordering_seen && !of_probe) {
+            if self.dsack_round.is_some_and(|r| snd_una >= r) {
+                self.dsack_round = None;
+            }
+            if self.dsack_round.is_none() {
+                self.dsack_round = Some(snd_nxt);
+                self.reo_wnd_mult = self.reo_wnd_mult.saturating_add(1);
+                self.reo_wnd_persist = REO_WND_PERSIST;
+            }
         }
-        if self.dsack_round.is_none() {
-            self.dsack_round = Some(snd_nxt);
-            self.reo_wnd_mult = self.reo_wnd_mult.saturating_add(1);
-            self.reo_wnd_persist = REO_WND_PERSIST;
+        if !after_reordering {
+            if right <= self.fack {
+                self.reordering_seen = true;
+            }
+            return;
         }
-        if right <= self.fack {
+        if right <= snd_una {
+            return;
+        }
+        let fack = self.fack;
+        let i = self.segs.partition_point(|s| s.end <= left);
+        let late_original = self
+            .segs
+            .range(i..)
+            .take_while(|s| s.start < right)
+            .any(|s| s.start >= left && s.end <= right && s.sacked && s.ever_rtx && s.start < fack);
+        if late_original {
             self.reordering_seen = true;
         }
     }

@@ -72,16 +72,6 @@ impl RangeSet {
         }
     }
 
-    /// The number of ranges.
-    pub fn len(&self) -> usize {
-        self.ranges.len()
-    }
-
-    /// Whether `[start, end)` overlaps or touches a range (inserting it would extend one).
-    pub fn touches(&self, start: SeqNumber, end: SeqNumber) -> bool {
-        self.ranges.iter().any(|r| r.1 >= start && r.0 <= end)
-    }
-
     /// The range containing `seq`, if any.
     pub fn containing(&self, seq: SeqNumber) -> Option<(SeqNumber, SeqNumber)> {
         self.ranges.iter().copied().find(|r| r.0 <= seq && seq < r.1)

@@ -61,6 +61,7 @@ mod handshake;
 mod knobs;
 mod linux;
 mod linux_in_flight;
+mod linux_rack_dsack;
 mod linux_recovery_reentry;
 mod linux_sack_flush;
 mod loss;
