@@ -267,6 +267,14 @@ pub struct TcpConfig {
     /// SRTT. Default off.
     #[serde(skip_serializing_if = "is_false")]
     pub rack_dsack_after_reordering: bool,
+    /// Under `rack`, RACK.rtt is set by every segment an ACK newly delivers, SACKed ones first and then
+    /// the cumulatively acknowledged ones, each in sequence order, so that it ends as the RTT of the last
+    /// one processed; RACK.xmit_ts/end_seq still advance only to a segment sent later (Linux 6.18
+    /// `tcp_rack_advance`, called from `tcp_sacktag_one` and `tcp_clean_rtx_queue`). Off = RFC 8985 §6.2
+    /// step 2, which walks the segments in transmit order: RACK.rtt is the most recently sent segment's.
+    /// Default off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub rack_rtt_every_delivery: bool,
     /// The RTT estimator behind the RTO: `rfc6298` (SRTT/RTTVAR, RTO = SRTT + max(G, 4·RTTVAR)), `linux`
     /// (mdev with the 1/32 gain on falling RTT, rttvar the per-RTT maximum floored at `rto_min`, and the RTO
     /// their sum), `rfc793` (RTO = β·SRTT, RFC 793 §3.7), `mills` (RFC 889: SRTT follows increases faster
@@ -520,6 +528,7 @@ pub const OMITTED_AT_DEFAULT: &[(&str, &str)] = &[
     ("cwnd_growth_delivered", "false"),
     ("prr_ssrb_advance_only", "false"),
     ("rack_dsack_after_reordering", "false"),
+    ("rack_rtt_every_delivery", "false"),
     ("slow_start_at_ssthresh", "false"),
     ("wscale_space", "\"0B\""),
     ("syn_retries", "0"),
@@ -592,6 +601,7 @@ impl Default for TcpConfig {
             tlp: false,
             tlp_max_ack_delay: Duration::from_millis(200),
             rack_dsack_after_reordering: false,
+            rack_rtt_every_delivery: false,
             rtt_sampling: RttSampling::Auto,
             rto_model: RtoModel::Rfc6298,
             rto_params: RtoParams::default(),
@@ -895,6 +905,7 @@ mod tests {
             cwnd_growth_delivered: true,
             prr_ssrb_advance_only: true,
             rack_dsack_after_reordering: true,
+            rack_rtt_every_delivery: true,
             wscale_space: ByteSize::new(1),
             syn_retries: 1,
             fin_delayed_ack: true,

@@ -400,7 +400,11 @@ impl Connection {
             pace,
             rate,
             rec: Recovery::new(iss, cfg.dupthresh),
-            rack: cfg.rack.then(|| Box::new(Rack::new(iss))),
+            rack: cfg.rack.then(|| {
+                let mut rack = Box::new(Rack::new(iss));
+                rack.rtt_every_delivery = cfg.rack_rtt_every_delivery;
+                rack
+            }),
             tlp_pending: false,
             last_data_sent: None,
             tso_burst_end: iss,

@@ -84,6 +84,7 @@ impl TcpConfig {
                 rack: true,
                 tlp: true,
                 rack_dsack_after_reordering: true,
+                rack_rtt_every_delivery: true,
                 prr: true,
                 undo: true,
                 syn_retries: 6,

@@ -122,6 +122,9 @@ pub(crate) struct Rack {
     marks: Marks,
     /// No segment that `next_lost` would return starts below this: the walk for it starts here.
     lost_from: SeqNumber,
+    /// The knob `rack_rtt_every_delivery`: RACK.rtt is the RTT of the last segment the ACK's processing
+    /// delivers, not of the most recently sent one (see `delivered`).
+    pub rtt_every_delivery: bool,
 }
 
 /// What one run of the loss detection found.
@@ -151,6 +154,7 @@ impl Rack {
             tlp_is_retrans: false,
             marks: Marks::default(),
             lost_from: iss,
+            rtt_every_delivery: false,
         }
     }
 
@@ -199,18 +203,18 @@ impl Rack {
         } else if s.end < self.prior_fack && !s.ever_rtx {
             self.reordering_seen = true; // delivered below data delivered earlier: reordering
         }
-        // RACK.rtt is the RTT of the most recently sent segment delivered, so it moves with RACK.xmit_ts
-        // and only with it (Linux `tcp_rack_advance` returns before taking the RTT of a segment sent
-        // before RACK's; RFC 8985 §6.2 step 2 gets the same by walking the delivered segments in
-        // transmit order). An ACK delivers segments in sequence order here, and the cumulative ACK that
-        // a repaired hole lets through covers originals sent rounds earlier whose SACK the receiver
-        // never reported: their RTT taken last made every deadline of the next detection about two
-        // round trips, so that a loss was retransmitted 2 RTT after it was sent, against the kernel's 1.
+        // RFC 8985 §6.2 step 2 walks the delivered segments in transmit order, so RACK.rtt ends as the
+        // RTT of the most recently sent one and moves with RACK.xmit_ts only. An ACK delivers segments in
+        // sequence order here, and the cumulative ACK that a repaired hole lets through covers originals
+        // sent rounds earlier: taking their RTT would stretch every deadline of the next detection. Linux
+        // (`tcp_rack_advance`, the knob `rtt_every_delivery`) does take it: it sets RACK.rtt for every
+        // segment the ACK delivers, SACKed blocks first and then the cumulatively acknowledged ones, each
+        // in sequence order, and advances only RACK.xmit_ts and RACK.end_seq conditionally.
         let newer = match self.xmit_ts {
             None => true,
             Some(t) => s.xmit > t || (s.xmit == t && s.end > self.end_seq),
         };
-        if !newer {
+        if !newer && !self.rtt_every_delivery {
             return;
         }
         let rtt = now.saturating_since(s.xmit);
@@ -224,8 +228,10 @@ impl Rack {
             return;
         }
         self.rtt = rtt;
-        self.xmit_ts = Some(s.xmit);
-        self.end_seq = s.end;
+        if newer {
+            self.xmit_ts = Some(s.xmit);
+            self.end_seq = s.end;
+        }
     }
 
     /// A SACK block `[left, right)` arrived: the segments it covers whole are delivered.
@@ -520,6 +526,32 @@ mod tests {
         let d = r.detect_loss(ms(60), Duration::ZERO);
         assert_eq!(d.newly_lost, 1);
         assert_eq!(r.next_lost(), Some((iss + 1000, iss + 2000)));
+    }
+
+    /// Under `rtt_every_delivery` (Linux `tcp_rack_advance`) the same ACKs leave RACK.rtt at the RTT of the
+    /// last segment delivered (60 ms) while RACK.xmit_ts stays the third segment's: the second, sent at
+    /// 10 ms, is not yet lost at 60 ms (10 + 60 > 60) but is at 70 ms.
+    #[test]
+    fn linux_takes_rack_rtt_from_every_delivered_segment() {
+        let iss = SeqNumber(1);
+        let mut r = Rack::new(iss);
+        r.rtt_every_delivery = true;
+        let ms = |n: u64| Instant::ZERO + Duration::from_millis(n);
+        for i in 0..3u32 {
+            r.on_send(iss + i * 1000, iss + (i + 1) * 1000, ms(10 * i as u64));
+        }
+        r.begin_ack();
+        r.on_sack(iss + 2000, iss + 3000, ms(50));
+        assert_eq!(r.rtt, Duration::from_millis(30));
+        r.begin_ack();
+        r.on_cumulative_ack(iss + 1000, ms(60));
+        assert_eq!(r.rtt, Duration::from_millis(60));
+        assert_eq!(r.xmit_ts, Some(ms(20)));
+        let d = r.detect_loss(ms(60), Duration::ZERO);
+        assert_eq!(d.newly_lost, 0);
+        assert_eq!(d.timer, Some(ms(70)));
+        let d = r.detect_loss(ms(70), Duration::ZERO);
+        assert_eq!(d.newly_lost, 1);
     }
 
     /// A sender's life across the sequence-number wrap: sends, SACKs, losses, retransmissions of what
