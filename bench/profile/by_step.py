@@ -158,8 +158,7 @@ def main():
     ap.add_argument("--segments", type=int, required=True, help="data segments sent in the run")
     args = ap.parse_args()
     binary_name = args.binary
-    costs, foreign = parse(args.profile, None)  # first pass: find the object's name as callgrind wrote it
-    del costs, foreign
+    # The object's name as callgrind wrote it (the path the binary ran from).
     with open(args.profile) as f:
         obs = set(re.findall(r"^c?ob=\(\d+\) (.*)$", f.read(), re.M))
     match = [o for o in obs if o.endswith("/" + binary_name.split("/")[-1])]
