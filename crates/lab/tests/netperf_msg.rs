@@ -65,7 +65,9 @@ fn nodelay_with_every_segment_acked_sends_one_minimum_frame_per_message() {
     assert_eq!(m.retransmissions, 0);
     let client = common::estats(&doc.points[0].connections[0]);
     assert_eq!(client.DataSegsOut, 100_000, "one segment per message");
-    assert_eq!(client.SendStall, 0, "the writer waits for the NIC; TCP never finds it full");
+    // The writer waits for the NIC; TCP finds it full once: the last message leaves at its own send()
+    // (tcp_push per call), so the FIN that close() queues next goes alone and finds the NIC full.
+    assert!(client.SendStall <= 1, "the writer waits for the NIC: {} stalls", client.SendStall);
 
     // With timestamps (12 bytes of option) the frame is 53 + 38 = 91 bytes: 7.28 us.
     let doc = run_scenario(&scenario(LAN, &set[..2]), 1);

@@ -600,7 +600,9 @@ impl<T: Transport, P: Probe<T>> Sockets for Ctx<'_, T, P> {
         if self.net.io.any_cpu && self.net.io.cpus[self.host.index()].is_some() {
             return self.net.call(self.host, self.app, c.0, Op::Send, bytes);
         }
-        self.net.eps[c.0 as usize].conn.send(bytes)
+        let n = self.net.eps[c.0 as usize].conn.send(bytes);
+        self.net.push_call(c.0, n);
+        n
     }
 
     #[inline(always)]
@@ -765,7 +767,11 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
         let cost = cpu.spec.call(n);
         if cost.is_zero() {
             return match op {
-                Op::Send => conn.send(n),
+                Op::Send => {
+                    let n = conn.send(n);
+                    self.push_call(e, n);
+                    n
+                }
                 Op::Recv => conn.recv(n),
             };
         }
@@ -776,6 +782,20 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
         }
         st.pending = Some(Pending { conn: e, op, bytes: n });
         n
+    }
+
+    /// The end of a send call that moved `n` bytes into endpoint `e`'s buffer: the data it may send leaves
+    /// now, before the application's next call. Each call is a `tcp_sendmsg` of its own, which ends in
+    /// `tcp_push` (Linux net/ipv4/tcp.c; BSD's `sosend` calls `tcp_output` per call through
+    /// `pru_send`): netperf's first burst of eight 128-byte requests leaves as one 128-byte segment and
+    /// seven that Nagle holds, not as one 1024-byte segment. Data only, with any due ACK riding on it; a
+    /// pure ACK waits for the application's return, as `tcp_sendmsg` sends none (docs/classic.md § Today).
+    #[inline(always)]
+    fn push_call(&mut self, e: u32, n: u64) {
+        let ep = &mut self.eps[e as usize];
+        if n > 0 && !ep.waiting {
+            self.io.transmit(ep, e, true);
+        }
     }
 
     /// Lets endpoint `e` send what it can, keeps its timer in the queue, and notes its state changes.
