@@ -250,6 +250,8 @@ pub struct Connection {
     tlp_pending: bool,
     /// When data was last sent (for restart after idle).
     last_data_sent: Option<Instant>,
+    /// When in-order data last arrived, or the connection was established (`tcpi_last_data_recv`).
+    last_data_recv: Option<Instant>,
     /// The end of the super-packet being sent under `tso`; new data below it goes without a new decision.
     tso_burst_end: SeqNumber,
     /// The super-packet being sent holds two segments or more: Linux's GSO packets of more than one
@@ -400,9 +402,10 @@ impl Connection {
             pace,
             rate,
             rec: Recovery::new(iss, cfg.dupthresh),
-            rack: cfg.rack.then(|| Box::new(Rack::new(iss))),
+            rack: cfg.rack.then(|| Box::new(Rack::new(iss, cfg.dupthresh))),
             tlp_pending: false,
             last_data_sent: None,
+            last_data_recv: None,
             tso_burst_end: iss,
             tso_burst_multi: false,
             tso_cwnd_limited_until: iss,
@@ -991,6 +994,7 @@ impl Connection {
             self.backoff = 0;
             self.st.CurTimeoutCount = 0;
             self.state = State::Established;
+            self.last_data_recv = Some(now);
             self.ack_now = true;
         } else {
             self.state = State::SynReceived; // simultaneous open
@@ -1145,6 +1149,7 @@ impl Connection {
         if self.state == State::SynReceived {
             if seg.ack.diff(self.snd_una) > 0 && seg.ack <= self.snd_nxt {
                 self.state = State::Established;
+                self.last_data_recv = Some(now);
                 self.snd_wl1 = seg.seq;
                 self.snd_wl2 = seg.ack;
                 self.rtt_sample_from_handshake(now, seg);
@@ -1331,6 +1336,10 @@ impl Connection {
             }
         }
         if self.rack_on() {
+            let smss = self.smss;
+            if let Some(rack) = self.rack.as_mut() {
+                rack.end_ack(smss);
+            }
             let pure_dup = ack == una_before && !new_sack && seg.payload_len == 0;
             let repaired = self.rack.as_mut().is_some_and(|r| r.tlp_on_ack(ack, dsack_of_probe, pure_dup));
             if repaired && self.rec.open_or_cwr() {
@@ -1984,6 +1993,7 @@ impl Connection {
             }
             self.st.ThruOctetsReceived += (end - self.rcv_nxt) as u64;
             self.rcv_nxt = end;
+            self.last_data_recv = Some(now);
             let had_holes = !self.ooo.is_empty();
             if had_holes && self.cfg.dsack_covered_ooo {
                 self.dsack_covered_ooo(end);

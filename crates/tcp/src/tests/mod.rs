@@ -70,6 +70,7 @@ mod pdrill;
 mod pdrill2;
 mod pdrill3;
 mod pdrill4;
+mod pdrill5;
 mod rack;
 mod review;
 mod rto;
