@@ -78,7 +78,8 @@ pub struct TcpInfo {
     pub last_data_sent: u32,
     /// Milliseconds since in-order data last arrived, or since the connection was established before
     /// any (Linux `icsk_ack.lrcvtime`: set by `tcp_finish_connect` and `tcp_create_openreq_child`, then
-    /// by `tcp_event_data_recv`, which out-of-order data does not reach); 0 before establishment.
+    /// by `tcp_event_data_recv`, which out-of-order data does not reach); counted from time zero before
+    /// establishment (Linux: from jiffies 0).
     pub last_data_recv: u32,
 }
 
@@ -157,7 +158,7 @@ impl Connection {
             notsent_bytes: self.write_end.diff(self.snd_nxt).max(0) as u32,
             min_rtt: if st.CountRTT == 0 { u32::MAX } else { (st.MinRTT * 1000.0) as u32 },
             last_data_sent: ms(self.last_data_sent),
-            last_data_recv: ms(self.last_data_recv),
+            last_data_recv: ((now.as_nanos() / 1_000_000) as u32).wrapping_sub(self.last_data_recv_ms),
         }
     }
 }
