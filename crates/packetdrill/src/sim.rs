@@ -49,9 +49,13 @@ pub const TCPI_FIELDS: &[&str] = &[
     "tcpi_notsent_bytes",
     "tcpi_min_rtt",
     "tcpi_last_data_sent",
+    "tcpi_lost",
+    "tcpi_retrans",
+    "tcpi_last_data_recv",
+    "tcpi_reord_seen",
 ];
 
-fn tcpi_values(i: &TcpInfo) -> [i64; 30] {
+fn tcpi_values(i: &TcpInfo) -> [i64; 34] {
     [
         i.state as i64,
         i.ca_state as i64,
@@ -83,6 +87,10 @@ fn tcpi_values(i: &TcpInfo) -> [i64; 30] {
         i.notsent_bytes as i64,
         i.min_rtt as i64,
         i.last_data_sent as i64,
+        i.lost as i64,
+        i.retrans as i64,
+        i.last_data_recv as i64,
+        i.reord_seen as i64,
     ]
 }
 

@@ -250,6 +250,10 @@ pub struct Connection {
     tlp_pending: bool,
     /// When data was last sent (for restart after idle).
     last_data_sent: Option<Instant>,
+    /// When in-order data last arrived, or the connection was established, in milliseconds since
+    /// `Instant::ZERO`, wrapping (`tcpi_last_data_recv`: Linux keeps `lrcvtime` in 32-bit jiffies).
+    /// Milliseconds in 32 bits, not an `Instant`: the connection's size budget (tests::knobs).
+    last_data_recv_ms: u32,
     /// The end of the super-packet being sent under `tso`; new data below it goes without a new decision.
     tso_burst_end: SeqNumber,
     /// The super-packet being sent holds two segments or more: Linux's GSO packets of more than one
@@ -401,12 +405,13 @@ impl Connection {
             rate,
             rec: Recovery::new(iss, cfg.dupthresh),
             rack: cfg.rack.then(|| {
-                let mut rack = Box::new(Rack::new(iss));
+                let mut rack = Box::new(Rack::new(iss, cfg.dupthresh));
                 rack.rtt_every_delivery = cfg.rack_rtt_every_delivery;
                 rack
             }),
             tlp_pending: false,
             last_data_sent: None,
+            last_data_recv_ms: 0,
             tso_burst_end: iss,
             tso_burst_multi: false,
             tso_cwnd_limited_until: iss,
@@ -995,6 +1000,7 @@ impl Connection {
             self.backoff = 0;
             self.st.CurTimeoutCount = 0;
             self.state = State::Established;
+            self.last_data_recv_ms = (now.as_nanos() / 1_000_000) as u32;
             self.ack_now = true;
         } else {
             self.state = State::SynReceived; // simultaneous open
@@ -1149,6 +1155,7 @@ impl Connection {
         if self.state == State::SynReceived {
             if seg.ack.diff(self.snd_una) > 0 && seg.ack <= self.snd_nxt {
                 self.state = State::Established;
+                self.last_data_recv_ms = (now.as_nanos() / 1_000_000) as u32;
                 self.snd_wl1 = seg.seq;
                 self.snd_wl2 = seg.ack;
                 self.rtt_sample_from_handshake(now, seg);
@@ -1335,6 +1342,10 @@ impl Connection {
             }
         }
         if self.rack_on() {
+            let smss = self.smss;
+            if let Some(rack) = self.rack.as_mut() {
+                rack.end_ack(smss);
+            }
             let pure_dup = ack == una_before && !new_sack && seg.payload_len == 0;
             let repaired = self.rack.as_mut().is_some_and(|r| r.tlp_on_ack(ack, dsack_of_probe, pure_dup));
             if repaired && self.rec.open_or_cwr() {
@@ -1990,6 +2001,7 @@ impl Connection {
             }
             self.st.ThruOctetsReceived += (end - self.rcv_nxt) as u64;
             self.rcv_nxt = end;
+            self.last_data_recv_ms = (now.as_nanos() / 1_000_000) as u32;
             let had_holes = !self.ooo.is_empty();
             if had_holes && self.cfg.dsack_covered_ooo {
                 self.dsack_covered_ooo(end);

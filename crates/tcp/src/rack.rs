@@ -17,8 +17,12 @@
 //!   skip retransmitted ones.
 //! - Segments count as SACKed once a SACK block covers them whole (receivers SACK whole segments).
 //! - RACK.min_RTT is the minimum RTT sample of the connection (Linux keeps a 5-minute windowed minimum).
-//! - The DupThresh of §6.2 step 4 is the connection's `dupthresh`; Linux also adapts it to the
-//!   reordering it sees (`tp->reordering`), which is not modelled.
+//! - The DupThresh of §6.2 step 4 is the connection's `dupthresh`. Linux's `tp->reordering` starts
+//!   there and grows with the reordering SACKs show (`tcp_check_sack_reordering`); it is kept here as
+//!   `reordering` for `tcpi_reordering` and does not feed the reordering window, which Linux consults
+//!   it for only while no reordering was seen (where it still equals `dupthresh`, except when one ACK
+//!   SACKs blocks out of order: not modelled). Its lowering after an RTO in Disorder
+//!   (`tcp_enter_loss`) is not modelled either.
 
 use std::collections::VecDeque;
 
@@ -28,6 +32,9 @@ use tcplab_wire::SeqNumber;
 /// RFC 8985 §6.2 step 4: recoveries without D-SACK after which the reordering window multiplier
 /// returns to 1 (Linux `TCP_RACK_RECOVERY_THRESH`).
 const REO_WND_PERSIST: u32 = 16;
+
+/// The most `reordering` grows to (Linux `sysctl_tcp_max_reordering`'s default).
+const MAX_REORDERING: u32 = 300;
 
 /// What RACK remembers about one transmitted segment (RFC 8985 §6.1, per-segment variables).
 #[derive(Debug, Clone, Copy)]
@@ -125,6 +132,13 @@ pub(crate) struct Rack {
     /// The knob `rack_rtt_every_delivery`: RACK.rtt is the RTT of the last segment the ACK's processing
     /// delivers, not of the most recently sent one (see `delivered`).
     pub rtt_every_delivery: bool,
+    /// The reordering degree in segments (Linux `tp->reordering`), and how often reordering was seen
+    /// (`tp->reord_seen`).
+    reordering: u32,
+    reord_seen: u32,
+    /// The lowest start of a never-retransmitted segment this ACK delivered below data delivered
+    /// before it (Linux `state->reord` of `tcp_sacktag_one`, `reord` of `tcp_clean_rtx_queue`).
+    reord_low: Option<SeqNumber>,
 }
 
 /// What one run of the loss detection found.
@@ -136,7 +150,7 @@ pub(crate) struct Detection {
 }
 
 impl Rack {
-    pub fn new(iss: SeqNumber) -> Self {
+    pub fn new(iss: SeqNumber, reordering: u32) -> Self {
         Rack {
             segs: VecDeque::new(),
             xmit_ts: None,
@@ -155,6 +169,9 @@ impl Rack {
             marks: Marks::default(),
             lost_from: iss,
             rtt_every_delivery: false,
+            reordering,
+            reord_seen: 0,
+            reord_low: None,
         }
     }
 
@@ -193,11 +210,36 @@ impl Rack {
     /// An ACK is about to be processed.
     pub fn begin_ack(&mut self) {
         self.prior_fack = self.fack;
+        self.reord_low = None;
+    }
+
+    /// The ACK's SACK blocks and cumulative ACK were applied (Linux `tcp_check_sack_reordering`):
+    /// a never-retransmitted segment delivered below RACK.fack shows reordering of fack − its start,
+    /// and `reordering` grows to that many `smss` segments when it is more than it was.
+    pub fn end_ack(&mut self, smss: u32) {
+        let Some(low) = self.reord_low.take() else { return };
+        if low >= self.fack || smss == 0 {
+            return;
+        }
+        let metric = self.fack - low;
+        if metric > self.reordering.saturating_mul(smss) {
+            self.reordering = metric.div_ceil(smss).min(MAX_REORDERING);
+        }
+        self.reord_seen = self.reord_seen.saturating_add(1);
+    }
+
+    /// The reordering degree in segments (`tcpi_reordering`) and the count of reorderings seen
+    /// (`tcpi_reord_seen`).
+    pub fn reordering(&self) -> (u32, u32) {
+        (self.reordering, self.reord_seen)
     }
 
     /// RFC 8985 §6.2 steps 2 and 3 for one newly delivered segment: advance RACK.xmit_ts/end_seq and
     /// RACK.rtt, and note reordering.
     fn delivered(&mut self, s: Seg, now: Instant) {
+        if !s.ever_rtx && s.start < self.fack && self.reord_low.is_none_or(|l| s.start < l) {
+            self.reord_low = Some(s.start);
+        }
         if s.end > self.fack {
             self.fack = s.end;
         } else if s.end < self.prior_fack && !s.ever_rtx {
@@ -443,6 +485,12 @@ impl Rack {
         self.marks.lost_out
     }
 
+    /// Retransmitted segments neither SACKed nor cumulatively acknowledged since (Linux `retrans_out`).
+    /// A walk: only `tcp_info` asks.
+    pub fn retrans_out(&self) -> u32 {
+        self.segs.iter().filter(|s| s.rtx && !s.sacked).count() as u32
+    }
+
     /// When the oldest outstanding segment was last sent (Linux: the head of the retransmit queue).
     pub fn head_xmit(&self) -> Option<Instant> {
         self.segs.front().map(|s| s.xmit)
@@ -513,7 +561,7 @@ mod tests {
     #[test]
     fn an_older_segment_delivered_later_does_not_set_rack_rtt() {
         let iss = SeqNumber(1);
-        let mut r = Rack::new(iss);
+        let mut r = Rack::new(iss, 3);
         let ms = |n: u64| Instant::ZERO + Duration::from_millis(n);
         for i in 0..3u32 {
             r.on_send(iss + i * 1000, iss + (i + 1) * 1000, ms(10 * i as u64));
@@ -534,7 +582,7 @@ mod tests {
     #[test]
     fn linux_takes_rack_rtt_from_every_delivered_segment() {
         let iss = SeqNumber(1);
-        let mut r = Rack::new(iss);
+        let mut r = Rack::new(iss, 3);
         r.rtt_every_delivery = true;
         let ms = |n: u64| Instant::ZERO + Duration::from_millis(n);
         for i in 0..3u32 {
@@ -560,7 +608,7 @@ mod tests {
     #[test]
     fn the_kept_pipe_and_first_lost_segment_match_a_walk() {
         let iss = SeqNumber(u32::MAX - 300_000);
-        let mut r = Rack::new(iss);
+        let mut r = Rack::new(iss, 3);
         let (mut una, mut nxt) = (iss, iss);
         let mut rng = 0x9e37_79b9_7f4a_7c15u64;
         let mut draw = |n: u64| {

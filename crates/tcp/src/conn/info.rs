@@ -40,6 +40,12 @@ pub struct TcpInfo {
     pub unacked: u32,
     /// Segments the peer SACKed (`sacked_out`).
     pub sacked: u32,
+    /// Segments marked lost and neither SACKed nor acknowledged since, retransmitted or not (`lost_out`).
+    /// RACK's marks (RFC 8985, `tcp_timeout_mark_lost` after an RTO): 0 where RACK does not run
+    /// (`rack` off or no SACK), where Linux would count NewReno's marks.
+    pub lost: u32,
+    /// Retransmitted segments neither SACKed nor acknowledged since (`retrans_out`); RACK's, as `lost`.
+    pub retrans: u32,
     /// Smoothed RTT and its variation, µs.
     pub rtt: u32,
     pub rttvar: u32,
@@ -48,8 +54,11 @@ pub struct TcpInfo {
     pub snd_cwnd: u32,
     /// The MSS this endpoint advertised.
     pub advmss: u32,
-    /// The duplicate-ACK threshold in use (`tp->reordering`).
+    /// The reordering degree in segments (`tp->reordering`): the configured `dupthresh`, grown by the
+    /// reordering RACK's SACK processing sees (`tcp_check_sack_reordering`) where RACK runs.
     pub reordering: u32,
+    /// How often reordering was seen (`tp->reord_seen`; 0 where RACK does not run).
+    pub reord_seen: u32,
     /// The window the receiver is willing to grow to (`rcv_ssthresh`), bytes.
     pub rcv_ssthresh: u32,
     /// Retransmitted segments over the connection's life.
@@ -67,6 +76,11 @@ pub struct TcpInfo {
     pub min_rtt: u32,
     /// Milliseconds since data was last sent (0 before any).
     pub last_data_sent: u32,
+    /// Milliseconds since in-order data last arrived, or since the connection was established before
+    /// any (Linux `icsk_ack.lrcvtime`: set by `tcp_finish_connect` and `tcp_create_openreq_child`, then
+    /// by `tcp_event_data_recv`, which out-of-order data does not reach); counted from time zero before
+    /// establishment (Linux: from jiffies 0).
+    pub last_data_recv: u32,
 }
 
 fn linux_state(s: State) -> u8 {
@@ -100,6 +114,11 @@ impl Connection {
             Phase::Loss { .. } => 4,
         };
         let ss = self.cwnd.ssthresh();
+        let ms = |t: Option<Instant>| t.map_or(0, |t| (now.saturating_since(t).as_nanos() / 1_000_000) as u32);
+        let (lost, retrans, (reordering, reord_seen)) = match &self.rack {
+            Some(r) if self.rack_on() => (r.lost_out(), r.retrans_out(), r.reordering()),
+            _ => (0, 0, (self.cfg.dupthresh, 0)),
+        };
         let st = &self.st;
         TcpInfo {
             state: linux_state(self.state),
@@ -119,12 +138,15 @@ impl Connection {
             rcv_mss: self.rcv_mss,
             unacked: in_flight.div_ceil(smss),
             sacked: sacked_bytes.div_ceil(smss),
+            lost,
+            retrans,
             rtt: self.rtt.srtt().map_or(0, us),
             rttvar: us(self.rtt.rttvar()),
             snd_ssthresh: if ss == INFINITE_SSTHRESH { TCP_INFINITE_SSTHRESH } else { ss / smss },
             snd_cwnd: self.cwnd.window() / smss,
             advmss: self.cfg.mss.bytes() as u32,
-            reordering: self.cfg.dupthresh,
+            reordering,
+            reord_seen,
             rcv_ssthresh: self.rcv_ssthresh.min(u32::MAX as u64) as u32,
             total_retrans: st.SegsRetrans as u32,
             segs_out: st.SegsOut as u32,
@@ -135,7 +157,8 @@ impl Connection {
             bytes_received: st.ThruOctetsReceived,
             notsent_bytes: self.write_end.diff(self.snd_nxt).max(0) as u32,
             min_rtt: if st.CountRTT == 0 { u32::MAX } else { (st.MinRTT * 1000.0) as u32 },
-            last_data_sent: self.last_data_sent.map_or(0, |t| (now.saturating_since(t).as_nanos() / 1_000_000) as u32),
+            last_data_sent: ms(self.last_data_sent),
+            last_data_recv: ((now.as_nanos() / 1_000_000) as u32).wrapping_sub(self.last_data_recv_ms),
         }
     }
 }

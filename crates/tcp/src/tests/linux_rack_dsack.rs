@@ -62,7 +62,7 @@ fn test_established_extending_the_third_block_sends_the_compressed_ack() {
 #[test]
 fn rack_a_dsack_below_snd_una_shows_no_reordering_under_linux() {
     let window = |after_reordering: bool| {
-        let mut r = Rack::new(SeqNumber(0));
+        let mut r = Rack::new(SeqNumber(0), 3);
         for i in 0..3 {
             r.on_send(SeqNumber(i * 1000), SeqNumber(i * 1000 + 1000), ms(0));
         }
@@ -83,7 +83,7 @@ fn rack_a_dsack_below_snd_una_shows_no_reordering_under_linux() {
 /// tail loss probe never does.
 #[test]
 fn rack_a_dsack_of_a_late_original_is_reordering_and_widens_from_the_next_round() {
-    let mut r = Rack::new(SeqNumber(0));
+    let mut r = Rack::new(SeqNumber(0), 3);
     for i in 0..4 {
         r.on_send(SeqNumber(i * 1000), SeqNumber(i * 1000 + 1000), ms(0));
     }

@@ -71,6 +71,7 @@ mod pdrill;
 mod pdrill2;
 mod pdrill3;
 mod pdrill4;
+mod pdrill5;
 mod rack;
 mod review;
 mod rto;
