@@ -146,7 +146,11 @@ pub const LIMITS: &[Limit] = &[
     },
     Limit { key: "*.tcp.tso_max_size", range: Range::Size(1024, 1 << 20), why: "Linux's GSO limit is 64KiB" },
     Limit { key: "*.tcp.min_tso_segs", range: Range::Count(1, 255), why: "Linux tcp_min_tso_segs's range, segments" },
-    Limit { key: "*.tcp.sack_blocks_expected", range: Range::Count(1, 4), why: "the receiver's SACK array holds 4 blocks (Linux TCP_NUM_SACKS)" },
+    Limit {
+        key: "*.tcp.sack_blocks_expected",
+        range: Range::Count(1, 4),
+        why: "the receiver's SACK array holds 4 blocks (Linux TCP_NUM_SACKS)",
+    },
     Limit {
         key: "*.tcp.tso_win_divisor",
         range: Range::Count(0, 1000),
