@@ -6,6 +6,8 @@
 //! It needs Linux and root; elsewhere it is reported as ignored with the reason, except under CI=true,
 //! where it fails (tcplab-testkit's harness). Two points of 5 s each: about 12 s.
 
+mod common;
+
 use tcplab_lab::result::Metrics;
 use tcplab_lab::{load, Scenario, Source};
 use tcplab_testkit::{need, Outcome};
@@ -15,21 +17,8 @@ use tcplab_testkit::{need, Outcome};
 /// CPU does the work, so the service-demand plot goes too). The dummynet path, on its 10 ms clock, the
 /// buffers, the MSS and the 128/8192-byte exchange are the shipped scenario's.
 fn kernel_ready(burst: u32) -> Scenario {
-    let shipped = tcplab_lab::SHIPPED.iter().find(|s| s.name == "classic/dsl-rr").expect("shipped").text;
-    let mut text = String::new();
-    for block in shipped.split("\n[[") {
-        let block = if text.is_empty() { block.to_string() } else { format!("\n[[{block}") };
-        if !block.contains("service_demand") {
-            text.push_str(&block);
-        }
-    }
     // The sweep's one axis goes too: each test point sets its burst.
-    let text: String = text
-        .lines()
-        .filter(|l| !l.starts_with("host = { cpu") && *l != "[sweep]" && !l.starts_with("\"test.burst\" ="))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    assert!(!text.contains("per_kb_copy"), "the CPU model is out");
+    let text = common::shipped_one_point_without_cpu_model("classic/dsl-rr");
     let set: Vec<String> = [
         "client.stack=\"linux\"",
         "server.stack=\"linux\"",

@@ -6,6 +6,8 @@
 //! requests travelled in other groups for the whole run (the `linux` personality 7.8 % over the kernel
 //! at burst 7 of classic/dsl-rr-nodelay).
 
+mod common;
+
 use tcplab_lab::{load, Scenario, Source, Tcp};
 use tcplab_sim::{PacketEvent, Probe, CLIENT};
 use tcplab_tcp::Connection;
@@ -27,19 +29,7 @@ impl Probe<Connection> for ClientData {
 /// The shipped `classic/dsl-rr-nodelay` (384 kbit/s up, 1500 kbit/s down, 100 ms RTT, 128-byte requests),
 /// without the CPU model (whose per-call cost already spaces the calls), one burst, 1 s.
 fn dsl(stack: &str, burst: u32, nodelay: bool) -> Scenario {
-    let shipped = tcplab_lab::SHIPPED.iter().find(|s| s.name == "classic/dsl-rr-nodelay").expect("shipped").text;
-    let mut text = String::new();
-    for block in shipped.split("\n[[") {
-        let block = if text.is_empty() { block.to_string() } else { format!("\n[[{block}") };
-        if !block.contains("service_demand") {
-            text.push_str(&block);
-        }
-    }
-    let text: String = text
-        .lines()
-        .filter(|l| !l.starts_with("host = { cpu") && !l.starts_with('"') && *l != "[sweep]")
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let text = common::shipped_one_point_without_cpu_model("classic/dsl-rr-nodelay");
     let mut set = vec![
         format!("client.stack={stack:?}"),
         format!("server.stack={stack:?}"),

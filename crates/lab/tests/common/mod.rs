@@ -57,3 +57,26 @@ pub fn txqueuelen_sender(txqueuelen: u32, extra: &[&str]) -> tcplab_tcp::Estats 
     let point = doc.points.remove(0);
     estats(point.connections.iter().find(|c| c.side == "client").expect("the sender's end"))
 }
+
+/// A shipped scenario's text without its CPU cost model (the `host = { cpu ... }` lines and the
+/// service-demand plots that read it) and without its `[sweep]` (the header and its axis lines, the only
+/// lines that start with a quoted key in the classic files): one point, as the kernel or a single-point
+/// test runs it, the settings of each point left to `--set`.
+#[allow(dead_code)]
+pub fn shipped_one_point_without_cpu_model(name: &str) -> String {
+    let shipped = tcplab_lab::SHIPPED.iter().find(|s| s.name == name).expect("a shipped scenario").text;
+    let mut text = String::new();
+    for block in shipped.split("\n[[") {
+        let block = if text.is_empty() { block.to_string() } else { format!("\n[[{block}") };
+        if !block.contains("service_demand") {
+            text.push_str(&block);
+        }
+    }
+    let text: String = text
+        .lines()
+        .filter(|l| !l.starts_with("host = { cpu") && !l.starts_with('"') && *l != "[sweep]")
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(!text.contains("per_kb_copy") && !text.contains("[sweep]"), "{name}: the CPU model and sweep are out");
+    text
+}
