@@ -472,6 +472,12 @@ pub struct TcpConfig {
     /// default of Linux 6.18, 1MiB in 4.19–6.8, 256KiB before).
     #[serde(skip_serializing_if = "is_zero_bytes")]
     pub limit_output_bytes: ByteSize,
+    /// Bound what a congestion event halves by the peer's offered window in whole segments, as Linux 2.2's
+    /// `tcp_recalc_ssthresh` (2.2 `include/net/tcp.h`: ssthresh = max(min(snd_wnd / mss, snd_cwnd) / 2, 2),
+    /// called by `tcp_fast_retrans` and `tcp_retransmit_timer`): with `ssthresh_from_cwnd` the base is
+    /// min(cwnd, window), without it min(FlightSize, window). Linux 2.4 dropped the window term. Default off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub ssthresh_within_window: bool,
 }
 
 fn is_200(n: &u32) -> bool {
@@ -548,6 +554,7 @@ pub const OMITTED_AT_DEFAULT: &[(&str, &str)] = &[
     ("pacing_ss_ratio", "200"),
     ("pacing_ca_ratio", "120"),
     ("limit_output_bytes", "\"0B\""),
+    ("ssthresh_within_window", "false"),
 ];
 
 impl Default for TcpConfig {
@@ -634,6 +641,7 @@ impl Default for TcpConfig {
             pacing_ss_ratio: 200,
             pacing_ca_ratio: 120,
             limit_output_bytes: ByteSize::new(0),
+            ssthresh_within_window: false,
         }
     }
 }
@@ -925,6 +933,7 @@ mod tests {
             pacing_ss_ratio: 100,
             pacing_ca_ratio: 100,
             limit_output_bytes: ByteSize::new(1),
+            ssthresh_within_window: true,
             ..TcpConfig::default()
         };
         let serialized = toml::Value::try_from(all).unwrap();

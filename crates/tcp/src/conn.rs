@@ -895,10 +895,12 @@ impl Connection {
     /// What a multiplicative decrease starts from: FlightSize (RFC 5681 (4), RFC 9438 §4.6), or cwnd as
     /// Linux's `ssthresh` hooks do (`ssthresh_from_cwnd`).
     fn reduction_base(&self, flight: u32) -> u32 {
-        if self.cfg.ssthresh_from_cwnd {
-            self.cwnd.window()
+        let base = if self.cfg.ssthresh_from_cwnd { self.cwnd.window() } else { flight };
+        if self.cfg.ssthresh_within_window {
+            // Linux 2.2 `tcp_recalc_ssthresh`: the window counted in whole segments.
+            base.min(self.snd_wnd / self.smss.max(1) * self.smss)
         } else {
-            flight
+            base
         }
     }
 

@@ -130,6 +130,10 @@ impl TcpConfig {
                 cwnd_unit: CwndUnit::Packets,
                 // tcp_cong_avoid: slow start while snd_cwnd <= snd_ssthresh.
                 slow_start_at_ssthresh: true,
+                // tcp_recalc_ssthresh: max(min(snd_wnd in segments, snd_cwnd) / 2, 2), on a fast
+                // retransmit and on a timeout alike.
+                ssthresh_from_cwnd: true,
+                ssthresh_within_window: true,
                 // 2.2-stable tcp_ipv4.c 1.175.2.13 (1999): `snd_cwnd = 2` in tcp_v4_init_sock and
                 // tcp_create_openreq_child, "so many TCP implementations out there (incorrectly) count
                 // the initial SYN frame"; the ACK of the SYN does not count as data acked.
