@@ -42,7 +42,7 @@ nagle_last_sent = true
 [test]
 kind = \"tcp_stream\"
 duration = \"1s\"
-series = { interval = \"100ms\", vars = [\"CurCwnd\"] }
+series = { interval = \"100ms\", vars = [\"CurCwnd\", \"X_BbrRounds\"] }
 [sweep]
 \"server.tcp.deferred_ack_max\" = [2, 22, 32]
 ";
