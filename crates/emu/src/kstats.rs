@@ -461,6 +461,30 @@ mod tests {
         );
     }
 
+    /// The mode told by the gains `bbr_update_gains` sets (739/739 STARTUP, 88/739 DRAIN, a cycle of
+    /// 320, 192 and 256 with 512 PROBE_BW, 256/256 PROBE_RTT), none before the first bandwidth sample; and
+    /// the names a series may ask the kernel for.
+    #[test]
+    fn bbr_mode_from_the_gains() {
+        let mode = |p, g| bbr(p, g).unwrap().mode();
+        assert_eq!([mode(739, 739), mode(88, 739), mode(320, 512), mode(192, 512), mode(256, 512)], [
+            Some(0),
+            Some(1),
+            Some(2),
+            Some(2),
+            Some(2)
+        ]);
+        assert_eq!(mode(256, 256), Some(3));
+        let mut before = bbr(256, 256).unwrap();
+        before.bw_bytes_per_s = 0;
+        assert_eq!(before.mode(), None);
+        let v = kernel_vars();
+        for name in ["CurCwnd", "CurSsthresh", "SmoothedRTT", "X_BbrMode", "X_BbrProbeRttEpisodes", "X_PacingRate"] {
+            assert!(v.contains(&name), "{name}: {v:?}");
+        }
+        assert!(!v.contains(&"X_SmoothedRTTMean"), "a figure of the whole run, not a reading");
+    }
+
     /// `tcpi_rtt` averaged over time: each value weighted until the reading that saw it change, from the
     /// first reading with a sample to the last change; zeros (no sample yet) and repeats add nothing.
     #[test]
