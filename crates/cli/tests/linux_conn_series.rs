@@ -152,11 +152,12 @@ fn bbr_variables_of_every_end_on_the_kernel() -> Outcome {
     let modes: Vec<f64> = rows(c).iter().filter_map(|r| r[col("X_BbrMode")].as_f64()).collect();
     assert_eq!(modes.first(), Some(&0.0), "{modes:?}");
     assert!(modes.iter().all(|m| [0.0, 1.0, 2.0, 3.0].contains(m)), "{modes:?}");
-    // Its estimates: the bottleneck's rate (10 Mbit/s less framing: 1448 of every 1538 bytes, at most) and
-    // the path's RTT.
+    // Its estimates: the bottleneck's rate (10 Mbit/s less framing: 1448 of every 1538 bytes) and the
+    // path's RTT. The kernel's max filter may hold a sample up to ~7 % above the link's, where ACKs came
+    // back bunched (docs/bbr.md § The kernel's SRTT between runs).
     let last = rows(c).into_iter().filter(|r| r[0].as_f64().unwrap() <= end).last().unwrap();
     let btlbw = last[col("X_BbrBtlBw")].as_f64().unwrap();
-    assert!((0.8..=1.0).contains(&(btlbw * 8.0 / 10e6 * 1538.0 / 1448.0)), "BtlBw {btlbw} B/s");
+    assert!((0.8..=1.1).contains(&(btlbw * 8.0 / 10e6 * 1538.0 / 1448.0)), "BtlBw {btlbw} B/s");
     let min_rtt = last[col("X_BbrMinRTT")].as_f64().unwrap();
     assert!((RTT_MS..RTT_MS + 5.0).contains(&min_rtt), "MinRTT {min_rtt} ms");
     assert!(last[col("X_PacingRate")].as_f64().unwrap() > 0.5 * btlbw);
