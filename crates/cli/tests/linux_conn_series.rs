@@ -107,9 +107,8 @@ fn a_bulk_run_on_the_kernel_gives_a_well_formed_series() -> Outcome {
         let v: Vec<f64> = rows.iter().map(|r| get(r, c).unwrap()).collect();
         assert!(v.windows(2).all(|w| w[1] >= w[0]), "{c}: {v:?}");
     }
-    let acked = |at: f64| {
-        rows.iter().filter(|r| get(r, "t_s").unwrap() <= at).last().and_then(|r| get(r, "ThruOctetsAcked")).unwrap()
-    };
+    let acked =
+        |at: f64| rows.iter().rfind(|r| get(r, "t_s").unwrap() <= at).and_then(|r| get(r, "ThruOctetsAcked")).unwrap();
     let rate = (acked(end) - acked(start)) * 8.0 / (end - start);
     let goodput = p["metrics"]["throughput_bps"].as_f64().unwrap();
     assert!((rate - goodput).abs() < 0.05 * goodput, "acknowledged {rate} bit/s, goodput {goodput}");
@@ -141,7 +140,10 @@ fn bbr_variables_of_every_end_on_the_kernel() -> Outcome {
     assert_eq!(ends.len(), 2, "{ends:?}");
     let (c, s) = (&ends[0], &ends[1]);
     assert_eq!((c["side"].as_str(), s["side"].as_str()), (Some("client"), Some("server")));
-    assert_eq!((c["local_port"].clone(), c["remote_port"].clone()), (s["remote_port"].clone(), s["local_port"].clone()));
+    assert_eq!(
+        (c["local_port"].clone(), c["remote_port"].clone()),
+        (s["remote_port"].clone(), s["local_port"].clone())
+    );
     assert_eq!(s["local_port"], 5001);
     let col = |name| column(lv, name);
     let rows = |e: &Value| e["rows"].as_array().unwrap().clone();
@@ -155,7 +157,7 @@ fn bbr_variables_of_every_end_on_the_kernel() -> Outcome {
     // Its estimates: the bottleneck's rate (10 Mbit/s less framing: 1448 of every 1538 bytes) and the
     // path's RTT. The kernel's max filter may hold a sample up to ~7 % above the link's, where ACKs came
     // back bunched (docs/bbr.md § The kernel's SRTT between runs).
-    let last = rows(c).into_iter().filter(|r| r[0].as_f64().unwrap() <= end).last().unwrap();
+    let last = rows(c).into_iter().rfind(|r| r[0].as_f64().unwrap() <= end).unwrap();
     let btlbw = last[col("X_BbrBtlBw")].as_f64().unwrap();
     assert!((0.8..=1.1).contains(&(btlbw * 8.0 / 10e6 * 1538.0 / 1448.0)), "BtlBw {btlbw} B/s");
     let min_rtt = last[col("X_BbrMinRTT")].as_f64().unwrap();

@@ -93,7 +93,11 @@ impl BbrInfo {
 /// [`BbrSampler`]). The simulator keeps more; a scenario that asks the kernel for one of those is refused
 /// by name (docs/linux-backend.md § Connections over time).
 pub fn kernel_vars() -> Vec<&'static str> {
-    let mut t = TcpInfo { buf: [0; 512], len: 512, bbr: Some(BbrInfo { bw_bytes_per_s: 1, min_rtt_us: 1, pacing_gain: 1, cwnd_gain: 1 }) };
+    let mut t = TcpInfo {
+        buf: [0; 512],
+        len: 512,
+        bbr: Some(BbrInfo { bw_bytes_per_s: 1, min_rtt_us: 1, pacing_gain: 1, cwnd_gain: 1 }),
+    };
     t.buf[16] = 1; // a non-zero MSS
     let mut v: Vec<&'static str> = t.estats().into_keys().collect();
     v.extend(["X_BbrMode", "X_BbrProbeRttEpisodes"]);
@@ -467,13 +471,10 @@ mod tests {
     #[test]
     fn bbr_mode_from_the_gains() {
         let mode = |p, g| bbr(p, g).unwrap().mode();
-        assert_eq!([mode(739, 739), mode(88, 739), mode(320, 512), mode(192, 512), mode(256, 512)], [
-            Some(0),
-            Some(1),
-            Some(2),
-            Some(2),
-            Some(2)
-        ]);
+        assert_eq!(
+            [mode(739, 739), mode(88, 739), mode(320, 512), mode(192, 512), mode(256, 512)],
+            [Some(0), Some(1), Some(2), Some(2), Some(2)]
+        );
         assert_eq!(mode(256, 256), Some(3));
         let mut before = bbr(256, 256).unwrap();
         before.bw_bytes_per_s = 0;

@@ -311,10 +311,15 @@ pub fn refusals(s: &Scenario) -> Vec<Refusal> {
     // `test.series` samples the connections' TCP_INFO (docs/linux-backend.md § Connections over time): a
     // variable the kernel has no source for, asked by `vars` or drawn by a `[[plot]]`, is refused by name.
     if let Some(d) = s.test.series {
-        let kernel = tcplab_emu::kstats::kernel_vars();
+        // What a series may ask for is the simulator's names (the scenario checks them): the kernel's
+        // among those.
+        let sim = crate::columns::estats_vars();
+        let kernel: Vec<&str> =
+            tcplab_emu::kstats::kernel_vars().into_iter().filter(|v| sim.iter().any(|s| s == v)).collect();
         let derived = ["t_s", "delivered_bytes", "throughput_bps"];
         let mut missing: Vec<&str> = Vec::new();
-        let asked = s.test.series_vars.iter().flatten().chain(s.plot.iter().filter_map(|p| p.series.as_ref()).flatten());
+        let asked =
+            s.test.series_vars.iter().flatten().chain(s.plot.iter().filter_map(|p| p.series.as_ref()).flatten());
         for v in asked {
             if !kernel.contains(&v.as_str()) && !derived.contains(&v.as_str()) && !missing.contains(&v.as_str()) {
                 missing.push(v);
@@ -329,8 +334,8 @@ pub fn refusals(s: &Scenario) -> Vec<Refusal> {
                 "test.series",
                 value,
                 format!(
-                    "the kernel's TCP_INFO and TCP_CC_INFO have no {} (the simulator's only; a [[plot]] of series \
-                     draws them too); the connections' time series on the Linux backend sample {}",
+                    "the kernel's TCP_INFO and TCP_CC_INFO have no {} (the simulator's TCP only); on the Linux \
+                     backend a series (`vars`, or a [[plot]] of `series`) samples {}",
                     missing.join(", "),
                     kernel.join(", ")
                 ),
@@ -760,10 +765,13 @@ mod tests {
         assert_eq!(r[0].key, "test.series");
         assert!(r[0].reason.contains("have no X_BbrRounds, SendStall ("), "{}", r[0]);
         assert!(r[0].reason.contains("CurCwnd") && r[0].reason.contains("X_BbrMode"), "{}", r[0]);
+        assert!(!r[0].reason.contains("CurAppWQueue"), "not a name a series can ask for: {}", r[0]);
         let plotted = format!("{FILE}series = \"100ms\"\n[[plot]]\nseries = [\"SmoothedRTT\"]\n");
         let s = load(&Source { name: "p.toml", text: &plotted }, &ok.map(String::from)).unwrap();
         check(&s).unwrap();
-        let plotted = format!("{FILE}series = {{ interval = \"100ms\", vars = [\"SendStall\"] }}\n[[plot]]\nseries = [\"SendStall\"]\n");
+        let plotted = format!(
+            "{FILE}series = {{ interval = \"100ms\", vars = [\"SendStall\"] }}\n[[plot]]\nseries = [\"SendStall\"]\n"
+        );
         let s = load(&Source { name: "p.toml", text: &plotted }, &ok.map(String::from)).unwrap();
         let Err(LinuxError::Refused(r)) = check(&s) else { panic!("refused") };
         assert!(r.len() == 1 && r[0].key == "test.series" && r[0].reason.contains("no SendStall ("), "{r:?}");
