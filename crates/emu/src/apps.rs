@@ -662,7 +662,7 @@ mod os {
     }
 
     impl Sampler {
-        /// Reads every live connection end for the tick at `edge` (`now` is when).
+        /// Reads every live connection end now, for the tick at `edge` (at or before now).
         fn sample(&mut self, host: &mut Host, edge: u64) {
             let t = sys::monotonic_ns();
             let now = t - host.t0;
