@@ -15,6 +15,10 @@
 #         suffers (docs/linux-backend.md § CPU).
 # DURATION test.duration (default 30s: the issue's); CASES  a regular expression on case names to run
 #         a subset (e.g. CASES='^r10-d20-' ), default all.
+# SERIES  a test.series value for both sides (e.g. SERIES='{ interval = "10ms", vars = ["CurCwnd",
+#         "SmoothedRTT", "X_BbrMode", "X_PacingRate"] }'): the sender's variables over time in each side's
+#         document of CASE.json (`logvars`; the kernel's from TCP_INFO, docs/linux-backend.md § Connections
+#         over time), default none.
 #
 # Prints one line per case as it ends (goodput sim/kernel, retransmitted segments, the SmoothedRTT mean,
 # PROBE_RTT episodes, each from compare's own rows; `!!` where compare flags a figure), then how many
@@ -51,6 +55,9 @@ run_case() { # name rate rtt queue loss buf
     --set "test.send_buffer=$buf" --set "test.recv_buffer=$buf" --json "$OUT/$name.json")
   if [ "$loss" != 0 ]; then
     args+=(--set path.up.loss.model=bernoulli --set "path.up.loss.p=$loss")
+  fi
+  if [ -n "${SERIES:-}" ]; then
+    args+=(--set "test.series=$SERIES")
   fi
   local t0=$SECONDS
   if "$TCPLAB" "${args[@]}" >"$OUT/$name.txt" 2>"$OUT/$name.err"; then

@@ -42,7 +42,7 @@ nagle_last_sent = true
 [test]
 kind = \"tcp_stream\"
 duration = \"1s\"
-series = { interval = \"100ms\", vars = [\"CurCwnd\"] }
+series = { interval = \"100ms\", vars = [\"CurCwnd\", \"X_BbrRounds\"] }
 [sweep]
 \"server.tcp.deferred_ack_max\" = [2, 22, 32]
 ";
@@ -64,7 +64,10 @@ fn every_value_the_kernel_cannot_honour_is_refused_at_once() {
         assert!(line(&format!("{f}:7: client.tcp.time_wait = \"1s\": ")).contains("60s"), "{e}");
         assert!(line(&format!("{f}:8: client.host.nic_rate = \"1gbit\": ")).contains("no NIC model"), "{e}");
         assert!(line(&format!("{f}:10: server.tcp.nagle_last_sent = true: ")).contains("no setting"), "{e}");
-        assert!(line(&format!("{f}:14: test.series = {{ interval = \"100ms\", ")).contains("time series"), "{e}");
+        assert!(
+            line(&format!("{f}:14: test.series = {{ interval = \"100ms\", ")).contains("have no X_BbrRounds"),
+            "{e}"
+        );
         // The swept value the kernel shares (22) is not refused; the others are named at the axis.
         assert!(line(&format!("{f}:16: sweep.server.tcp.deferred_ack_max = 2, 32: ")).contains("22"), "{e}");
         assert!(line("--set client.tcp.rto_initial=\"3s\": client.tcp.rto_initial = \"3s\": ").contains("1s"), "{e}");

@@ -57,6 +57,55 @@ pub struct AppsSpec {
     /// work on a shared machine does not delay the applications' reactions (a request/response test
     /// measures them). Default true; `AppsRun::realtime` says whether it was granted.
     pub realtime: bool,
+    /// Sample every connection end's `TCP_INFO` over time (`AppsRun::series`); default none.
+    pub series: Option<SeriesSpec>,
+}
+
+/// What the connections' series samples: `vars` (names of [`crate::kstats::kernel_vars`]) of every
+/// connection end, every `interval`, on the simulator's ticks: multiples of `interval` from the
+/// applications' start until the measurement opens, a sample at its opening, then multiples of `interval`
+/// from there until the run ends.
+#[derive(Debug, Clone)]
+pub struct SeriesSpec {
+    pub interval: Duration,
+    pub vars: Vec<String>,
+}
+
+/// The connections over time (`AppsSpec::series`). Read on the applications' thread between its I/O: at
+/// the top of the loop's turn that reaches a tick's instant (the loop sleeps until the next tick at the
+/// latest), every live connection end's `TCP_INFO` (and `TCP_CC_INFO`) is read, with no I/O of the
+/// applications in between.
+#[derive(Debug, Clone, Default)]
+pub struct ConnSeries {
+    pub interval_ns: u64,
+    pub vars: Vec<String>,
+    /// Each tick's instant (its clock edge), ns from the applications' start.
+    pub ticks_ns: Vec<u64>,
+    /// The connection ends in creation order (`id` is the index among every end the run made), each from
+    /// the first tick after it was created until its statistics were read and its socket closed.
+    pub ends: Vec<EndSamples>,
+    /// How late the readings were taken after their tick's edge: the sum and the largest, ns.
+    pub late_ns_sum: u64,
+    pub late_ns_max: u64,
+    /// Ticks passed over because the loop reached them more than an interval late (the next edge is
+    /// sampled instead: a sample is never taken twice from one reading).
+    pub ticks_missed: u64,
+    /// The applications' thread's time spent reading the statistics, ns: the sampling's cost.
+    pub cost_ns: u64,
+    /// `getsockopt` calls made.
+    pub reads: u64,
+}
+
+/// One connection end's samples.
+#[derive(Debug, Clone)]
+pub struct EndSamples {
+    pub id: u32,
+    pub side: &'static str,
+    pub local_port: u16,
+    pub remote_port: u16,
+    /// (tick index into `ticks_ns`, `vars` in order (NaN: no value, such as an infinite ssthresh or a
+    /// BBR figure of a CUBIC socket), bytes the application had read from it by then).
+    pub rows: Vec<(u32, Vec<f64>, u64)>,
 }
 
 impl AppsSpec {
@@ -68,6 +117,7 @@ impl AppsSpec {
             ready_limit: Duration::from_secs(60),
             keep_connections: usize::MAX,
             realtime: true,
+            series: None,
         }
     }
 }
@@ -121,6 +171,8 @@ pub struct AppsRun {
     pub end_ns: u64,
     /// Whether the applications' thread got SCHED_FIFO.
     pub realtime: bool,
+    /// With `AppsSpec::series`.
+    pub series: Option<ConnSeries>,
 }
 
 /// Ticks of the aggregate `cpu` line of /proc/stat: (all, idle), and the number of `cpuN` lines.
@@ -154,7 +206,7 @@ mod os {
     use tcplab_units::Instant;
     use tcplab_workload::{App, ConnId, ConnectError, Event, Sockets};
 
-    use super::{parse_proc_stat, system_cpu, AppsRun, AppsSpec, ConnEnd};
+    use super::{parse_proc_stat, system_cpu, AppsRun, AppsSpec, ConnEnd, ConnSeries, EndSamples};
     use crate::error::EmuError;
     use crate::knobs::SockOpts;
     use crate::kstats::{self, TcpInfo};
@@ -205,6 +257,10 @@ mod os {
         /// BBR's PROBE_RTT episodes and time-averaged RTT, from TCP_CC_INFO and TCP_INFO read as the loop
         /// turns (kstats.rs).
         probe_rtt: kstats::BbrSampler,
+        /// Bytes the application read from it.
+        read_bytes: u64,
+        /// Its entry in the series' `ends`, from its first sample.
+        series_end: Option<usize>,
     }
 
     struct Listener {
@@ -292,6 +348,8 @@ mod os {
                 lingering: false,
                 queued: false,
                 probe_rtt: Default::default(),
+                read_bytes: 0,
+                series_end: None,
             });
             Some(i)
         }
@@ -407,6 +465,7 @@ mod os {
                 }
                 got += r as u64;
             }
+            self.conns[i].read_bytes += got;
             if self.conns[i].eof {
                 // Closed both ways now, perhaps: look at it again.
                 self.enqueue(i);
@@ -591,6 +650,82 @@ mod os {
         host: Host,
         apps: Vec<(Side, App)>,
         tb: &'a Testbed,
+        series: Option<Sampler>,
+    }
+
+    /// The connections' series being taken.
+    struct Sampler {
+        interval: u64,
+        /// The next tick's edge, ns from `t0`.
+        next_ns: u64,
+        out: ConnSeries,
+    }
+
+    impl Sampler {
+        /// Reads every live connection end now, for the tick at `edge` (at or before now).
+        fn sample(&mut self, host: &mut Host, edge: u64) {
+            let t = sys::monotonic_ns();
+            let now = t - host.t0;
+            if self.out.ticks_ns.last() == Some(&edge) {
+                return;
+            }
+            let tick = self.out.ticks_ns.len() as u32;
+            self.out.ticks_ns.push(edge);
+            let late = now.saturating_sub(edge);
+            self.out.late_ns_sum += late;
+            self.out.late_ns_max = self.out.late_ns_max.max(late);
+            for (id, c) in host.conns.iter_mut().enumerate() {
+                let Some(fd) = c.fd.as_ref().map(|f| f.as_raw_fd()) else { continue };
+                let Ok(info) = TcpInfo::read(fd) else { continue };
+                self.out.reads += 2;
+                let e = info.estats();
+                let bbr = info.bbr();
+                if bbr.is_some() {
+                    c.probe_rtt.observe(bbr);
+                }
+                let values = self
+                    .out
+                    .vars
+                    .iter()
+                    .map(|v| match v.as_str() {
+                        "X_BbrMode" => bbr.and_then(|b| b.mode()).map_or(f64::NAN, |m| m as f64),
+                        "X_BbrProbeRttEpisodes" => bbr.map_or(f64::NAN, |_| c.probe_rtt.episodes() as f64),
+                        v => e.get(v).copied().unwrap_or(f64::NAN),
+                    })
+                    .collect();
+                let k = *c.series_end.get_or_insert_with(|| {
+                    let (local_port, remote_port) = sys::socket_ports(fd).unwrap_or((0, 0));
+                    self.out.ends.push(EndSamples {
+                        id: id as u32,
+                        side: side_name(c.side),
+                        local_port,
+                        remote_port,
+                        rows: Vec::new(),
+                    });
+                    self.out.ends.len() - 1
+                });
+                let end = &mut self.out.ends[k];
+                if end.local_port == 0 || end.remote_port == 0 {
+                    // Not connected yet when first read (SYN-SENT has no peer name): named once it is.
+                    (end.local_port, end.remote_port) = sys::socket_ports(fd).unwrap_or((0, 0));
+                }
+                end.rows.push((tick, values, c.read_bytes));
+            }
+            self.out.cost_ns += sys::monotonic_ns() - t;
+        }
+
+        /// The tick due at `now`, if any: the earliest edge not yet sampled, or, past an interval late,
+        /// the latest edge (the ones in between are counted missed).
+        fn due(&mut self, now: u64) -> Option<u64> {
+            if now < self.next_ns {
+                return None;
+            }
+            let behind = (now - self.next_ns) / self.interval;
+            self.out.ticks_missed += behind;
+            let edge = self.next_ns + behind * self.interval;
+            self.next_ns = edge + self.interval;
+            Some(edge)
+        }
     }
 
     impl Driver<'_> {
@@ -657,6 +792,9 @@ mod os {
             if !self.host.lingering.is_empty() {
                 at(self.host.now() + LINGER_POLL_NS);
             }
+            if let Some(s) = &self.series {
+                at(s.next_ns);
+            }
             next
         }
 
@@ -681,6 +819,11 @@ mod os {
                         c.probe_rtt.sample(fd.as_raw_fd(), now);
                     }
                 }
+                if let Some(s) = self.series.as_mut() {
+                    if let Some(edge) = s.due(now) {
+                        s.sample(&mut self.host, edge);
+                    }
+                }
                 if !self.host.measuring && self.host.ready.iter().all(|&r| r) {
                     // /proc/stat first, then the instant the applications see: the two windows agree.
                     cpu0 = read_proc_stat();
@@ -689,6 +832,11 @@ mod os {
                     self.host.stop_at = now + spec.measure.as_nanos();
                     start_ns = now;
                     self.tb.series_phase(self.host.t0 + now);
+                    // The ticks re-phased to the window, its first at its opening (as the simulator's).
+                    if let Some(s) = self.series.as_mut() {
+                        s.next_ns = now + s.interval;
+                        s.sample(&mut self.host, now);
+                    }
                     self.host.frozen = Some(now);
                     for a in 0..self.apps.len() {
                         self.deliver(a, Event::MeasureStart);
@@ -845,14 +993,25 @@ mod os {
                 sys::set_timer_slack_1ns();
                 let realtime = spec.realtime && sys::try_sched_fifo(40);
                 host.ep.add(host.timer.raw(), libc::EPOLLIN as u32, TIMER)?;
-                let mut d = Driver { host, apps, tb };
+                let series = spec.series.as_ref().map(|s| Sampler {
+                    interval: s.interval.as_nanos().max(1),
+                    // The simulator's first tick is one interval after the start, as here.
+                    next_ns: s.interval.as_nanos().max(1),
+                    out: ConnSeries {
+                        interval_ns: s.interval.as_nanos(),
+                        vars: s.vars.clone(),
+                        ..ConnSeries::default()
+                    },
+                });
+                let mut d = Driver { host, apps, tb, series };
                 let r = d.run(&spec);
+                let series = d.series.map(|s| s.out);
                 Ok(r.map(|(window, cpu)| {
-                    (d.apps, d.host.ends, d.host.ends_total, d.host.retrans, window, cpu, realtime)
+                    (d.apps, d.host.ends, d.host.ends_total, d.host.retrans, window, cpu, realtime, series)
                 }))
             })
             .map_err(|e| EmuError::os("running the applications", e))??;
-        let (apps, connections, connection_ends, retransmissions, [start, stop, end], cpu, realtime) = outcome;
+        let (apps, connections, connection_ends, retransmissions, [start, stop, end], cpu, realtime, series) = outcome;
         Ok(AppsRun {
             apps,
             connections,
@@ -866,6 +1025,7 @@ mod os {
             measure_stop_ns: stop,
             end_ns: end,
             realtime,
+            series,
         })
     }
 }

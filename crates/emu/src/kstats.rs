@@ -65,6 +65,44 @@ impl BbrInfo {
     pub fn in_probe_rtt(&self) -> bool {
         self.cwnd_gain == BBR_UNIT && self.pacing_gain == BBR_UNIT
     }
+
+    /// BBR's mode as the simulator numbers it (`X_BbrMode`: STARTUP 0, DRAIN 1, PROBE_BW 2, PROBE_RTT 3,
+    /// Linux's `enum bbr_mode`), told by the gains `bbr_update_gains` sets, since `tcp_bbr_info` has no
+    /// mode: STARTUP paces at `bbr_high_gain` (2.89), DRAIN at `bbr_drain_gain` (0.35), PROBE_RTT at 1.0
+    /// with a cwnd gain of 1.0, PROBE_BW cycles 1.25, 0.75, 1.0 with a cwnd gain of 2. `None` before BBR's
+    /// first bandwidth sample (no mode's gains are shown there, [`BbrSampler::observe`]).
+    pub fn mode(&self) -> Option<u64> {
+        if self.bw_bytes_per_s == 0 {
+            return None;
+        }
+        Some(if self.pacing_gain > 2 * BBR_UNIT {
+            0
+        } else if self.pacing_gain < BBR_UNIT / 2 {
+            1
+        } else if self.in_probe_rtt() {
+            3
+        } else {
+            2
+        })
+    }
+}
+
+/// The variables a connection's series may sample on the Linux backend: the RFC 4898 names
+/// [`TcpInfo::estats`] maps from `TCP_INFO` and `TCP_CC_INFO` (BBR's, present on a BBR socket only), and
+/// two the series reader adds: `X_BbrMode` ([`BbrInfo::mode`]) and `X_BbrProbeRttEpisodes` (so far, from
+/// [`BbrSampler`]). The simulator keeps more; a scenario that asks the kernel for one of those is refused
+/// by name (docs/linux-backend.md § Connections over time).
+pub fn kernel_vars() -> Vec<&'static str> {
+    let mut t = TcpInfo {
+        buf: [0; 512],
+        len: 512,
+        bbr: Some(BbrInfo { bw_bytes_per_s: 1, min_rtt_us: 1, pacing_gain: 1, cwnd_gain: 1 }),
+    };
+    t.buf[16] = 1; // a non-zero MSS
+    let mut v: Vec<&'static str> = t.estats().into_keys().collect();
+    v.extend(["X_BbrMode", "X_BbrProbeRttEpisodes"]);
+    v.sort_unstable();
+    v
 }
 
 /// Reads a BBR socket every [`BbrSampler::INTERVAL_NS`] for what one reading at the connection's end
@@ -144,6 +182,11 @@ impl BbrSampler {
         self.inside = inside;
     }
 
+    /// PROBE_RTT episodes entered so far (the readings made until now).
+    pub fn episodes(&self) -> u64 {
+        self.episodes
+    }
+
     /// One reading of `tcpi_rtt` (µs; 0 before the first sample) at `now_ns`.
     pub fn observe_rtt(&mut self, now_ns: u64, rtt_us: u64) {
         self.srtt.observe(now_ns, rtt_us);
@@ -161,6 +204,11 @@ impl BbrSampler {
 }
 
 impl TcpInfo {
+    /// `TCP_CC_INFO`'s BBR figures read with it (a BBR socket only).
+    pub fn bbr(&self) -> Option<BbrInfo> {
+        self.bbr
+    }
+
     /// getsockopt(TCP_INFO) (Linux only).
     #[cfg(target_os = "linux")]
     pub fn read(fd: std::os::fd::RawFd) -> std::io::Result<TcpInfo> {
@@ -292,7 +340,8 @@ impl TcpInfo {
             put("X_BbrMinRTT", Some(b.min_rtt_us as f64 / 1000.0));
             put("X_BbrPacingGain", Some(b.pacing_gain as f64 / BBR_UNIT as f64));
             put("X_BbrCwndGain", Some(b.cwnd_gain as f64 / BBR_UNIT as f64));
-            put("X_PacingRate", f(self.u64_at(104)));
+            // ~0 is "no rate yet" (`sk_pacing_rate` starts unlimited until the first RTT sample).
+            put("X_PacingRate", f(self.u64_at(104).filter(|&r| r != u64::MAX)));
             put("X_DeliveryRate", f(self.u64_at(160)));
         }
         e
@@ -414,6 +463,27 @@ mod tests {
             (e["X_BbrBtlBw"], e["X_BbrMinRTT"], e["X_BbrPacingGain"], e["X_BbrCwndGain"]),
             (1.25e6, 20.31, 1.25, 2.0)
         );
+    }
+
+    /// The mode told by the gains `bbr_update_gains` sets (739/739 STARTUP, 88/739 DRAIN, a cycle of
+    /// 320, 192 and 256 with 512 PROBE_BW, 256/256 PROBE_RTT), none before the first bandwidth sample; and
+    /// the names a series may ask the kernel for.
+    #[test]
+    fn bbr_mode_from_the_gains() {
+        let mode = |p, g| bbr(p, g).unwrap().mode();
+        assert_eq!(
+            [mode(739, 739), mode(88, 739), mode(320, 512), mode(192, 512), mode(256, 512)],
+            [Some(0), Some(1), Some(2), Some(2), Some(2)]
+        );
+        assert_eq!(mode(256, 256), Some(3));
+        let mut before = bbr(256, 256).unwrap();
+        before.bw_bytes_per_s = 0;
+        assert_eq!(before.mode(), None);
+        let v = kernel_vars();
+        for name in ["CurCwnd", "CurSsthresh", "SmoothedRTT", "X_BbrMode", "X_BbrProbeRttEpisodes", "X_PacingRate"] {
+            assert!(v.contains(&name), "{name}: {v:?}");
+        }
+        assert!(!v.contains(&"X_SmoothedRTTMean"), "a figure of the whole run, not a reading");
     }
 
     /// `tcpi_rtt` averaged over time: each value weighted until the reading that saw it change, from the

@@ -36,7 +36,7 @@ pub mod tun;
 
 #[cfg(target_os = "linux")]
 pub use apps::run_apps;
-pub use apps::{AppsRun, AppsSpec, ConnEnd, SystemCpu};
+pub use apps::{AppsRun, AppsSpec, ConnEnd, ConnSeries, EndSamples, SeriesSpec, SystemCpu};
 pub use emulator::{DirectionHealth, EmulatorConfig, Lateness, PcapSpec, PcapTap, QueueTick, HEARTBEAT};
 pub use error::EmuError;
 pub use knobs::{honoured_knobs, linux_tcp, linux_tcp_all, LinuxTcp};

@@ -308,25 +308,39 @@ pub fn refusals(s: &Scenario) -> Vec<Refusal> {
             ),
         );
     }
-    // `test.series` gives the emulator's queue series (links.queue_series); the connections' own series
-    // are the simulator's so far: named variables are refused, the plain interval warns (`series_warning`).
-    if let (Some(d), Some(vars)) = (s.test.series, &s.test.series_vars) {
-        refuse(
-            "test.series",
-            format!("{{ interval = {:?}, vars = {vars:?} }}", d.to_string()),
-            "the connections' time series are the simulator's so far; on the Linux backend `test.series` (an \
-             interval alone) gives the bottleneck's queue series, links.queue_series, and TCP_INFO is read at \
-             the end of each connection"
-                .into(),
-        );
-    } else if let Some(d) = s.test.series.filter(|_| s.plot.iter().any(|p| p.series.is_some())) {
-        refuse(
-            "test.series",
-            format!("{:?}", d.to_string()),
-            "a [[plot]] draws the connections' time series, which are the simulator's so far; on the Linux \
-             backend `test.series` gives the bottleneck's queue series (links.queue_series) only"
-                .into(),
-        );
+    // `test.series` samples the connections' TCP_INFO (docs/linux-backend.md § Connections over time): a
+    // variable the kernel has no source for, asked by `vars` or drawn by a `[[plot]]`, is refused by name.
+    if let Some(d) = s.test.series {
+        // What a series may ask for is the simulator's names (the scenario checks them): the kernel's
+        // among those.
+        let sim = crate::columns::estats_vars();
+        let kernel: Vec<&str> =
+            tcplab_emu::kstats::kernel_vars().into_iter().filter(|v| sim.iter().any(|s| s == v)).collect();
+        let derived = ["t_s", "delivered_bytes", "throughput_bps"];
+        let mut missing: Vec<&str> = Vec::new();
+        let asked =
+            s.test.series_vars.iter().flatten().chain(s.plot.iter().filter_map(|p| p.series.as_ref()).flatten());
+        for v in asked {
+            if !kernel.contains(&v.as_str()) && !derived.contains(&v.as_str()) && !missing.contains(&v.as_str()) {
+                missing.push(v);
+            }
+        }
+        if !missing.is_empty() {
+            let value = match &s.test.series_vars {
+                Some(vars) => format!("{{ interval = {:?}, vars = {vars:?} }}", d.to_string()),
+                None => format!("{:?}", d.to_string()),
+            };
+            refuse(
+                "test.series",
+                value,
+                format!(
+                    "the kernel's TCP_INFO and TCP_CC_INFO have no {} (the simulator's TCP only); on the Linux \
+                     backend a series (`vars`, or a [[plot]] of `series`) samples {}",
+                    missing.join(", "),
+                    kernel.join(", ")
+                ),
+            );
+        }
     }
     for (key, link) in [("path.up", &s.path.up), ("path.down", &s.path.down)] {
         if let Some(mtu) = link.mtu {
@@ -412,6 +426,114 @@ pub struct LinuxRun {
     pub netstat: [tcplab_emu::kstats::NetCounters; 2],
     /// Whether the applications' thread ran at a real-time priority.
     pub apps_realtime: bool,
+    /// With `test.series`: what sampling the connections cost and how late its readings were.
+    pub series_sampling: Option<SeriesSampling>,
+}
+
+/// The cost and timing of the connections' series on the kernel (`health.series_sampling`).
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct SeriesSampling {
+    /// Ticks sampled, and ticks passed over because the applications' loop reached them more than an
+    /// interval late.
+    pub ticks: u64,
+    pub ticks_missed: u64,
+    /// How long after its tick's edge a reading was taken: the mean and the largest, µs.
+    pub late_us_mean: f64,
+    pub late_us_max: f64,
+    /// The applications' thread's time spent reading, ms in all and µs per tick.
+    pub cost_ms: f64,
+    pub cost_us_per_tick: f64,
+    /// `getsockopt` calls made (TCP_INFO and TCP_CC_INFO per end and tick).
+    pub reads: u64,
+}
+
+fn sampling(c: &tcplab_emu::ConnSeries) -> SeriesSampling {
+    let ticks = c.ticks_ns.len() as u64;
+    let per_tick = |ns: u64| if ticks == 0 { 0.0 } else { ns as f64 / ticks as f64 / 1e3 };
+    SeriesSampling {
+        ticks,
+        ticks_missed: c.ticks_missed,
+        late_us_mean: per_tick(c.late_ns_sum),
+        late_us_max: c.late_ns_max as f64 / 1e3,
+        cost_ms: c.cost_ns as f64 / 1e6,
+        cost_us_per_tick: per_tick(c.cost_ns),
+        reads: c.reads,
+    }
+}
+
+/// The connections' series as the simulator's document holds them: `series` (the first sending end's
+/// default columns) for `test.series = "INTERVAL"`, `logvars` (every end, the variables asked for) for
+/// the `{ interval, vars }` form.
+fn conn_series(
+    c: &tcplab_emu::ConnSeries,
+    r: &AppsRun,
+    logvars: bool,
+    sender: &str,
+) -> (Option<crate::result::Series>, Option<crate::result::LogVars>) {
+    use crate::result::exact_secs;
+    let at = |tick: u32| exact_secs(c.ticks_ns[tick as usize]);
+    let interval_s = exact_secs(c.interval_ns);
+    let window = |ns: u64| (r.measure_stop_ns > 0 || ns > 0).then(|| exact_secs(ns));
+    let (measure_start_s, measure_end_s) = (window(r.measure_start_ns), window(r.measure_stop_ns));
+    if !logvars {
+        let rows = c
+            .ends
+            .iter()
+            .find(|e| e.side == sender)
+            .map(|e| {
+                e.rows
+                    .iter()
+                    .map(|(tick, v, _)| std::iter::once(at(*tick)).chain(v.iter().copied()).collect())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let series = crate::result::Series {
+            interval_s,
+            measure_start_s,
+            measure_end_s,
+            columns: crate::columns::SERIES_COLUMNS.to_vec(),
+            rows,
+        };
+        return (Some(series), None);
+    }
+    let mut columns = vec!["t_s".to_string()];
+    columns.extend(c.vars.iter().cloned());
+    columns.extend(["delivered_bytes".to_string(), "throughput_bps".to_string()]);
+    let ends = c
+        .ends
+        .iter()
+        .map(|e| {
+            let mut delivered = 0;
+            let rows = e
+                .rows
+                .iter()
+                .map(|(tick, v, read)| {
+                    // The interval this sample closes: since the tick before (the window's opening closes a
+                    // shorter one), as the simulator's probe counts it.
+                    let t = c.ticks_ns[*tick as usize];
+                    let before = tick.checked_sub(1).map_or(0, |k| c.ticks_ns[k as usize]);
+                    let span = exact_secs(t.saturating_sub(before));
+                    let step = read.saturating_sub(delivered);
+                    delivered = *read;
+                    let mut row = vec![exact_secs(t)];
+                    row.extend(v.iter().copied());
+                    row.push(step as f64);
+                    row.push(if span > 0.0 { step as f64 * 8.0 / span } else { 0.0 });
+                    row
+                })
+                .collect();
+            crate::result::EndSeries {
+                id: e.id,
+                side: e.side,
+                local_port: e.local_port,
+                remote_port: e.remote_port,
+                rows,
+                delivered,
+            }
+        })
+        .collect();
+    let lv = crate::result::LogVars { interval_s, measure_start_s, measure_end_s, columns, ends };
+    (None, Some(lv))
 }
 
 /// Runs the scenario's point on the Linux backend as the kernel runs it ([`on_kernel`]: the hosts'
@@ -455,10 +577,19 @@ pub fn run(s: &Scenario, seed: u64, pcap: Option<PcapSpec>) -> Result<LinuxRun, 
         if s.test.kind == TestKind::Crr {
             apps.keep_connections = 2 * s.test.parallel.max(1) as usize;
         }
+        apps.series = s.test.series.map(|interval| tcplab_emu::SeriesSpec {
+            interval,
+            vars: match &s.test.series_vars {
+                Some(vars) => vars.clone(),
+                None => crate::columns::SERIES_COLUMNS[1..].iter().map(|c| c.to_string()).collect(),
+            },
+        });
         let (run, health) = run_once(&tb, apps).map_err(lin)?;
         if health.valid || attempt >= ATTEMPTS {
+            let sender = if s.test.kind == TestKind::Maerts { "server" } else { "client" };
             return Ok(LinuxRun {
-                run: backend_run(&run, &health, s.test.series),
+                series_sampling: run.series.as_ref().map(sampling),
+                run: backend_run(&run, &health, s.test.series, s.test.series_vars.is_some(), sender),
                 health,
                 attempts: attempt,
                 netstat: [run.client_netstat, run.server_netstat],
@@ -500,7 +631,7 @@ fn paired(ends: &[ConnEnd]) -> Vec<&ConnEnd> {
     out
 }
 
-fn backend_run(r: &AppsRun, h: &Health, series: Option<Duration>) -> BackendRun {
+fn backend_run(r: &AppsRun, h: &Health, series: Option<Duration>, logvars: bool, sender: &str) -> BackendRun {
     let conn = |e: &ConnEnd| ConnectionResult {
         side: e.side,
         protocol: "tcp",
@@ -513,6 +644,7 @@ fn backend_run(r: &AppsRun, h: &Health, series: Option<Duration>) -> BackendRun 
         ..crate::sim_backend::link_counters(d.link, d.qdisc)
     };
     let nic = |frames: u64| NicCounters { frames_sent: frames, refused_full: 0, max_queue_frames: 0 };
+    let tables = r.series.as_ref().map_or((None, None), |c| conn_series(c, r, logvars, sender));
     // The machine's CPU, measured over the window, stands for both ends (they share it), as netperf's
     // system-wide figures do when both ends run on one host.
     let cpu = r.cpu.map(|c| tcplab_sim::CpuReport {
@@ -547,8 +679,8 @@ fn backend_run(r: &AppsRun, h: &Health, series: Option<Duration>) -> BackendRun 
                 )
             }),
         },
-        series: None,
-        logvars: None,
+        series: tables.0,
+        logvars: tables.1,
         engine: EngineCounters::default(),
         cpu: [cpu, cpu],
     }
@@ -619,23 +751,46 @@ mod tests {
         );
     }
 
-    /// `test.series` (an interval) gives the emulator's queue series; the connections' variables, and
-    /// plots of them, are refused by name.
+    /// `test.series` samples the connections on the kernel too; a variable the kernel has no source for,
+    /// asked by `vars` or drawn by a `[[plot]]`, is refused by name with the ones it has.
     #[test]
-    fn test_series_gives_the_queue_series_and_connection_variables_are_refused() {
+    fn connection_series_run_on_the_kernel_and_the_simulators_own_variables_are_refused() {
         let ok = ["client.tcp.nagle_last_sent=false", "server.tcp.time_wait=\"60s\""];
         let with = |extra: &[&str]| scenario(&[&ok[..], extra].concat());
         check(&with(&["test.series=\"100ms\""])).unwrap();
-        let Err(LinuxError::Refused(r)) = check(&with(&["test.series={interval=\"100ms\",vars=[\"CurCwnd\"]}"])) else {
-            panic!("refused")
-        };
+        check(&with(&["test.series={interval=\"100ms\",vars=[\"CurCwnd\",\"X_BbrMode\",\"X_PacingRate\"]}"])).unwrap();
+        let asked = "test.series={interval=\"100ms\",vars=[\"CurCwnd\",\"X_BbrRounds\",\"SendStall\"]}";
+        let Err(LinuxError::Refused(r)) = check(&with(&[asked])) else { panic!("refused") };
         assert_eq!(r.len(), 1, "{r:?}");
         assert_eq!(r[0].key, "test.series");
-        assert!(r[0].reason.contains("links.queue_series"), "{}", r[0]);
+        assert!(r[0].reason.contains("have no X_BbrRounds, SendStall ("), "{}", r[0]);
+        assert!(r[0].reason.contains("CurCwnd") && r[0].reason.contains("X_BbrMode"), "{}", r[0]);
+        assert!(!r[0].reason.contains("CurAppWQueue"), "not a name a series can ask for: {}", r[0]);
         let plotted = format!("{FILE}series = \"100ms\"\n[[plot]]\nseries = [\"SmoothedRTT\"]\n");
         let s = load(&Source { name: "p.toml", text: &plotted }, &ok.map(String::from)).unwrap();
+        check(&s).unwrap();
+        let plotted = format!(
+            "{FILE}series = {{ interval = \"100ms\", vars = [\"SendStall\"] }}\n[[plot]]\nseries = [\"SendStall\"]\n"
+        );
+        let s = load(&Source { name: "p.toml", text: &plotted }, &ok.map(String::from)).unwrap();
         let Err(LinuxError::Refused(r)) = check(&s) else { panic!("refused") };
-        assert!(r.len() == 1 && r[0].key == "test.series" && r[0].reason.contains("[[plot]]"), "{r:?}");
+        assert!(r.len() == 1 && r[0].key == "test.series" && r[0].reason.contains("no SendStall ("), "{r:?}");
+    }
+
+    /// The kernel's series offers the simulator's names; the few it has beyond them cannot be asked for
+    /// (`test.series.vars` takes the simulator's), and are listed in docs/linux-backend.md.
+    #[test]
+    fn the_kernels_variables_are_the_simulators_names() {
+        let sim = crate::columns::estats_vars();
+        let kernel = tcplab_emu::kstats::kernel_vars();
+        let beyond: Vec<&str> = kernel.iter().copied().filter(|v| !sim.iter().any(|s| s == v)).collect();
+        assert_eq!(beyond, ["CurAppWQueue", "RetranThresh"], "{kernel:?}");
+        for v in ["CurCwnd", "CurSsthresh", "PipeSize", "SmoothedRTT", "RTTVar", "CurRTO", "X_PacingRate"] {
+            assert!(kernel.contains(&v), "{v}");
+        }
+        for v in ["X_DeliveryRate", "X_BbrMode", "X_BbrBtlBw", "X_BbrMinRTT", "X_BbrProbeRttEpisodes"] {
+            assert!(kernel.contains(&v), "{v}");
+        }
     }
 
     #[test]

@@ -110,6 +110,9 @@ pub fn run_point_linux(
     let mut health = serde_json::to_value(&lr.health).expect("health serializes");
     health["attempts"] = lr.attempts.into();
     health["apps_realtime"] = lr.apps_realtime.into();
+    if let Some(sampling) = lr.series_sampling {
+        health["series_sampling"] = serde_json::to_value(sampling).expect("sampling serializes");
+    }
     health["netstat"] = serde_json::json!({ "client": lr.netstat[0], "server": lr.netstat[1] });
     let mut metrics = crate::metrics::metrics(&s.test, &run);
     if let Metrics::Stream(StreamMetrics { cpu: Some(c), .. })
@@ -124,9 +127,9 @@ pub fn run_point_linux(
         iterations: 1,
         metrics,
         connections: run.connections,
-        series: None,
+        series: run.series,
         rtt_samples: None,
-        logvars: None,
+        logvars: run.logvars,
         links: run.links,
         health: Some(health),
         confidence: None,
