@@ -333,9 +333,6 @@ pub struct Connection {
     ecn: EcnState,
     rng: Xoshiro256PlusPlus,
     st: Estats,
-    /// The least and greatest retransmission timeouts armed, ns (0: none yet): RFC 4898's MinRTO and
-    /// MaxRTO, converted to milliseconds only when the statistics are read (every ACK restarts the timer).
-    rto_extremes: (u64, u64),
     /// A reset to send: after an abort, or in answer to a segment (RFC 9293 §3.10.7.1, §3.10.7.3).
     rst: Option<TcpSegment>,
     /// Why the connection ended abnormally, once it did.
@@ -455,7 +452,6 @@ impl Connection {
             ecn: EcnState::default(),
             rng: Xoshiro256PlusPlus::seed_from_u64(iss.0 as u64),
             st: Estats::default(),
-            rto_extremes: (0, 0),
             rst: None,
             error: None,
             read_closed: false,
@@ -727,10 +723,9 @@ impl Connection {
     }
     fn restart_rto(&mut self, now: Instant) {
         let rto = self.rtt.rto_backed_off(self.backoff);
-        let ns = rto.as_nanos();
-        let (least, most) = &mut self.rto_extremes;
-        *most = (*most).max(ns);
-        *least = if *least == 0 { ns } else { (*least).min(ns) };
+        let ms = rto.as_nanos() as f64 / 1e6;
+        self.st.MaxRTO = self.st.MaxRTO.max(ms);
+        self.st.MinRTO = if self.st.MinRTO == 0.0 { ms } else { self.st.MinRTO.min(ms) };
         self.arm(Timer::Retransmit, now + rto);
     }
 
@@ -3106,9 +3101,6 @@ impl Connection {
     /// RFC 4898 statistics, gauges filled in as of now.
     pub fn estats(&self) -> Estats {
         let mut e = self.st.clone();
-        // Converting the extremes in ns gives the same values as taking the extremes of the converted ones.
-        e.MinRTO = self.rto_extremes.0 as f64 / 1e6;
-        e.MaxRTO = self.rto_extremes.1 as f64 / 1e6;
         e.CurCwnd = self.cwnd.window() as u64;
         let ss = self.cwnd.ssthresh();
         e.CurSsthresh = (ss != INFINITE_SSTHRESH).then_some(ss as u64);
