@@ -83,6 +83,9 @@ impl Transport for RdpConnection {
     fn send_room(&self, bytes: u64) -> u64 {
         RdpConnection::send_room(self, bytes)
     }
+    fn unsent_bytes(&self) -> u64 {
+        RdpConnection::queued_bytes(self)
+    }
     fn readable(&self) -> u64 {
         RdpConnection::readable(self)
     }

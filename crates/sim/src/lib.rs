@@ -600,8 +600,12 @@ impl<T: Transport, P: Probe<T>> Sockets for Ctx<'_, T, P> {
         if self.net.io.any_cpu && self.net.io.cpus[self.host.index()].is_some() {
             return self.net.call(self.host, self.app, c.0, Op::Send, bytes);
         }
-        let n = self.net.eps[c.0 as usize].conn.send(bytes);
-        self.net.push_call(c.0, n);
+        let conn = &mut self.net.eps[c.0 as usize].conn;
+        let idle = conn.unsent_bytes() == 0;
+        let n = conn.send(bytes);
+        if idle {
+            self.net.push_call(c.0, n);
+        }
         n
     }
 
@@ -768,8 +772,11 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
         if cost.is_zero() {
             return match op {
                 Op::Send => {
+                    let idle = conn.unsent_bytes() == 0;
                     let n = conn.send(n);
-                    self.push_call(e, n);
+                    if idle {
+                        self.push_call(e, n);
+                    }
                     n
                 }
                 Op::Recv => conn.recv(n),
@@ -790,6 +797,9 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
     /// `pru_send`): netperf's first burst of eight 128-byte requests leaves as one 128-byte segment and
     /// seven that Nagle holds, not as one 1024-byte segment. Data only, with any due ACK riding on it; a
     /// pure ACK waits for the application's return, as `tcp_sendmsg` sends none (docs/classic.md § Today).
+    /// Callers push only when the endpoint had nothing unsent before the call ([`Transport::unsent_bytes`]):
+    /// a call that joins unsent data changes nothing the return's service would not send at the same
+    /// instant, and a bulk writer's call per ACK would otherwise poll a full window each time.
     #[inline(always)]
     fn push_call(&mut self, e: u32, n: u64) {
         let ep = &mut self.eps[e as usize];

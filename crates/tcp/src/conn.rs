@@ -572,6 +572,15 @@ impl Connection {
         bytes.min(self.send_buffer_free())
     }
 
+    /// Data bytes written and never sent: SND.NXT to the end of the send buffer (before the SYN is sent,
+    /// from the first data byte). Retransmissions are not counted: SND.NXT never moves back here (the
+    /// scoreboard says what to send again).
+    #[inline]
+    pub fn unsent_bytes(&self) -> u64 {
+        let from = if self.snd_nxt > self.iss + 1 { self.snd_nxt } else { self.iss + 1 };
+        self.write_end.diff(from).max(0) as u64
+    }
+
     /// The application writes `bytes`; returns how many the send buffer took.
     pub fn send(&mut self, bytes: u64) -> u64 {
         if self.rate.is_some() {

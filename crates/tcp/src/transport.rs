@@ -99,6 +99,10 @@ impl Transport for Connection {
         Connection::send_room(self, bytes)
     }
     #[inline]
+    fn unsent_bytes(&self) -> u64 {
+        Connection::unsent_bytes(self)
+    }
+    #[inline]
     fn readable(&self) -> u64 {
         Connection::readable(self)
     }

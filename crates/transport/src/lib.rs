@@ -149,6 +149,14 @@ pub trait Transport: Sized {
     fn send_room(&self, bytes: u64) -> u64;
     /// Free room in the send buffer, bytes.
     fn send_buffer_free(&self) -> u64;
+    /// Bytes the application wrote that the endpoint has not sent yet (TCP: from SND.NXT to the end of
+    /// the send buffer). The engine pushes a send call's data out at once only when nothing was unsent
+    /// before the call: otherwise the call's bytes join data whose output the endpoint already decided,
+    /// and the service after the application returns sends them at the same instant. Zero (the default)
+    /// makes every call push.
+    fn unsent_bytes(&self) -> u64 {
+        0
+    }
     /// Bytes the application can read now.
     fn readable(&self) -> u64;
     /// Reads up to `max` bytes; returns how many were read.

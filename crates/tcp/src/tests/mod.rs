@@ -72,6 +72,7 @@ mod pdrill2;
 mod pdrill3;
 mod pdrill4;
 mod pdrill5;
+mod perf_seams;
 mod rack;
 mod review;
 mod rto;
