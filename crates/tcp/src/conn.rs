@@ -1032,7 +1032,16 @@ impl Connection {
         self.st.CurMSS = self.smss as u64;
         // The window our SYN or SYN-ACK offers, unscaled (RFC 7323 §2.2).
         let passive = self.state == State::Listen;
-        self.rcv_adv = self.rcv_nxt + self.initial_recv_window(passive);
+        let rcv_wnd = self.initial_recv_window(passive);
+        self.rcv_adv = self.rcv_nxt + rcv_wnd;
+        if self.cfg.rcv_mss_estimate_from_536 {
+            self.rcv_mss = ours.min(self.smss).min(rcv_wnd / 2).min(536).max(88);
+        }
+        if self.cfg.rcv_ssthresh_from_initial_window && self.cfg.grow_window {
+            // tcp_init_buffer_space's one-segment reservation, on the space before any data was measured.
+            let clamp = self.cfg.recv_buffer.bytes().saturating_sub(ours as u64).max(2 * ours as u64);
+            self.rcv_ssthresh = (rcv_wnd as u64).min(clamp);
+        }
     }
 
     /// The window a SYN (`passive` false) or SYN-ACK offers, bytes. Under
@@ -1987,7 +1996,11 @@ impl Connection {
             end = seg.seq + len;
         }
         let seg_size = if self.rx_gso_size > 0 { (self.rx_gso_size as u32).min(len) } else { len };
-        if seg_size > self.rcv_mss {
+        if self.cfg.rcv_mss_estimate_from_536 {
+            if seg_size >= self.rcv_mss {
+                self.rcv_mss = seg_size.min(self.cfg.mss.bytes() as u32);
+            }
+        } else if seg_size > self.rcv_mss {
             self.rcv_mss = seg_size;
         }
         let ecn = self.ecn_on_data(seg, end > self.rcv_nxt);
