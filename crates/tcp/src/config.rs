@@ -492,6 +492,15 @@ pub struct TcpConfig {
     /// `recv_buffer`. Default off.
     #[serde(skip_serializing_if = "is_false")]
     pub rcv_ssthresh_from_initial_window: bool,
+    /// With `grow_window` and SACK, an out-of-order segment grows rcv_ssthresh as an in-order one does
+    /// (by twice its length or the MSS, up to the largest window), whatever its size, and is then
+    /// acknowledged at once even where SACK compression would hold its ACK (Linux `tcp_data_queue_ofo`
+    /// calls `tcp_grow_window` for SACK flows both where the segment is queued and where it is
+    /// coalesced with the last queued one, and `tcp_grow_window` sets `icsk_ack.quick`, which
+    /// `__tcp_ack_snd_check` serves before compression; "For non sack flows, do not grow window to force
+    /// DUPACK"). Off = only in-order data grows it. Default off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub grow_window_out_of_order: bool,
 }
 
 fn is_200(n: &u32) -> bool {
@@ -570,6 +579,7 @@ pub const OMITTED_AT_DEFAULT: &[(&str, &str)] = &[
     ("limit_output_bytes", "\"0B\""),
     ("rcv_mss_estimate_from_536", "false"),
     ("rcv_ssthresh_from_initial_window", "false"),
+    ("grow_window_out_of_order", "false"),
 ];
 
 impl Default for TcpConfig {
@@ -658,6 +668,7 @@ impl Default for TcpConfig {
             limit_output_bytes: ByteSize::new(0),
             rcv_mss_estimate_from_536: false,
             rcv_ssthresh_from_initial_window: false,
+            grow_window_out_of_order: false,
         }
     }
 }
@@ -951,6 +962,7 @@ mod tests {
             limit_output_bytes: ByteSize::new(1),
             rcv_mss_estimate_from_536: true,
             rcv_ssthresh_from_initial_window: true,
+            grow_window_out_of_order: true,
             ..TcpConfig::default()
         };
         let serialized = toml::Value::try_from(all).unwrap();

@@ -2096,10 +2096,17 @@ impl Connection {
                 self.sack_recent[0] = Some(start);
             }
             self.dup_ack_pending = true;
+            let grew = self.cfg.grow_window_out_of_order
+                && self.cfg.grow_window
+                && self.sack_ok
+                && self.grow_rcv_ssthresh(len);
+            if grew {
+                self.ack.on_window_grown();
+            }
             // Linux's quick-ACK mode overrides SACK compression (`__tcp_ack_snd_check`).
             if flush {
                 self.ack_now = true;
-            } else if !ecn.quickack && self.compress_sack(now) {
+            } else if !ecn.quickack && !grew && self.compress_sack(now) {
                 self.st.AcksCompressed += 1;
             } else {
                 self.ack_now = true;
@@ -2994,6 +3001,11 @@ impl Connection {
         if !self.cfg.grow_window || len < 128 {
             return false;
         }
+        self.grow_rcv_ssthresh(len)
+    }
+
+    #[inline]
+    fn grow_rcv_ssthresh(&mut self, len: u32) -> bool {
         let room = self.recv_buffer_limit().saturating_sub(self.unread()).saturating_sub(self.rcv_ssthresh);
         if room == 0 {
             return false;

@@ -111,3 +111,39 @@ fn test_established_window_grows_from_the_initial_window() {
     assert_eq!(c.tcp_info(at(20)).rcv_ssthresh, 64_076 + 2 * 1448);
     assert_eq!(transmit_all(&mut c, at(20)).len(), 1, "ACKed at once: the window grew");
 }
+
+/// `space(on)` with growth on out-of-order data too, and SACK compression as in `linux`.
+fn ooo_space(on: bool) -> TcpConfig {
+    TcpConfig { grow_window_out_of_order: on, comp_sack_nr: 44, ..space(true) }
+}
+
+/// An out-of-order segment grows rcv_ssthresh by twice its length, up to the largest window
+/// (`tcp_data_queue_ofo` → `tcp_grow_window` in a SACK flow): the kernel's `tcp_ooo_rcv_mss` sends 9000
+/// bytes above a hole, and rcv_ssthresh goes from 64076 to min(64076 + 18000, 65536 × 1.25 = 81920).
+/// Off, out-of-order data leaves it.
+#[test]
+fn test_established_out_of_order_segment_grows_the_window() {
+    for (on, want) in [(true, 81_920), (false, 64_076)] {
+        let mut c = server(ooo_space(on), 1460);
+        send!(c, time 20, inp(REMOTE_ISS + 2001, LOCAL_ISS + 1, ACK, 320, 9000).ts(pts(20), ts(10)));
+        assert_eq!(c.tcp_info(at(20)).rcv_ssthresh, want, "rule {on}");
+        let sent = transmit_all(&mut c, at(20));
+        assert_eq!(sent.len(), 1, "the duplicate ACK with its SACK block");
+    }
+}
+
+/// With SACK compression, the fourth duplicate ACK for one RCV.NXT is held (`tcp_comp_sack_nr`) unless
+/// the segment grew the window: `tcp_grow_window`'s quick ACK is served first (`__tcp_ack_snd_check`).
+#[test]
+fn test_established_out_of_order_growth_overrides_sack_compression() {
+    for on in [true, false] {
+        let mut c = server(ooo_space(on), 1460);
+        for i in 0..4u32 {
+            let seq = REMOTE_ISS + 1 + 1448 * (i + 1);
+            send!(c, time 20, inp(seq, LOCAL_ISS + 1, ACK, 320, 1448).ts(pts(20), ts(10)));
+            let sent = transmit_all(&mut c, at(20));
+            let want = if i < 3 || on { 1 } else { 0 };
+            assert_eq!(sent.len(), want, "segment {i}, rule {on}");
+        }
+    }
+}
