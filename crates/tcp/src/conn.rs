@@ -1035,7 +1035,7 @@ impl Connection {
         let rcv_wnd = self.initial_recv_window(passive);
         self.rcv_adv = self.rcv_nxt + rcv_wnd;
         if self.cfg.rcv_mss_estimate_from_536 {
-            self.rcv_mss = ours.min(self.smss).min(rcv_wnd / 2).min(536).max(88);
+            self.rcv_mss = ours.min(self.smss).min(rcv_wnd / 2).clamp(88, 536);
         }
         if self.cfg.rcv_ssthresh_from_initial_window && self.cfg.grow_window {
             // tcp_init_buffer_space's one-segment reservation, on the space before any data was measured.
