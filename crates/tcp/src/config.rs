@@ -40,7 +40,8 @@ pub struct TcpConfig {
     /// `recv_buffer` (measured on 6.18: 7,862,912 B for 6 MiB, 80,480 B for 64 KiB). Accepted 0.25 to 4.
     /// Default 1 (the buffer is the window, RFC 9293 §3.8.6).
     pub recv_window_ratio: f64,
-    /// Linux `tcp_grow_window`: the offered window (rcv_ssthresh) starts at `recv_buffer` bytes and grows
+    /// Linux `tcp_grow_window`: the offered window (rcv_ssthresh) starts at `recv_buffer` bytes (at the
+    /// initial window under `rcv_ssthresh_from_initial_window`) and grows
     /// by twice the segment size with every in-order segment of at least 128 bytes, up to the largest
     /// window (`recv_window_ratio`), and every segment that grows it is acknowledged at once
     /// (`icsk_ack.quick |= 1`) so the sender learns of the larger window. With a window ratio above 1 the
@@ -478,6 +479,34 @@ pub struct TcpConfig {
     /// min(cwnd, window), without it min(FlightSize, window). Linux 2.4 dropped the window term. Default off.
     #[serde(skip_serializing_if = "is_false")]
     pub ssthresh_within_window: bool,
+    /// The receiver's estimate of the peer's segment size (rcv_mss: delayed-ACK thresholds, window
+    /// growth steps, the window's SWS rule) starts at min(MSS, the agreed send MSS, half the initial
+    /// window, 536 bytes), at least 88 (Linux `tcp_initialize_rcv_mss`: TCP_MSS_DEFAULT and TCP_MIN_MSS,
+    /// "a guess that the peer's segments are small until seen"), and a segment (or a GRO packet's
+    /// `gso_size`) at least that large sets it, at most to `mss` (`tcp_measure_rcv_mss`:
+    /// `min(len, advmss)`). So a connection that receives no data keeps 536. Off = the agreed MSS from
+    /// the handshake, raised by any larger segment. Default off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub rcv_mss_estimate_from_536: bool,
+    /// With `grow_window`, the offered window's ceiling while it grows (rcv_ssthresh) starts at the window
+    /// the SYN or SYN-ACK offered (`tcp_connect_init`, `tcp_create_openreq_child`: rcv_ssthresh =
+    /// rcv_wnd), at most `recv_buffer` less one MSS and at least two MSS (`tcp_init_buffer_space`:
+    /// window_clamp is the full space less one `advmss`, "Force reservation of one segment", and
+    /// rcv_ssthresh is clamped to it). Growth then runs up to the largest window as before: Linux lifts
+    /// the clamp when the first data measures `scaling_ratio` (`tcp_measure_rcv_mss` →
+    /// `tcp_set_window_clamp`), which `recv_window_ratio` stands for. Off = rcv_ssthresh starts at
+    /// `recv_buffer`. Default off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub rcv_ssthresh_from_initial_window: bool,
+    /// With `grow_window` and SACK, an out-of-order segment grows rcv_ssthresh as an in-order one does
+    /// (by twice its length or the MSS, up to the largest window), whatever its size, and is then
+    /// acknowledged at once even where SACK compression would hold its ACK (Linux `tcp_data_queue_ofo`
+    /// calls `tcp_grow_window` for SACK flows both where the segment is queued and where it is
+    /// coalesced with the last queued one, and `tcp_grow_window` sets `icsk_ack.quick`, which
+    /// `__tcp_ack_snd_check` serves before compression; "For non sack flows, do not grow window to force
+    /// DUPACK"). Off = only in-order data grows it. Default off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub grow_window_out_of_order: bool,
 }
 
 fn is_200(n: &u32) -> bool {
@@ -555,6 +584,9 @@ pub const OMITTED_AT_DEFAULT: &[(&str, &str)] = &[
     ("pacing_ca_ratio", "120"),
     ("limit_output_bytes", "\"0B\""),
     ("ssthresh_within_window", "false"),
+    ("rcv_mss_estimate_from_536", "false"),
+    ("rcv_ssthresh_from_initial_window", "false"),
+    ("grow_window_out_of_order", "false"),
 ];
 
 impl Default for TcpConfig {
@@ -642,6 +674,9 @@ impl Default for TcpConfig {
             pacing_ca_ratio: 120,
             limit_output_bytes: ByteSize::new(0),
             ssthresh_within_window: false,
+            rcv_mss_estimate_from_536: false,
+            rcv_ssthresh_from_initial_window: false,
+            grow_window_out_of_order: false,
         }
     }
 }
@@ -934,6 +969,9 @@ mod tests {
             pacing_ca_ratio: 100,
             limit_output_bytes: ByteSize::new(1),
             ssthresh_within_window: true,
+            rcv_mss_estimate_from_536: true,
+            rcv_ssthresh_from_initial_window: true,
+            grow_window_out_of_order: true,
             ..TcpConfig::default()
         };
         let serialized = toml::Value::try_from(all).unwrap();

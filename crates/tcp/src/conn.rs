@@ -1043,7 +1043,16 @@ impl Connection {
         self.st.CurMSS = self.smss as u64;
         // The window our SYN or SYN-ACK offers, unscaled (RFC 7323 §2.2).
         let passive = self.state == State::Listen;
-        self.rcv_adv = self.rcv_nxt + self.initial_recv_window(passive);
+        let rcv_wnd = self.initial_recv_window(passive);
+        self.rcv_adv = self.rcv_nxt + rcv_wnd;
+        if self.cfg.rcv_mss_estimate_from_536 {
+            self.rcv_mss = ours.min(self.smss).min(rcv_wnd / 2).clamp(88, 536);
+        }
+        if self.cfg.rcv_ssthresh_from_initial_window && self.cfg.grow_window {
+            // tcp_init_buffer_space's one-segment reservation, on the space before any data was measured.
+            let clamp = self.cfg.recv_buffer.bytes().saturating_sub(ours as u64).max(2 * ours as u64);
+            self.rcv_ssthresh = (rcv_wnd as u64).min(clamp);
+        }
     }
 
     /// The window a SYN (`passive` false) or SYN-ACK offers, bytes. Under
@@ -1998,7 +2007,11 @@ impl Connection {
             end = seg.seq + len;
         }
         let seg_size = if self.rx_gso_size > 0 { (self.rx_gso_size as u32).min(len) } else { len };
-        if seg_size > self.rcv_mss {
+        if self.cfg.rcv_mss_estimate_from_536 {
+            if seg_size >= self.rcv_mss {
+                self.rcv_mss = seg_size.min(self.cfg.mss.bytes() as u32);
+            }
+        } else if seg_size > self.rcv_mss {
             self.rcv_mss = seg_size;
         }
         let ecn = self.ecn_on_data(seg, end > self.rcv_nxt);
@@ -2094,10 +2107,17 @@ impl Connection {
                 self.sack_recent[0] = Some(start);
             }
             self.dup_ack_pending = true;
+            let grew = self.cfg.grow_window_out_of_order
+                && self.cfg.grow_window
+                && self.sack_ok
+                && self.grow_rcv_ssthresh(len);
+            if grew {
+                self.ack.on_window_grown();
+            }
             // Linux's quick-ACK mode overrides SACK compression (`__tcp_ack_snd_check`).
             if flush {
                 self.ack_now = true;
-            } else if !ecn.quickack && self.compress_sack(now) {
+            } else if !ecn.quickack && !grew && self.compress_sack(now) {
                 self.st.AcksCompressed += 1;
             } else {
                 self.ack_now = true;
@@ -2992,6 +3012,11 @@ impl Connection {
         if !self.cfg.grow_window || len < 128 {
             return false;
         }
+        self.grow_rcv_ssthresh(len)
+    }
+
+    #[inline]
+    fn grow_rcv_ssthresh(&mut self, len: u32) -> bool {
         let room = self.recv_buffer_limit().saturating_sub(self.unread()).saturating_sub(self.rcv_ssthresh);
         if room == 0 {
             return false;

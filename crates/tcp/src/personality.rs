@@ -103,6 +103,9 @@ impl TcpConfig {
                 cwnd_growth_delivered: true,
                 prr_ssrb_advance_only: true,
                 limit_output_bytes: ByteSize::new(4 << 20),
+                rcv_mss_estimate_from_536: true,
+                rcv_ssthresh_from_initial_window: true,
+                grow_window_out_of_order: true,
                 ..rfc.clone()
             }),
             "linux-2.4" => Some(TcpConfig {

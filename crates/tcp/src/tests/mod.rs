@@ -62,6 +62,7 @@ mod knobs;
 mod linux;
 mod linux_in_flight;
 mod linux_rack_dsack;
+mod linux_rcv_space;
 mod linux_recovery_reentry;
 mod linux_sack_flush;
 mod loss;
