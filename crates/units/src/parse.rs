@@ -228,11 +228,14 @@ mod tests {
             let exact = (int as u128 * denom + frac.parse::<u128>().unwrap_or(0)) * scale;
             match input.parse::<Duration>() {
                 Ok(d) => {
-                    proptest::prop_assert_eq!(exact % denom, 0);
+                    proptest::prop_assert!(exact.is_multiple_of(denom));
                     proptest::prop_assert_eq!(d.as_nanos() as u128, exact / denom);
                 }
                 Err(e) => {
-                    proptest::prop_assert!(exact % denom != 0 || exact / denom > u64::MAX as u128, "{input}: {e}");
+                    proptest::prop_assert!(
+                        !exact.is_multiple_of(denom) || exact / denom > u64::MAX as u128,
+                        "{input}: {e}"
+                    );
                     proptest::prop_assert!(e.accepted.contains("min, h"));
                 }
             }
