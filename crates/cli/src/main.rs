@@ -26,6 +26,7 @@ struct Cli {
 #[allow(clippy::large_enum_variant)]
 enum Command {
     /// Run a scenario (a file, or the name of a shipped scenario) and print a netperf-style table.
+    #[command(after_help = RUN_EXAMPLES)]
     Run {
         /// Scenario file (TOML) or shipped scenario name (see `tcplab list`).
         scenario: String,
@@ -50,9 +51,11 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         pcap: Option<String>,
         /// Where the trace is taken: client, server (a host's NIC), up, down (packets entering that
-        /// direction of the path).
-        #[arg(long, value_name = "TAP", default_value = "client")]
-        pcap_at: String,
+        /// direction of the path); default client. On a [dumbbell] or [[link]] scenario: link directions as
+        /// links.directions names them (bottleneck, reverse, link[2].forward), or a link's name for both its
+        /// directions, separated by commas; default the bottleneck (the link shown as links.up), both ways.
+        #[arg(long, value_name = "TAP")]
+        pcap_at: Option<String>,
         /// Bytes of each frame kept in the trace (lengths in the record headers stay real).
         #[arg(long, value_name = "BYTES", default_value_t = tcplab_report::pcap::DEFAULT_SNAPLEN)]
         pcap_snaplen: u32,
@@ -144,7 +147,27 @@ enum Command {
     BenchOne(bench::BenchOneArgs),
 }
 
-/// The files rendered from a result, by `run` and by `report` (docs/outputs.md).
+/// `tcplab run --help`'s examples: each line that starts with `tcplab ` runs as written in
+/// `crates/cli/tests/help_examples.rs` (shortened there, visibly), so an example that rots fails a test.
+const RUN_EXAMPLES: &str = "\
+Examples:
+  tcplab run bulk-10m --set test.duration=\\\"10s\\\"
+      a shipped scenario with one value overridden (VALUE is TOML: a string keeps its quotes)
+  tcplab run bulk-10m --set 'client.tcp.congestion_control=\"cubic\"'
+      a nested key: the client's TCP knob (`tcplab explain KEY` for every key)
+  tcplab run bulk-10m --set 'path.up.loss={model=\"bernoulli\",p=0.01}'
+      a whole table at once
+  tcplab run bulk-10m --set test.duration=6h --force
+      durations take ns, us, ms, s, min, h; --force runs past the one-hour budget
+  tcplab run rr-dsl --sweep 'test.burst=0..=63'
+      replaces the file's test.burst axis in place; its other axis (client.tcp.nodelay) stays
+  tcplab run rr-dsl --no-sweep --sweep 'test.burst=0..=63'
+      only the flag's axis
+  tcplab run cubic-vs-reno --pcap bottleneck.pcap --pcap-snaplen 128
+      every flow's packets, headers only, at the dumbbell's bottleneck, both ways (--pcap-at names other
+      links; tshark -r bottleneck.pcap -q -z conv,tcp lists the flows)
+  tcplab run lossy-10m --pcap trace.pcap --pcap-at server
+      a two-host run's trace at the server's NIC";
 #[derive(clap::Args)]
 struct RenderArgs {
     /// Write points.csv and one CSV per time series into DIR.
@@ -419,7 +442,7 @@ fn read_result(path: &str) -> Result<tcplab_lab::ResultDoc, Failure> {
 struct Outputs {
     json: Option<String>,
     pcap: Option<String>,
-    pcap_at: String,
+    pcap_at: Option<String>,
     pcap_snaplen: u32,
     render: tcplab_report::render::Renders,
 }
@@ -439,8 +462,12 @@ fn run(
     if backend != "sim" && backend != "linux" {
         return Err(Failure::BadInput(format!("--backend {backend}: accepted: sim, linux")));
     }
-    let tap = Tap::parse(&out.pcap_at)
-        .ok_or_else(|| Failure::BadInput(format!("--pcap-at {}: accepted: {}", out.pcap_at, Tap::NAMES.join(", "))))?;
+    let pcap_at = out.pcap_at.as_deref();
+    // The two-host taps; a flows scenario's are its link directions, checked once the scenario is read.
+    let two_host_tap = || {
+        let at = pcap_at.unwrap_or("client");
+        Tap::parse(at).ok_or_else(|| Failure::BadInput(format!("--pcap-at {at}: accepted: {}", Tap::NAMES.join(", "))))
+    };
     // 68 bytes hold the Ethernet, IPv4 and TCP headers without options (tcpdump's old default).
     if out.pcap_snaplen < 68 {
         return Err(Failure::BadInput(format!("--pcap-snaplen {}: accepted: 68 or more", out.pcap_snaplen)));
@@ -485,6 +512,7 @@ fn run(
             ));
         }
         let s = plan.base;
+        let tap = two_host_tap()?;
         let pcap = out.pcap.as_ref().map(|path| tcplab_emu::PcapSpec {
             path: path.into(),
             tap: match tap {
@@ -566,14 +594,12 @@ fn run(
         ));
     }
     let s = plan.base;
-    if s.has_flows() {
-        return Err(Failure::BadInput(
-            "--pcap: a [dumbbell] or [[link]] scenario has no packet trace yet; accepted: the client-server scenarios"
-                .into(),
-        ));
-    }
     let seed = seed.unwrap_or(s.seed);
     let Some(path) = out.pcap.as_deref() else { unreachable!("the runs without --pcap returned above") };
+    if s.has_flows() {
+        return traced_flows(arg, &s, seed, path, pcap_at, out, quiet);
+    }
+    let tap = two_host_tap()?;
     // The trace is of the segments of the transport the test runs: one generic run, on the transport
     // the lab's registration picks.
     struct Traced<'a> {
@@ -602,6 +628,39 @@ fn run(
     }
     let job = Traced { arg, s: &s, seed, path, tap, snaplen: out.pcap_snaplen };
     let doc = tcplab_lab::transport::dispatch(s.test.transport, job)?;
+    emit(doc, out, quiet)
+}
+
+/// `run --pcap` of a `[dumbbell]` or a network: the packets entering the `--pcap-at` link directions
+/// (docs/outputs.md § `--pcap` on more than two hosts).
+fn traced_flows(
+    arg: &str,
+    s: &tcplab_lab::Scenario,
+    seed: u64,
+    path: &str,
+    pcap_at: Option<&str>,
+    out: &Outputs,
+    quiet: bool,
+) -> Result<(), Failure> {
+    use tcplab_report::pcap_net::{default_taps, parse_taps, NetPcapProbe};
+    let taps = match pcap_at {
+        Some(at) => parse_taps(s, at).map_err(|e| Failure::BadInput(format!("{arg}: {e}")))?,
+        None => default_taps(s),
+    };
+    let mut pcap = NetPcapProbe::<tcplab_lab::transport::Segment<tcplab_lab::transport::Tcp>>::create(
+        Path::new(path),
+        s,
+        &taps,
+        out.pcap_snaplen,
+    )
+    .map_err(|e| Failure::Run(format!("{path}: cannot write: {e}")))?;
+    let doc = tcplab_lab::run_scenario_on::<tcplab_lab::transport::Tcp>(
+        s,
+        seed,
+        Some(&mut pcap as &mut dyn tcplab_sim::Probe<tcplab_tcp::Connection>),
+    )
+    .map_err(|e| Failure::Run(format!("{arg}: {e}")))?;
+    pcap.finish().map_err(|e| Failure::Run(format!("{path}: cannot write: {e}")))?;
     emit(doc, out, quiet)
 }
 

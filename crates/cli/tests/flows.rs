@@ -63,13 +63,30 @@ fn the_linux_backend_refuses_a_dumbbell_naming_it() {
     assert!(err.contains("dumbbell = 2 flows") && err.contains("simulator only"), "{err}");
 }
 
+/// A dumbbell is traced on its links (crates/report/tests/pcap_net_tshark.rs reads the traces back); a
+/// two-host tap name is refused as bad input before running, naming the dumbbell's links.
 #[test]
-fn a_packet_trace_of_a_dumbbell_is_refused_as_bad_input_before_running() {
+fn a_packet_trace_of_a_dumbbell_takes_link_names_and_refuses_others_before_running() {
     let dir = tempfile::tempdir().unwrap();
     let pcap = dir.path().join("t.pcap");
-    let out = tcplab(&["run", "cubic-vs-reno", "--pcap", pcap.to_str().unwrap()]);
+    let out = tcplab(&["run", "cubic-vs-reno", "--pcap", pcap.to_str().unwrap(), "--pcap-at", "client"]);
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--pcap") && err.contains("[dumbbell]"), "{err}");
+    assert!(err.contains("--pcap-at \"client\"") && err.contains("accepted: ") && err.contains("bottleneck"), "{err}");
     assert!(!pcap.exists(), "no trace file is left behind");
+    let out = tcplab(&[
+        "run",
+        "cubic-vs-reno",
+        "--quiet",
+        "--set",
+        "test.duration=\"1s\"",
+        "--pcap",
+        pcap.to_str().unwrap(),
+        "--pcap-at",
+        "flow[1].sender_access",
+        "--pcap-snaplen",
+        "96",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(std::fs::metadata(&pcap).unwrap().len() > 24, "the trace holds packets");
 }

@@ -333,10 +333,88 @@ fn opposite(d: DirId) -> DirId {
     DirId(d.0 ^ 1)
 }
 
+/// Per flow, in flow order: its sender's host, its receiver's host and the port the receiver listens on.
+/// A packet's hosts follow from one of them and its ports (a packet trace's addresses): a dumbbell's hosts
+/// each carry one flow, a network's flows each have their own port.
+pub fn flow_ends(s: &Scenario) -> Vec<(HostId, HostId, u16)> {
+    let placed = place(s);
+    (0..s.flow.len())
+        .map(|i| (placed.spec.apps[2 * i + 1].host, placed.spec.apps[2 * i].host, flow_port(s, i)))
+        .collect()
+}
+
+/// The flows' series probe and a caller's (a packet trace), one after the other.
+struct Tee<'a, 'b> {
+    series: Option<&'a mut FlowSeriesProbe>,
+    extra: Option<&'a mut (dyn tcplab_sim::Probe<Connection> + 'b)>,
+}
+
+impl tcplab_sim::Probe<Connection> for Tee<'_, '_> {
+    fn on_packet(&mut self, now: Instant, ev: tcplab_sim::PacketEvent, seg: &tcplab_wire::TcpSegment) {
+        if let Some(x) = self.extra.as_mut() {
+            x.on_packet(now, ev, seg);
+        }
+    }
+    fn on_fragment(
+        &mut self,
+        now: Instant,
+        ev: tcplab_sim::PacketEvent,
+        seg: &tcplab_wire::TcpSegment,
+        frag: tcplab_sim::Fragment,
+    ) {
+        if let Some(x) = self.extra.as_mut() {
+            x.on_fragment(now, ev, seg, frag);
+        }
+    }
+    fn on_forward(
+        &mut self,
+        now: Instant,
+        hop: tcplab_sim::Transit,
+        seg: &tcplab_wire::TcpSegment,
+        frag: Option<tcplab_sim::Fragment>,
+    ) {
+        if let Some(x) = self.extra.as_mut() {
+            x.on_forward(now, hop, seg, frag);
+        }
+    }
+    fn tick_interval(&self) -> Option<Duration> {
+        self.series.as_ref().map(|s| s.interval)
+    }
+    fn on_tick(&mut self, now: Instant, endpoints: tcplab_sim::Endpoints<'_, Connection>) {
+        if let Some(s) = self.series.as_mut() {
+            s.on_tick(now, endpoints);
+        }
+    }
+    fn on_link_tick(&mut self, now: Instant, links: tcplab_sim::Links<'_, tcplab_wire::TcpSegment>) {
+        if let Some(s) = self.series.as_mut() {
+            s.on_link_tick(now, links);
+        }
+    }
+    fn on_measure_start(&mut self, now: Instant) {
+        if let Some(s) = self.series.as_mut() {
+            s.on_measure_start(now);
+        }
+    }
+    fn on_measure_stop(&mut self, now: Instant) {
+        if let Some(s) = self.series.as_mut() {
+            s.on_measure_stop(now);
+        }
+    }
+}
+
 /// Runs a flows point (`[dumbbell]` or a network): the backend's run (the shown link's directions as
 /// `links.up`/`links.down`, flow 0's hosts as the client and server NICs), the figures per flow, and with
 /// `test.series` every flow over time.
 pub fn run(s: &Scenario, seed: u64) -> Result<(BackendRun, Vec<FlowResult>, Option<FlowSeries>), SimError> {
+    run_with(s, seed, None)
+}
+
+/// [`run`], telling `extra` (a packet trace) every packet event too.
+pub fn run_with(
+    s: &Scenario,
+    seed: u64,
+    extra: Option<&mut dyn tcplab_sim::Probe<Connection>>,
+) -> Result<(BackendRun, Vec<FlowResult>, Option<FlowSeries>), SimError> {
     let placed = place(s);
     let spec = &placed.spec;
     let mut probe = s.test.series.map(|interval| {
@@ -379,9 +457,11 @@ pub fn run(s: &Scenario, seed: u64) -> Result<(BackendRun, Vec<FlowResult>, Opti
             queues: crate::queues::QueueProbe::new(interval, crate::queues::declared(s)),
         }
     });
-    let r = match probe.as_mut() {
-        Some(p) => tcplab_sim::run_with::<Connection, _>(spec, seed, p)?,
-        None => tcplab_sim::run::<Connection>(spec, seed)?,
+    let r = match (probe.as_mut(), extra) {
+        (Some(p), None) => tcplab_sim::run_with::<Connection, _>(spec, seed, p)?,
+        (None, None) => tcplab_sim::run::<Connection>(spec, seed)?,
+        // Only a traced run goes through the tee.
+        (series, extra) => tcplab_sim::run_with::<Connection, _>(spec, seed, &mut Tee { series, extra })?,
     };
     let mut flows = Vec::with_capacity(s.flow.len());
     // Each application's endpoints, in the engine's order, looked up once (a scan per flow was quadratic).

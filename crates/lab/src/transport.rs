@@ -97,13 +97,7 @@ impl LabTransport for Tcp {
         probe: Option<&mut dyn Probe<tcplab_tcp::Connection>>,
     ) -> Result<PointRun, RunError> {
         if s.has_flows() {
-            if probe.is_some() {
-                return Err(RunError::Unsupported(
-                    "a [dumbbell] or [[link]] scenario has no packet trace yet (--pcap takes the client-server scenarios)"
-                        .into(),
-                ));
-            }
-            let (run, flows, flow_series) = crate::topology::run(s, seed).map_err(RunError::Sim)?;
+            let (run, flows, flow_series) = crate::topology::run_with(s, seed, probe).map_err(RunError::Sim)?;
             let aggregate = Some(crate::topology::aggregate(&flows));
             let point = Point {
                 params: serde_json::Map::new(),

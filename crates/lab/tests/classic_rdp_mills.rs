@@ -1,8 +1,8 @@
 //! `classic/rdp-rtt-feedback` and `-random` with RFC 889's own constants (docs/classic.md § 4, "Mills'
 //! constants"): the 1986 RDP report's implementation "uses Mill's suggested changes which make lowering the
 //! SRTT take longer than raising it", and RFC 889 gives them as E ← F·E + (1 − F)·R with F2 = 3/4 for a
-//! sample above the estimate and F1 = 15/16 below it, timeout 2·E. The lab's default Mills gains (1/2 and
-//! 1/8) are not those; the shipped scenarios set RFC 889's. Asserted here: every sample taken moves
+//! sample above the estimate and F1 = 15/16 below it, timeout 2·E. The lab's default Mills gains are those
+//! now too (they were 1/2 and 1/8, unsourced); the shipped scenarios set RFC 889's explicitly. Asserted here: every sample taken moves
 //! SmoothedRTT by exactly a quarter of the gap upward and a sixteenth downward; the figures the scenarios
 //! give with them; and the arithmetic that puts the report's ~35 s out of reach of the scripted drops and of
 //! independent drops at 4 %, within reach of denser loss.

@@ -6,6 +6,7 @@ pub mod flent;
 pub mod html;
 pub mod names;
 pub mod pcap;
+pub mod pcap_net;
 pub mod plot;
 mod plot_flows;
 pub mod render;

@@ -18,22 +18,56 @@
 //! EACK list as sent). Version 1 has 8-bit ports, which the simulator's ports (5001, 32768 and up) do not fit:
 //! such a trace stops at the first packet with an error.
 //!
-//! Addresses: the client is 198.18.0.1 and the server 198.18.0.2 (RFC 2544's benchmarking range,
-//! 198.18.0.0/15), with locally administered MACs 02:00:00:00:00:01 and 02:00:00:00:00:02. The IPv4
-//! identification is a per-sending-host counter, so a packet carries the same id at every tap.
+//! Addresses: host i of a run is 198.18.0.0 + i + 1 (RFC 2544's benchmarking range, 198.18.0.0/15) with
+//! the locally administered MAC 02:00 followed by i + 1 in 32 bits ([`host_addr`], [`host_mac`]): the client
+//! is 198.18.0.1 (02:00:00:00:00:01) and the server 198.18.0.2 (02:00:00:00:00:02). The IPv4
+//! identification is a per-sending-host counter, so a packet carries the same id at every tap. Runs of more
+//! than two hosts (a `[dumbbell]`, a network) are traced on their links by [`crate::pcap_net`].
 
 use std::collections::VecDeque;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-use tcplab_sim::{Fragment, PacketEvent, Probe, CLIENT, DOWN, SERVER, UP};
+use tcplab_sim::{Fragment, HostId, PacketEvent, Probe, CLIENT, DOWN, SERVER, UP};
 use tcplab_transport::Transport;
 use tcplab_units::Instant;
 use tcplab_wire::codec::{emit_ipv4_fragment, Ipv4Payload, PayloadFill, WireError};
 use tcplab_wire::TcpSegment;
 
-/// IPv4 addresses of the client and the server.
+/// IPv4 addresses of the client and the server ([`host_addr`] of hosts 0 and 1).
 pub const ADDRS: [[u8; 4]; 2] = [[198, 18, 0, 1], [198, 18, 0, 2]];
+
+/// The first address of RFC 2544's benchmarking range 198.18.0.0/15, as a number.
+const BENCHMARK_NET: u32 = u32::from_be_bytes([198, 18, 0, 0]);
+
+/// The IPv4 address of host `h` of a run: 198.18.0.0 + h + 1, inside 198.18.0.0/15 for the hosts a
+/// scenario may have (at most 20,002, a 10,000-flow dumbbell's).
+pub fn host_addr(h: HostId) -> [u8; 4] {
+    (BENCHMARK_NET + h.0 + 1).to_be_bytes()
+}
+
+/// The Ethernet address of host `h`: locally administered, unicast, 02:00 then h + 1 in 32 bits.
+pub fn host_mac(h: HostId) -> [u8; 6] {
+    let n = (h.0 + 1).to_be_bytes();
+    [2, 0, n[0], n[1], n[2], n[3]]
+}
+
+/// Who a frame is between: the IPv4 source and destination are the packet's end hosts; the Ethernet
+/// source and destination the hosts at the two ends of the link it is on (the same in the two-host run).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameHosts {
+    pub src: HostId,
+    pub dst: HostId,
+    pub link_from: HostId,
+    pub link_to: HostId,
+}
+
+impl FrameHosts {
+    /// A frame on the link between its own end hosts.
+    pub fn direct(src: HostId, dst: HostId) -> FrameHosts {
+        FrameHosts { src, dst, link_from: src, link_to: dst }
+    }
+}
 /// Ethernet addresses of the client and the server (locally administered, unicast).
 pub const MACS: [[u8; 6]; 2] = [[2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]];
 /// The pcap magic number of a file with nanosecond timestamps.
@@ -99,12 +133,25 @@ pub fn encode_frame<S: Ipv4Payload>(
     codec: &S::Codec,
     buf: &mut Vec<u8>,
 ) -> Result<(), WireError> {
-    let dst = 1 - src;
+    let hosts = FrameHosts::direct(HostId(src as u32), HostId(1 - src as u32));
+    encode_frame_between(seg, hosts, ip_id, codec, buf)
+}
+
+/// Appends one Ethernet frame carrying `seg` between `hosts` to `buf`; leaves `buf` as it was when the
+/// segment cannot be encoded.
+pub fn encode_frame_between<S: Ipv4Payload>(
+    seg: &S,
+    hosts: FrameHosts,
+    ip_id: u16,
+    codec: &S::Codec,
+    buf: &mut Vec<u8>,
+) -> Result<(), WireError> {
     let start = buf.len();
-    buf.extend_from_slice(&MACS[dst]);
-    buf.extend_from_slice(&MACS[src]);
+    buf.extend_from_slice(&host_mac(hosts.link_to));
+    buf.extend_from_slice(&host_mac(hosts.link_from));
     buf.extend_from_slice(&0x0800u16.to_be_bytes());
-    seg.emit_ipv4(ADDRS[src], ADDRS[dst], ip_id, codec, PayloadFill::Zeros, buf).map(|_| ()).inspect_err(|_| {
+    let (src, dst) = (host_addr(hosts.src), host_addr(hosts.dst));
+    seg.emit_ipv4(src, dst, ip_id, codec, PayloadFill::Zeros, buf).map(|_| ()).inspect_err(|_| {
         buf.truncate(start);
     })
 }
@@ -176,18 +223,41 @@ impl<S: Ipv4Payload> PcapProbe<S> {
     }
 
     fn write(&mut self, at: Instant, seg: &S, src: usize, ip_id: u16, frag: Option<Fragment>) {
-        let Some(out) = self.out.as_mut() else { return };
-        if self.err.is_some() {
-            return;
+        let hosts = FrameHosts::direct(HostId(src as u32), HostId(1 - src as u32));
+        if self.encode(seg, hosts, ip_id, frag) {
+            let frame = std::mem::take(&mut self.frame);
+            self.record(at, &frame);
+            self.frame = frame;
+        }
+    }
+
+    /// Fails the trace with `e` (the first error is the one reported by [`PcapProbe::finish`]).
+    pub(crate) fn fail(&mut self, e: std::io::Error) {
+        if self.err.is_none() {
+            self.err = Some(e);
+        }
+    }
+
+    /// The frame of the last [`PcapProbe::encode`].
+    pub(crate) fn frame(&self) -> &[u8] {
+        &self.frame
+    }
+
+    /// Encodes `seg` (or the fragment `frag` of its datagram) between `hosts` into the probe's frame buffer;
+    /// false, with the error kept for [`PcapProbe::finish`], when it cannot be encoded or the trace already
+    /// failed.
+    pub(crate) fn encode(&mut self, seg: &S, hosts: FrameHosts, ip_id: u16, frag: Option<Fragment>) -> bool {
+        if self.out.is_none() || self.err.is_some() {
+            return false;
         }
         self.frame.clear();
-        if let Err(e) = encode_frame(seg, src, ip_id, &self.codec, &mut self.frame) {
+        if let Err(e) = encode_frame_between(seg, hosts, ip_id, &self.codec, &mut self.frame) {
             let (from, to) = seg.ports();
             self.err = Some(std::io::Error::new(
                 std::io::ErrorKind::InvalidData,
                 format!("{} segment {from}→{to} cannot be encoded: {e:?}", S::NAME),
             ));
-            return;
+            return false;
         }
         if let Some(f) = frag {
             // The Ethernet header, then the fragment cut from the whole datagram behind it.
@@ -205,11 +275,20 @@ impl<S: Ipv4Payload> PcapProbe<S> {
                     std::io::ErrorKind::InvalidData,
                     format!("fragment at {} of {} bytes cannot be cut: {e}", f.offset, f.len),
                 ));
-                return;
+                return false;
             }
             std::mem::swap(&mut self.frame, &mut self.fragment);
         }
-        let orig = self.frame.len() as u32;
+        true
+    }
+
+    /// Writes one record: `frame` seen at `at`, cut to the snap length.
+    pub(crate) fn record(&mut self, at: Instant, frame: &[u8]) {
+        let Some(out) = self.out.as_mut() else { return };
+        if self.err.is_some() {
+            return;
+        }
+        let orig = frame.len() as u32;
         let incl = orig.min(self.snaplen);
         let ns = at.as_nanos();
         let mut rec = [0u8; 16];
@@ -217,7 +296,7 @@ impl<S: Ipv4Payload> PcapProbe<S> {
         rec[4..8].copy_from_slice(&((ns % 1_000_000_000) as u32).to_le_bytes());
         rec[8..12].copy_from_slice(&incl.to_le_bytes());
         rec[12..16].copy_from_slice(&orig.to_le_bytes());
-        let r = out.write_all(&rec).and_then(|_| out.write_all(&self.frame[..incl as usize]));
+        let r = out.write_all(&rec).and_then(|_| out.write_all(&frame[..incl as usize]));
         match r {
             Ok(()) => self.packets += 1,
             Err(e) => self.err = Some(e),
@@ -296,6 +375,43 @@ mod tests {
         assert_eq!(u16::from_le_bytes([h[6], h[7]]), 4);
         assert_eq!(u32::from_le_bytes([h[16], h[17], h[18], h[19]]), 128);
         assert_eq!(u32::from_le_bytes([h[20], h[21], h[22], h[23]]), 1);
+    }
+
+    /// Hosts 0 and 1 keep the two-host run's addresses; every host a scenario may have (a 10,000-flow
+    /// dumbbell's 20,002) stays inside 198.18.0.0/15, each its own.
+    #[test]
+    fn host_addresses_are_the_benchmark_range_one_per_host() {
+        assert_eq!([host_addr(CLIENT), host_addr(SERVER)], ADDRS);
+        assert_eq!([host_mac(CLIENT), host_mac(SERVER)], MACS);
+        assert_eq!(host_addr(HostId(255)), [198, 18, 1, 0]);
+        assert_eq!(host_addr(HostId(20_001)), [198, 18, 78, 34]);
+        let last = u32::from_be_bytes(host_addr(HostId(131_070)));
+        assert_eq!(last >> 17, u32::from_be_bytes([198, 18, 0, 0]) >> 17, "the last host of a /15");
+        assert_eq!(host_mac(HostId(0x0102_0304 - 1)), [2, 0, 1, 2, 3, 4]);
+    }
+
+    /// A frame between two hosts of a larger run: IPv4 addresses of the end hosts, Ethernet of the link's.
+    #[test]
+    fn a_forwarded_frame_carries_its_end_hosts_and_its_links_macs() {
+        let seg = TcpSegment {
+            src_port: 32768,
+            dst_port: 5001,
+            seq: tcplab_wire::SeqNumber(1),
+            ack: tcplab_wire::SeqNumber(1),
+            flags: tcplab_wire::TcpFlags::ACK,
+            window: 1000,
+            options: Default::default(),
+            payload_len: 100,
+            ecn: tcplab_wire::EcnCodepoint::NotEct,
+        };
+        let hosts = FrameHosts { src: HostId(1), dst: HostId(3), link_from: HostId(4), link_to: HostId(5) };
+        let mut buf = Vec::new();
+        encode_frame_between(&seg, hosts, 9, &(), &mut buf).unwrap();
+        assert_eq!(&buf[0..6], &host_mac(HostId(5)));
+        assert_eq!(&buf[6..12], &host_mac(HostId(4)));
+        let (info, back) = tcplab_wire::codec::parse_ipv4_tcp(&buf[ETH_HEADER_LEN..]).unwrap();
+        assert_eq!((info.src, info.dst, info.ident), ([198, 18, 0, 2], [198, 18, 0, 4], 9));
+        assert_eq!(back, seg);
     }
 
     #[test]

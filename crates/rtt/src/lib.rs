@@ -58,14 +58,13 @@ pub struct RtoParams {
     /// LBOUND = `min_rto` and UBOUND = `max_rto`. A factor ≥ 1, RFC 793 suggests 1.3 to 2.0; default 2.0.
     /// [`RtoModel::Mills`] computes its RTO with the same formula and factor.
     pub rfc793_beta: f64,
-    /// RFC 889 gain when the sample exceeds SRTT: SRTT ← SRTT + gain_up·(RTT−SRTT). A fraction in (0, 1];
-    /// default 1/2 = 0.5. Not RFC 889's own figure: Mills' F2 = 3/4 is a gain of 1/4 (with F1 = 15/16 and
-    /// G = 2, the test `worked_example_b46`), which `classic/rdp-rtt-feedback` sets; the default stays so
-    /// that what was recorded with it does not move.
+    /// RFC 889 (D. Mills, "Internet Delay Experiments", December 1983) gain when the sample exceeds SRTT:
+    /// SRTT ← SRTT + gain_up·(RTT−SRTT). A fraction in (0, 1]; default 1/4 = 0.25, Mills' F2 = 3/4 (his
+    /// E ← F·E + (1−F)·R with F = F2 when R ≥ E), the "fast attack" of his peak detector (the test
+    /// `worked_example_b46` replays his figures). A larger gain overshot on glitches in his measurements.
     pub mills_gain_up: f64,
     /// RFC 889 gain when the sample is below SRTT: SRTT ← SRTT − gain_down·(SRTT−RTT). A fraction in (0, 1];
-    /// default 1/8 = 0.125, RFC 793's 0.875 smoothing. Not RFC 889's own figure: Mills' F1 = 15/16 is a gain
-    /// of 1/16 (see `mills_gain_up`).
+    /// default 1/16 = 0.0625, Mills' F1 = 15/16 (F when R < E), the "slow decay" (see `mills_gain_up`).
     pub mills_gain_down: f64,
 }
 
@@ -77,8 +76,8 @@ impl Default for RtoParams {
             rfc6298_k: 4,
             rfc793_alpha: 0.875,
             rfc793_beta: 2.0,
-            mills_gain_up: 0.5,
-            mills_gain_down: 0.125,
+            mills_gain_up: 0.25,
+            mills_gain_down: 0.0625,
         }
     }
 }
@@ -486,8 +485,8 @@ mod tests {
     fn worked_example_b46() {
         let est = |m, p| RttEstimator::with_model(m, p, ms(3000), Duration::ZERO, Duration::from_secs(60), ms(1));
         let mut r793 = est(RtoModel::Rfc793, RtoParams::default());
-        let mills_p = RtoParams { mills_gain_up: 0.25, mills_gain_down: 1.0 / 16.0, ..RtoParams::default() };
-        let mut mills = est(RtoModel::Mills, mills_p);
+        // RFC 889's constants are the defaults.
+        let mut mills = est(RtoModel::Mills, RtoParams::default());
         let mut jac = est(RtoModel::Rfc6298, RtoParams::default());
         r793.seed(ms(1000), Duration::ZERO);
         mills.seed(ms(1000), Duration::ZERO);
@@ -638,31 +637,33 @@ mod tests {
         assert_eq!(e.rto(), ms(60_000));
     }
 
-    /// RFC 889: a step up is followed with gain 1/2, a step down with gain 1/8 (the defaults), by hand.
+    /// RFC 889: a step up is followed with gain 1/4 (F2 = 3/4), a step down with gain 1/16 (F1 = 15/16), the
+    /// defaults, by hand.
     #[test]
     fn mills_asymmetric_response() {
         let mut up = model(RtoModel::Mills, Duration::ZERO);
         up.on_sample(ms(100)); // SRTT 100, RTO = 2·100
         assert_eq!((up.srtt(), up.rto()), (Some(ms(100)), ms(200)));
-        let want = [150_000, 175_000, 187_500, 193_750]; // µs: SRTT += (200 − SRTT)/2
+        // ns: SRTT += (200 − SRTT)/4: 125, 143.75, 157.8125, 168.359375 ms.
+        let want = [125_000_000, 143_750_000, 157_812_500, 168_359_375];
         for w in want {
             up.on_sample(ms(200));
-            assert_eq!(up.srtt(), Some(us(w)));
-            assert_eq!(up.rto(), us(2 * w));
+            assert_eq!(up.srtt(), Some(Duration::from_nanos(w)));
+            assert_eq!(up.rto(), Duration::from_nanos(2 * w));
         }
 
         let mut down = model(RtoModel::Mills, Duration::ZERO);
         down.on_sample(ms(200));
-        // SRTT −= (SRTT − 100)/8: 200 − 12.5 = 187.5; 187.5 − 10.9375 = 176.5625; 176.5625 − 9.5703125 = 166.9921875
-        // (in ns ⌊76_562_500/8⌋ = 9_570_312: rounded toward the old SRTT).
-        let want = [187_500_000, 176_562_500, 166_992_188];
+        // SRTT −= (SRTT − 100)/16: 200 − 6.25 = 193.75; 193.75 − 5.859375 = 187.890625; then
+        // ⌊87_890_625/16⌋ = 5_493_164 ns off (rounded toward the old SRTT): 182.397461 ms.
+        let want = [193_750_000, 187_890_625, 182_397_461];
         for w in want {
             down.on_sample(ms(100));
             assert_eq!(down.srtt(), Some(Duration::from_nanos(w)));
         }
-        // After three samples the rise has covered 87.5 % of its 100 ms step, the fall only 33 %.
-        assert_eq!(up.srtt().unwrap() - ms(100), us(93_750)); // four samples up: 93.75 %
-        assert!(ms(200) - down.srtt().unwrap() < ms(34));
+        // Four samples up cover 68 % of the 100 ms step, three down only 18 %.
+        assert_eq!(up.srtt().unwrap() - ms(100), Duration::from_nanos(68_359_375));
+        assert!(ms(200) - down.srtt().unwrap() < ms(18));
 
         // Equal gains make Mills RFC 793.
         let p = RtoParams { mills_gain_up: 0.125, mills_gain_down: 0.125, ..RtoParams::default() };

@@ -47,7 +47,7 @@ use tcplab_workload::{App, ConnId, ConnectError, Event, Sockets};
 use cpu::Cpu;
 pub use cpu::CpuSpec;
 pub use graph::{DirId, FlowId, HostId, LinkId, LinkSpec, NoRoute, Route, Routes, CLIENT, DOWN, SERVER, UP};
-pub use probe::{EndpointView, Fragment, PacketEvent, Probe};
+pub use probe::{EndpointView, Fragment, PacketEvent, Probe, Transit};
 use queue::{Class, EventQueue};
 
 /// Bytes of an IPv4 header without options: every fragment has one.
@@ -1392,6 +1392,8 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
             None => p.seg.ip_len(),
         };
         p.arrival = io.now;
+        let dst = io.paths[hops[hops.len() - 1].index()].to;
+        io.probe.on_forward(io.now, probe::Transit { src: p.src, dst, from: dir, to: next }, &p.seg, frag);
         io.offer(next, ip_len, p, frag);
     }
 

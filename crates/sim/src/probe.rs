@@ -44,6 +44,16 @@ pub struct Fragment {
     pub count: u32,
 }
 
+/// A packet a host forwarded: it arrived on `from` and enters `to` now. Its sending and destination hosts
+/// are in it, because no other event at a transit host tells them (a tap on a router's link needs them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Transit {
+    pub src: HostId,
+    pub dst: HostId,
+    pub from: DirId,
+    pub to: DirId,
+}
+
 /// One end of a connection as a probe sees it.
 pub struct EndpointView<'a, T> {
     /// The endpoint's id: endpoints are numbered in the order they were created.
@@ -65,6 +75,10 @@ pub trait Probe<T: Transport> {
     fn on_fragment(&mut self, now: Instant, ev: PacketEvent, seg: &T::Segment, _frag: Fragment) {
         self.on_packet(now, ev, seg)
     }
+    /// A host forwarded `seg` (or `frag` of its datagram) from one direction of its route to the next (see
+    /// [`Transit`]). The two-host shape forwards nothing; a dropped or delivered packet is a
+    /// [`PacketEvent`] as anywhere else.
+    fn on_forward(&mut self, _now: Instant, _hop: Transit, _seg: &T::Segment, _frag: Option<Fragment>) {}
     /// Ask for [`Probe::on_tick`] at every multiple of this interval from the start of the run until the
     /// measurement starts, then at the measurement's start and every multiple of the interval after it.
     fn tick_interval(&self) -> Option<Duration> {
@@ -89,6 +103,9 @@ impl<T: Transport, P: Probe<T>> Probe<T> for &mut P {
     }
     fn on_fragment(&mut self, now: Instant, ev: PacketEvent, seg: &T::Segment, frag: Fragment) {
         (**self).on_fragment(now, ev, seg, frag)
+    }
+    fn on_forward(&mut self, now: Instant, hop: Transit, seg: &T::Segment, frag: Option<Fragment>) {
+        (**self).on_forward(now, hop, seg, frag)
     }
     fn tick_interval(&self) -> Option<Duration> {
         (**self).tick_interval()

@@ -282,7 +282,7 @@ pub struct TcpConfig {
     /// than decreases). Default `rfc6298`.
     pub rto_model: RtoModel,
     /// The estimators' gains (`rfc6298_alpha` 1/8, `rfc6298_beta` 1/4, `rfc6298_k` 4, `rfc793_alpha` 0.875,
-    /// `rfc793_beta` 2.0, `mills_gain_up` 0.5, `mills_gain_down` 0.125). Default: those values.
+    /// `rfc793_beta` 2.0, `mills_gain_up` 1/4, `mills_gain_down` 1/16: RFC 889's). Default: those values.
     pub rto_params: RtoParams,
     /// Which ACKs give RTT samples: `auto` (every ACK of new data by the timestamp echo when timestamps are
     /// on, RFC 7323 §4; else one timed segment per RTT, never a retransmitted one: Karn's rule, RFC 6298 §3);

@@ -20,7 +20,7 @@ impl fmt::Display for ParseError {
 }
 impl std::error::Error for ParseError {}
 
-const DURATION_UNITS: &str = "a number with a unit ns, us, ms, s, min (e.g. \"100ms\", \"2.5s\")";
+const DURATION_UNITS: &str = "a number with a unit ns, us, ms, s, min, h (e.g. \"100ms\", \"2.5s\", \"6h\")";
 const RATE_UNITS: &str =
     "a number with a unit bit, kbit, mbit, gbit, tbit (bits per second, SI prefixes; e.g. \"10mbit\", \"1gbit\")";
 const SIZE_UNITS: &str =
@@ -77,6 +77,9 @@ impl FromStr for Duration {
             ("s", 1_000_000_000),
             ("sec", 1_000_000_000),
             ("min", 60_000_000_000),
+            // A long soak ("6h") reads as it is meant; `Display` still prints seconds, so documents that
+            // echo a duration do not change with the spelling of the input.
+            ("h", 3_600_000_000_000),
         ];
         scaled(s, UNITS, DURATION_UNITS, "nanoseconds").map(Duration)
     }
@@ -133,6 +136,12 @@ mod tests {
         assert_eq!("2.5s".parse::<Duration>().unwrap(), Duration::from_nanos(2_500_000_000));
         assert_eq!("250us".parse::<Duration>().unwrap(), Duration::from_micros(250));
         assert_eq!("1min".parse::<Duration>().unwrap(), Duration::from_secs(60));
+        assert_eq!("6h".parse::<Duration>().unwrap(), Duration::from_secs(6 * 3600));
+        assert_eq!("1.5H".parse::<Duration>().unwrap(), Duration::from_secs(5400));
+        assert_eq!("0.25 h".parse::<Duration>().unwrap(), Duration::from_secs(900));
+        // 2^64 ns is 5 124 095.58 hours: the largest whole number of hours that fits, and the first that does not.
+        assert_eq!("5124095h".parse::<Duration>().unwrap(), Duration::from_secs(5_124_095 * 3600));
+        assert!("5124096h".parse::<Duration>().unwrap_err().reason.contains("too large"));
         assert_eq!("0s".parse::<Duration>().unwrap(), Duration::ZERO);
         assert_eq!("0.000000001s".parse::<Duration>().unwrap(), Duration::from_nanos(1));
     }
@@ -153,6 +162,11 @@ mod tests {
         for bad in ["fast", "-5ms", "10", "5 parsecs", "1.2.3s", "", "0.5ns"] {
             let e = bad.parse::<Duration>().unwrap_err();
             assert!(e.to_string().contains("accepted: a number with a unit ns"), "{e}");
+            assert!(e.accepted.contains("min, h "), "{e}");
+        }
+        for bad in ["6hr", "6hours", "1d", "6m"] {
+            let e = bad.parse::<Duration>().unwrap_err();
+            assert!(e.reason.contains("unknown unit"), "{bad}: {e}");
         }
         let e = "10mbps".parse::<Rate>().unwrap_err();
         assert!(e.reason.contains("ambiguous"), "{e}");
@@ -165,6 +179,10 @@ mod tests {
         for s in ["100ms", "2500ms", "3s", "7ns", "250us"] {
             assert_eq!(s.parse::<Duration>().unwrap().to_string(), s);
         }
+        // Minutes and hours print as seconds: result documents echo durations, and a scenario written
+        // `"6h"` or `"21600s"` is the same scenario with the same document.
+        assert_eq!("6h".parse::<Duration>().unwrap().to_string(), "21600s");
+        assert_eq!("2min".parse::<Duration>().unwrap().to_string(), "120s");
         for s in ["1gbit", "384kbit", "1544kbit", "7bit"] {
             assert_eq!(s.parse::<Rate>().unwrap().to_string(), s);
         }
@@ -187,6 +205,40 @@ mod tests {
             let _ = s.parse::<Duration>();
             let _ = s.parse::<Rate>();
             let _ = s.parse::<ByteSize>();
+        }
+
+        /// Every unit scales exactly: `N.F<unit>` is N·scale + F·scale/10^len(F) nanoseconds, whatever the
+        /// unit's case and the blanks around it.
+        #[test]
+        fn durations_scale_exactly_in_every_unit(
+            int in 0u64..100_000,
+            frac in "[0-9]{0,3}",
+            unit in proptest::sample::select(vec![
+                ("ns", 1u128), ("us", 1_000), ("µs", 1_000), ("ms", 1_000_000), ("s", 1_000_000_000),
+                ("sec", 1_000_000_000), ("min", 60_000_000_000), ("h", 3_600_000_000_000),
+            ]),
+            upper in proptest::bool::ANY,
+            blank in proptest::bool::ANY,
+        ) {
+            let (name, scale) = unit;
+            let name = if upper && name.is_ascii() { name.to_ascii_uppercase() } else { name.to_string() };
+            let text = if frac.is_empty() { format!("{int}") } else { format!("{int}.{frac}") };
+            let input = format!(" {text}{}{name} ", if blank { " " } else { "" });
+            let denom = 10u128.pow(frac.len() as u32);
+            let exact = (int as u128 * denom + frac.parse::<u128>().unwrap_or(0)) * scale;
+            match input.parse::<Duration>() {
+                Ok(d) => {
+                    proptest::prop_assert!(exact.is_multiple_of(denom));
+                    proptest::prop_assert_eq!(d.as_nanos() as u128, exact / denom);
+                }
+                Err(e) => {
+                    proptest::prop_assert!(
+                        !exact.is_multiple_of(denom) || exact / denom > u64::MAX as u128,
+                        "{input}: {e}"
+                    );
+                    proptest::prop_assert!(e.accepted.contains("min, h"));
+                }
+            }
         }
 
         #[test]
