@@ -236,59 +236,15 @@ pub struct PlotReference {
     pub label: String,
 }
 
-/// The metrics a run of `s` reports, as dotted keys of `points[].metrics` (what `[[plot]] y` accepts);
-/// `None` for a test kind whose metrics are not listed here.
+/// The metrics a run of `s` reports, as dotted keys of `points[].metrics` (what `[[plot]] y` accepts):
+/// the transport's for the workload (its config's `TransportConfig::metric_names`), then the CPU model's
+/// figures where the transport runs it; `None` for a test kind whose metrics are not listed.
 pub fn metric_names(s: &Scenario) -> Option<Vec<&'static str>> {
-    let latency = [
-        "latency_us.mean",
-        "latency_us.stddev",
-        "latency_us.min",
-        "latency_us.p50",
-        "latency_us.p90",
-        "latency_us.p99",
-        "latency_us.p99_9",
-        "latency_us.max",
-    ];
-    let mut names: Vec<&'static str> = match (s.test.transport, s.test.kind) {
-        (Protocol::Tcp, TestKind::Stream | TestKind::Maerts) => {
-            vec!["throughput_bps", "delivered_bytes", "retransmissions", "elapsed_s"]
-        }
-        (Protocol::Tcp, TestKind::Rr | TestKind::Crr) => {
-            let mut v = vec!["transactions_per_s", "transactions"];
-            v.extend(latency);
-            v.extend(["retransmissions", "elapsed_s"]);
-            if s.test.kind == TestKind::Crr {
-                v.extend(["connections_opened", "port_waits"]);
-            }
-            v
-        }
-        (Protocol::Rdp, TestKind::Stream) => {
-            return Some(vec![
-                "throughput_bps",
-                "delivered_bytes",
-                "messages_delivered",
-                "retransmissions",
-                "duplicates_received",
-                "data_drops",
-                "timeouts",
-                "elapsed_s",
-            ])
-        }
-        (Protocol::Rdp, TestKind::Rr) => {
-            let mut v = vec!["transactions_per_s", "transactions"];
-            v.extend(latency);
-            v.extend(["retransmissions", "elapsed_s"]);
-            return Some(v);
-        }
-        (Protocol::Tcp, TestKind::Msg) => {
-            let mut v = vec!["messages_per_s", "messages", "throughput_bps", "delivered_bytes"];
-            v.extend(latency.map(|l| l.replacen("latency_us", "time_per_message_us", 1).leak() as &'static str));
-            v.extend(latency);
-            v.extend(["retransmissions", "elapsed_s"]);
-            v
-        }
-        (Protocol::Rdp, _) => return None,
-    };
+    let transport = crate::host_transports::registration(s.test.transport.key())?;
+    let mut names = (transport.metric_names)(s.test.kind.key())?;
+    if !transport.cpu_model {
+        return Some(names);
+    }
     let sides = [(s.client.host.cpu.is_some(), "local"), (s.server.host.cpu.is_some(), "remote")];
     if sides.iter().any(|(on, _)| *on) {
         let rr = s.test.kind.is_rr();
