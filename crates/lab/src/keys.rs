@@ -147,7 +147,7 @@ fn field_doc_or(strukt: &str, field: &str, text: &'static str) -> String {
 
 /// Units of the lab's integer and float keys whose type does not say what they count (a transport's
 /// knobs' are its `KeysDecl::units`).
-const UNITS: &[(&str, &str)] = &[
+pub const LAB_UNITS: &[(&str, &str)] = &[
     ("txqueuelen", "packets"),
     ("cores", "cores"),
     ("parallel", "connections"),
@@ -156,7 +156,7 @@ const UNITS: &[(&str, &str)] = &[
 ];
 
 fn unit_of(name: &str) -> &'static str {
-    UNITS.iter().find(|(k, _)| *k == name).map_or("", |(_, u)| u)
+    LAB_UNITS.iter().find(|(k, _)| *k == name).map_or("", |(_, u)| u)
 }
 
 /// The minimal scenario the defaults are read from (and [`accepted`] probes), with `stack` on both hosts.
