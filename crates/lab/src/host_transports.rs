@@ -6,7 +6,8 @@
 //! (`crate::limits`) and the metric names (`crate::scenario::metric_names`) gather the registered
 //! transports' rows beside the lab's own (docs/architecture.md § How to add a transport).
 //!
-//! Near the leaves of the lab: it names only `crate::bounds` (the limits' vocabulary), so the scenario's
+//! Near the leaves of the lab: it names only leaves (`crate::bounds`, the limits' vocabulary, and
+//! `crate::columns`, the series' and statistics' names), so the scenario's
 //! types (above it), the key registry, the limits table and the transports' seam (`crate::transport`,
 //! which ties a `LabTransport` to its config) all stand on it.
 
@@ -50,6 +51,17 @@ pub trait TransportConfig: Any + Clone + Debug + PartialEq + Serialize + Deseria
     /// transport, as dotted keys of `points[].metrics` (what `[[plot]] y` accepts), without the CPU
     /// figures; `None` for a workload the transport does not run.
     fn metric_names(workload: &str) -> Option<Vec<&'static str>>;
+
+    /// The numeric statistics of one connection end, as a result document's `connections[].estats` holds
+    /// them: what `client.VAR` / `server.VAR` name in `[[plot]] y` and `[table] columns` for its tests.
+    fn stats_vars() -> Vec<String>;
+
+    /// How an error about such a metric names them, after the metric names (`, or client.VAR / …`).
+    const STATS_HINT: &'static str;
+
+    /// The columns of its runs' `series` table, time first, as a result document holds them (the
+    /// document's reader accepts each registered transport's).
+    const SERIES_COLUMNS: &'static [&'static str];
 
     /// The knobs a host starts from before its table is laid on top: TCP's from the host's `stack`
     /// personality, `None` when the stack is not one (reported at `stack` by the scenario's validation).
@@ -118,6 +130,12 @@ pub struct Registration {
     pub cpu_model: bool,
     /// [`TransportConfig::metric_names`].
     pub metric_names: fn(workload: &str) -> Option<Vec<&'static str>>,
+    /// [`TransportConfig::stats_vars`].
+    pub stats_vars: fn() -> Vec<String>,
+    /// [`TransportConfig::STATS_HINT`].
+    pub stats_hint: &'static str,
+    /// [`TransportConfig::SERIES_COLUMNS`].
+    pub series_columns: &'static [&'static str],
 }
 
 impl Registration {
@@ -135,6 +153,9 @@ impl Registration {
             limits: C::LIMITS,
             cpu_model: C::CPU_MODEL,
             metric_names: C::metric_names,
+            stats_vars: C::stats_vars,
+            stats_hint: C::STATS_HINT,
+            series_columns: C::SERIES_COLUMNS,
         }
     }
 }

@@ -2237,26 +2237,20 @@ fn check_metric(ctx: &Ctx, s: &Scenario, y: &str, key: &str) -> Result<(), Scena
     // `client.VAR` / `server.VAR`: an RFC 4898 variable of that side's TCP connection ends, summed.
     // ... or `client.VAR.mean` / `.stddev`: a statistic of that side's samples of a variable
     // `test.series = { vars }` samples, over the measurement window.
-    // An RDP test's ends have RDP's statistics (`RdpStats`: `client.MaxSmoothedRTT`), not sampled ones.
+    // The ends' statistics are the transport's (`TransportConfig::stats_vars`: TCP's RFC 4898 variables,
+    // RDP's `RdpStats`); only a test that samples variables (TCP's `test.series = { vars }`) has `.mean`.
     let sampled = s.test.series_vars.as_deref().unwrap_or_default();
+    let transport = crate::host_transports::registration(s.test.transport.key());
     let counter =
         y.split_once('.').filter(|(side, _)| *side == "client" || *side == "server").is_some_and(|(_, var)| match var
             .rsplit_once('.')
         {
-            _ if s.test.transport == Protocol::Rdp => crate::columns::rdp_stats_vars().iter().any(|v| v == var),
             Some((v, "mean" | "stddev")) => sampled.iter().any(|x| x == v),
-            _ => crate::columns::estats_vars().iter().any(|v| v == var),
+            _ => transport.is_some_and(|t| (t.stats_vars)().iter().any(|v| v == var)),
         });
     if let Some(accepted) = metric_names(s) {
         if !counter && !accepted.contains(&y) {
-            let counters = if s.test.transport == Protocol::Rdp {
-                ", or client.VAR / server.VAR with a statistic of RDP's connection ends (e.g. \
-                 \"client.MaxSmoothedRTT\", \"client.SegsRetrans\")"
-            } else {
-                ", or client.VAR / server.VAR with an RFC 4898 variable of test.series' list (e.g. \
-                 \"client.SendStall\"), or client.VAR.mean / .stddev of a variable test.series = { vars } \
-                 samples"
-            };
+            let counters = transport.map_or("", |t| t.stats_hint);
             return Err(ctx.error(
                 key,
                 format!(

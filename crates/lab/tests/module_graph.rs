@@ -184,8 +184,8 @@ fn the_lab_layers_point_down() {
     let names = |m: &str| g[m].iter().map(String::as_str).collect::<Vec<_>>();
     assert_eq!(
         names("host_transports"),
-        ["bounds"],
-        "crates/lab/src/host_transports names more than the limits' vocabulary"
+        ["bounds", "columns"],
+        "crates/lab/src/host_transports names more than leaves"
     );
     assert_eq!(
         names("limits"),

@@ -155,3 +155,15 @@ fn metric_names_are_the_transports_declaration_and_the_cpu_models() {
         assert_eq!(runs, p.workloads(), "{}: the workloads with metric names are those the transport runs", p.key());
     }
 }
+
+#[test]
+fn a_transports_statistics_and_series_columns_are_declared_and_plain() {
+    for r in REGISTERED {
+        let vars = (r.stats_vars)();
+        assert!(!vars.is_empty(), "{}: no statistics of a connection end", r.table);
+        // `client.VAR.mean` is a sampled variable's statistic: a statistic's own name has no dot.
+        assert!(vars.iter().all(|v| !v.contains('.')), "{}: {vars:?}", r.table);
+        assert!(r.stats_hint.starts_with(", or client.VAR / server.VAR"), "{}: {}", r.table, r.stats_hint);
+        assert_eq!(r.series_columns.first(), Some(&"t_s"), "{}: a series starts with its time", r.table);
+    }
+}

@@ -77,4 +77,14 @@ impl TransportConfig for RdpConfig {
             _ => return None,
         })
     }
+
+    /// `RdpStats`' numbers (`client.MaxSmoothedRTT`), not sampled ones.
+    fn stats_vars() -> Vec<String> {
+        crate::columns::rdp_stats_vars()
+    }
+
+    const STATS_HINT: &'static str = ", or client.VAR / server.VAR with a statistic of RDP's connection ends (e.g. \
+                 \"client.MaxSmoothedRTT\", \"client.SegsRetrans\")";
+
+    const SERIES_COLUMNS: &'static [&'static str] = &crate::columns::RDP_SERIES_COLUMNS;
 }

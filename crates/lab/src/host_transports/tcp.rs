@@ -150,4 +150,16 @@ impl TransportConfig for TcpConfig {
             _ => return None,
         })
     }
+
+    /// Its RFC 4898 variables (`client.SendStall`).
+    fn stats_vars() -> Vec<String> {
+        crate::columns::estats_vars()
+    }
+
+    const STATS_HINT: &'static str =
+        ", or client.VAR / server.VAR with an RFC 4898 variable of test.series' list (e.g. \
+                 \"client.SendStall\"), or client.VAR.mean / .stddev of a variable test.series = { vars } \
+                 samples";
+
+    const SERIES_COLUMNS: &'static [&'static str] = &crate::columns::SERIES_COLUMNS;
 }
