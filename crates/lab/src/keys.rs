@@ -3,8 +3,9 @@
 //! and where that comes from. One registry serves `tcplab explain`, error messages (`suggest`) and the
 //! check of docs/scenario.md's tables (crates/lab/tests/keys.rs).
 //!
-//! The documentation is the doc comment of the field that holds the key: `TcpConfig` and `RdpConfig`
-//! through their `KNOBS`, the other structs through this crate's build.rs (`FIELD_DOCS`). Keys without a
+//! The documentation is the doc comment of the field that holds the key: a registered transport's config
+//! through its `KNOBS` (with what else the transport declares of its table, `TransportConfig::KEYS`,
+//! crate::host_transports), the other structs through this crate's build.rs (`FIELD_DOCS`). Keys without a
 //! field of their own (the top level, the loss models' parameters, the host's tables) are described here.
 //! Defaults come from resolving a minimal scenario under every personality, so they are what a run uses.
 //! What is accepted comes from the parser and the validation themselves ([`accepted`]): a key is given a

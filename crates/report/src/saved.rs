@@ -14,7 +14,10 @@ mod rdp;
 
 /// The transports whose tests have a table of their own, by `test.transport`, each in its module here
 /// (`saved/NAME.rs`); another transport's tests get their workload's table (TCP's). One line per transport.
-const TRANSPORT_TABLES: &[(&str, fn(&Tables) -> String)] = &[("rdp", rdp::table)];
+const TRANSPORT_TABLES: &[(&str, TableFn)] = &[("rdp", rdp::table)];
+
+/// A transport's table of a result.
+type TableFn = fn(&Tables) -> String;
 use tcplab_link::{LinkConfig, LossFilter, LossModel};
 
 /// The table of a result: the banner with everything that shapes the path, netperf's columns for the test
@@ -180,7 +183,7 @@ impl Tables<'_> {
     }
 
     /// The table of the test's transport, if it has its own ([`TRANSPORT_TABLES`]).
-    fn transport_table(&self) -> Option<fn(&Tables) -> String> {
+    fn transport_table(&self) -> Option<TableFn> {
         let name = self.s().test.transport.key();
         TRANSPORT_TABLES.iter().find(|(t, _)| *t == name).map(|(_, table)| *table)
     }
