@@ -1,10 +1,15 @@
 //! The transports' knobs a host carries (`client.tcp`, `server.rdp`, …), one table per transport, kept
-//! by the table's name. A transport registers its config here once ([`REGISTERED`]); `Host` has no field
-//! per transport, and a scenario file and a result document spell each table as before
-//! (docs/architecture.md § How to add a transport).
+//! by the table's name, and what the scenario layer knows of each transport: its keys, the bounds of its
+//! knobs and the metrics its tests report. A transport declares all of it once, in its module here
+//! (`host_transports/NAME.rs`: `impl TransportConfig`), and registers it with one line in [`REGISTERED`];
+//! `Host` has no field per transport, and the key registry (`crate::keys`), the limits table
+//! (`crate::limits`) and the metric names (`crate::scenario::metric_names`) gather the registered
+//! transports' rows beside the lab's own (docs/architecture.md § How to add a transport).
 //!
-//! A leaf of the lab: it names no other lab module, so the scenario's types (above it) and the transports'
-//! seam (`crate::transport`, which ties a `LabTransport` to its config) both stand on it.
+//! Near the leaves of the lab: it names only leaves (`crate::bounds`, the limits' vocabulary, and
+//! `crate::columns`, the series' and statistics' names), so the scenario's
+//! types (above it), the key registry, the limits table and the transports' seam (`crate::transport`,
+//! which ties a `LabTransport` to its config) all stand on it.
 
 use std::any::Any;
 use std::fmt::Debug;
@@ -12,11 +17,51 @@ use std::fmt::Debug;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-/// One transport's knobs as the lab keeps them on a host: its crate's documented config struct.
+use crate::bounds::Limit;
+
+mod rdp;
+mod tcp;
+
+/// One transport's knobs as the lab keeps them on a host (its crate's documented config struct), and
+/// what the scenario layer knows of the transport.
 pub trait TransportConfig: Any + Clone + Debug + PartialEq + Serialize + DeserializeOwned + Send + Sync {
     /// The host's table of these knobs in scenario files and result documents (`client.TABLE.KNOB`); the
     /// transport's `test.transport` name.
     const TABLE: &'static str;
+
+    /// Every knob of the config: (name, doc comment), from its crate (the key registry, `tcplab explain`).
+    const KNOBS: &'static [(&'static str, &'static str)];
+
+    /// The knobs a result document leaves out at their default, with that default as TOML (TCP's
+    /// `OMITTED_AT_DEFAULT`): the key registry shows them with it.
+    const OMITTED_AT_DEFAULT: &'static [(&'static str, &'static str)] = &[];
+
+    /// What the key registry (`crate::keys`) says of the table beyond `KNOBS`.
+    const KEYS: KeysDecl;
+
+    /// The bounds of the knobs: rows `*.TABLE.KNOB` of the limits table (`crate::limits`), every numeric
+    /// knob bounded (`limits::every_numeric_key_is_bounded`).
+    const LIMITS: &'static [Limit];
+
+    /// Whether the hosts' CPU model runs under the transport: its tests then report the CPU figures
+    /// (`cpu_util_percent.local`, …) after [`metric_names`](TransportConfig::metric_names)'.
+    const CPU_MODEL: bool;
+
+    /// The metrics a test of the workload `workload` (`TestKind::key`: `stream`, `rr`, …) reports over the
+    /// transport, as dotted keys of `points[].metrics` (what `[[plot]] y` accepts), without the CPU
+    /// figures; `None` for a workload the transport does not run.
+    fn metric_names(workload: &str) -> Option<Vec<&'static str>>;
+
+    /// The numeric statistics of one connection end, as a result document's `connections[].estats` holds
+    /// them: what `client.VAR` / `server.VAR` name in `[[plot]] y` and `[table] columns` for its tests.
+    fn stats_vars() -> Vec<String>;
+
+    /// How an error about such a metric names them, after the metric names (`, or client.VAR / …`).
+    const STATS_HINT: &'static str;
+
+    /// The columns of its runs' `series` table, time first, as a result document holds them (the
+    /// document's reader accepts each registered transport's).
+    const SERIES_COLUMNS: &'static [&'static str];
 
     /// The knobs a host starts from before its table is laid on top: TCP's from the host's `stack`
     /// personality, `None` when the stack is not one (reported at `stack` by the scenario's validation).
@@ -26,26 +71,38 @@ pub trait TransportConfig: Any + Clone + Debug + PartialEq + Serialize + Deseria
     fn validate(&self) -> Result<(), String>;
 }
 
-impl TransportConfig for tcplab_tcp::TcpConfig {
-    const TABLE: &'static str = "tcp";
-    fn base(stack: &str) -> Option<Self> {
-        tcplab_tcp::TcpConfig::personality(stack)
-    }
-    fn validate(&self) -> Result<(), String> {
-        tcplab_tcp::TcpConfig::validate(self)
-    }
+/// What the key registry says of a transport's table (`{client,server}.TABLE`) beyond its knobs' names
+/// and docs: where its defaults are read, its source, its own row, its nested tables and its units.
+#[derive(Debug, Clone, Copy)]
+pub struct KeysDecl {
+    /// The test kind whose minimal scenario carries the table (`tcp_stream`): the registry reads the
+    /// knobs' defaults from it and asks its validation what a knob accepts.
+    pub probe_kind: &'static str,
+    /// The config struct and its file, the source of every knob (`("TcpConfig", "crates/tcp/src/config.rs")`).
+    pub config: (&'static str, &'static str),
+    /// The table's own row: its default, in words, and its documentation.
+    pub default: &'static str,
+    pub doc: &'static str,
+    /// Table knobs whose fields are keys too: (knob, struct, file); each field's doc is the struct's
+    /// (crates/lab/build.rs lists the struct).
+    pub nested: &'static [(&'static str, &'static str, &'static str)],
+    /// Knobs absent by default (an `Option`), with the type of their value.
+    pub optional: &'static [(&'static str, &'static str)],
+    /// Units of the integer and float knobs whose type does not say what they count.
+    pub units: &'static [(&'static str, &'static str)],
 }
 
-impl TransportConfig for tcplab_rdp::RdpConfig {
-    const TABLE: &'static str = "rdp";
-    /// RDP has no personalities: every host starts from the RFC's defaults.
-    fn base(_stack: &str) -> Option<Self> {
-        Some(tcplab_rdp::RdpConfig::default())
-    }
-    fn validate(&self) -> Result<(), String> {
-        tcplab_rdp::RdpConfig::validate(self)
-    }
-}
+/// The latency statistics of a request/response or message test, as `points[].metrics` keys.
+pub const LATENCY_US: [&str; 8] = [
+    "latency_us.mean",
+    "latency_us.stddev",
+    "latency_us.min",
+    "latency_us.p50",
+    "latency_us.p90",
+    "latency_us.p99",
+    "latency_us.p99_9",
+    "latency_us.max",
+];
 
 /// A failure to read a config from TOML, with the failing key's path.
 pub type TomlError = serde_path_to_error::Error<toml::de::Error>;
@@ -61,6 +118,24 @@ pub struct Registration {
     pub from_toml: fn(toml::Value) -> Result<Box<dyn AnyConfig>, TomlError>,
     /// Reads the knobs from a result document's echo of the scenario.
     pub from_json: fn(serde_json::Value) -> Result<Box<dyn AnyConfig>, serde_json::Error>,
+    /// [`TransportConfig::KNOBS`].
+    pub knobs: &'static [(&'static str, &'static str)],
+    /// [`TransportConfig::OMITTED_AT_DEFAULT`].
+    pub omitted_at_default: &'static [(&'static str, &'static str)],
+    /// [`TransportConfig::KEYS`].
+    pub keys: KeysDecl,
+    /// [`TransportConfig::LIMITS`].
+    pub limits: &'static [Limit],
+    /// [`TransportConfig::CPU_MODEL`].
+    pub cpu_model: bool,
+    /// [`TransportConfig::metric_names`].
+    pub metric_names: fn(workload: &str) -> Option<Vec<&'static str>>,
+    /// [`TransportConfig::stats_vars`].
+    pub stats_vars: fn() -> Vec<String>,
+    /// [`TransportConfig::STATS_HINT`].
+    pub stats_hint: &'static str,
+    /// [`TransportConfig::SERIES_COLUMNS`].
+    pub series_columns: &'static [&'static str],
 }
 
 impl Registration {
@@ -72,12 +147,22 @@ impl Registration {
             },
             from_toml: |v| serde_path_to_error::deserialize::<_, C>(v).map(|c| Box::new(c) as Box<dyn AnyConfig>),
             from_json: |v| serde_json::from_value::<C>(v).map(|c| Box::new(c) as Box<dyn AnyConfig>),
+            knobs: C::KNOBS,
+            omitted_at_default: C::OMITTED_AT_DEFAULT,
+            keys: C::KEYS,
+            limits: C::LIMITS,
+            cpu_model: C::CPU_MODEL,
+            metric_names: C::metric_names,
+            stats_vars: C::stats_vars,
+            stats_hint: C::STATS_HINT,
+            series_columns: C::SERIES_COLUMNS,
         }
     }
 }
 
-/// The registered transports' configs, in the order a result document writes a host's tables. TCP's
-/// comes first: every host carries it (its `stack` is a TCP personality).
+/// The registered transports, in the order a result document writes a host's tables (and the key
+/// registry and the limits table list them). TCP's comes first: every host carries it (its `stack` is a
+/// TCP personality). A new transport: its `Registration::of` here, one line.
 pub const REGISTERED: &[Registration] =
     &[Registration::of::<tcplab_tcp::TcpConfig>(), Registration::of::<tcplab_rdp::RdpConfig>()];
 

@@ -3,8 +3,9 @@
 //! and where that comes from. One registry serves `tcplab explain`, error messages (`suggest`) and the
 //! check of docs/scenario.md's tables (crates/lab/tests/keys.rs).
 //!
-//! The documentation is the doc comment of the field that holds the key: `TcpConfig` and `RdpConfig`
-//! through their `KNOBS`, the other structs through this crate's build.rs (`FIELD_DOCS`). Keys without a
+//! The documentation is the doc comment of the field that holds the key: a registered transport's config
+//! through its `KNOBS` (with what else the transport declares of its table, `TransportConfig::KEYS`,
+//! crate::host_transports), the other structs through this crate's build.rs (`FIELD_DOCS`). Keys without a
 //! field of their own (the top level, the loss models' parameters, the host's tables) are described here.
 //! Defaults come from resolving a minimal scenario under every personality, so they are what a run uses.
 //! What is accepted comes from the parser and the validation themselves ([`accepted`]): a key is given a
@@ -18,6 +19,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
+use crate::host_transports::{Registration, REGISTERED};
 use crate::scenario::{load, Source};
 
 include!(concat!(env!("OUT_DIR"), "/field_docs.rs"));
@@ -144,18 +146,9 @@ fn field_doc_or(strukt: &str, field: &str, text: &'static str) -> String {
     field_doc(strukt, field).unwrap_or(text).to_string()
 }
 
-/// Units of the integer and float keys whose type does not say what they count.
-const UNITS: &[(&str, &str)] = &[
-    ("ack_every", "full-sized segments"),
-    ("deferred_ack_max", "full-sized segments"),
-    ("dupthresh", "duplicate ACKs"),
-    ("max_burst", "segments"),
-    ("ack_immediate_p", "probability"),
-    ("rfc6298_k", "multiple of RTTVAR"),
-    ("max_outstanding", "segments"),
-    ("max_segment_size", "octets"),
-    ("eack_max_entries", "EACKs per segment"),
-    ("send_queue", "messages"),
+/// Units of the lab's integer and float keys whose type does not say what they count (a transport's
+/// knobs' are its `KeysDecl::units`).
+pub const LAB_UNITS: &[(&str, &str)] = &[
     ("txqueuelen", "packets"),
     ("cores", "cores"),
     ("parallel", "connections"),
@@ -164,7 +157,7 @@ const UNITS: &[(&str, &str)] = &[
 ];
 
 fn unit_of(name: &str) -> &'static str {
-    UNITS.iter().find(|(k, _)| *k == name).map_or("", |(_, u)| u)
+    LAB_UNITS.iter().find(|(k, _)| *k == name).map_or("", |(_, u)| u)
 }
 
 /// The minimal scenario the defaults are read from (and [`accepted`] probes), with `stack` on both hosts.
@@ -185,11 +178,12 @@ fn resolved(kind: &str) -> Vec<(&'static str, Value)> {
             let s = load(&Source { name: "keys", text: &text }, &[]).ok()?;
             let mut v = serde_json::to_value(&s).ok()?;
             // Knobs left out of documents at their default are shown with it.
-            if let Some(Value::Object(tcp)) = v.pointer_mut("/client/tcp") {
-                for (knob, value) in tcplab_tcp::config::OMITTED_AT_DEFAULT.iter().filter(|(_, v)| !v.is_empty()) {
+            for r in REGISTERED {
+                let Some(Value::Object(table)) = v.pointer_mut(&format!("/client/{}", r.table)) else { continue };
+                for (knob, value) in r.omitted_at_default.iter().filter(|(_, v)| !v.is_empty()) {
                     let value: toml::Value = toml::from_str(&format!("v = {value}")).ok()?;
                     let value = serde_json::to_value(&value["v"]).ok()?;
-                    tcp.entry(knob.to_string()).or_insert(value);
+                    table.entry(knob.to_string()).or_insert(value);
                 }
             }
             Some((*p, v))
@@ -261,7 +255,6 @@ impl Builder {
 
 fn build() -> Vec<Key> {
     let tcp = resolved("tcp_stream");
-    let rdp = resolved("rdp_stream");
     let mut b = Builder { keys: Vec::new() };
     let scen = |what: &str| format!("{what}, crates/lab/src/scenario.rs");
     let text = |s: &'static str| s.to_string();
@@ -346,60 +339,10 @@ fn build() -> Vec<Key> {
         scen("RawHost"),
     );
     b.add(format!("{HOSTS}.stack"), "string", DefaultValue::Value("rfc".into()), format!("The personality the host's TCP knobs start from, a named preset of every knob (docs/personalities.md): {}. Knobs set under `tcp` apply on top; `tcplab explain` lists each personality's values.", names.join(", ")), scen("RawHost::stack"));
-    b.add(format!("{HOSTS}.tcp"), "table", DefaultValue::Text("{} (the personality's values)"), text("TCP knobs set on top of the personality (`TcpConfig`); a nested table (`cubic`, `rto_params`) changes only the fields it names."), text("TcpConfig, crates/tcp/src/config.rs"));
 
-    // TCP knobs (`TcpConfig`): one entry per knob, one per field of a table knob.
-    let tcp_src = |k: &str| format!("TcpConfig::{k}, crates/tcp/src/config.rs");
-    for (knob, doc) in tcplab_tcp::config::KNOBS {
-        let pointer = format!("/client/tcp/{knob}");
-        let value = tcp[0].1.pointer(&pointer);
-        b.add(
-            format!("{HOSTS}.tcp.{knob}"),
-            type_of(value),
-            table_default(value, default_at(&tcp, &pointer, "unset")),
-            doc.to_string(),
-            tcp_src(knob),
-        );
-        if let Some(Value::Object(fields)) = value {
-            let (strukt, file) = match *knob {
-                "cubic" => ("CubicConfig", "crates/tcp/src/congestion/cubic.rs"),
-                _ => ("RtoParams", "crates/rtt/src/lib.rs"),
-            };
-            for (f, v) in fields {
-                let p = format!("{pointer}/{f}");
-                b.add(
-                    format!("{HOSTS}.tcp.{knob}.{f}"),
-                    type_of(Some(v)),
-                    default_at(&tcp, &p, "unset"),
-                    field_doc_or(strukt, f, doc),
-                    format!("{strukt}::{f}, {file}"),
-                );
-            }
-        }
-    }
-
-    // RDP knobs (`RdpConfig`), for the RDP tests.
-    b.add(format!("{HOSTS}.rdp"), "table", DefaultValue::Text("{} (RdpConfig's defaults); an error with a TCP test"), text("RDP knobs for the RDP tests (`rdp_stream`, `rdp_rr`) only: `RdpConfig`'s defaults with the keys given on top (docs/rdp.md). A TCP test refuses them."), text("RdpConfig, crates/rdp/src/config.rs"));
-    let rdp_src = |k: &str| format!("RdpConfig::{k}, crates/rdp/src/config.rs");
-    for (knob, doc) in tcplab_rdp::config::KNOBS {
-        let pointer = format!("/client/rdp/{knob}");
-        let value = rdp[0].1.pointer(&pointer).filter(|v| !v.is_null());
-        // An optional knob (`nul_idle`) is absent by default: its type is the only one an option has.
-        let ty = if value.is_none() { "duration" } else { type_of(value) };
-        let default = table_default(value, default_at(&rdp, &pointer, "unset"));
-        b.add(format!("{HOSTS}.rdp.{knob}"), ty, default, doc.to_string(), rdp_src(knob));
-        if let Some(Value::Object(fields)) = value {
-            for (f, v) in fields {
-                let p = format!("{pointer}/{f}");
-                b.add(
-                    format!("{HOSTS}.rdp.{knob}.{f}"),
-                    type_of(Some(v)),
-                    default_at(&rdp, &p, "unset"),
-                    field_doc_or("RtoParams", f, doc),
-                    format!("RtoParams::{f}, crates/rtt/src/lib.rs"),
-                );
-            }
-        }
+    // Each registered transport's table and knobs, in the registration's order.
+    for r in REGISTERED {
+        transport_keys(&mut b, r);
     }
 
     // The host's NIC (`Nic`) and CPU model (`Cpu`).
@@ -573,6 +516,57 @@ fn build() -> Vec<Key> {
     dumbbell_keys(&mut b);
     network_keys(&mut b);
     b.keys
+}
+
+/// A transport's table on both hosts (`{client,server}.TABLE`): its row, one entry per knob (from its
+/// crate's `KNOBS`), one per field of a table knob; defaults read from its `probe_kind`'s minimal scenario
+/// under every personality, units from its declaration.
+fn transport_keys(b: &mut Builder, r: &Registration) {
+    let d = &r.keys;
+    let (config, file) = d.config;
+    let table = r.table;
+    b.add(
+        format!("{HOSTS}.{table}"),
+        "table",
+        DefaultValue::Text(d.default),
+        d.doc.to_string(),
+        format!("{config}, {file}"),
+    );
+    let resolved = resolved(d.probe_kind);
+    let unit = |knob: &str| d.units.iter().find(|(k, _)| *k == knob).map_or("", |(_, u)| u);
+    for (knob, doc) in r.knobs {
+        let pointer = format!("/client/{table}/{knob}");
+        let value = resolved.first().and_then(|(_, v)| v.pointer(&pointer)).filter(|v| !v.is_null());
+        let ty = match value {
+            None => d.optional.iter().find(|(k, _)| k == knob).map_or(type_of(None), |(_, ty)| ty),
+            Some(_) => type_of(value),
+        };
+        let default = table_default(value, default_at(&resolved, &pointer, "unset"));
+        let path = format!("{HOSTS}.{table}.{knob}");
+        b.keys.push(Key {
+            path,
+            ty,
+            unit: unit(knob),
+            default,
+            doc: doc.to_string(),
+            source: format!("{config}::{knob}, {file}"),
+        });
+        if let Some(Value::Object(fields)) = value {
+            let (strukt, file) =
+                d.nested.iter().find(|(k, _, _)| k == knob).map_or((config, file), |(_, s, f)| (*s, *f));
+            for (f, v) in fields {
+                let p = format!("{pointer}/{f}");
+                b.keys.push(Key {
+                    path: format!("{HOSTS}.{table}.{knob}.{f}"),
+                    ty: type_of(Some(v)),
+                    unit: unit(f),
+                    default: default_at(&resolved, &p, "unset"),
+                    doc: field_doc_or(strukt, f, doc),
+                    source: format!("{strukt}::{f}, {file}"),
+                });
+            }
+        }
+    }
 }
 
 /// `[[host]]`, `[[link]]` and a network flow's `from`/`to` (docs/topology.md § Networks): a link's
@@ -864,8 +858,9 @@ fn edit_distance(a: &str, b: &str) -> usize {
 
 /// The test kind under which a key of `[test]` is used, to ask the validation about it.
 fn kind_for(path: &str) -> &'static str {
+    let transport = REGISTERED.iter().find(|r| path.contains(&format!(".{}.", r.table)));
     match path {
-        _ if path.contains(".rdp.") => "rdp_stream",
+        _ if transport.is_some() => transport.map_or("tcp_stream", |r| r.keys.probe_kind),
         "test.messages" | "test.interval" => "tcp_msg",
         "test.request" | "test.response" | "test.burst" => "tcp_rr",
         _ => "tcp_stream",

@@ -1,6 +1,7 @@
 //! The lab: scenario files, validation, and running a scenario on a backend into a result document
 //! (`schema: "tcplab.result/2"`, docs/results.md).
 
+pub mod bounds;
 pub mod budget;
 pub mod columns;
 pub mod error;

@@ -4,72 +4,33 @@
 //! carries a SYN, a one-way delay of 31 years outlasts the 180 s the connections get to come up, a timer
 //! tick of 584 years means no timer ever fires, a rate of 10^6 Tbit/s is below the clock's nanosecond.
 //! Each key's field checks its own type; this table bounds every number (counts, durations, rates,
-//! sizes) of the resolved scenario, and [`LIMITS`] is tested to cover every numeric leaf the scenario
+//! sizes) of the resolved scenario, and the table is tested to cover every numeric leaf the scenario
 //! serializes, so a new knob cannot arrive unbounded. Beyond the table, the scenario's `cross_checks`
 //! (crates/lab/src/scenario/checks.rs) refuses combinations that cannot run and warns about ones that
 //! will run and measure little or nothing.
 //!
-//! A leaf of the lab: the table and [`check`] read a scenario through its serialized keys, so the
-//! scenario's validation (above) calls them without a circle.
+//! The table is the lab's own rows ([`LAB_LIMITS`]) and each registered transport's (its config's
+//! `TransportConfig::LIMITS`, crate::host_transports), gathered by [`table`]. It names only the limits'
+//! vocabulary (crate::bounds) and the registration: [`check`] reads a scenario through its serialized
+//! keys, so the scenario's validation (above) calls it without a circle.
 //!
 //! The table runs after the fields' own checks, so a knob with a more specific message (`tcp.mss`,
 //! `test.parallel`) keeps it; its ranges are never narrower than those.
 
 use serde_json::Value;
-use tcplab_units::{ByteSize, Duration, Rate};
+use tcplab_units::Duration;
+
+use crate::bounds::{ms, s, DAY, GIB, HOUR, RATE_WHY};
+pub use crate::bounds::{Limit, Range, MAX_RATE, MIN_RATE};
+use crate::host_transports::REGISTERED;
 
 /// The largest `host.rx_coalesce` accepted (NICs' interrupt-coalescing settings stay below a millisecond).
 pub const MAX_RX_COALESCE: Duration = Duration::from_millis(10);
 
-/// A key's accepted values.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Range {
-    /// A duration, inclusive.
-    Time(Duration, Duration),
-    /// A rate in bits per second, inclusive.
-    Rate(u64, u64),
-    /// A size in bytes, inclusive.
-    Size(u64, u64),
-    /// A whole number, inclusive.
-    Count(u64, u64),
-    /// A real number, inclusive.
-    Real(f64, f64),
-    /// A drop-tail queue: packets (`"100pkt"`) or bytes (`"64KiB"`), inclusive.
-    Queue { packets: u64, bytes: u64 },
-}
-
-/// One row of the table: a key pattern (`*` stands for one part: `client`/`server`, `up`/`down`), its
-/// range, and why the range ends where it does.
-#[derive(Debug, Clone, Copy)]
-pub struct Limit {
-    pub key: &'static str,
-    pub range: Range,
-    pub why: &'static str,
-}
-
-const fn ms(n: u64) -> Duration {
-    Duration::from_millis(n)
-}
-const fn s(n: u64) -> Duration {
-    Duration::from_secs(n)
-}
-const HOUR: Duration = Duration::from_secs(3600);
-const DAY: Duration = Duration::from_secs(86_400);
-const GIB: u64 = 1 << 30;
-
-/// The slowest and fastest links: a 300 bit/s modem (Bell 103) and 1 Tbit/s. The clock counts whole
-/// nanoseconds and a frame's serialization time is rounded up to one, so above 1 Tbit/s the time of a
-/// frame no longer follows the rate (any frame up to 125 bytes takes 1 ns at every rate beyond it).
-pub const MIN_RATE: u64 = 300;
-pub const MAX_RATE: u64 = 1_000_000_000_000;
-const RATE_WHY: &str = "from a 300 bit/s modem to 1 Tbit/s: the clock counts whole nanoseconds, so beyond 1 Tbit/s \
-                        a frame's time no longer follows the rate";
-const TIMER_WHY: &str = "a protocol timer of more than an hour would never fire within a run";
-const TICK_WHY: &str = "timers fire on multiples of the tick; a tick beyond a second (BSD's slow timer is 500ms) \
-                        delays every timer past anything measured";
-
-/// Every numeric key of a resolved scenario and its accepted range. Patterns are matched in order.
-pub const LIMITS: &[Limit] = &[
+/// The lab's own rows: every numeric key of a resolved scenario but the transports' knobs (each
+/// transport's rows are its config's `TransportConfig::LIMITS`, all `*.TABLE.KNOB`, gathered by
+/// [`table`]).
+pub const LAB_LIMITS: &[Limit] = &[
     Limit { key: "seed", range: Range::Count(0, u64::MAX), why: "any 64-bit seed" },
     // The path.
     Limit { key: "path.*.rate", range: Range::Rate(MIN_RATE, MAX_RATE), why: RATE_WHY },
@@ -129,86 +90,6 @@ pub const LIMITS: &[Limit] = &[
         range: Range::Time(Duration::ZERO, MAX_RX_COALESCE),
         why: "a NIC's interrupt-coalescing delay",
     },
-    // TCP (crates/tcp's validate checks the relations between knobs; these bound each one).
-    Limit {
-        key: "*.tcp.mss",
-        range: Range::Size(88, 65495),
-        why: "an IPv4 datagram holds at most 65495 bytes of TCP payload",
-    },
-    Limit { key: "*.tcp.send_buffer", range: Range::Size(1, GIB), why: "socket buffers up to 1GiB" },
-    Limit { key: "*.tcp.recv_buffer", range: Range::Size(1, GIB), why: "socket buffers up to 1GiB" },
-    Limit { key: "*.tcp.send_buffer_truesize", range: Range::Size(0, 1 << 20), why: "bookkeeping bytes per skb" },
-    Limit { key: "*.tcp.recv_window_ratio", range: Range::Real(0.25, 4.0), why: "the window's share of the buffer" },
-    Limit {
-        key: "*.tcp.timestamp_tick",
-        range: Range::Time(Duration::from_micros(1), s(1)),
-        why: "RFC 7323 §5.4: the timestamp clock ticks between 1 ms and 1 s (1 us allowed for fast paths)",
-    },
-    Limit { key: "*.tcp.tso_max_size", range: Range::Size(1024, 1 << 20), why: "Linux's GSO limit is 64KiB" },
-    Limit { key: "*.tcp.min_tso_segs", range: Range::Count(1, 255), why: "Linux tcp_min_tso_segs's range, segments" },
-    Limit {
-        key: "*.tcp.sack_blocks_expected",
-        range: Range::Count(1, 4),
-        why: "the receiver's SACK array holds 4 blocks (Linux TCP_NUM_SACKS)",
-    },
-    Limit {
-        key: "*.tcp.tso_win_divisor",
-        range: Range::Count(0, 1000),
-        why: "Linux tcp_tso_win_divisor; 0 = 3 segments",
-    },
-    Limit { key: "*.tcp.ack_every", range: Range::Count(1, 64), why: "segments per delayed ACK" },
-    Limit {
-        key: "*.tcp.delayed_ack_timeout",
-        range: Range::Time(Duration::ZERO, ms(500)),
-        why: "RFC 1122 4.2.3.2: less than 500 ms",
-    },
-    Limit { key: "*.tcp.deferred_ack_max", range: Range::Count(2, 64), why: "segments" },
-    Limit {
-        key: "*.tcp.ato_min",
-        range: Range::Time(Duration::ZERO, ms(500)),
-        why: "RFC 1122 4.2.3.2: an ACK is delayed less than 500 ms",
-    },
-    Limit { key: "*.tcp.comp_sack_nr", range: Range::Count(0, 255), why: "Linux tcp_comp_sack_nr is a byte" },
-    Limit { key: "*.tcp.comp_sack_delay", range: Range::Time(Duration::ZERO, ms(500)), why: "a delayed ACK's bound" },
-    Limit { key: "*.tcp.ack_immediate_p", range: Range::Real(0.0, 1.0), why: "a probability" },
-    Limit { key: "*.tcp.cubic.hystart_ack_delta", range: Range::Time(Duration::ZERO, s(1)), why: "a gap between ACKs" },
-    Limit { key: "*.tcp.cubic.*", range: Range::Real(0.0, 100.0), why: "CUBIC's constants (RFC 9438 §5)" },
-    Limit { key: "*.tcp.dupthresh", range: Range::Count(1, 1000), why: "duplicate ACKs" },
-    Limit { key: "*.tcp.syn_retries", range: Range::Count(0, 255), why: "Linux tcp_syn_retries is a byte" },
-    Limit { key: "*.tcp.pacing_ss_ratio", range: Range::Count(1, 10_000), why: "percent of cwnd per SRTT" },
-    Limit { key: "*.tcp.pacing_ca_ratio", range: Range::Count(1, 10_000), why: "percent of cwnd per SRTT" },
-    Limit { key: "*.tcp.max_pacing_rate", range: Range::Rate(MIN_RATE, MAX_RATE), why: RATE_WHY },
-    Limit {
-        key: "*.tcp.limit_output_bytes",
-        range: Range::Size(0, 1 << 31),
-        why: "Linux tcp_limit_output_bytes is an int (0: off)",
-    },
-    Limit {
-        key: "*.tcp.tlp_max_ack_delay",
-        range: Range::Time(Duration::ZERO, s(1)),
-        why: "RFC 8985 §7.2: a delayed ACK's bound",
-    },
-    Limit { key: "*.tcp.rto_params.*", range: Range::Real(0.0, 100.0), why: "estimator gains and multipliers" },
-    Limit { key: "*.tcp.rto_initial", range: Range::Time(ms(1), HOUR), why: TIMER_WHY },
-    Limit { key: "*.tcp.rto_min", range: Range::Time(Duration::ZERO, HOUR), why: TIMER_WHY },
-    Limit { key: "*.tcp.rto_max", range: Range::Time(ms(1), HOUR), why: TIMER_WHY },
-    Limit { key: "*.tcp.clock_granularity", range: Range::Time(Duration::ZERO, s(1)), why: TICK_WHY },
-    Limit { key: "*.tcp.max_burst", range: Range::Count(0, 1000), why: "segments per ACK (0: no limit)" },
-    Limit { key: "*.tcp.tick", range: Range::Time(Duration::ZERO, s(1)), why: TICK_WHY },
-    Limit { key: "*.tcp.time_wait", range: Range::Time(Duration::ZERO, HOUR), why: "RFC 9293: 2 MSL, 4 minutes" },
-    // RDP (crates/rdp's validate checks the rest).
-    Limit { key: "*.rdp.version", range: Range::Count(1, 2), why: "RFC 908 and RFC 1151" },
-    Limit { key: "*.rdp.max_outstanding", range: Range::Count(1, 64), why: "segments" },
-    Limit { key: "*.rdp.max_segment_size", range: Range::Count(1, 65535), why: "a 16-bit field" },
-    Limit { key: "*.rdp.eack_max_entries", range: Range::Count(0, 65535), why: "a 16-bit count" },
-    Limit { key: "*.rdp.send_queue", range: Range::Count(1, 1_000_000), why: "messages" },
-    Limit { key: "*.rdp.tick", range: Range::Time(ms(1), s(10)), why: TICK_WHY },
-    Limit { key: "*.rdp.initial_rto", range: Range::Time(ms(1), HOUR), why: TIMER_WHY },
-    Limit { key: "*.rdp.min_rto", range: Range::Time(Duration::ZERO, HOUR), why: TIMER_WHY },
-    Limit { key: "*.rdp.max_rto", range: Range::Time(ms(1), HOUR), why: TIMER_WHY },
-    Limit { key: "*.rdp.rto_params.*", range: Range::Real(0.0, 100.0), why: "estimator gains and multipliers" },
-    Limit { key: "*.rdp.close_wait", range: Range::Time(Duration::ZERO, HOUR), why: TIMER_WHY },
-    Limit { key: "*.rdp.nul_idle", range: Range::Time(ms(1), HOUR), why: TIMER_WHY },
     // The test.
     Limit {
         key: "test.duration",
@@ -234,7 +115,15 @@ pub const LIMITS: &[Limit] = &[
     Limit { key: "test.start_spread", range: Range::Time(Duration::ZERO, DAY), why: "less than test.duration" },
 ];
 
-/// The first row of [`LIMITS`] whose pattern matches `key`. Remembered per key: a sweep validates the
+/// The whole table: the lab's rows, then each registered transport's (crate::host_transports::REGISTERED),
+/// in the registration's order. A transport's rows bound its own table only (`*.TABLE.…`), which no lab
+/// row matches, so the order decides nothing between them.
+pub fn table() -> &'static [Limit] {
+    static TABLE: std::sync::OnceLock<Vec<Limit>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| LAB_LIMITS.iter().chain(REGISTERED.iter().flat_map(|r| r.limits)).copied().collect())
+}
+
+/// The first row of [`table`] whose pattern matches `key`. Remembered per key: a sweep validates the
 /// same two hundred keys at every point.
 pub fn limit_of(key: &str) -> Option<&'static Limit> {
     use std::collections::HashMap;
@@ -242,18 +131,19 @@ pub fn limit_of(key: &str) -> Option<&'static Limit> {
     static SEEN: OnceLock<Mutex<HashMap<String, Option<usize>>>> = OnceLock::new();
     let seen = SEEN.get_or_init(Default::default);
     let mut seen = seen.lock().unwrap_or_else(|p| p.into_inner());
+    let rows = table();
     if let Some(i) = seen.get(key) {
-        return i.map(|i| &LIMITS[i]);
+        return i.map(|i| &rows[i]);
     }
-    let i = LIMITS.iter().position(|l| matches(l.key, key));
+    let i = rows.iter().position(|l| matches(l.key, key));
     seen.insert(key.to_string(), i);
-    i.map(|i| &LIMITS[i])
+    i.map(|i| &rows[i])
 }
 
 /// Whether `key` matches `pattern` segment by segment, a `*` segment matching any one segment. A walk over
 /// the bytes: a run's start-up asks this of about two hundred keys times a hundred rows, and splitting
 /// both strings at every dot was 3% of the instructions of a 1 s gigabit run.
-fn matches(pattern: &str, key: &str) -> bool {
+pub fn matches(pattern: &str, key: &str) -> bool {
     let (p, k) = (pattern.as_bytes(), key.as_bytes());
     let (mut i, mut j) = (0, 0);
     loop {
@@ -282,48 +172,6 @@ fn matches(pattern: &str, key: &str) -> bool {
     }
 }
 
-impl Range {
-    /// Whether `v` (a leaf of the scenario's JSON) is of this range's kind and inside it; `None` when the
-    /// leaf is not of the kind (a `framing = "ethernet"`, a loss `model`).
-    fn check(&self, v: &Value) -> Option<bool> {
-        let text = v.as_str();
-        match *self {
-            Range::Time(lo, hi) => text?.parse::<Duration>().ok().map(|d| d >= lo && d <= hi),
-            Range::Rate(lo, hi) => text?.parse::<Rate>().ok().map(|r| (lo..=hi).contains(&r.bps())),
-            Range::Size(lo, hi) => match v {
-                Value::Number(n) => n.as_u64().map(|b| (lo..=hi).contains(&b)),
-                _ => text?.parse::<ByteSize>().ok().map(|b| (lo..=hi).contains(&b.bytes())),
-            },
-            Range::Count(lo, hi) => match v {
-                Value::Number(n) => Some(n.as_u64().is_some_and(|c| (lo..=hi).contains(&c))),
-                Value::Array(a) => Some(a.iter().all(|x| x.as_u64().is_some_and(|c| (lo..=hi).contains(&c)))),
-                _ => None,
-            },
-            Range::Real(lo, hi) => v.as_f64().map(|x| x.is_finite() && x >= lo && x <= hi),
-            Range::Queue { packets, bytes } => {
-                let t = text?.trim();
-                match t.strip_suffix("pkt") {
-                    Some(n) => n.trim().parse::<u64>().ok().map(|n| n <= packets),
-                    None => t.parse::<ByteSize>().ok().map(|b| b.bytes() <= bytes),
-                }
-            }
-        }
-    }
-}
-
-impl std::fmt::Display for Range {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match *self {
-            Range::Time(lo, hi) => write!(f, "{lo} to {hi}"),
-            Range::Rate(lo, hi) => write!(f, "{} to {}", Rate::from_bps(lo), Rate::from_bps(hi)),
-            Range::Size(lo, hi) => write!(f, "{} to {}", ByteSize::new(lo), ByteSize::new(hi)),
-            Range::Count(lo, hi) => write!(f, "{lo} to {hi}"),
-            Range::Real(lo, hi) => write!(f, "{lo} to {hi}"),
-            Range::Queue { packets, bytes } => write!(f, "0pkt to {packets}pkt, or 0B to {}", ByteSize::new(bytes)),
-        }
-    }
-}
-
 /// A value outside its key's range: the key path and the message.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OutOfRange {
@@ -331,7 +179,7 @@ pub struct OutOfRange {
     pub message: String,
 }
 
-/// Calls `f` with every key [`LIMITS`] bounds and its value: the whole scenario but its free text and its
+/// Calls `f` with every key [`table`] bounds and its value: the whole scenario but its free text and its
 /// plots' and published figures' tables (checked by their own validation). One key buffer, no copies:
 /// a sweep validates every point this way.
 fn for_each_leaf<E>(s: &impl serde::Serialize, mut f: impl FnMut(&str, &Value) -> Result<(), E>) -> Result<(), E> {
@@ -366,7 +214,7 @@ fn for_each_leaf<E>(s: &impl serde::Serialize, mut f: impl FnMut(&str, &Value) -
     Ok(())
 }
 
-/// Checks every key of `s` against [`LIMITS`]; the first value outside its range.
+/// Checks every key of `s` against [`table`]; the first value outside its range.
 pub fn check(s: &impl serde::Serialize) -> Result<(), OutOfRange> {
     for_each_leaf(s, |key, v| {
         let Some(limit) = limit_of(key) else { return Ok(()) };
@@ -386,6 +234,7 @@ mod tests {
     use super::*;
     use crate::scenario::{cross_checks, Findings};
     use crate::scenario::{load, Source};
+    use tcplab_units::{ByteSize, Rate};
 
     const FULL: &str = r#"
 name = "every key"
@@ -443,7 +292,7 @@ series = { interval = "10ms", vars = ["CurCwnd"] }
     }
 
     /// The class, not the instances: every numeric key of a scenario with every table filled in (each
-    /// personality, the RDP knobs, a CPU, a series, a message stream) has a row in LIMITS, and every
+    /// personality, the RDP knobs, a CPU, a series, a message stream) has a row in the table, and every
     /// shipped scenario is inside the table.
     #[test]
     fn every_numeric_key_is_bounded() {
@@ -463,7 +312,7 @@ series = { interval = "10ms", vars = ["CurCwnd"] }
         ));
         let unbounded: Vec<&String> =
             all.iter().filter(|(k, v)| is_numeric(v) && limit_of(k).is_none()).map(|(k, _)| k).collect();
-        assert!(unbounded.is_empty(), "numeric keys without a row in LIMITS: {unbounded:?}");
+        assert!(unbounded.is_empty(), "numeric keys without a row in the limits table: {unbounded:?}");
         for shipped in crate::scenario::SHIPPED {
             let s = load(&Source { name: shipped.name, text: shipped.text }, &[]).unwrap();
             assert_eq!(check(&s), Ok(()), "{}", shipped.name);

@@ -595,6 +595,8 @@ pub(crate) mod de {
     use serde::{Deserialize, Deserializer};
     use serde_json::Value;
 
+    use super::Protocol;
+
     /// `v`'s JSON type, for messages.
     pub fn kind_of(v: &Value) -> &'static str {
         match v {
@@ -628,8 +630,9 @@ pub(crate) mod de {
         one_of(d, &["client", "server"])
     }
 
+    /// A connection's protocol: a registered transport's name.
     pub fn protocol<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
-        one_of(d, &["tcp", "rdp"])
+        one_of(d, &Protocol::ALL.map(Protocol::key))
     }
 
     pub fn confidence_metric<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
@@ -656,7 +659,8 @@ pub(crate) mod de {
     }
 
     pub fn series_columns<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<&'static str>, D::Error> {
-        columns(d, &[&crate::columns::SERIES_COLUMNS, &crate::columns::RDP_SERIES_COLUMNS])
+        let sets: Vec<&[&'static str]> = crate::host_transports::REGISTERED.iter().map(|r| r.series_columns).collect();
+        columns(d, &sets)
     }
 
     pub fn rtt_columns<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<&'static str>, D::Error> {
@@ -824,7 +828,7 @@ pub struct ConnectionResult {
     /// `client` or `server`: the host the end is on.
     #[serde(deserialize_with = "de::side")]
     pub side: Name,
-    /// `tcp` or `rdp`.
+    /// The transport's name (`tcp`, `rdp`: `Protocol::key`).
     #[serde(deserialize_with = "de::protocol")]
     pub protocol: Name,
     /// The state at the end of the run, spelled as the protocol's RFC does.

@@ -236,59 +236,15 @@ pub struct PlotReference {
     pub label: String,
 }
 
-/// The metrics a run of `s` reports, as dotted keys of `points[].metrics` (what `[[plot]] y` accepts);
-/// `None` for a test kind whose metrics are not listed here.
+/// The metrics a run of `s` reports, as dotted keys of `points[].metrics` (what `[[plot]] y` accepts):
+/// the transport's for the workload (its config's `TransportConfig::metric_names`), then the CPU model's
+/// figures where the transport runs it; `None` for a test kind whose metrics are not listed.
 pub fn metric_names(s: &Scenario) -> Option<Vec<&'static str>> {
-    let latency = [
-        "latency_us.mean",
-        "latency_us.stddev",
-        "latency_us.min",
-        "latency_us.p50",
-        "latency_us.p90",
-        "latency_us.p99",
-        "latency_us.p99_9",
-        "latency_us.max",
-    ];
-    let mut names: Vec<&'static str> = match (s.test.transport, s.test.kind) {
-        (Protocol::Tcp, TestKind::Stream | TestKind::Maerts) => {
-            vec!["throughput_bps", "delivered_bytes", "retransmissions", "elapsed_s"]
-        }
-        (Protocol::Tcp, TestKind::Rr | TestKind::Crr) => {
-            let mut v = vec!["transactions_per_s", "transactions"];
-            v.extend(latency);
-            v.extend(["retransmissions", "elapsed_s"]);
-            if s.test.kind == TestKind::Crr {
-                v.extend(["connections_opened", "port_waits"]);
-            }
-            v
-        }
-        (Protocol::Rdp, TestKind::Stream) => {
-            return Some(vec![
-                "throughput_bps",
-                "delivered_bytes",
-                "messages_delivered",
-                "retransmissions",
-                "duplicates_received",
-                "data_drops",
-                "timeouts",
-                "elapsed_s",
-            ])
-        }
-        (Protocol::Rdp, TestKind::Rr) => {
-            let mut v = vec!["transactions_per_s", "transactions"];
-            v.extend(latency);
-            v.extend(["retransmissions", "elapsed_s"]);
-            return Some(v);
-        }
-        (Protocol::Tcp, TestKind::Msg) => {
-            let mut v = vec!["messages_per_s", "messages", "throughput_bps", "delivered_bytes"];
-            v.extend(latency.map(|l| l.replacen("latency_us", "time_per_message_us", 1).leak() as &'static str));
-            v.extend(latency);
-            v.extend(["retransmissions", "elapsed_s"]);
-            v
-        }
-        (Protocol::Rdp, _) => return None,
-    };
+    let transport = crate::host_transports::registration(s.test.transport.key())?;
+    let mut names = (transport.metric_names)(s.test.kind.key())?;
+    if !transport.cpu_model {
+        return Some(names);
+    }
     let sides = [(s.client.host.cpu.is_some(), "local"), (s.server.host.cpu.is_some(), "remote")];
     if sides.iter().any(|(on, _)| *on) {
         let rr = s.test.kind.is_rr();
@@ -2281,26 +2237,20 @@ fn check_metric(ctx: &Ctx, s: &Scenario, y: &str, key: &str) -> Result<(), Scena
     // `client.VAR` / `server.VAR`: an RFC 4898 variable of that side's TCP connection ends, summed.
     // ... or `client.VAR.mean` / `.stddev`: a statistic of that side's samples of a variable
     // `test.series = { vars }` samples, over the measurement window.
-    // An RDP test's ends have RDP's statistics (`RdpStats`: `client.MaxSmoothedRTT`), not sampled ones.
+    // The ends' statistics are the transport's (`TransportConfig::stats_vars`: TCP's RFC 4898 variables,
+    // RDP's `RdpStats`); only a test that samples variables (TCP's `test.series = { vars }`) has `.mean`.
     let sampled = s.test.series_vars.as_deref().unwrap_or_default();
+    let transport = crate::host_transports::registration(s.test.transport.key());
     let counter =
         y.split_once('.').filter(|(side, _)| *side == "client" || *side == "server").is_some_and(|(_, var)| match var
             .rsplit_once('.')
         {
-            _ if s.test.transport == Protocol::Rdp => crate::columns::rdp_stats_vars().iter().any(|v| v == var),
             Some((v, "mean" | "stddev")) => sampled.iter().any(|x| x == v),
-            _ => crate::columns::estats_vars().iter().any(|v| v == var),
+            _ => transport.is_some_and(|t| (t.stats_vars)().iter().any(|v| v == var)),
         });
     if let Some(accepted) = metric_names(s) {
         if !counter && !accepted.contains(&y) {
-            let counters = if s.test.transport == Protocol::Rdp {
-                ", or client.VAR / server.VAR with a statistic of RDP's connection ends (e.g. \
-                 \"client.MaxSmoothedRTT\", \"client.SegsRetrans\")"
-            } else {
-                ", or client.VAR / server.VAR with an RFC 4898 variable of test.series' list (e.g. \
-                 \"client.SendStall\"), or client.VAR.mean / .stddev of a variable test.series = { vars } \
-                 samples"
-            };
+            let counters = transport.map_or("", |t| t.stats_hint);
             return Err(ctx.error(
                 key,
                 format!(

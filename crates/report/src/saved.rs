@@ -8,7 +8,16 @@
 use serde::Serialize;
 use tcplab_lab::result::{LatencyMetrics, Metrics, Point, ResultDoc, Sides};
 use tcplab_lab::scenario::{Host, Scenario};
-use tcplab_lab::{Protocol, TestKind};
+use tcplab_lab::TestKind;
+
+mod rdp;
+
+/// The transports whose tests have a table of their own, by `test.transport`, each in its module here
+/// (`saved/NAME.rs`); another transport's tests get their workload's table (TCP's). One line per transport.
+const TRANSPORT_TABLES: &[(&str, TableFn)] = &[("rdp", rdp::table)];
+
+/// A transport's table of a result.
+type TableFn = fn(&Tables) -> String;
 use tcplab_link::{LinkConfig, LossFilter, LossModel};
 
 /// The table of a result: the banner with everything that shapes the path, netperf's columns for the test
@@ -21,12 +30,11 @@ pub fn table(doc: &ResultDoc) -> String {
         return t.flows_banner() + &t.flows_table() + &t.iteration_notes() + &t.published_table();
     }
     let mut out = t.banner();
-    out += &match (doc.scenario.test.transport, doc.scenario.test.kind) {
-        (Protocol::Rdp, TestKind::Rr) => t.rdp_rr_table(),
-        (Protocol::Rdp, _) => t.rdp_table(),
-        (_, TestKind::Rr | TestKind::Crr) => t.rr_table(),
-        (_, TestKind::Msg) => t.msg_table(),
-        (_, TestKind::Stream | TestKind::Maerts) => t.stream_table(),
+    out += &match (t.transport_table(), doc.scenario.test.kind) {
+        (Some(table), _) => table(&t),
+        (None, TestKind::Rr | TestKind::Crr) => t.rr_table(),
+        (None, TestKind::Msg) => t.msg_table(),
+        (None, TestKind::Stream | TestKind::Maerts) => t.stream_table(),
     };
     out += &t.iteration_notes();
     out += &t.cpu_table();
@@ -174,6 +182,12 @@ impl Tables<'_> {
         &self.doc.scenario
     }
 
+    /// The table of the test's transport, if it has its own ([`TRANSPORT_TABLES`]).
+    fn transport_table(&self) -> Option<TableFn> {
+        let name = self.s().test.transport.key();
+        TRANSPORT_TABLES.iter().find(|(t, _)| *t == name).map(|(_, table)| *table)
+    }
+
     /// Whether a swept key changes the scenario value at `key` (the key itself, a table around it, or a
     /// knob inside it).
     fn touched(&self, key: &str) -> bool {
@@ -214,7 +228,8 @@ impl Tables<'_> {
     fn banner(&self) -> String {
         let s = self.s();
         let (dir, extra) = match s.test.kind {
-            _ if s.test.transport == Protocol::Rdp => ("client to server", String::new()),
+            // A transport with its own table says what its test adds there.
+            _ if self.transport_table().is_some() => ("client to server", String::new()),
             TestKind::Maerts => ("server to client", String::new()),
             TestKind::Rr | TestKind::Crr => ("client to server", self.burst_extra()),
             TestKind::Msg => ("client to server", self.msg_extra()),
@@ -596,62 +611,6 @@ impl Tables<'_> {
         g.render()
     }
 
-    /// RDP request/response: request and response sizes, the client's max outstanding, elapsed, the
-    /// transaction rate, the latency statistics and the data segments retransmitted (docs/rdp.md).
-    fn rdp_rr_table(&self) -> String {
-        let s = self.s();
-        let mut g = Grid::new();
-        self.sweep_columns(&mut g);
-        let req = self.fixed(&["test.request"]);
-        let rsp = self.fixed(&["test.response"]);
-        let out = self.fixed(&["client.rdp.max_outstanding"]);
-        if req {
-            g.column(&["Request", "Size", "bytes"]);
-        }
-        if rsp {
-            g.column(&["Resp.", "Size", "bytes"]);
-        }
-        if out {
-            g.column(&["Max", "Out.", "segs"]);
-        }
-        g.column(&["Elapsed", "Time", "secs."]);
-        g.column(&["Trans.", "Rate", "per sec"]);
-        latency_columns(&mut g, "Latency usec/Tran", &["mean", "p50", "p99", "max"]);
-        g.column(&["Retrans", "segs"]);
-        let extra = self.extra_columns(
-            &mut g,
-            &[
-                "transactions_per_s",
-                "elapsed_s",
-                "latency_us.mean",
-                "latency_us.p50",
-                "latency_us.p99",
-                "latency_us.max",
-                "retransmissions",
-            ],
-        );
-        let max_out = s.client.config::<tcplab_rdp::RdpConfig>().map_or("-".into(), |r| r.max_outstanding.to_string());
-        for p in &self.doc.points {
-            let Metrics::Rr(m) = &p.metrics else { continue };
-            let mut c = self.sweep_cells(p);
-            if req {
-                c.push(s.test.request.map_or("-".into(), bytes));
-            }
-            if rsp {
-                c.push(s.test.response.map_or("-".into(), bytes));
-            }
-            if out {
-                c.push(max_out.clone());
-            }
-            c.extend([fx(m.elapsed_s, 2), fx(m.transactions_per_s, 2)]);
-            c.extend(latency_cells(&m.latency_us, &["mean", "p50", "p99", "max"]));
-            c.push(m.retransmissions.to_string());
-            c.extend(Self::extra_cells(p, &extra));
-            g.rows.push(Row::Cells(c));
-        }
-        g.render()
-    }
-
     /// The small-message stream: messages delivered and their rate, the time per message and the one-way
     /// latency per message.
     fn msg_table(&self) -> String {
@@ -692,67 +651,6 @@ impl Tables<'_> {
             let t = &m.time_per_message_us;
             c.extend([g3(t.mean), g3(t.p50), g3(t.p99_9), g3(t.max)]);
             c.extend(latency_cells(&m.latency_us, &["mean", "p50", "p99", "max"]));
-            c.extend(Self::extra_cells(p, &extra));
-            g.rows.push(Row::Cells(c));
-        }
-        g.render()
-    }
-
-    /// The RDP transfer: message size, the sender's window, EACKs, elapsed, throughput, and Part C's counts
-    /// (docs/rdp.md).
-    fn rdp_table(&self) -> String {
-        let s = self.s();
-        let mut g = Grid::new();
-        self.sweep_columns(&mut g);
-        // An RDP test's scenario carries both hosts' resolved `rdp` knobs; the sender is the client, the
-        // window and EACKs those the receiving server offers.
-        let rdp = s.server.config::<tcplab_rdp::RdpConfig>();
-        let msg = self.fixed(&["test.message"]);
-        let out = self.fixed(&["server.rdp.max_outstanding"]) && rdp.is_some();
-        let eack = self.fixed(&["server.rdp.eack"]) && rdp.is_some();
-        if msg {
-            g.column(&["Message", "Size", "bytes"]);
-        }
-        if out {
-            g.column(&["Max", "Out.", "segs"]);
-        }
-        if eack {
-            g.column(&["EACK", ""]);
-        }
-        g.column(&["Elapsed", "Time", "secs."]);
-        g.column(&["Throughput", "10^6bits/sec"]);
-        g.column(&["Messages", "delivered", ""]);
-        g.column(&["Retrans", "segs"]);
-        g.column(&["Dup.", "recvd", "segs"]);
-        g.column(&["Data", "drops", "segs"]);
-        g.column(&["Timeouts", ""]);
-        let shown = [
-            "throughput_bps",
-            "elapsed_s",
-            "messages_delivered",
-            "retransmissions",
-            "duplicates_received",
-            "data_drops",
-            "timeouts",
-        ];
-        let extra = self.extra_columns(&mut g, &shown);
-        for p in &self.doc.points {
-            let Metrics::Rdp(m) = &p.metrics else { continue };
-            let mut c = self.sweep_cells(p);
-            if msg {
-                c.push(bytes(s.test.message));
-            }
-            if let (true, Some(r)) = (out, rdp) {
-                c.push(r.max_outstanding.to_string());
-            }
-            if let (true, Some(r)) = (eack, rdp) {
-                c.push(if r.eack { "on" } else { "off" }.into());
-            }
-            c.extend([fx(m.elapsed_s, 2), fx(m.throughput_bps / 1e6, 4)]);
-            c.extend(
-                [m.messages_delivered, m.retransmissions, m.duplicates_received, m.data_drops, m.timeouts]
-                    .map(|n| n.to_string()),
-            );
             c.extend(Self::extra_cells(p, &extra));
             g.rows.push(Row::Cells(c));
         }

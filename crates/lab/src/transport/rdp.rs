@@ -1,0 +1,41 @@
+//! RDP on the simulator: how a point runs and what a packet trace needs (its knobs, keys and limits are
+//! declared by `RdpConfig`, crate::host_transports).
+
+use tcplab_sim::Probe;
+
+use super::LabTransport;
+use crate::result::{PointRun, RunError};
+use crate::scenario::{Protocol, Scenario};
+
+/// RDP (RFC 908, RFC 1151; crates/rdp) on the simulator, through `rdp_backend`.
+#[derive(Debug, Clone, Copy)]
+pub struct Rdp;
+
+impl LabTransport for Rdp {
+    type Conn = tcplab_rdp::RdpConnection;
+    type Config = tcplab_rdp::RdpConfig;
+    const NAME: Protocol = Protocol::Rdp;
+
+    fn knob_defaults() -> toml::Table {
+        toml::Table::try_from(tcplab_rdp::RdpConfig::default()).expect("an RdpConfig serializes to TOML")
+    }
+
+    fn untraceable(s: &Scenario) -> Option<String> {
+        // RDP version 1 has 8-bit ports; the simulator's (5001, ephemeral 32768 and up) do not fit its header.
+        [&s.client, &s.server].iter().any(|h| h.config::<Self::Config>().is_some_and(|r| r.version.number() == 1)).then(
+            || {
+                "RDP version 1 has 8-bit ports, which the simulated connections' ports (5001, 32768 and up) do not \
+             fit; accepted: rdp.version = 2 on both hosts"
+                    .to_string()
+            },
+        )
+    }
+
+    fn run_point(
+        s: &Scenario,
+        seed: u64,
+        probe: Option<&mut dyn Probe<tcplab_rdp::RdpConnection>>,
+    ) -> Result<PointRun, RunError> {
+        crate::rdp_backend::run_point(s, seed, probe).map_err(RunError::Sim)
+    }
+}
