@@ -404,12 +404,7 @@ impl tcplab_sim::Probe<Connection> for Tee<'_, '_> {
 
 /// Runs a flows point (`[dumbbell]` or a network): the backend's run (the shown link's directions as
 /// `links.up`/`links.down`, flow 0's hosts as the client and server NICs), the figures per flow, and with
-/// `test.series` every flow over time.
-pub fn run(s: &Scenario, seed: u64) -> Result<(BackendRun, Vec<FlowResult>, Option<FlowSeries>), SimError> {
-    run_with(s, seed, None)
-}
-
-/// [`run`], telling `extra` (a packet trace) every packet event too.
+/// `test.series` every flow over time; `extra` (a packet trace), when given, is told every packet event too.
 pub fn run_with(
     s: &Scenario,
     seed: u64,
