@@ -200,6 +200,17 @@ pub struct TcpConfig {
     /// Default off.
     #[serde(skip_serializing_if = "is_false")]
     pub cwnd_growth_delivered: bool,
+    /// cwnd grows by one SMSS for each *packet* an ACK delivers, however short: a segment (or each
+    /// SMSS-sized part of a TSO super-packet, rounded up) counts whole, as Linux counts cwnd growth in
+    /// packets. `tcp_clean_rtx_queue` (net/ipv4/tcp_input.c) adds `tcp_skb_pcount` of every fully
+    /// acknowledged skb (and what `tcp_tso_acked` trims off a partly acknowledged one) to `tp->delivered`,
+    /// and `tcp_ack` hands `tcp_cong_control` the change (`acked_sacked`), which `tcp_slow_start` and
+    /// `tcp_cong_avoid_ai` add in packets. So the ACK of a response's 1448-byte segment and its 952-byte
+    /// tail grows cwnd by 2 segments in slow start, not by 2400 bytes. Applies to the cumulatively
+    /// acknowledged part where RACK keeps the transmitted segments (the `linux` personality); what SACK
+    /// blocks newly cover still counts in bytes. Off = by bytes. Default off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub cwnd_growth_packets: bool,
     /// Duplicate ACKs that trigger fast retransmit (RFC 5681 §3.2, RFC 6675 DupThresh). Default 3.
     pub dupthresh: u32,
     /// Restart after idle (RFC 5681 §4.1): when data has not been sent for more than an RTO and nothing is
@@ -561,6 +572,7 @@ pub const OMITTED_AT_DEFAULT: &[(&str, &str)] = &[
     ("tso_win_divisor", "3"),
     ("sack_blocks_expected", "4"),
     ("cwnd_growth_delivered", "false"),
+    ("cwnd_growth_packets", "false"),
     ("prr_ssrb_advance_only", "false"),
     ("rack_dsack_after_reordering", "false"),
     ("rack_rtt_every_delivery", "false"),
@@ -626,6 +638,7 @@ impl Default for TcpConfig {
             abc: Abc::L1,
             abc_ca: false,
             cwnd_growth_delivered: false,
+            cwnd_growth_packets: false,
             dupthresh: 3,
             slow_start_after_idle: true,
             undo: false,
@@ -946,6 +959,7 @@ mod tests {
             tso_win_divisor: 100,
             sack_blocks_expected: 1,
             cwnd_growth_delivered: true,
+            cwnd_growth_packets: true,
             prr_ssrb_advance_only: true,
             rack_dsack_after_reordering: true,
             rack_rtt_every_delivery: true,

@@ -1476,10 +1476,10 @@ impl Connection {
         self.ack_rtt_sample = None;
         // The handshake paths move SND.UNA past the SYN themselves, so everything here is data (or the FIN).
         let data_acked = ack.min(self.write_end).diff(self.snd_una).max(0) as u32;
-        let growth = if self.cfg.cwnd_growth_delivered {
-            self.newly_delivered(ack, data_acked, newly_sacked)
-        } else {
-            data_acked
+        let growth = match self.rack_active().filter(|_| self.cfg.cwnd_growth_packets) {
+            Some(rack) => rack.packets_acked(ack, self.smss).saturating_mul(self.smss) + newly_sacked,
+            None if self.cfg.cwnd_growth_delivered => self.newly_delivered(ack, data_acked, newly_sacked),
+            None => data_acked,
         };
         let flight_before = self.cwnd_flight();
         self.st.ThruOctetsAcked += data_acked as u64;

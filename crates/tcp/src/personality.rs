@@ -101,6 +101,7 @@ impl TcpConfig {
                 whole_segment_past_window: true,
                 fin_past_window: true,
                 cwnd_growth_delivered: true,
+                cwnd_growth_packets: true,
                 prr_ssrb_advance_only: true,
                 limit_output_bytes: ByteSize::new(4 << 20),
                 rcv_mss_estimate_from_536: true,

@@ -299,6 +299,22 @@ impl Rack {
         (first < past).then(|| (self.segs[first].start, self.segs[past - 1].end))
     }
 
+    /// Packets a cumulative ACK to `una` delivers that no SACK delivered before (`cwnd_growth_packets`):
+    /// each transmitted segment counts ⌈bytes / `smss`⌉ packets (Linux `tcp_skb_pcount`), and one that
+    /// `una` cuts counts the packets its acknowledged head takes off that count (`tcp_tso_acked`).
+    pub fn packets_acked(&self, una: SeqNumber, smss: u32) -> u32 {
+        let pcount = |bytes: u32| bytes.div_ceil(smss.max(1));
+        let mut packets = 0;
+        for s in self.segs.iter().take_while(|s| s.start < una) {
+            if s.sacked {
+                continue;
+            }
+            let len = s.end - s.start;
+            packets += if s.end <= una { pcount(len) } else { pcount(len) - pcount(s.end - una) };
+        }
+        packets
+    }
+
     /// The cumulative ACK moved to `una`: the segments below it are delivered and forgotten.
     pub fn on_cumulative_ack(&mut self, una: SeqNumber, now: Instant) {
         while let Some(&s) = self.segs.front() {
