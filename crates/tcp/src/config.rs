@@ -499,9 +499,11 @@ pub struct TcpConfig {
     /// the handshake, raised by any larger segment. Default off.
     #[serde(skip_serializing_if = "is_false")]
     pub rcv_mss_estimate_from_536: bool,
-    /// With `grow_window`, the offered window's ceiling while it grows (rcv_ssthresh) starts at the window
-    /// the SYN or SYN-ACK offered (`tcp_connect_init`, `tcp_create_openreq_child`: rcv_ssthresh =
-    /// rcv_wnd), at most `recv_buffer` less one MSS and at least two MSS (`tcp_init_buffer_space`:
+    /// With `grow_window`, the offered window's ceiling while it grows (rcv_ssthresh) starts at the
+    /// receive space at the handshake (`tcp_connect_init`, `tcp_create_openreq_child`: rcv_ssthresh =
+    /// rcv_wnd; since Linux 6.10, commit 378979e94e95 "tcp: remove 64 KByte limit for initial
+    /// tp->rcv_wnd value", rcv_wnd is the whole space and only the SYN's unscaled field is held to
+    /// 65535; 4.19–6.9 held rcv_wnd itself to 64 KiB), at most `recv_buffer` less one MSS and at least two MSS (`tcp_init_buffer_space`:
     /// window_clamp is the full space less one `advmss`, "Force reservation of one segment", and
     /// rcv_ssthresh is clamped to it). Growth then runs up to the largest window as before: Linux lifts
     /// the clamp when the first data measures `scaling_ratio` (`tcp_measure_rcv_mss` →

@@ -1050,24 +1050,34 @@ impl Connection {
         }
         if self.cfg.rcv_ssthresh_from_initial_window && self.cfg.grow_window {
             // tcp_init_buffer_space's one-segment reservation, on the space before any data was measured.
+            // rcv_ssthresh starts at tp->rcv_wnd, which since Linux 6.10 (378979e94e95) is the whole
+            // space: only the SYN's window field is held to 64 KiB, by __tcp_transmit_skb.
             let clamp = self.cfg.recv_buffer.bytes().saturating_sub(ours as u64).max(2 * ours as u64);
-            self.rcv_ssthresh = (rcv_wnd as u64).min(clamp);
+            self.rcv_ssthresh = self.initial_recv_space(passive).min(clamp);
         }
     }
 
-    /// The window a SYN (`passive` false) or SYN-ACK offers, bytes. Under
-    /// `initial_recv_window_whole_mss` the space is first rounded down to whole segments of the size
-    /// this end expects, as Linux's `tcp_select_initial_window` does: only a passive open knows then
-    /// whether timestamps will take room in them.
+    /// The window a SYN (`passive` false) or SYN-ACK offers, bytes: [`Self::initial_recv_space`] held
+    /// to the unscaled field's 65535 (RFC 7323 §2.2).
     fn initial_recv_window(&self, passive: bool) -> u32 {
+        self.initial_recv_space(passive).min(65_535) as u32
+    }
+
+    /// The receive space at the handshake, bytes (Linux's tp->rcv_wnd after `tcp_select_initial_window`).
+    /// Under `initial_recv_window_whole_mss` it is rounded down to whole segments of the size this end
+    /// expects, as Linux does: only a passive open knows then whether timestamps will take room in them.
+    fn initial_recv_space(&self, passive: bool) -> u64 {
         let space = self.cfg.recv_buffer.bytes();
         if !self.cfg.initial_recv_window_whole_mss {
-            return space.min(65_535) as u32;
+            return space;
         }
         let ts_room = if passive && self.ts_ok { 12 } else { 0 };
         let seg = self.cfg.mss.bytes().saturating_sub(ts_room).max(1);
-        let whole = if space > seg { space / seg * seg } else { space };
-        whole.min(65_535) as u32
+        if space > seg {
+            space / seg * seg
+        } else {
+            space
+        }
     }
 
     fn wscale_for_buffer(&self) -> u8 {

@@ -79,6 +79,23 @@ fn test_established_rcv_ssthresh_starts_one_segment_below_the_space() {
     assert_eq!(c.tcp_info(at(10)).rcv_ssthresh, 2 * 1448, "min(offered 2 × 1448, clamp 2920)");
 }
 
+/// A large SO_RCVBUF: since Linux 6.10 (378979e94e95) tp->rcv_wnd, and so rcv_ssthresh, start at the
+/// whole space (16 MiB rounded down to whole 1448-byte segments, 16776528), clamped one MSS below the
+/// buffer (16775756); only the SYN-ACK's unscaled field stays at 65535 or below. With the rule off it
+/// starts at the buffer.
+#[test]
+fn test_established_large_buffer_rcv_ssthresh_is_not_held_to_64k() {
+    for (on, want) in [(true, (16 << 20) - 1460), (false, 16 << 20)] {
+        let big = TcpConfig { recv_buffer: ByteSize::new(16 << 20), ..space(on) };
+        let mut c = Connection::listen(big, LOCAL_PORT, LOCAL_ISS);
+        send!(c, time 0, inp(REMOTE_ISS, 0, SYN, 32_792, 0).mss(1460).wscale(7).sack_permitted().ts(pts(0), 0));
+        let synack = transmit_all(&mut c, at(0));
+        assert_eq!(synack[0].window, 65_535, "the SYN's field is unscaled");
+        send!(c, time 10, inp(REMOTE_ISS + 1, LOCAL_ISS + 1, ACK, 320, 0).ts(pts(10), ts(0)));
+        assert_eq!(c.tcp_info(at(10)).rcv_ssthresh, want, "rule {on}");
+    }
+}
+
 /// A connection that only sends keeps the window its SYN-ACK offered (no timestamps: 44 × 1460 =
 /// 64240): rcv_ssthresh (64076) stays below it and the edge never moves left (Linux's
 /// `tcp_select_window`: "never shrink"). With the 536 estimate alone (rcv_ssthresh at the space, 65536)
