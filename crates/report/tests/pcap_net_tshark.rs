@@ -4,9 +4,11 @@
 //! there once, none malformed, checksums good. Without `tshark` the tshark tests are reported as ignored,
 //! with the reason, except under `CI=true`, where they fail (crates/testkit, docs/testing.md).
 
+mod common;
+
+use common::{count, tshark, BAD};
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::Command;
 
 use tcplab_lab::{load, ResultDoc, Scenario, Source};
 use tcplab_report::pcap::host_addr;
@@ -15,25 +17,6 @@ use tcplab_sim::{DirId, HostId, Routes};
 use tcplab_tcp::Connection;
 use tcplab_testkit::{need_tool, Outcome};
 use tcplab_wire::TcpSegment;
-
-/// Frames Wireshark finds malformed or with a bad checksum.
-const BAD: &str = "_ws.malformed || _ws.expert.group == \"Malformed\" || _ws.expert.group == \"Checksum\" \
-    || tcp.checksum.status == 0 || ip.checksum.status == 0";
-
-fn tshark(file: &Path, args: &[&str]) -> Vec<String> {
-    let out = Command::new("tshark")
-        .args(["-n", "-o", "tcp.check_checksum:TRUE", "-o", "ip.check_checksum:TRUE", "-r"])
-        .arg(file)
-        .args(args)
-        .output()
-        .expect("tshark runs");
-    assert!(out.status.success(), "tshark failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap().lines().map(str::to_string).collect()
-}
-
-fn count(file: &Path, filter: &str) -> usize {
-    tshark(file, &["-Y", filter, "-T", "fields", "-e", "frame.number"]).len()
-}
 
 /// A shipped scenario, shortened to 1 s of measurement.
 fn shipped(name: &str) -> Scenario {

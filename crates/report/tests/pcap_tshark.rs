@@ -6,8 +6,10 @@
 //! Without `tshark` on the PATH these tests are reported as ignored, with the reason, except under
 //! `CI=true`, where they fail (crates/testkit, docs/testing.md).
 
+mod common;
+
+use common::{count, tshark, BAD};
 use std::path::Path;
-use std::process::Command;
 
 use tcplab_lab::{load, ResultDoc, Source};
 use tcplab_report::pcap::{PcapProbe, Tap};
@@ -20,26 +22,6 @@ use tcplab_wire::TcpSegment;
 const LOSSY: &str = "name = \"lossy\"\n[path.up]\nrate = \"10mbit\"\ndelay = \"20ms\"\n\
     loss = { model = \"bernoulli\", p = 0.02 }\n[path.down]\nrate = \"10mbit\"\ndelay = \"20ms\"\n\
     loss = { model = \"bernoulli\", p = 0.01 }\n[test]\nkind = \"tcp_stream\"\nduration = \"3s\"\n";
-
-/// Frames Wireshark finds malformed or with a bad checksum.
-const BAD: &str = "_ws.malformed || _ws.expert.group == \"Malformed\" || _ws.expert.group == \"Checksum\" \
-    || tcp.checksum.status == 0 || ip.checksum.status == 0";
-
-/// tshark's output lines for `args` on `file`, checksum validation on.
-fn tshark(file: &Path, args: &[&str]) -> Vec<String> {
-    let out = Command::new("tshark")
-        .args(["-n", "-o", "tcp.check_checksum:TRUE", "-o", "ip.check_checksum:TRUE", "-r"])
-        .arg(file)
-        .args(args)
-        .output()
-        .expect("tshark runs");
-    assert!(out.status.success(), "tshark failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap().lines().map(str::to_string).collect()
-}
-
-fn count(file: &Path, filter: &str) -> usize {
-    tshark(file, &["-Y", filter, "-T", "fields", "-e", "frame.number"]).len()
-}
 
 /// The trace, and tcplab's own record of the SYNs (as the stack built them).
 struct Recording {

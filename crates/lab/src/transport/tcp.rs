@@ -28,28 +28,14 @@ impl LabTransport for Tcp {
         seed: u64,
         probe: Option<&mut dyn Probe<tcplab_tcp::Connection>>,
     ) -> Result<PointRun, RunError> {
-        if s.has_flows() {
-            let (run, flows, flow_series) = crate::topology::run_with(s, seed, probe).map_err(RunError::Sim)?;
-            let aggregate = Some(crate::topology::aggregate(&flows));
-            let point = Point {
-                params: serde_json::Map::new(),
-                iterations: 1,
-                metrics: crate::metrics::metrics(&s.test, &run),
-                confidence: None,
-                connections: run.connections,
-                series: None,
-                rtt_samples: None,
-                logvars: None,
-                links: run.links,
-                health: None,
-                published: Vec::new(),
-                flows,
-                aggregate,
-                flow_series,
-            };
-            return Ok(PointRun { point, engine: run.engine });
-        }
-        let run = crate::sim_backend::run_with(s, seed, probe).map_err(RunError::Sim)?;
+        // A flows scenario's backend run carries no series or logvars of its own (its flows' series are
+        // `flow_series`), so one point shape serves both.
+        let (run, flows, flow_series) = if s.has_flows() {
+            crate::topology::run_with(s, seed, probe).map_err(RunError::Sim)?
+        } else {
+            (crate::sim_backend::run_with(s, seed, probe).map_err(RunError::Sim)?, Vec::new(), None)
+        };
+        let aggregate = s.has_flows().then(|| crate::topology::aggregate(&flows));
         let point = Point {
             params: serde_json::Map::new(),
             iterations: 1,
@@ -62,9 +48,9 @@ impl LabTransport for Tcp {
             links: run.links,
             health: None,
             published: Vec::new(),
-            flows: Vec::new(),
-            aggregate: None,
-            flow_series: None,
+            flows,
+            aggregate,
+            flow_series,
         };
         Ok(PointRun { point, engine: run.engine })
     }

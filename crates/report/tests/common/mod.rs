@@ -42,3 +42,24 @@ pub fn parse_csv(text: &str) -> (Vec<String>, Vec<Vec<String>>) {
 pub fn num(cell: &str) -> Option<f64> {
     (!cell.is_empty()).then(|| cell.parse::<f64>().unwrap_or_else(|_| panic!("{cell:?} is a number")))
 }
+
+/// Frames Wireshark finds malformed or with a bad checksum.
+pub const BAD: &str = "_ws.malformed || _ws.expert.group == \"Malformed\" || _ws.expert.group == \"Checksum\" \
+    || tcp.checksum.status == 0 || ip.checksum.status == 0";
+
+/// tshark's output lines for `args` on `file`, checksum validation on.
+pub fn tshark(file: &std::path::Path, args: &[&str]) -> Vec<String> {
+    let out = std::process::Command::new("tshark")
+        .args(["-n", "-o", "tcp.check_checksum:TRUE", "-o", "ip.check_checksum:TRUE", "-r"])
+        .arg(file)
+        .args(args)
+        .output()
+        .expect("tshark runs");
+    assert!(out.status.success(), "tshark failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().lines().map(str::to_string).collect()
+}
+
+/// How many frames of `file` match the display filter.
+pub fn count(file: &std::path::Path, filter: &str) -> usize {
+    tshark(file, &["-Y", filter, "-T", "fields", "-e", "frame.number"]).len()
+}
