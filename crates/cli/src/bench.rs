@@ -306,7 +306,12 @@ fn run_all(scenario: &tcplab_lab::Scenario, repeat: u64, jobs: u64) -> Result<(f
                 let (delivered, throughput_bps, transactions_per_s) = match &r.point.metrics {
                     tcplab_lab::result::Metrics::Stream(m) => (m.delivered_bytes, m.throughput_bps, None),
                     tcplab_lab::result::Metrics::Rr(m) => (m.transactions, 0.0, Some(m.transactions_per_s)),
-                    tcplab_lab::result::Metrics::Rdp(m) => (m.delivered_bytes, m.throughput_bps, None),
+                    // A transport's own metrics: a transfer's figures by their names.
+                    m @ tcplab_lab::result::Metrics::Own(_) => {
+                        let v = serde_json::to_value(m).unwrap_or_default();
+                        let num = |k: &str| v.get(k).and_then(serde_json::Value::as_f64).unwrap_or(0.0);
+                        (num("delivered_bytes") as u64, num("throughput_bps"), None)
+                    }
                     tcplab_lab::result::Metrics::Msg(m) => (m.delivered_bytes, m.throughput_bps, None),
                 };
                 let d = RunDigest {

@@ -99,17 +99,17 @@ fn list_other_transports() {
             }
         }
     }
-    for p in tcplab_lab::Protocol::ALL.into_iter().filter(|&p| p != tcplab_lab::Protocol::Tcp) {
+    for p in tcplab_lab::Protocol::all().into_iter().filter(|&p| p != tcplab_lab::Protocol::TCP) {
         tcplab_lab::transport::dispatch(p, List);
     }
 }
 
-/// The keys that are neither TCP nor RDP knobs: the top level, the path, the hosts' NICs, the test.
+/// The keys that are no transport's knobs: the top level, the path, the hosts' NICs, the test.
 fn list_others() {
     println!("\nPath, host and test keys (`tcplab explain KEY` for one):\n");
     println!("{:<40} {:<26} default", "key", "type");
     for k in registry() {
-        if k.path.contains(".tcp.") || k.path.contains(".rdp.") {
+        if tcplab_lab::Protocol::all().iter().any(|p| k.path.contains(&format!(".{}.", p.key()))) {
             continue;
         }
         let ty = if k.unit.is_empty() { k.ty.to_string() } else { format!("{} ({})", k.ty, k.unit) };

@@ -60,7 +60,7 @@ impl Measure {
         match plan.point(0) {
             Ok(p) => {
                 let t = &p.scenario.test;
-                let by_messages = t.messages.is_some() && t.duration == tcplab_lab::scenario::RDP_MESSAGES_LIMIT;
+                let by_messages = t.messages.is_some() && t.duration == tcplab_lab::scenario::MESSAGES_LIMIT;
                 Measure::Simulated { of: (!by_messages).then_some(t.duration) }
             }
             Err(_) => Measure::Points(1),

@@ -88,16 +88,20 @@ pub fn point(s: &Scenario) -> PointEstimate {
     let maerts = t.kind == TestKind::Maerts;
     let (sender, receiver) = if maerts { (&s.server, &s.client) } else { (&s.client, &s.server) };
     let (data_link, back_link) = if maerts { (&s.path.down, &s.path.up) } else { (&s.path.up, &s.path.down) };
-    let mss = match receiver.config::<tcplab_rdp::RdpConfig>() {
-        Some(r) => f64::from(r.max_segment_size).max(1.0),
-        None => sender.tcp().mss.bytes() as f64,
-    };
     let message = t.message.bytes() as f64;
-    let rdp = t.transport == Protocol::Rdp;
-    let payload = match t.kind {
-        TestKind::Msg => message.min(mss).max(1.0),
-        TestKind::Stream if rdp => message.min(mss).max(1.0),
-        _ => mss,
+    // The transport's own shape where its knobs set it (`TransportConfig::budget`), else TCP's.
+    let table = t.transport.key();
+    let own = match (sender.transports.of_table(table), receiver.transports.of_table(table)) {
+        (Some(snd), Some(rcv)) if t.transport != Protocol::TCP => {
+            snd.budget_any(rcv, t.kind.key(), t.message.bytes())
+        }
+        _ => None,
+    };
+    let mss = own.map_or(sender.tcp().mss.bytes() as f64, |o| o.mss);
+    let payload = match (own, t.kind) {
+        (Some(o), _) => o.payload,
+        (None, TestKind::Msg) => message.min(mss).max(1.0),
+        (None, _) => mss,
     };
     let rate = |l: &tcplab_link::LinkConfig, nic: Option<tcplab_units::Rate>| {
         let r = l.rate.bps() as f64;
@@ -108,8 +112,8 @@ pub fn point(s: &Scenario) -> PointEstimate {
     let line = rate(data_link, sender.host.nic_rate) * d / frame_bits(data_link, payload);
     let line_back = rate(back_link, receiver.host.nic_rate) * d / frame_bits(back_link, payload);
     let rtt = secs(s.path.up.delay + s.path.down.delay).max(1e-6);
-    let window = match sender.config::<tcplab_rdp::RdpConfig>() {
-        Some(r) => f64::from(r.max_outstanding) * payload,
+    let window = match own {
+        Some(o) => o.window,
         None => (sender.tcp().send_buffer.bytes() as f64)
             .min(receiver.tcp().recv_buffer.bytes() as f64 * receiver.tcp().recv_window_ratio)
             .max(mss),
@@ -152,7 +156,7 @@ pub fn point(s: &Scenario) -> PointEstimate {
         };
         series_rows += rows;
         series_numbers += rows * cols;
-        if rdp {
+        if own.is_some_and(|o| o.rtt_samples) {
             // Every RTT measurement: about one per segment acknowledged, five columns.
             series_rows += segments;
             series_numbers += segments * 5.0;

@@ -3,15 +3,12 @@
 //! name them without naming the backends that fill the tables (docs/architecture.md § Inside the lab); so
 //! do the variables a series may sample and their units. A leaf: it names no other lab module.
 
-/// The columns of a TCP run's `series`: time, then the sender's gauges in RFC 4898 names and units.
+/// The columns of a TCP run's `series` (each transport declares its own, `TransportConfig::SERIES_COLUMNS`): time, then the sender's gauges in RFC 4898 names and units.
 pub const SERIES_COLUMNS: [&str; 7] =
     ["t_s", "CurCwnd", "CurSsthresh", "PipeSize", "SmoothedRTT", "ThruOctetsAcked", "SegsRetrans"];
 
-/// The columns of an RDP run's `series`: time, then the sender's RFC 4898-style variables (docs/results.md).
-pub const RDP_SERIES_COLUMNS: [&str; 8] =
-    ["t_s", "SmoothedRTT", "CurRTO", "RttSamples", "RttSamplesDiscarded", "SegsRetrans", "DataSegsOut", "Timeouts"];
-
-/// The columns of `rtt_samples`: every RTT measurement of the sender, taken or discarded.
+/// The columns of `rtt_samples`: every RTT measurement of the sender, taken or discarded (a transport's
+/// runs with `test.series` whose sender keeps its measurements, `BudgetShape::rtt_samples`).
 pub const RTT_SAMPLE_COLUMNS: [&str; 5] = ["t_s", "rtt_ms", "taken", "SmoothedRTT", "CurRTO"];
 
 /// The names `test.series.vars` accepts: every numeric RFC 4898 variable tcplab keeps, as in `estats`.
@@ -25,15 +22,6 @@ pub fn estats_vars() -> Vec<String> {
         Ok(serde_json::Value::Object(m)) => {
             m.into_iter().filter(|(_, v)| v.is_number() || v.is_null()).map(|(k, _)| k).collect()
         }
-        _ => Vec::new(),
-    }
-}
-
-/// The names of RDP's per-connection statistics (`tcplab_rdp::RdpStats`) that are numbers: what
-/// `client.VAR` / `server.VAR` name for an RDP test.
-pub fn rdp_stats_vars() -> Vec<String> {
-    match serde_json::to_value(tcplab_rdp::RdpStats::default()) {
-        Ok(serde_json::Value::Object(m)) => m.into_iter().filter(|(_, v)| v.is_number()).map(|(k, _)| k).collect(),
         _ => Vec::new(),
     }
 }

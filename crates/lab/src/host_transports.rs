@@ -69,6 +69,52 @@ pub trait TransportConfig: Any + Clone + Debug + PartialEq + Serialize + Deseria
 
     /// Checks values no field type can rule out; the message starts with the knob's name.
     fn validate(&self) -> Result<(), String>;
+
+    /// What a test over the transport makes of the test keys not every transport uses.
+    const TEST: TestDecl;
+
+    /// `test.message` when the scenario does not give it, bytes, for a test of `workload`; `None`: the
+    /// sender's send buffer (netperf's default, TCP's `send_buffer`).
+    fn default_message(workload: &str) -> Option<u64>;
+
+    /// Checks `test.message` (bytes) against the receiver's knobs (`self`) for a test of `workload`; the
+    /// error says what is accepted, after the value.
+    fn check_message(&self, _workload: &str, _message: u64) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// The cost model's shape of a run (`crate::budget`) where the transport's knobs decide it; `None`:
+    /// TCP's (the sender's send buffer and the receiver's window, MSS-sized segments).
+    fn budget(&self, _receiver: &Self, _workload: &str, _message: u64) -> Option<BudgetShape> {
+        None
+    }
+}
+
+/// What the validation of a test (`crate::scenario`) asks of its transport beyond the workload.
+#[derive(Debug, Clone, Copy)]
+pub struct TestDecl {
+    /// Test keys a test over the transport refuses, each with why, said in the error in parentheses
+    /// before "accepted with the tcp_* kinds" (`("test.nodelay", "RDP has no Nagle algorithm")`).
+    pub refused: &'static [(&'static str, &'static str)],
+    /// What is accepted instead of `test.series = { interval, vars }` (TCP's RFC 4898 variables of every
+    /// end), if the transport refuses that form.
+    pub series_vars_refused: Option<&'static str>,
+    /// The workloads whose sender sends `test.messages` messages and stops (`test.duration` then bounds
+    /// the run at a day).
+    pub messages: &'static [&'static str],
+}
+
+/// A run's shape as the cost model sees it (`crate::budget`), for a transport whose knobs set it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BudgetShape {
+    /// The largest data segment's payload, bytes.
+    pub mss: f64,
+    /// A data segment's payload in this test, bytes.
+    pub payload: f64,
+    /// Data one connection keeps in flight, bytes.
+    pub window: f64,
+    /// Whether `test.series` keeps every RTT measurement too (about one per segment, five columns).
+    pub rtt_samples: bool,
 }
 
 /// What the key registry says of a transport's table (`{client,server}.TABLE`) beyond its knobs' names
@@ -136,6 +182,46 @@ pub struct Registration {
     pub stats_hint: &'static str,
     /// [`TransportConfig::SERIES_COLUMNS`].
     pub series_columns: &'static [&'static str],
+    /// [`TransportConfig::TEST`].
+    pub test: TestDecl,
+    /// [`TransportConfig::default_message`].
+    pub default_message: fn(workload: &str) -> Option<u64>,
+    /// The metrics of a workload whose figures are the transport's own (no workload's `Metrics`): how a
+    /// result document's reader recognizes and reads them back. Set by the transport's `LabTransport`
+    /// (`crate::transport::registration`), above the result types.
+    pub own_metrics: &'static [OwnMetrics],
+}
+
+/// A transport's own metrics for one workload (RDP's stream: messages delivered, duplicates, …), read back
+/// from a result document by a field only they have.
+#[derive(Clone, Copy)]
+pub struct OwnMetrics {
+    /// The workload (`TestKind::key`).
+    pub workload: &'static str,
+    /// The field only these metrics have among every test's (`messages_delivered`).
+    pub marker: &'static str,
+    /// Reads them back, every field checked and no other accepted.
+    pub read: fn(&serde_json::Value) -> Result<Box<dyn AnyMetrics>, String>,
+}
+
+/// A transport's own metrics (`OwnMetrics`), their type erased: the result keeps them as written.
+pub trait AnyMetrics: Debug + Send + Sync + Any {
+    fn as_any(&self) -> &dyn Any;
+    fn clone_box(&self) -> Box<dyn AnyMetrics>;
+    /// The metrics as the result document writes them (field order kept).
+    fn to_json(&self) -> serde_json::Value;
+}
+
+impl<M: Debug + Clone + Serialize + Send + Sync + Any> AnyMetrics for M {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn clone_box(&self) -> Box<dyn AnyMetrics> {
+        Box::new(self.clone())
+    }
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("metrics serialize to JSON")
+    }
 }
 
 impl Registration {
@@ -156,15 +242,19 @@ impl Registration {
             stats_vars: C::stats_vars,
             stats_hint: C::STATS_HINT,
             series_columns: C::SERIES_COLUMNS,
+            test: C::TEST,
+            default_message: C::default_message,
+            own_metrics: &[],
         }
     }
 }
 
 /// The registered transports, in the order a result document writes a host's tables (and the key
 /// registry and the limits table list them). TCP's comes first: every host carries it (its `stack` is a
-/// TCP personality). A new transport: its `Registration::of` here, one line.
-pub const REGISTERED: &[Registration] =
-    &[Registration::of::<tcplab_tcp::TcpConfig>(), Registration::of::<tcplab_rdp::RdpConfig>()];
+/// TCP personality). The list is the crate root's (`crate::register_transports!` in lib.rs), where the
+/// layers meet: one line per transport names its `LabTransport`, whose config is registered here and
+/// whose run `crate::transport::dispatch` finds.
+pub const REGISTERED: &[Registration] = crate::REGISTERED;
 
 /// The registration of the table `name`, if a transport registers it.
 pub fn registration(name: &str) -> Option<&'static Registration> {
@@ -185,6 +275,10 @@ pub trait AnyConfig: Debug + Send + Sync {
     /// The knobs as the result document writes them (field order kept: serde_json's `preserve_order`).
     fn to_json(&self) -> serde_json::Value;
     fn validate_any(&self) -> Result<(), String>;
+    /// [`TransportConfig::check_message`].
+    fn check_message_any(&self, workload: &str, message: u64) -> Result<(), String>;
+    /// [`TransportConfig::budget`], with the receiver's config of the same transport.
+    fn budget_any(&self, receiver: &dyn AnyConfig, workload: &str, message: u64) -> Option<BudgetShape>;
 }
 
 impl<C: TransportConfig> AnyConfig for C {
@@ -208,6 +302,12 @@ impl<C: TransportConfig> AnyConfig for C {
     }
     fn validate_any(&self) -> Result<(), String> {
         self.validate()
+    }
+    fn check_message_any(&self, workload: &str, message: u64) -> Result<(), String> {
+        self.check_message(workload, message)
+    }
+    fn budget_any(&self, receiver: &dyn AnyConfig, workload: &str, message: u64) -> Option<BudgetShape> {
+        self.budget(receiver.as_any().downcast_ref::<C>()?, workload, message)
     }
 }
 
@@ -242,6 +342,11 @@ impl HostTransports {
 
     pub fn get_mut<C: TransportConfig>(&mut self) -> Option<&mut C> {
         self.configs.iter_mut().find_map(|c| c.as_any_mut().downcast_mut::<C>())
+    }
+
+    /// The knobs of the transport whose table is `table`, if the host carries them.
+    pub fn of_table(&self, table: &str) -> Option<&dyn AnyConfig> {
+        self.iter().find(|c| c.table() == table)
     }
 
     /// Every config the host carries, as (table, knobs), in [`REGISTERED`]'s order.

@@ -30,3 +30,32 @@ pub use result::{PointRun, ResultDoc, RunError};
 pub use run::{run_point, run_point_on, run_scenario, run_scenario_linux, run_scenario_linux_with, run_scenario_on};
 pub use scenario::{load, Protocol, Scenario, Source, TestKind, SHIPPED};
 pub use transport::{LabTransport, Rdp, Tcp};
+
+/// Registers the transports the lab runs: their configs in `host_transports::REGISTERED` (the scenario
+/// layer's declarations), their runs in `transport::dispatch`. Here, at the crate root, because the list
+/// names each `LabTransport` (above the backends) and the scenario layer below reads it: the root is where
+/// the layers meet, no layer of its own (crates/lab/tests/module_graph.rs reads the modules).
+macro_rules! register_transports {
+    ($($t:ty),+ $(,)?) => {
+        /// The registered transports, in the order given to `register_transports!`.
+        pub(crate) const REGISTERED: &[host_transports::Registration] = &[$(transport::registration::<$t>()),+];
+
+        /// The arm of `transport::dispatch` for each registered transport.
+        pub(crate) fn dispatch_registered<W: transport::WithTransport>(p: Protocol, w: W) -> W::Output {
+            $(
+                if p == <$t as transport::LabTransport>::NAME {
+                    return w.with::<$t>();
+                }
+            )+
+            unreachable!("{p:?}: a Protocol names a registered transport")
+        }
+    };
+}
+
+// The transports, in the order a result document writes a host's tables: TCP first (every host carries
+// it; its `stack` is a TCP personality). A new transport: its crate, `host_transports/NAME.rs`,
+// `transport/NAME.rs`, and its line here (docs/architecture.md § How to add a transport).
+register_transports! {
+    transport::Tcp,
+    transport::Rdp,
+}

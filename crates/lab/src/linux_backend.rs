@@ -297,7 +297,7 @@ pub fn refusals(s: &Scenario) -> Vec<Refusal> {
         return out;
     }
     // The kernel runs TCP only: any other transport is refused by name.
-    if s.test.transport != Protocol::Tcp {
+    if s.test.transport != Protocol::TCP {
         refuse(
             "test.kind",
             format!("{:?}", s.test.kind_name()),

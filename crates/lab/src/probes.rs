@@ -6,7 +6,7 @@ use tcplab_tcp::{Connection, Estats};
 use tcplab_transport::Transport;
 use tcplab_units::{Duration, Instant};
 
-pub use crate::columns::{estats_vars, rdp_stats_vars};
+pub use crate::columns::estats_vars;
 pub use crate::result::{exact_secs, EndSeries, LogVars};
 
 /// Samples `vars` of every connection end on every tick.

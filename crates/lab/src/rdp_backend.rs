@@ -14,11 +14,39 @@ use tcplab_units::{Duration, Instant};
 use tcplab_wire::RdpSegment;
 use tcplab_workload::{App, Report, Role, RrClient, RrClientConfig, RrServer, RrServerConfig};
 
+use serde::{Deserialize, Serialize};
+
+use crate::result::de;
 use crate::result::{
-    ConnectionResult, EngineCounters, Links, Metrics, Point, PointRun, RdpStreamMetrics, RrMetrics, RttSamples, Series,
+    ConnectionResult, EngineCounters, Links, Metrics, OwnMetricsValue, Point, PointRun, RrMetrics, RttSamples, Series,
 };
 use crate::scenario::{Scenario, TestKind};
 use crate::sim_backend::{ip_counters, link_counters, nic_counters, SERVER_PORT};
+
+/// The figures of an RDP transfer (`rdp_stream`), RDP's own metrics (`Metrics::Own`, registered by
+/// `crate::transport::Rdp`'s `OWN_METRICS`). Counts are over the whole run, all connection ends.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RdpStreamMetrics {
+    /// Payload bits per second delivered to the receiving application during the measurement.
+    #[serde(deserialize_with = "de::f64_or_null")]
+    pub throughput_bps: f64,
+    /// Payload bytes delivered during the measurement.
+    pub delivered_bytes: u64,
+    /// Messages delivered to the receiving application (`MessagesDelivered`), each exactly once.
+    pub messages_delivered: u64,
+    /// Data segments sent whose sequence number had been sent before (`SegsRetrans`).
+    pub retransmissions: u64,
+    /// Data segments received at or below RCV.CUR or already held out of sequence (`DupSegsIn`).
+    pub duplicates_received: u64,
+    /// Data segments that did not arrive: lost on a link (queue or loss model) or refused by a NIC.
+    pub data_drops: u64,
+    /// Timer events at which at least one data segment was due for retransmission (`Timeouts`).
+    pub timeouts: u64,
+    /// Length of the measurement, seconds: from establishment to the end of the transfer (with
+    /// `test.messages`, the receiver seeing the sender's close) or `test.duration`.
+    #[serde(deserialize_with = "de::f64_or_null")]
+    pub elapsed_s: f64,
+}
 
 /// The simulator's input for an RDP scenario.
 pub fn sim_spec(s: &Scenario) -> SimSpec<RdpConfig> {
@@ -82,7 +110,7 @@ pub fn sim_spec(s: &Scenario) -> SimSpec<RdpConfig> {
     )
 }
 
-pub use crate::columns::{RDP_SERIES_COLUMNS, RTT_SAMPLE_COLUMNS};
+pub use crate::columns::RTT_SAMPLE_COLUMNS;
 
 /// What the lab watches during an RDP run: the data segments that did not arrive (Part C's drops_data), the
 /// sender's variables on every tick of `test.series`, and a caller's probe (a packet trace).
@@ -178,7 +206,7 @@ pub fn run_point(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<RdpConnec
         data_drops: 0,
         series: s.test.series.map(|d| Series {
             interval_s: d.as_secs_f64(),
-            columns: RDP_SERIES_COLUMNS.to_vec(),
+            columns: <tcplab_rdp::RdpConfig as crate::host_transports::TransportConfig>::SERIES_COLUMNS.to_vec(),
             rows: Vec::new(),
             measure_start_s: None,
             measure_end_s: None,
@@ -219,7 +247,7 @@ pub fn run_point(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<RdpConnec
             })
             .fold((0, Duration::ZERO), |(b, d), (wb, we)| (b + wb, d.max(we)));
         let secs = elapsed.as_secs_f64();
-        Metrics::Rdp(RdpStreamMetrics {
+        Metrics::Own(OwnMetricsValue::new(s.test.transport, TestKind::Stream, RdpStreamMetrics {
             throughput_bps: if elapsed.is_zero() { 0.0 } else { delivered as f64 * 8.0 / secs },
             delivered_bytes: delivered,
             messages_delivered: r
@@ -233,7 +261,7 @@ pub fn run_point(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<RdpConnec
             data_drops: probes.data_drops,
             timeouts: sum(|e| e.Timeouts),
             elapsed_s: secs,
-        })
+        }))
     };
     // Every RTT measurement of the sampled end (the first client end), from its end-of-run statistics.
     let rtt_samples = probes.series.is_some().then(|| RttSamples {

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use tcplab_workload::Report;
 
 use crate::error::Origin;
+use crate::host_transports::AnyMetrics;
 use crate::scenario::{full_kind_name, Protocol, Scenario, TestKind};
 use crate::stats::Interval;
 
@@ -248,7 +249,7 @@ impl Point {
     /// Segments retransmitted by all connection ends over the run, whatever the test kind.
     pub fn metrics_retransmissions(&self) -> u64 {
         match &self.metrics {
-            Metrics::Rdp(m) => m.retransmissions,
+            Metrics::Own(m) => m.number("retransmissions") as u64,
             Metrics::Msg(m) => m.retransmissions,
             Metrics::Stream(m) => m.retransmissions,
             Metrics::Rr(m) => m.retransmissions,
@@ -305,28 +306,77 @@ impl Point {
 
 /// Figures of merit, one type per kind of test; a metric that does not apply is absent, not zero.
 ///
-/// Read back by the field that only its kind has (`messages_delivered`, `messages_per_s`,
+/// Read back by the field that only its kind has (a transport's own metrics' marker, `messages_per_s`,
 /// `transactions_per_s`, else a bulk transfer's), every field checked and no other field accepted, so that
 /// an error names the field rather than "no variant matched".
-#[derive(Debug, Clone, Serialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone)]
 pub enum Metrics {
-    Rdp(RdpStreamMetrics),
+    /// A transport's own figures for a workload whose metrics are no other's (its `LabTransport`'s
+    /// `OWN_METRICS`, e.g. RDP's stream).
+    Own(OwnMetricsValue),
     Msg(MsgMetrics),
     Stream(StreamMetrics),
     Rr(RrMetrics),
 }
 
+/// A transport's own metrics in a point: the test they are of and the transport's value, written as it
+/// writes itself.
+#[derive(Debug)]
+pub struct OwnMetricsValue {
+    pub transport: Protocol,
+    pub workload: TestKind,
+    pub value: Box<dyn AnyMetrics>,
+}
+
+impl Clone for OwnMetricsValue {
+    fn clone(&self) -> Self {
+        OwnMetricsValue { transport: self.transport, workload: self.workload, value: self.value.clone_box() }
+    }
+}
+
+impl OwnMetricsValue {
+    pub fn new<M: AnyMetrics>(transport: Protocol, workload: TestKind, value: M) -> OwnMetricsValue {
+        OwnMetricsValue { transport, workload, value: Box::new(value) }
+    }
+
+    /// The transport's metrics type, if they are `M`.
+    pub fn get<M: AnyMetrics>(&self) -> Option<&M> {
+        self.value.as_any().downcast_ref::<M>()
+    }
+
+    /// A figure every test's metrics have (`retransmissions`, `elapsed_s`), NaN where absent.
+    fn number(&self, name: &str) -> f64 {
+        self.value.to_json().get(name).and_then(serde_json::Value::as_f64).unwrap_or(f64::NAN)
+    }
+}
+
+impl Serialize for Metrics {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Metrics::Own(m) => m.value.to_json().serialize(s),
+            Metrics::Msg(m) => m.serialize(s),
+            Metrics::Stream(m) => m.serialize(s),
+            Metrics::Rr(m) => m.serialize(s),
+        }
+    }
+}
+
 impl Metrics {
     /// The tests (transport, workload) whose points carry metrics of this form.
-    pub fn kinds(&self) -> &'static [(Protocol, TestKind)] {
+    pub fn kinds(&self) -> Vec<(Protocol, TestKind)> {
+        let runs = |k: &[TestKind]| {
+            Protocol::all()
+                .into_iter()
+                .flat_map(|p| k.iter().filter(move |w| p.workloads().contains(w)).map(move |&w| (p, w)))
+                // A workload's metrics unless the transport has its own for it.
+                .filter(|(p, w)| p.registration().own_metrics.iter().all(|o| o.workload != w.key()))
+                .collect()
+        };
         match self {
-            Metrics::Rdp(_) => &[(Protocol::Rdp, TestKind::Stream)],
-            Metrics::Msg(_) => &[(Protocol::Tcp, TestKind::Msg)],
-            Metrics::Stream(_) => &[(Protocol::Tcp, TestKind::Stream), (Protocol::Tcp, TestKind::Maerts)],
-            Metrics::Rr(_) => {
-                &[(Protocol::Tcp, TestKind::Rr), (Protocol::Tcp, TestKind::Crr), (Protocol::Rdp, TestKind::Rr)]
-            }
+            Metrics::Own(m) => vec![(m.transport, m.workload)],
+            Metrics::Msg(_) => runs(&[TestKind::Msg]),
+            Metrics::Stream(_) => runs(&[TestKind::Stream, TestKind::Maerts]),
+            Metrics::Rr(_) => runs(&[TestKind::Rr, TestKind::Crr]),
         }
     }
 
@@ -336,19 +386,36 @@ impl Metrics {
             Metrics::Msg(m) => m.cpu.as_ref(),
             Metrics::Stream(m) => m.cpu.as_ref(),
             Metrics::Rr(m) => m.cpu.as_ref(),
-            Metrics::Rdp(_) => None,
+            Metrics::Own(_) => None,
         }
     }
 
     /// The metrics' elapsed time, seconds.
     pub fn elapsed_s(&self) -> f64 {
         match self {
-            Metrics::Rdp(m) => m.elapsed_s,
+            Metrics::Own(m) => m.number("elapsed_s"),
             Metrics::Msg(m) => m.elapsed_s,
             Metrics::Stream(m) => m.elapsed_s,
             Metrics::Rr(m) => m.elapsed_s,
         }
     }
+}
+
+/// Reads `v` as `T`, every field checked and every field the input has one `T` writes back: an unknown
+/// (misspelt, foreign) metric is refused, not dropped. The error names the field.
+pub(crate) fn strict_metrics<T: serde::de::DeserializeOwned + Serialize>(v: &serde_json::Value) -> Result<T, String> {
+    let t: T = serde_path_to_error::deserialize(v).map_err(|e| match e.path().to_string() {
+        p if p == "." => e.inner().to_string(),
+        p => format!("{p}: {}", e.inner()),
+    })?;
+    let back = serde_json::to_value(&t).map_err(|e| e.to_string())?;
+    if let (Some(a), Some(b)) = (v.as_object(), back.as_object()) {
+        if let Some(k) = a.keys().find(|k| !b.contains_key(*k)) {
+            let known: Vec<&str> = b.keys().map(String::as_str).collect();
+            return Err(format!("{k}: unknown metric; accepted: {}", known.join(", ")));
+        }
+    }
+    Ok(t)
 }
 
 impl<'de> Deserialize<'de> for Metrics {
@@ -357,34 +424,23 @@ impl<'de> Deserialize<'de> for Metrics {
         let v = serde_json::Value::deserialize(d)?;
         let obj =
             v.as_object().ok_or_else(|| D::Error::custom(format!("{}: not an object of metrics", de::kind_of(&v))))?;
-        fn strict<T: serde::de::DeserializeOwned + Serialize>(v: &serde_json::Value) -> Result<T, String> {
-            let t: T = serde_path_to_error::deserialize(v).map_err(|e| match e.path().to_string() {
-                p if p == "." => e.inner().to_string(),
-                p => format!("{p}: {}", e.inner()),
-            })?;
-            // Every field the input has must be one the type writes back: an unknown (misspelt, foreign)
-            // metric is refused, not dropped.
-            let back = serde_json::to_value(&t).map_err(|e| e.to_string())?;
-            if let (Some(a), Some(b)) = (v.as_object(), back.as_object()) {
-                if let Some(k) = a.keys().find(|k| !b.contains_key(*k)) {
-                    let known: Vec<&str> = b.keys().map(String::as_str).collect();
-                    return Err(format!("{k}: unknown metric; accepted: {}", known.join(", ")));
-                }
-            }
-            Ok(t)
-        }
-        let m = if obj.contains_key("messages_delivered") {
-            strict(&v).map(Metrics::Rdp)
+        let own = crate::host_transports::REGISTERED.iter().find_map(|r| {
+            let o = r.own_metrics.iter().find(|o| obj.contains_key(o.marker))?;
+            Some((Protocol::named(r.table), o))
+        });
+        let m = if let Some((transport, o)) = own {
+            let workload = TestKind::ALL.into_iter().find(|k| k.key() == o.workload).expect("a workload's key");
+            (o.read)(&v).map(|value| Metrics::Own(OwnMetricsValue { transport, workload, value }))
         } else if obj.contains_key("messages_per_s") {
-            strict(&v).map(Metrics::Msg)
+            strict_metrics(&v).map(Metrics::Msg)
         } else if obj.contains_key("transactions_per_s") {
-            strict(&v).map(Metrics::Rr)
+            strict_metrics(&v).map(Metrics::Rr)
         } else if obj.contains_key("throughput_bps") {
-            strict(&v).map(Metrics::Stream)
+            strict_metrics(&v).map(Metrics::Stream)
         } else {
-            Err("none of throughput_bps, transactions_per_s, messages_per_s, messages_delivered: not the metrics \
-                 of any test kind"
-                .into())
+            let mut markers: Vec<&str> = vec!["throughput_bps", "transactions_per_s", "messages_per_s"];
+            markers.extend(crate::host_transports::REGISTERED.iter().flat_map(|r| r.own_metrics).map(|o| o.marker));
+            Err(format!("none of {}: not the metrics of any test kind", markers.join(", ")))
         };
         m.map_err(D::Error::custom)
     }
@@ -419,30 +475,6 @@ pub struct MsgMetrics {
     /// With the CPU cost model.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<CpuMetrics>,
-}
-
-/// The figures of an RDP transfer (`rdp_stream`). Counts are over the whole run, all connection ends.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RdpStreamMetrics {
-    /// Payload bits per second delivered to the receiving application during the measurement.
-    #[serde(deserialize_with = "de::f64_or_null")]
-    pub throughput_bps: f64,
-    /// Payload bytes delivered during the measurement.
-    pub delivered_bytes: u64,
-    /// Messages delivered to the receiving application (`MessagesDelivered`), each exactly once.
-    pub messages_delivered: u64,
-    /// Data segments sent whose sequence number had been sent before (`SegsRetrans`).
-    pub retransmissions: u64,
-    /// Data segments received at or below RCV.CUR or already held out of sequence (`DupSegsIn`).
-    pub duplicates_received: u64,
-    /// Data segments that did not arrive: lost on a link (queue or loss model) or refused by a NIC.
-    pub data_drops: u64,
-    /// Timer events at which at least one data segment was due for retransmission (`Timeouts`).
-    pub timeouts: u64,
-    /// Length of the measurement, seconds: from establishment to the end of the transfer (with
-    /// `test.messages`, the receiver seeing the sender's close) or `test.duration`.
-    #[serde(deserialize_with = "de::f64_or_null")]
-    pub elapsed_s: f64,
 }
 
 /// The figures of a request/response test (TCP_RR, TCP_CRR).
@@ -632,7 +664,7 @@ pub(crate) mod de {
 
     /// A connection's protocol: a registered transport's name.
     pub fn protocol<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
-        one_of(d, &Protocol::ALL.map(Protocol::key))
+        one_of(d, &Protocol::all().into_iter().map(Protocol::key).collect::<Vec<_>>())
     }
 
     pub fn confidence_metric<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {

@@ -5,7 +5,6 @@
 
 use serde::{Deserialize, Serialize};
 use tcplab_link::LinkConfig;
-use tcplab_rdp::RdpConfig;
 use tcplab_tcp::TcpConfig;
 use tcplab_units::{ByteSize, Duration, Rate};
 
@@ -573,52 +572,76 @@ pub enum TestKind {
     Msg,
 }
 
-/// The transport protocol a test runs: the name of a transport the lab registers
-/// (`crate::transport::dispatch` maps each to its `LabTransport`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Protocol {
-    /// The lab's TCP (crates/tcp).
-    #[default]
-    Tcp,
-    /// RDP (RFC 908, RFC 1151; crates/rdp).
-    Rdp,
+/// The transport protocol a test runs: the name of a transport the lab registers (its config's
+/// `TransportConfig::TABLE`, one of [`crate::host_transports::REGISTERED`]), which
+/// `crate::transport::dispatch` maps to its `LabTransport`. An id, not a list: the transports are the
+/// registration's (docs/architecture.md § How to add a transport). TCP is the one the lab names itself:
+/// every host's `stack` is a TCP personality, and the flows scenarios and the Linux backend run it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Protocol(&'static str);
+
+impl Default for Protocol {
+    fn default() -> Protocol {
+        Protocol::TCP
+    }
 }
 
 impl Protocol {
-    pub const ALL: [Protocol; 2] = [Protocol::Tcp, Protocol::Rdp];
+    /// The lab's TCP (crates/tcp).
+    pub const TCP: Protocol = Protocol(<TcpConfig as TransportConfig>::TABLE);
+
+    /// The transport whose table is `table`: a registered one's name (a `LabTransport`'s `NAME`).
+    pub const fn named(table: &'static str) -> Protocol {
+        Protocol(table)
+    }
+
+    /// Every registered transport, in the registration's order.
+    pub fn all() -> Vec<Protocol> {
+        crate::host_transports::REGISTERED.iter().map(|r| Protocol(r.table)).collect()
+    }
 
     /// The name used in scenario files (`test.transport`) and as the prefix of a test's full name.
     pub fn key(self) -> &'static str {
-        match self {
-            Protocol::Tcp => "tcp",
-            Protocol::Rdp => "rdp",
-        }
+        self.0
     }
 
-    /// The workloads the transport runs, in the order its full test names are listed.
-    pub fn workloads(self) -> &'static [TestKind] {
-        match self {
-            Protocol::Tcp => &TestKind::ALL,
-            Protocol::Rdp => &[TestKind::Stream, TestKind::Rr],
-        }
+    /// The transport's registration (its config's declarations).
+    pub fn registration(self) -> &'static crate::host_transports::Registration {
+        crate::host_transports::registration(self.0).expect("a Protocol names a registered transport")
     }
 
-    fn parse(s: &str) -> Option<Protocol> {
-        Protocol::ALL.into_iter().find(|p| p.key() == s)
+    /// The workloads the transport runs (those its config names metrics for), in `TestKind::ALL`'s order.
+    pub fn workloads(self) -> Vec<TestKind> {
+        let r = self.registration();
+        TestKind::ALL.into_iter().filter(|k| (r.metric_names)(k.key()).is_some()).collect()
+    }
+
+    pub fn parse(s: &str) -> Option<Protocol> {
+        crate::host_transports::registration(s).map(|r| Protocol(r.table))
     }
 }
 
-/// `rdp_stream` or `tcp_msg` with `messages` and no `duration`: the most simulated time the transfer may
-/// take.
-pub const RDP_MESSAGES_LIMIT: Duration = Duration::from_secs(86_400);
+impl Serialize for Protocol {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.0)
+    }
+}
 
-/// The message size of the RDP tests when `test.message` is not given (Part C of the RDP note: 512 octets).
-pub const RDP_DEFAULT_MESSAGE: u64 = 512;
+impl<'de> Deserialize<'de> for Protocol {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Protocol::parse(&s).ok_or_else(|| {
+            // serde's own wording for an unknown variant, with the names from the registration.
+            static NAMES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+            let names = NAMES.get_or_init(|| crate::host_transports::REGISTERED.iter().map(|r| r.table).collect());
+            serde::de::Error::unknown_variant(&s, names.as_slice())
+        })
+    }
+}
 
-/// The message size of `tcp_msg` when `test.message` is not given: one byte, the small message of the
-/// classic experiments (and netperf's default request size).
-pub const MSG_DEFAULT_MESSAGE: u64 = 1;
+/// A test with `messages` and no `duration` (a workload in its transport's `TestDecl::messages`:
+/// `tcp_msg`, …): the most simulated time the transfer may take.
+pub const MESSAGES_LIMIT: Duration = Duration::from_secs(86_400);
 
 impl TestKind {
     pub const ALL: [TestKind; 5] = [TestKind::Stream, TestKind::Maerts, TestKind::Rr, TestKind::Crr, TestKind::Msg];
@@ -663,7 +686,7 @@ pub fn full_kind_name(protocol: Protocol, kind: TestKind) -> String {
 
 /// Every full test name a registered transport runs, in order (`tcp_stream`, …, `rdp_rr`).
 pub fn full_kind_names() -> Vec<String> {
-    Protocol::ALL.iter().flat_map(|&p| p.workloads().iter().map(move |&k| full_kind_name(p, k))).collect()
+    Protocol::all().into_iter().flat_map(|p| p.workloads().into_iter().map(move |k| full_kind_name(p, k))).collect()
 }
 
 /// `test.kind` as written: a workload (`"stream"`), or a full name (`"tcp_stream"`) that also names the
@@ -1523,7 +1546,7 @@ fn flows_scenario(raw: &RawScenario, path: PathSpec, first: Host, flows: usize, 
         warnings: Vec::new(),
         test: Test {
             kind: TestKind::Stream,
-            transport: Protocol::Tcp,
+            transport: Protocol::TCP,
             duration,
             message: ByteSize::new(FLOW_DEFAULT_MESSAGE),
             parallel: flows as u32,
@@ -1592,7 +1615,7 @@ fn resolve_dumbbell(
         }
         let raw_host =
             RawHost::tcp_only(f.stack.clone().unwrap_or_else(default_stack), f.tcp.clone().unwrap_or_default());
-        let host = resolve_host(ctx, &at, raw_host, Protocol::Tcp)?;
+        let host = resolve_host(ctx, &at, raw_host, Protocol::TCP)?;
         host.tcp().validate().map_err(|m| {
             let knob = m.split([' ', ',', ':']).next().unwrap_or("");
             ctx.error(&format!("{at}.tcp.{knob}"), m)
@@ -1701,7 +1724,7 @@ fn resolve_network(ctx: &Ctx, mut raw: RawScenario, duration: Option<toml::Value
                 format!("{:?} names host[{j}] already; each host its own name", h.name),
             ));
         }
-        let host = resolve_host(ctx, &at, RawHost::tcp_only(h.stack, h.tcp), Protocol::Tcp)?;
+        let host = resolve_host(ctx, &at, RawHost::tcp_only(h.stack, h.tcp), Protocol::TCP)?;
         host.tcp().validate().map_err(|m| {
             let knob = m.split([' ', ',', ':']).next().unwrap_or("");
             ctx.error(&format!("{at}.tcp.{knob}"), m)
@@ -1898,15 +1921,25 @@ fn resolve(ctx: &Ctx, mut raw: RawScenario, dumbbell_duration: Option<toml::Valu
             ),
         ));
     }
-    let rdp = transport == Protocol::Rdp;
+    // What the test's transport declares of the test keys (`TransportConfig::TEST`).
+    let decl = transport.registration().test;
     let mut client = resolve_host(ctx, "client", raw.client, transport)?;
     let mut server = resolve_host(ctx, "server", raw.server, transport)?;
     let msg = kind == TestKind::Msg;
-    let rdp_stream = rdp && kind == TestKind::Stream;
-    if t.messages.is_some() && !rdp_stream && !msg {
+    let by_messages = decl.messages.contains(&kind.key());
+    if t.messages.is_some() && !by_messages {
+        let mut with: Vec<String> = Protocol::all()
+            .into_iter()
+            .flat_map(|p| {
+                let r = p.registration();
+                r.test.messages.iter().filter_map(move |w| TestKind::parse(w).map(|k| full_kind_name(p, k)))
+            })
+            .map(|n| format!("{n:?}"))
+            .collect();
+        with.sort();
         return Err(ctx.error(
             "test.messages",
-            format!("not used by test.kind = {:?}; accepted with \"rdp_stream\", \"tcp_msg\"", name),
+            format!("not used by test.kind = {:?}; accepted with {}", name, with.join(", ")),
         ));
     }
     if t.interval.is_some() && !msg {
@@ -1922,44 +1955,44 @@ fn resolve(ctx: &Ctx, mut raw: RawScenario, dumbbell_duration: Option<toml::Valu
             ));
         }
     }
-    if rdp {
-        for (key, given) in
-            [("test.send_buffer", t.send_buffer.is_some()), ("test.recv_buffer", t.recv_buffer.is_some())]
-        {
-            if given {
-                return Err(ctx.error(
-                    key,
-                    format!("not used by test.kind = {:?} (RDP has no socket buffers in bytes; its send queue is client.rdp.send_queue); accepted with the tcp_* kinds", name),
-                ));
-            }
-        }
-        if let Some(RawSeries::Vars(_)) = t.series {
+    for (key, why) in decl.refused {
+        let given = match *key {
+            "test.send_buffer" => t.send_buffer.is_some(),
+            "test.recv_buffer" => t.recv_buffer.is_some(),
+            "test.nodelay" => t.nodelay.is_some(),
+            other => unreachable!("{other}: a transport refuses a test key the validation does not know"),
+        };
+        if given {
             return Err(ctx.error(
-                "test.series",
+                key,
                 format!(
-                    "the {{ interval, vars }} form (TCP's RFC 4898 variables of every end) is not used by test.kind = \
-                     {:?}; accepted: test.series = \"INTERVAL\" (the RDP sender's SmoothedRTT, CurRTO, … and every \
-                     RTT sample, docs/rdp.md)",
-                    name
+                    "not used by test.kind = {:?} ({why}); accepted with the {}_* kinds",
+                    name,
+                    Protocol::TCP.key()
                 ),
             ));
         }
-        if let Some(n) = t.messages {
-            if !(1..=100_000_000).contains(&n) {
-                return Err(ctx.error("test.messages", format!("{n}: accepted 1 to 100000000")));
-            }
-        }
     }
-    if let (true, Some(n)) = (msg, t.messages) {
+    if let (Some(RawSeries::Vars(_)), Some(instead)) = (&t.series, decl.series_vars_refused) {
+        return Err(ctx.error(
+            "test.series",
+            format!(
+                "the {{ interval, vars }} form (TCP's RFC 4898 variables of every end) is not used by test.kind = \
+                 {:?}; accepted: {instead}",
+                name
+            ),
+        ));
+    }
+    if let (true, Some(n)) = (by_messages, t.messages) {
         if !(1..=100_000_000).contains(&n) {
             return Err(ctx.error("test.messages", format!("{n}: accepted 1 to 100000000")));
         }
     }
     let duration = match (t.duration, t.messages) {
         (Some(d), _) => d,
-        (None, Some(_)) => RDP_MESSAGES_LIMIT,
+        (None, Some(_)) => MESSAGES_LIMIT,
         (None, None) => {
-            let also = if rdp || msg { " (or test.messages)" } else { "" };
+            let also = if by_messages { " (or test.messages)" } else { "" };
             return Err(ctx.error("test.duration", format!("missing key{also}; accepted a duration such as \"10s\"")));
         }
     };
@@ -2060,34 +2093,16 @@ fn resolve(ctx: &Ctx, mut raw: RawScenario, dumbbell_duration: Option<toml::Valu
         receiver.tcp_mut().recv_buffer = b;
     }
     if let Some(nd) = t.nodelay {
-        if rdp {
-            return Err(ctx.error(
-                "test.nodelay",
-                format!(
-                    "not used by test.kind = {:?} (RDP has no Nagle algorithm); accepted with the tcp_* kinds",
-                    name
-                ),
-            ));
-        }
         // netperf -D: both ends (loc_nodelay and rem_nodelay).
         sender.tcp_mut().nodelay = nd;
         receiver.tcp_mut().nodelay = nd;
     }
-    let message = match (receiver.config::<RdpConfig>(), t.message) {
-        (Some(_), m) => m.unwrap_or(ByteSize::new(RDP_DEFAULT_MESSAGE)),
-        (None, m) if msg => m.unwrap_or(ByteSize::new(MSG_DEFAULT_MESSAGE)),
-        (None, m) => m.unwrap_or(sender.tcp().send_buffer),
-    };
-    if let (Some(r), true) = (receiver.config::<RdpConfig>(), rdp_stream) {
-        // One send call is one message: at most the receiver's max segment size less the IP and RDP headers.
-        let max =
-            u64::from(r.max_segment_size) - u64::from(tcplab_wire::IPV4_HEADER_LEN + tcplab_wire::rdp::RDP_HEADER_LEN);
-        if message.bytes() == 0 || message.bytes() > max {
-            return Err(ctx.error(
-                "test.message",
-                format!("{message}: accepted 1B to {max}B (one RDP message: server.rdp.max_segment_size {} less 38 octets of IP and RDP headers)", r.max_segment_size),
-            ));
-        }
+    let message = t.message.unwrap_or_else(|| {
+        (transport.registration().default_message)(kind.key()).map_or(sender.tcp().send_buffer, ByteSize::new)
+    });
+    if let Some(r) = receiver.transports.of_table(transport.key()) {
+        r.check_message_any(kind.key(), message.bytes())
+            .map_err(|m| ctx.error("test.message", format!("{message}: {m}")))?;
     }
     // A message defaulted from the send buffer is checked with the buffer (`tcp.send_buffer`), below.
     if t.message.is_some() && (message.bytes() == 0 || message.bytes() > 1 << 30) {
@@ -2415,7 +2430,7 @@ fn resolve_host(ctx: &Ctx, side: &str, raw: RawHost, transport: Protocol) -> Res
     for (table, over) in tables {
         if table != TcpConfig::TABLE && table != transport.key() {
             let runs: Vec<String> =
-                Protocol::ALL.iter().filter(|p| p.key() == table).map(|p| format!("{:?}", p.key())).collect();
+                Protocol::all().iter().filter(|p| p.key() == table).map(|p| format!("{:?}", p.key())).collect();
             return Err(ctx.error(
                 &format!("{side}.{table}"),
                 format!(

@@ -1,9 +1,10 @@
 //! The transports the lab runs, behind one trait. A transport implements [`LabTransport`] once: which
 //! test kinds run it, how a point runs on the simulator (its spec, its statistics mapped to metrics), and
 //! what its packets need to be written to a trace. Each transport's implementation is its module here
-//! (`transport/NAME.rs`); [`dispatch`] maps a test's `test.transport` to it (docs/architecture.md § How to
-//! add). What the scenario layer knows of a transport (its keys, limits, metric names) is declared by its
-//! config, below the scenario (`crate::host_transports`).
+//! (`transport/NAME.rs`), registered by one line in the crate root (`register_transports!` in lib.rs),
+//! which gives [`dispatch`] its arm and `crate::host_transports::REGISTERED` its config (docs/architecture.md
+//! § How to add). What the scenario layer knows of a transport (its keys, limits, metric names, test keys)
+//! is declared by its config, below the scenario (`crate::host_transports`).
 //!
 //! This module sits above the backends (`sim_backend`, `topology`, `rdp_backend`) and below the run path
 //! (`crate::run`), which is generic over the trait: no backend depends on it.
@@ -11,12 +12,12 @@
 use tcplab_sim::Probe;
 use tcplab_wire::codec::Ipv4Payload;
 
-use crate::host_transports::TransportConfig;
+use crate::host_transports::{OwnMetrics, Registration, TransportConfig};
 use crate::result::{PointRun, RunError};
 use crate::scenario::{Protocol, Scenario};
 
-mod rdp;
-mod tcp;
+pub mod rdp;
+pub mod tcp;
 
 pub use rdp::Rdp;
 pub use tcp::Tcp;
@@ -29,12 +30,18 @@ pub trait LabTransport {
     /// The protocol's name in results (`connections[].protocol`).
     const PROTOCOL: &'static str = <Self::Conn as tcplab_transport::Transport>::PROTOCOL;
 
-    /// The transport's name in scenario files (`test.transport`), which [`dispatch`] maps to it.
-    const NAME: Protocol;
-
     /// The transport's knobs as a host carries them (`Host::config::<T::Config>()`), registered in
     /// `crate::host_transports::REGISTERED`: the host has no field per transport.
     type Config: TransportConfig;
+
+    /// The transport's name in scenario files (`test.transport`, its config's table), which [`dispatch`]
+    /// maps to it.
+    const NAME: Protocol = Protocol::named(<Self::Config as TransportConfig>::TABLE);
+
+    /// The metrics of the workloads whose figures are the transport's own (`Metrics::Own`): how a result
+    /// document's reader recognizes them (a field only they have) and reads them back
+    /// (`crate::result::strict_metrics` of the transport's type).
+    const OWN_METRICS: &'static [OwnMetrics] = &[];
 
     /// The host's table of the transport's knobs in scenario files (`client.KNOB_TABLE.KNOB`).
     const KNOB_TABLE: &'static str = <Self::Config as TransportConfig>::TABLE;
@@ -74,10 +81,14 @@ pub trait WithTransport {
     fn with<T: LabTransport>(self) -> Self::Output;
 }
 
-/// The registration of the transports: the one named `p`, handed to `w`.
+/// The transport named `p`, handed to `w` (the crate root's registration: one arm per registered
+/// transport, in `crate::host_transports::REGISTERED`'s order).
 pub fn dispatch<W: WithTransport>(p: Protocol, w: W) -> W::Output {
-    match p {
-        Protocol::Tcp => w.with::<Tcp>(),
-        Protocol::Rdp => w.with::<Rdp>(),
-    }
+    crate::dispatch_registered(p, w)
+}
+
+/// What the lab below the run path knows of the transport `T`: its config's declarations and its own
+/// metrics (the crate root registers each transport with this).
+pub const fn registration<T: LabTransport>() -> Registration {
+    Registration { own_metrics: T::OWN_METRICS, ..Registration::of::<T::Config>() }
 }

@@ -52,7 +52,7 @@ fn rdp_eack_retransmits_n_p_over_1_minus_p_with_no_duplicates() {
     // times, so retransmissions R have mean N·p/(1 − p) = 208.3 and sd √(N·p)/(1 − p) = 14.7. With EACKs
     // only the lost ones are resent, and none arrives twice.
     let rdp = |set: &[&str]| match point("classic/rdp-eack", set).metrics {
-        Metrics::Rdp(m) => m,
+        Metrics::Own(m) => m.get::<tcplab_lab::transport::rdp::RdpStreamMetrics>().cloned().expect("RDP's metrics"),
         other => panic!("not RDP: {other:?}"),
     };
     let on = rdp(&["test.messages=5000"]);

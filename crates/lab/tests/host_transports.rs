@@ -24,10 +24,10 @@ fn every_transport_registers_its_config_under_its_name() {
             assert!(registration(T::KNOB_TABLE).is_some(), "{} registered in host_transports", T::KNOB_TABLE);
         }
     }
-    for p in Protocol::ALL {
+    for p in Protocol::all() {
         dispatch(p, Check(p));
     }
-    assert_eq!(REGISTERED.len(), Protocol::ALL.len(), "one config per transport");
+    assert_eq!(REGISTERED.len(), Protocol::all().len(), "one config per transport");
 }
 
 #[test]

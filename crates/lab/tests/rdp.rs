@@ -5,7 +5,8 @@
 mod common;
 
 use common::scenario;
-use tcplab_lab::result::{Metrics, RdpStreamMetrics};
+use tcplab_lab::result::Metrics;
+use tcplab_lab::transport::rdp::RdpStreamMetrics;
 use tcplab_lab::{Origin, ResultDoc, SHIPPED};
 use tcplab_rdp::RdpStats;
 
@@ -22,7 +23,7 @@ fn run(set: &[&str], seed: u64) -> ResultDoc {
 
 fn metrics(d: &ResultDoc) -> &RdpStreamMetrics {
     match &d.points[0].metrics {
-        Metrics::Rdp(m) => m,
+        Metrics::Own(m) if m.get::<RdpStreamMetrics>().is_some() => m.get().unwrap(),
         other => panic!("not an RDP transfer: {other:?}"),
     }
 }

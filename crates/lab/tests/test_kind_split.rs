@@ -2,7 +2,7 @@
 //! scenario files have always used (`"rdp_rr"`) are spellings of a workload and a transport, documents
 //! still record the full name, and a transport refuses a workload it does not run.
 
-use tcplab_lab::{load, run_scenario, Protocol, ResultDoc, Source, TestKind};
+use tcplab_lab::{load, run_scenario, LabTransport, Protocol, Rdp, ResultDoc, Source, TestKind};
 
 const BASE: &str = r#"
 name = "split"
@@ -20,13 +20,13 @@ fn with_test(lines: &str) -> Result<tcplab_lab::Scenario, String> {
 #[test]
 fn a_full_name_is_the_workload_with_its_transport() {
     for (full, kind, transport) in [
-        ("tcp_stream", TestKind::Stream, Protocol::Tcp),
-        ("tcp_maerts", TestKind::Maerts, Protocol::Tcp),
-        ("tcp_rr", TestKind::Rr, Protocol::Tcp),
-        ("tcp_crr", TestKind::Crr, Protocol::Tcp),
-        ("tcp_msg", TestKind::Msg, Protocol::Tcp),
-        ("rdp_stream", TestKind::Stream, Protocol::Rdp),
-        ("rdp_rr", TestKind::Rr, Protocol::Rdp),
+        ("tcp_stream", TestKind::Stream, Protocol::TCP),
+        ("tcp_maerts", TestKind::Maerts, Protocol::TCP),
+        ("tcp_rr", TestKind::Rr, Protocol::TCP),
+        ("tcp_crr", TestKind::Crr, Protocol::TCP),
+        ("tcp_msg", TestKind::Msg, Protocol::TCP),
+        ("rdp_stream", TestKind::Stream, Rdp::NAME),
+        ("rdp_rr", TestKind::Rr, Rdp::NAME),
     ] {
         let old = with_test(&format!("kind = {full:?}")).unwrap();
         assert_eq!((old.test.kind, old.test.transport), (kind, transport), "{full}");
@@ -47,7 +47,7 @@ fn a_full_name_is_the_workload_with_its_transport() {
     let s = with_test("kind = \"rr\"").unwrap();
     assert_eq!(
         (s.test.kind, s.test.transport, s.test.netperf_name()),
-        (TestKind::Rr, Protocol::Tcp, "TCP REQUEST/RESPONSE".into())
+        (TestKind::Rr, Protocol::TCP, "TCP REQUEST/RESPONSE".into())
     );
 }
 
@@ -73,6 +73,6 @@ fn a_document_reads_back_with_its_transport() {
     let text = serde_json::to_string(&doc).unwrap();
     assert!(text.contains("\"kind\":\"rdp_rr\""), "the document's test.kind is the full name");
     let back = ResultDoc::from_json(&text).unwrap();
-    assert_eq!((back.scenario.test.kind, back.scenario.test.transport), (TestKind::Rr, Protocol::Rdp));
+    assert_eq!((back.scenario.test.kind, back.scenario.test.transport), (TestKind::Rr, Rdp::NAME));
     assert_eq!(serde_json::to_string(&back).unwrap(), text);
 }

@@ -16,10 +16,10 @@ fn json(d: &tcplab_lab::ResultDoc) -> String {
 
 #[test]
 fn each_transport_name_dispatches_to_exactly_one_transport() {
-    for p in Protocol::ALL {
+    for p in Protocol::all() {
         assert!(Tcp::runs(p) != Rdp::runs(p), "{p:?} runs one transport");
     }
-    assert_eq!((Tcp::NAME, Rdp::NAME), (Protocol::Tcp, Protocol::Rdp));
+    assert_eq!((Tcp::NAME, Rdp::NAME), (Protocol::TCP, Protocol::parse("rdp").unwrap()));
     assert_eq!((Tcp::PROTOCOL, Rdp::PROTOCOL), ("tcp", "rdp"));
 }
 

@@ -30,9 +30,9 @@ fn transport_of(key: &Key) -> Option<&'static Registration> {
 
 #[test]
 fn every_transport_name_is_registered_once_and_every_registration_is_a_transport() {
-    let names: Vec<&str> = Protocol::ALL.iter().map(|p| p.key()).collect();
+    let names: Vec<&str> = Protocol::all().iter().map(|p| p.key()).collect();
     let tables: Vec<&str> = REGISTERED.iter().map(|r| r.table).collect();
-    assert_eq!(names, tables, "Protocol::ALL and host_transports::REGISTERED name the same transports in order");
+    assert_eq!(names, tables, "Protocol::all() and host_transports::REGISTERED name the same transports in order");
 }
 
 #[test]
@@ -134,7 +134,7 @@ fn a_transports_keys_are_its_table_its_knobs_and_their_fields() {
 
 #[test]
 fn metric_names_are_the_transports_declaration_and_the_cpu_models() {
-    for (p, r) in Protocol::ALL.iter().zip(REGISTERED) {
+    for (p, r) in Protocol::all().iter().zip(REGISTERED) {
         let mut runs: Vec<TestKind> = Vec::new();
         for kind in TestKind::ALL {
             let Some(declared) = (r.metric_names)(kind.key()) else { continue };

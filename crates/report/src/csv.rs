@@ -51,7 +51,7 @@ pub fn cdfs(m: &Metrics) -> Vec<(&'static str, &[(f64, f64)])> {
     let all: Vec<(&'static str, &[(f64, f64)])> = match m {
         Metrics::Rr(r) => vec![("latency_us", &r.latency_us.cdf)],
         Metrics::Msg(r) => vec![("time_per_message_us", &r.time_per_message_us.cdf), ("latency_us", &r.latency_us.cdf)],
-        Metrics::Stream(_) | Metrics::Rdp(_) => Vec::new(),
+        Metrics::Stream(_) | Metrics::Own(_) => Vec::new(),
     };
     all.into_iter().filter(|(_, s)| !s.is_empty()).collect()
 }

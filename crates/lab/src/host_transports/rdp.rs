@@ -4,7 +4,7 @@
 
 use tcplab_rdp::RdpConfig;
 
-use super::{KeysDecl, TransportConfig, LATENCY_US};
+use super::{BudgetShape, KeysDecl, TestDecl, TransportConfig, LATENCY_US};
 use crate::bounds::{ms, s, Limit, Range, HOUR, TICK_WHY, TIMER_WHY};
 use tcplab_units::Duration;
 
@@ -80,11 +80,59 @@ impl TransportConfig for RdpConfig {
 
     /// `RdpStats`' numbers (`client.MaxSmoothedRTT`), not sampled ones.
     fn stats_vars() -> Vec<String> {
-        crate::columns::rdp_stats_vars()
+        match serde_json::to_value(tcplab_rdp::RdpStats::default()) {
+            Ok(serde_json::Value::Object(m)) => m.into_iter().filter(|(_, v)| v.is_number()).map(|(k, _)| k).collect(),
+            _ => Vec::new(),
+        }
     }
 
     const STATS_HINT: &'static str = ", or client.VAR / server.VAR with a statistic of RDP's connection ends (e.g. \
                  \"client.MaxSmoothedRTT\", \"client.SegsRetrans\")";
 
-    const SERIES_COLUMNS: &'static [&'static str] = &crate::columns::RDP_SERIES_COLUMNS;
+    /// Time, then the sender's RFC 4898-style variables (docs/results.md).
+    const SERIES_COLUMNS: &'static [&'static str] =
+        &["t_s", "SmoothedRTT", "CurRTO", "RttSamples", "RttSamplesDiscarded", "SegsRetrans", "DataSegsOut", "Timeouts"];
+
+    const TEST: TestDecl = TestDecl {
+        refused: &[
+            ("test.send_buffer", "RDP has no socket buffers in bytes; its send queue is client.rdp.send_queue"),
+            ("test.recv_buffer", "RDP has no socket buffers in bytes; its send queue is client.rdp.send_queue"),
+            ("test.nodelay", "RDP has no Nagle algorithm"),
+        ],
+        series_vars_refused: Some(
+            "test.series = \"INTERVAL\" (the RDP sender's SmoothedRTT, CurRTO, … and every RTT sample, docs/rdp.md)",
+        ),
+        // The 1986 experiment's test: a number of messages, timed until the last is delivered.
+        messages: &["stream"],
+    };
+
+    /// Part C of the RDP note: 512 octets.
+    fn default_message(_workload: &str) -> Option<u64> {
+        Some(512)
+    }
+
+    /// One send call is one message: at most the receiver's max segment size less the IP and RDP headers.
+    fn check_message(&self, workload: &str, message: u64) -> Result<(), String> {
+        if workload != "stream" {
+            return Ok(());
+        }
+        let max = u64::from(self.max_segment_size)
+            - u64::from(tcplab_wire::IPV4_HEADER_LEN + tcplab_wire::rdp::RDP_HEADER_LEN);
+        if message == 0 || message > max {
+            return Err(format!(
+                "accepted 1B to {max}B (one RDP message: server.rdp.max_segment_size {} less 38 octets of IP and \
+                 RDP headers)",
+                self.max_segment_size
+            ));
+        }
+        Ok(())
+    }
+
+    /// A stream's segment carries one message; the sender keeps `max_outstanding` segments in flight; the
+    /// sender keeps every RTT measurement with `test.series`.
+    fn budget(&self, receiver: &Self, workload: &str, message: u64) -> Option<BudgetShape> {
+        let mss = f64::from(receiver.max_segment_size).max(1.0);
+        let payload = if workload == "stream" { (message as f64).min(mss).max(1.0) } else { mss };
+        Some(BudgetShape { mss, payload, window: f64::from(self.max_outstanding) * payload, rtt_samples: true })
+    }
 }

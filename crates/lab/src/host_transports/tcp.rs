@@ -3,7 +3,7 @@
 
 use tcplab_tcp::TcpConfig;
 
-use super::{KeysDecl, TransportConfig, LATENCY_US};
+use super::{KeysDecl, TestDecl, TransportConfig, LATENCY_US};
 use crate::bounds::{ms, s, Limit, Range, GIB, HOUR, MAX_RATE, MIN_RATE, RATE_WHY, TICK_WHY, TIMER_WHY};
 use tcplab_units::Duration;
 
@@ -162,4 +162,12 @@ impl TransportConfig for TcpConfig {
                  samples";
 
     const SERIES_COLUMNS: &'static [&'static str] = &crate::columns::SERIES_COLUMNS;
+
+    const TEST: TestDecl = TestDecl { refused: &[], series_vars_refused: None, messages: &["msg"] };
+
+    /// `msg`: one byte, the small message of the classic experiments (and netperf's default request
+    /// size); the others: the sender's send buffer, as netperf.
+    fn default_message(workload: &str) -> Option<u64> {
+        (workload == "msg").then_some(1)
+    }
 }

@@ -4,8 +4,11 @@
 use tcplab_sim::Probe;
 
 use super::LabTransport;
-use crate::result::{PointRun, RunError};
-use crate::scenario::{Protocol, Scenario};
+use crate::host_transports::OwnMetrics;
+use crate::result::{strict_metrics, PointRun, RunError};
+use crate::scenario::Scenario;
+
+pub use crate::rdp_backend::RdpStreamMetrics;
 
 /// RDP (RFC 908, RFC 1151; crates/rdp) on the simulator, through `rdp_backend`.
 #[derive(Debug, Clone, Copy)]
@@ -14,7 +17,14 @@ pub struct Rdp;
 impl LabTransport for Rdp {
     type Conn = tcplab_rdp::RdpConnection;
     type Config = tcplab_rdp::RdpConfig;
-    const NAME: Protocol = Protocol::Rdp;
+
+    /// A stream's figures count messages, duplicates and drops (`RdpStreamMetrics`); its rr's are the
+    /// workload's (`RrMetrics`).
+    const OWN_METRICS: &'static [OwnMetrics] = &[OwnMetrics {
+        workload: "stream",
+        marker: "messages_delivered",
+        read: |v| strict_metrics::<RdpStreamMetrics>(v).map(|m| Box::new(m) as _),
+    }];
 
     fn knob_defaults() -> toml::Table {
         toml::Table::try_from(tcplab_rdp::RdpConfig::default()).expect("an RdpConfig serializes to TOML")

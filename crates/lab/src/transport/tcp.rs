@@ -5,7 +5,7 @@ use tcplab_sim::Probe;
 
 use super::LabTransport;
 use crate::result::{Point, PointRun, RunError};
-use crate::scenario::{Protocol, Scenario};
+use crate::scenario::Scenario;
 
 /// The lab's TCP (crates/tcp) on the simulator: the client-server scenarios through `sim_backend`, the
 /// flows scenarios (`[dumbbell]`, `[[link]]`) through `topology`.
@@ -15,7 +15,6 @@ pub struct Tcp;
 impl LabTransport for Tcp {
     type Conn = tcplab_tcp::Connection;
     type Config = tcplab_tcp::TcpConfig;
-    const NAME: Protocol = Protocol::Tcp;
 
     /// The `rfc` personality's (a host's default `stack`).
     fn knob_defaults() -> toml::Table {

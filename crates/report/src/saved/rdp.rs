@@ -2,6 +2,7 @@
 //! sender's window. Registered in the parent's `TRANSPORT_TABLES`.
 
 use tcplab_lab::result::Metrics;
+use tcplab_lab::transport::rdp::RdpStreamMetrics;
 use tcplab_lab::TestKind;
 
 use super::{bytes, fx, latency_cells, latency_columns, Grid, Row, Tables};
@@ -110,7 +111,7 @@ impl Tables<'_> {
         ];
         let extra = self.extra_columns(&mut g, &shown);
         for p in &self.doc.points {
-            let Metrics::Rdp(m) = &p.metrics else { continue };
+            let Some(m) = own_metrics(&p.metrics) else { continue };
             let mut c = self.sweep_cells(p);
             if msg {
                 c.push(bytes(s.test.message));
@@ -130,5 +131,13 @@ impl Tables<'_> {
             g.rows.push(Row::Cells(c));
         }
         g.render()
+    }
+}
+
+/// RDP's own metrics of a stream point (`Metrics::Own`), if the point has them.
+fn own_metrics(m: &Metrics) -> Option<&RdpStreamMetrics> {
+    match m {
+        Metrics::Own(o) => o.get::<RdpStreamMetrics>(),
+        _ => None,
     }
 }
