@@ -5,6 +5,7 @@
 use serde_json::{json, Value};
 use tcplab_lab::result::Metrics;
 use tcplab_lab::{ResultDoc, ScenarioError, Source, TestKind};
+use tcplab_report::plot::{Chart, Line};
 
 use crate::Failure;
 
@@ -356,8 +357,93 @@ fn health(d: &ResultDoc, k: &str) -> Option<Value> {
     d.points[0].health.as_ref()?.get(k).cloned()
 }
 
+/// One backend's samples of a point's connections: (line label, column names, rows with `t_s` first).
+fn sampled(d: &ResultDoc, backend: &str) -> Vec<(String, Vec<String>, Vec<Vec<f64>>)> {
+    let Some(p) = d.points.first() else { return Vec::new() };
+    let mut out = Vec::new();
+    if let Some(s) = &p.series {
+        out.push((backend.to_string(), s.columns.iter().map(|c| c.to_string()).collect(), s.rows.clone()));
+    }
+    if let Some(lv) = &p.logvars {
+        // The first end of each side: the sender's and the receiver's view of one connection.
+        for side in ["client", "server"] {
+            if let Some(e) = lv.ends.iter().find(|e| e.side == side) {
+                out.push((format!("{backend}, {side}"), lv.columns.clone(), e.rows.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// The charts of `compare --plot`: for each variable the simulator's and the kernel's series share (the
+/// first run's), one chart with a line per backend (and per side, with `test.series = { vars }`), in the
+/// variable's unit, over the time since the start of the run.
+pub(crate) fn series_charts(sim: &ResultDoc, linux: &ResultDoc) -> Vec<(String, Chart)> {
+    let (a, b) = (sampled(sim, "simulator"), sampled(linux, "Linux kernel"));
+    let mut vars: Vec<String> = Vec::new();
+    for (_, cols, _) in &a {
+        for c in cols.iter().skip(1) {
+            let shared = b.iter().any(|(_, other, _)| other.contains(c));
+            if shared && !vars.contains(c) {
+                vars.push(c.clone());
+            }
+        }
+    }
+    let name = &sim.scenario.name;
+    let mut out = Vec::new();
+    for var in vars {
+        let mut lines: Vec<Line> = Vec::new();
+        for (label, cols, rows) in a.iter().chain(&b) {
+            let Some(i) = cols.iter().position(|c| *c == var) else { continue };
+            let points: Vec<(f64, f64)> = rows
+                .iter()
+                .filter_map(|r| Some((*r.first()?, *r.get(i)?)))
+                .filter(|(t, v)| t.is_finite() && v.is_finite())
+                .collect();
+            if !points.is_empty() {
+                lines.push(Line { label: label.clone(), points, ..Line::default() });
+            }
+        }
+        if lines.len() < 2 {
+            continue;
+        }
+        let shown = tcplab_report::names::variable(&var, tcplab_report::plot::largest(&lines));
+        tcplab_report::plot::rescale(&mut lines, shown.scale);
+        let chart = Chart {
+            title: format!("{name}: {var}, the simulator and the Linux kernel"),
+            x_label: tcplab_report::plot::TIME_AXIS.into(),
+            y_label: shown.label(),
+            lines,
+            ..Chart::default()
+        };
+        out.push((format!("compare-{var}"), chart));
+    }
+    out
+}
+
+/// Writes [`series_charts`] into `dir` as `compare-VAR.svg`; returns the paths written.
+fn write_plots(sim: &ResultDoc, linux: &ResultDoc, dir: &std::path::Path) -> Result<Vec<std::path::PathBuf>, Failure> {
+    let bad = |e: &dyn std::fmt::Display| Failure::Run(format!("--plot {}: {e}", dir.display()));
+    std::fs::create_dir_all(dir).map_err(|e| bad(&e))?;
+    let mut written = Vec::new();
+    for (name, chart) in series_charts(sim, linux) {
+        let svg = tcplab_report::plot::draw(&chart).map_err(|e| bad(&e))?;
+        let path = dir.join(format!("{name}.svg"));
+        tcplab_report::write_atomic(&path.to_string_lossy(), &svg).map_err(|e| bad(&e))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
 /// Runs the comparison; `runs` seeds from `seed` (default the scenario's) upwards.
-pub fn compare(arg: &str, set: &[String], seed: Option<u64>, runs: u32, json: Option<&str>) -> Result<(), Failure> {
+pub fn compare(
+    arg: &str,
+    set: &[String],
+    seed: Option<u64>,
+    runs: u32,
+    json: Option<&str>,
+    plot: Option<&std::path::Path>,
+) -> Result<(), Failure> {
     if runs == 0 {
         return Err(Failure::BadInput("--runs 0: accepted: 1 or more".into()));
     }
@@ -368,6 +454,12 @@ pub fn compare(arg: &str, set: &[String], seed: Option<u64>, runs: u32, json: Op
     let s = tcplab_lab::load(&Source { name: &name, text: &text }, &with_linux)
         .map_err(|e: ScenarioError| Failure::BadInput(e.to_string()))?;
     tcplab_lab::linux_backend::check(&s).map_err(|e| Failure::BadInput(format!("{arg}: --backend linux: {e}")))?;
+    if plot.is_some() && s.test.series.is_none() {
+        return Err(Failure::BadInput(format!(
+            "{arg}: --plot draws the connections over time, which test.series samples; accepted with \
+             --set test.series=\"10ms\" (or a {{ interval, vars }} table)"
+        )));
+    }
     if let Some(path) = json.filter(|p| *p != "-") {
         crate::check_output_file("--json", std::path::Path::new(path))?;
     }
@@ -398,6 +490,15 @@ pub fn compare(arg: &str, set: &[String], seed: Option<u64>, runs: u32, json: Op
         let mut text = serde_json::to_string_pretty(&both).map_err(|e| Failure::Run(e.to_string()))?;
         text.push('\n');
         tcplab_report::write_atomic(path, &text).map_err(|e| Failure::Run(format!("{path}: cannot write: {e}")))?;
+    }
+    if let Some(dir) = plot {
+        let written = write_plots(&sims[0], &linuxes[0], dir)?;
+        if written.is_empty() {
+            eprintln!("tcplab: --plot: the two runs share no sampled variable; nothing drawn");
+        }
+        for p in written {
+            eprintln!("tcplab: wrote {}", p.display());
+        }
     }
     Ok(())
 }
@@ -432,6 +533,35 @@ mod tests {
             "down": { "lateness": { "p99_ns": 19_000 }, "wake_lateness": { "max_ns": 800_000 } },
         }));
         d
+    }
+
+    #[test]
+    fn plots_draw_each_shared_series_variable_with_a_line_per_backend() {
+        let Ok((name, text)) = crate::scenario_text("bulk-10m") else { panic!("bulk-10m is shipped") };
+        let set = ["test.duration=\"1s\"".to_string(), "test.series=\"50ms\"".to_string()];
+        let s = tcplab_lab::load(&Source { name: &name, text: &text }, &set).unwrap();
+        let sim = tcplab_lab::run_scenario(&s, 1).unwrap();
+        // The kernel's document as the Linux backend writes it: the same columns, other values; one
+        // variable it did not sample.
+        let mut linux = tcplab_lab::run_scenario(&s, 2).unwrap();
+        let series = linux.points[0].series.as_mut().unwrap();
+        let dropped = series.columns.pop().unwrap();
+        for r in &mut series.rows {
+            r.pop();
+        }
+        let charts = series_charts(&sim, &linux);
+        let cols = &sim.points[0].series.as_ref().unwrap().columns;
+        let want: Vec<String> = cols[1..].iter().filter(|c| **c != dropped).map(|c| format!("compare-{c}")).collect();
+        assert_eq!(charts.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>(), want);
+        for (n, c) in &charts {
+            let labels: Vec<&str> = c.lines.iter().map(|l| l.label.as_str()).collect();
+            assert_eq!(labels, ["simulator", "Linux kernel"], "{n}");
+            assert!(c.lines.iter().all(|l| l.points.len() >= 10), "{n}: a point per sample");
+            assert!(c.y_label.contains('('), "{n}: the unit in the axis label: {}", c.y_label);
+            assert!(tcplab_report::plot::draw(c).unwrap().starts_with("<svg"));
+        }
+        let cwnd = &charts.iter().find(|(n, _)| n == "compare-CurCwnd").unwrap().1;
+        assert!(cwnd.lines[0].points.iter().any(|p| p.1 > 0.0), "the simulator's cwnd is drawn");
     }
 
     #[test]

@@ -99,6 +99,10 @@ enum Command {
         /// "-" for stdout.
         #[arg(long, value_name = "FILE|-")]
         json: Option<String>,
+        /// Write SVG plots into DIR: each variable both backends sampled with `test.series` (the
+        /// connections over time), the simulator and the kernel as two lines (the first run's).
+        #[arg(long, value_name = "DIR")]
+        plot: Option<std::path::PathBuf>,
     },
     /// Validate a scenario without running it (with a sweep: every point).
     Check {
@@ -286,8 +290,8 @@ fn main() -> ExitCode {
         }
         Command::Report { result, render, quiet } => report(&result, &render, quiet),
         Command::Check { scenario, set, backend, suite } => check(&scenario, &set, &backend, &suite),
-        Command::Compare { scenario, set, seed, runs, json } => {
-            compare::compare(&scenario, &set, seed, runs, json.as_deref())
+        Command::Compare { scenario, set, seed, runs, json, plot } => {
+            compare::compare(&scenario, &set, seed, runs, json.as_deref(), plot.as_deref())
         }
         Command::Merge { shards, json } => merge(&shards, &json),
         Command::List => {

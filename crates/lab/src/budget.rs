@@ -92,9 +92,7 @@ pub fn point(s: &Scenario) -> PointEstimate {
     // The transport's own shape where its knobs set it (`TransportConfig::budget`), else TCP's.
     let table = t.transport.key();
     let own = match (sender.transports.of_table(table), receiver.transports.of_table(table)) {
-        (Some(snd), Some(rcv)) if t.transport != Protocol::TCP => {
-            snd.budget_any(rcv, t.kind.key(), t.message.bytes())
-        }
+        (Some(snd), Some(rcv)) if t.transport != Protocol::TCP => snd.budget_any(rcv, t.kind.key(), t.message.bytes()),
         _ => None,
     };
     let mss = own.map_or(sender.tcp().mss.bytes() as f64, |o| o.mss);

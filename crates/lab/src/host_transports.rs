@@ -136,6 +136,9 @@ pub struct KeysDecl {
     pub optional: &'static [(&'static str, &'static str)],
     /// Units of the integer and float knobs whose type does not say what they count.
     pub units: &'static [(&'static str, &'static str)],
+    /// Its tests' full names, each with what it does, as `test.kind`'s doc lists them
+    /// (`` `rdp_rr` (request/response over RDP) ``).
+    pub kinds: &'static str,
 }
 
 /// The latency statistics of a request/response or message test, as `points[].metrics` keys.
@@ -200,6 +203,8 @@ pub struct OwnMetrics {
     pub workload: &'static str,
     /// The field only these metrics have among every test's (`messages_delivered`).
     pub marker: &'static str,
+    /// The main ones, which a report's summary of the points shows first.
+    pub headline: &'static [&'static str],
     /// Reads them back, every field checked and no other accepted.
     pub read: fn(&serde_json::Value) -> Result<Box<dyn AnyMetrics>, String>,
 }

@@ -20,7 +20,7 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 use crate::host_transports::{Registration, REGISTERED};
-use crate::scenario::{load, Source};
+use crate::scenario::{full_kind_name, load, Protocol, Source, TestKind};
 
 include!(concat!(env!("OUT_DIR"), "/field_docs.rs"));
 
@@ -331,11 +331,19 @@ fn build() -> Vec<Key> {
 
     // The hosts (`RawHost`).
     let names: Vec<String> = tcplab_tcp::personality::PERSONALITIES.iter().map(|(n, _)| format!("`{n}`")).collect();
+    // The registered transports' tables, TCP's first (its knobs lie on the personality).
+    let tables: Vec<String> = REGISTERED
+        .iter()
+        .map(|r| match r.table {
+            t if t == Protocol::TCP.key() => format!("{} knobs on top (`{t}`)", t.to_uppercase()),
+            t => format!("{} knobs (`{t}`)", t.to_uppercase()),
+        })
+        .collect();
     b.add(
         text(HOSTS),
         "table",
         DefaultValue::Text("stack = \"rfc\", no overrides, the default NIC"),
-        text("One host: its TCP personality (`stack`), TCP knobs on top (`tcp`), RDP knobs (`rdp`) and NIC (`host`)."),
+        format!("One host: its TCP personality (`stack`), {} and NIC (`host`).", tables.join(", ")),
         scen("RawHost"),
     );
     b.add(format!("{HOSTS}.stack"), "string", DefaultValue::Value("rfc".into()), format!("The personality the host's TCP knobs start from, a named preset of every knob (docs/personalities.md): {}. Knobs set under `tcp` apply on top; `tcplab explain` lists each personality's values.", names.join(", ")), scen("RawHost::stack"));
@@ -398,14 +406,52 @@ fn build() -> Vec<Key> {
         text("The netperf-style test: its kind, length, sizes and options."),
         scen("RawTest"),
     );
-    let kinds = "the workload, `stream`, `maerts`, `rr`, `crr` or `msg`, carried by `test.transport`; or the full name, which names the transport too: `tcp_stream` (bulk transfer client → server, netperf TCP_STREAM), `tcp_maerts` (server → client, TCP_MAERTS), `tcp_rr` (request/response on long-lived connections, TCP_RR), `tcp_crr` (a connection per transaction, TCP_CRR), `tcp_msg` (a one-way stream of small messages, timed per message), `rdp_stream` (RDP messages client → server), `rdp_rr` (request/response over RDP).";
+    // The full names and what each transport's tests do, from the registration (`KeysDecl::kinds`).
+    let full: Vec<&str> = REGISTERED.iter().map(|r| r.keys.kinds).collect();
+    let kinds = format!(
+        "the workload, `stream`, `maerts`, `rr`, `crr` or `msg`, carried by `test.transport`; or the full name, which names the transport too: {}.",
+        full.join(", ")
+    );
+    // An example of a full name that names another transport than TCP (the last registered one's last).
+    let example = Protocol::all()
+        .into_iter()
+        .rev()
+        .find_map(|p| p.workloads().last().map(|&k| full_kind_name(p, k)).filter(|_| p != Protocol::TCP))
+        .unwrap_or_else(|| full_kind_name(Protocol::TCP, TestKind::Rr));
+    let transport_default = format!("the one a full kind names (`{example}`), else tcp");
+    // The tests that send a number of messages, and their message sizes when not given.
+    let mut by_messages: Vec<(String, Option<u64>)> = Protocol::all()
+        .into_iter()
+        .flat_map(|p| {
+            let r = p.registration();
+            p.workloads()
+                .into_iter()
+                .filter(|k| r.test.messages.contains(&k.key()))
+                .map(move |k| (full_kind_name(p, k), (r.default_message)(k.key())))
+        })
+        .collect();
+    by_messages.sort();
+    let names: Vec<&str> = by_messages.iter().map(|(n, _)| n.as_str()).collect();
+    let duration_default = format!("required ({}: or messages)", names.join(", "));
+    let sizes: Vec<String> = by_messages.iter().filter_map(|(n, m)| Some(format!("{n} {}B", (*m)?))).collect();
+    let message_default = format!("the sender's send buffer; {}", sizes.join("; "));
+    let rr: Vec<String> = Protocol::all()
+        .into_iter()
+        .flat_map(|p| {
+            p.workloads().into_iter().filter(|k| k.is_rr()).map(move |k| format!("`{}`", full_kind_name(p, k)))
+        })
+        .collect();
+    let rr = match rr.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => rr.join(""),
+    };
     for (field, ty, default) in [
         ("kind", "string", DefaultValue::Required),
-        ("transport", "string", DefaultValue::Text("the one a full kind names (`rdp_rr`), else tcp")),
-        ("duration", "duration", DefaultValue::Text("required (rdp_stream, tcp_msg: or messages)")),
+        ("transport", "string", DefaultValue::Text(transport_default.leak())),
+        ("duration", "duration", DefaultValue::Text(duration_default.leak())),
         ("messages", "integer", DefaultValue::Text("absent")),
         ("interval", "duration", DefaultValue::Text("absent: back to back")),
-        ("message", "size", DefaultValue::Text("the sender's send buffer; rdp_stream 512B; tcp_msg 1B")),
+        ("message", "size", DefaultValue::Text(message_default.leak())),
         ("send_buffer", "size", DefaultValue::Text("the sending side's tcp.send_buffer")),
         ("recv_buffer", "size", DefaultValue::Text("the receiving side's tcp.recv_buffer")),
         ("parallel", "integer", DefaultValue::Value("1".into())),
@@ -418,7 +464,7 @@ fn build() -> Vec<Key> {
     ] {
         let doc = match field {
             "kind" => format!("The test: {kinds}"),
-            "response" => text("Response size (netperf `-r ,rsp`), `tcp_rr`, `tcp_crr` and `rdp_rr` only."),
+            "response" => format!("Response size (netperf `-r ,rsp`), {rr} only."),
             _ => field_doc("RawTest", field).or_else(|| field_doc("Test", field)).unwrap_or("").to_string(),
         };
         b.add(format!("test.{field}"), ty, default, doc, scen(&format!("RawTest::{field}")));

@@ -15,7 +15,6 @@ pub mod migrate;
 pub mod probes;
 pub mod published;
 pub mod queues;
-mod rdp_backend;
 pub mod result;
 pub mod run;
 pub mod scenario;
@@ -29,20 +28,22 @@ pub use error::{Origin, ScenarioError};
 pub use result::{PointRun, ResultDoc, RunError};
 pub use run::{run_point, run_point_on, run_scenario, run_scenario_linux, run_scenario_linux_with, run_scenario_on};
 pub use scenario::{load, Protocol, Scenario, Source, TestKind, SHIPPED};
-pub use transport::{LabTransport, Rdp, Tcp};
+pub use transport::{LabTransport, Tcp};
 
 /// Registers the transports the lab runs: their configs in `host_transports::REGISTERED` (the scenario
 /// layer's declarations), their runs in `transport::dispatch`. Here, at the crate root, because the list
 /// names each `LabTransport` (above the backends) and the scenario layer below reads it: the root is where
 /// the layers meet, no layer of its own (crates/lab/tests/module_graph.rs reads the modules).
 macro_rules! register_transports {
-    ($($t:ty),+ $(,)?) => {
+    ($($(#[$attr:meta])* $t:ty),+ $(,)?) => {
         /// The registered transports, in the order given to `register_transports!`.
-        pub(crate) const REGISTERED: &[host_transports::Registration] = &[$(transport::registration::<$t>()),+];
+        pub(crate) const REGISTERED: &[host_transports::Registration] =
+            &[$($(#[$attr])* transport::registration::<$t>()),+];
 
         /// The arm of `transport::dispatch` for each registered transport.
         pub(crate) fn dispatch_registered<W: transport::WithTransport>(p: Protocol, w: W) -> W::Output {
             $(
+                $(#[$attr])*
                 if p == <$t as transport::LabTransport>::NAME {
                     return w.with::<$t>();
                 }
@@ -58,4 +59,6 @@ macro_rules! register_transports {
 register_transports! {
     transport::Tcp,
     transport::Rdp,
+    #[cfg(test)]
+    transport::toy::Toy,
 }

@@ -1937,10 +1937,8 @@ fn resolve(ctx: &Ctx, mut raw: RawScenario, dumbbell_duration: Option<toml::Valu
             .map(|n| format!("{n:?}"))
             .collect();
         with.sort();
-        return Err(ctx.error(
-            "test.messages",
-            format!("not used by test.kind = {:?}; accepted with {}", name, with.join(", ")),
-        ));
+        return Err(ctx
+            .error("test.messages", format!("not used by test.kind = {:?}; accepted with {}", name, with.join(", "))));
     }
     if t.interval.is_some() && !msg {
         return Err(
@@ -1997,17 +1995,25 @@ fn resolve(ctx: &Ctx, mut raw: RawScenario, dumbbell_duration: Option<toml::Valu
         }
     };
     let rr = kind.is_rr();
-    for (key, given, kinds) in [
-        ("test.request", t.request.is_some(), "\"tcp_rr\", \"tcp_crr\", \"rdp_rr\""),
-        ("test.response", t.response.is_some(), "\"tcp_rr\", \"tcp_crr\", \"rdp_rr\""),
-    ] {
+    // The registered tests of the workloads `with`, quoted: what a workload's key is accepted with.
+    let accepted_with = |with: fn(TestKind) -> bool| -> String {
+        let names: Vec<String> = Protocol::all()
+            .into_iter()
+            .flat_map(|p| {
+                p.workloads().into_iter().filter(|&k| with(k)).map(move |k| format!("{:?}", full_kind_name(p, k)))
+            })
+            .collect();
+        names.join(", ")
+    };
+    for (key, given) in [("test.request", t.request.is_some()), ("test.response", t.response.is_some())] {
         if given && !rr {
+            let kinds = accepted_with(TestKind::is_rr);
             return Err(ctx.error(key, format!("not used by test.kind = {:?}; accepted with {kinds}", name)));
         }
     }
     if t.burst.is_some() && kind != TestKind::Rr {
-        return Err(ctx
-            .error("test.burst", format!("not used by test.kind = {:?}; accepted with \"tcp_rr\", \"rdp_rr\"", name)));
+        let kinds = accepted_with(|k| k == TestKind::Rr);
+        return Err(ctx.error("test.burst", format!("not used by test.kind = {:?}; accepted with {kinds}", name)));
     }
     for (key, size) in [("test.request", t.request), ("test.response", t.response)] {
         if let Some(b) = size {

@@ -6,8 +6,9 @@
 //! § How to add). What the scenario layer knows of a transport (its keys, limits, metric names, test keys)
 //! is declared by its config, below the scenario (`crate::host_transports`).
 //!
-//! This module sits above the backends (`sim_backend`, `topology`, `rdp_backend`) and below the run path
-//! (`crate::run`), which is generic over the trait: no backend depends on it.
+//! This module sits above the backends (`sim_backend`, `topology`; a transport's own backend lies in its
+//! module, `transport/NAME/backend.rs`) and below the run path (`crate::run`), which is generic over the
+//! trait: no backend depends on it.
 
 use tcplab_sim::Probe;
 use tcplab_wire::codec::Ipv4Payload;
@@ -18,6 +19,8 @@ use crate::scenario::{Protocol, Scenario};
 
 pub mod rdp;
 pub mod tcp;
+#[cfg(test)]
+pub(crate) mod toy;
 
 pub use rdp::Rdp;
 pub use tcp::Tcp;

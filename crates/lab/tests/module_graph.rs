@@ -56,10 +56,16 @@ fn graph(src_dir: &Path) -> BTreeMap<String, BTreeSet<String>> {
         // `conn.rs` and `conn/`: one module.
         let text = sources.entry(name).or_default();
         if path.is_dir() {
-            for f in std::fs::read_dir(&path).unwrap() {
-                let f = f.unwrap().path();
-                if f.extension().is_some_and(|e| e == "rs") {
-                    *text += &code(&f);
+            // Its files at any depth (`transport/rdp/backend.rs` is part of `transport`).
+            let mut dirs = vec![path.clone()];
+            while let Some(dir) = dirs.pop() {
+                for f in std::fs::read_dir(&dir).unwrap() {
+                    let f = f.unwrap().path();
+                    if f.is_dir() {
+                        dirs.push(f);
+                    } else if f.extension().is_some_and(|e| e == "rs") {
+                        *text += &code(&f);
+                    }
                 }
             }
         } else if path.extension().is_some_and(|e| e == "rs") {
@@ -193,39 +199,18 @@ fn the_lab_layers_point_down() {
         "crates/lab/src/limits.rs names more than its rows' sources"
     );
     // The scenario (types, parsing, validation) names neither the document nor anything that runs.
-    let above_scenario = [
-        "result",
-        "run",
-        "transport",
-        "sweep",
-        "sim_backend",
-        "rdp_backend",
-        "linux_backend",
-        "topology",
-        "queues",
-        "probes",
-    ];
+    let above_scenario =
+        ["result", "run", "transport", "sweep", "sim_backend", "linux_backend", "topology", "queues", "probes"];
     for m in above_scenario {
         assert!(!g["scenario"].contains(m), "crates/lab/src/scenario.rs names crate::{m}");
     }
     assert!(!g["published"].contains("scenario"), "published.rs compares figures over JSON, below the scenario");
     // The document's types hold what the backends fill, and name none of them.
-    for m in [
-        "run",
-        "transport",
-        "sweep",
-        "sim_backend",
-        "rdp_backend",
-        "linux_backend",
-        "topology",
-        "queues",
-        "probes",
-        "migrate",
-    ] {
+    for m in ["run", "transport", "sweep", "sim_backend", "linux_backend", "topology", "queues", "probes", "migrate"] {
         assert!(!g["result"].contains(m), "crates/lab/src/result.rs names crate::{m}");
     }
     // The backends do not name the sweep that plans their points.
-    for m in ["sim_backend", "rdp_backend", "linux_backend", "topology"] {
+    for m in ["sim_backend", "linux_backend", "topology"] {
         assert!(!g[m].contains("sweep"), "crates/lab/src/{m}.rs names crate::sweep");
     }
 }
@@ -236,7 +221,7 @@ fn the_document_types_and_the_validation_name_no_backend() {
     // validation and the budget do not name the backends that fill the tables.
     let g = graph(&crate_src("lab"));
     for m in ["result", "scenario", "budget", "columns", "metrics", "probes", "keys", "limits"] {
-        for backend in ["sim_backend", "rdp_backend", "linux_backend"] {
+        for backend in ["sim_backend", "linux_backend", "transport"] {
             assert!(!g[m].contains(backend), "crates/lab/src/{m}.rs names crate::{backend}");
         }
     }

@@ -2,7 +2,8 @@
 //! scenario files have always used (`"rdp_rr"`) are spellings of a workload and a transport, documents
 //! still record the full name, and a transport refuses a workload it does not run.
 
-use tcplab_lab::{load, run_scenario, LabTransport, Protocol, Rdp, ResultDoc, Source, TestKind};
+use tcplab_lab::transport::Rdp;
+use tcplab_lab::{load, run_scenario, LabTransport, Protocol, ResultDoc, Source, TestKind};
 
 const BASE: &str = r#"
 name = "split"

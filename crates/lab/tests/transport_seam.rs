@@ -2,7 +2,8 @@
 //! generic path over a named transport gives the same document, and a transport refuses what it does
 //! not run.
 
-use tcplab_lab::{load, run_point, run_scenario, run_scenario_on, LabTransport, Protocol, Rdp, RunError, Source, Tcp};
+use tcplab_lab::transport::Rdp;
+use tcplab_lab::{load, run_point, run_scenario, run_scenario_on, LabTransport, Protocol, RunError, Source, Tcp};
 
 fn shipped(name: &str, set: &[&str]) -> tcplab_lab::Scenario {
     let s = tcplab_lab::SHIPPED.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("{name} is shipped"));

@@ -161,12 +161,17 @@ a.top{font-size:12px;color:#888}div.wide{overflow-x:auto}table.summary thead th{
 /// The metrics a point's summary row shows: the test kind's main ones, then the metrics the scenario's
 /// own `[[plot]]` tables draw (at most [`SUMMARY_METRICS`] in all), each only if some point has it.
 fn summary_metrics(doc: &Value) -> Vec<String> {
-    let main: &[&str] = match doc["scenario"]["test"]["kind"].as_str().unwrap_or("") {
-        "tcp_rr" | "tcp_crr" => &["transactions_per_s", "latency_us.mean", "latency_us.p99", "retransmissions"],
-        "tcp_msg" => &["messages_per_s", "time_per_message_us.mean", "time_per_message_us.p99", "retransmissions"],
-        "rdp_stream" => &["throughput_bps", "retransmissions", "duplicates_received", "timeouts"],
-        "rdp_rr" => &["transactions_per_s", "latency_us.mean", "latency_us.p99", "retransmissions"],
-        _ => &["throughput_bps", "retransmissions"],
+    // The full name, `TRANSPORT_WORKLOAD`: a transport's own metrics name their main ones (`OwnMetrics::headline`),
+    // a workload's are the workload's whichever transport carries it.
+    let (transport, workload) =
+        doc["scenario"]["test"]["kind"].as_str().unwrap_or("").split_once('_').unwrap_or_default();
+    let own = tcplab_lab::Protocol::parse(transport)
+        .and_then(|p| p.registration().own_metrics.iter().find(|o| o.workload == workload));
+    let main: &[&str] = match (own, workload) {
+        (Some(o), _) => o.headline,
+        (None, "rr" | "crr") => &["transactions_per_s", "latency_us.mean", "latency_us.p99", "retransmissions"],
+        (None, "msg") => &["messages_per_s", "time_per_message_us.mean", "time_per_message_us.p99", "retransmissions"],
+        (None, _) => &["throughput_bps", "retransmissions"],
     };
     let plotted = doc["scenario"]["plot"].as_array().into_iter().flatten().filter_map(|p| p["y"].as_str());
     let points = doc["points"].as_array().map(Vec::as_slice).unwrap_or_default();

@@ -747,15 +747,15 @@ pub fn time_series_charts(doc: &Value, p: &Value, notes: &mut Vec<String>) -> Ve
 }
 
 /// The label of every time axis.
-pub(crate) const TIME_AXIS: &str = "time since the start of the run (s)";
+pub const TIME_AXIS: &str = "time since the start of the run (s)";
 
 /// The largest y of the lines (0 without points).
-pub(crate) fn largest(lines: &[Line]) -> f64 {
+pub fn largest(lines: &[Line]) -> f64 {
     lines.iter().flat_map(|l| l.points.iter().map(|p| p.1.abs())).filter(|v| v.is_finite()).fold(0.0, f64::max)
 }
 
 /// Multiplies every y of the lines by `k` (a change of the unit drawn).
-pub(crate) fn rescale(lines: &mut [Line], k: f64) {
+pub fn rescale(lines: &mut [Line], k: f64) {
     if k != 1.0 {
         for p in lines.iter_mut().flat_map(|l| l.points.iter_mut()) {
             p.1 *= k;

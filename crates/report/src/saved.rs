@@ -13,7 +13,8 @@ use tcplab_lab::TestKind;
 mod rdp;
 
 /// The transports whose tests have a table of their own, by `test.transport`, each in its module here
-/// (`saved/NAME.rs`); another transport's tests get their workload's table (TCP's). One line per transport.
+/// (`saved/NAME.rs`), optional: another transport's tests get their workload's table (TCP's), or where
+/// its metrics are its own (`Metrics::Own`), a column per metric (`own_table`).
 const TRANSPORT_TABLES: &[(&str, TableFn)] = &[("rdp", rdp::table)];
 
 /// A transport's table of a result.
@@ -30,8 +31,10 @@ pub fn table(doc: &ResultDoc) -> String {
         return t.flows_banner() + &t.flows_table() + &t.iteration_notes() + &t.published_table();
     }
     let mut out = t.banner();
+    let own = doc.points.iter().any(|p| matches!(p.metrics, Metrics::Own(_)));
     out += &match (t.transport_table(), doc.scenario.test.kind) {
         (Some(table), _) => table(&t),
+        (None, _) if own => t.own_table(),
         (None, TestKind::Rr | TestKind::Crr) => t.rr_table(),
         (None, TestKind::Msg) => t.msg_table(),
         (None, TestKind::Stream | TestKind::Maerts) => t.stream_table(),
@@ -419,6 +422,31 @@ impl Tables<'_> {
             }
             c.extend([fx(m.elapsed_s, 2), fx(m.throughput_bps / 1e6, 2), m.retransmissions.to_string()]);
             c.extend(Self::extra_cells(p, &extra));
+            g.rows.push(Row::Cells(c));
+        }
+        g.render()
+    }
+
+    /// The points of a transport's own metrics (`Metrics::Own`) whose transport has no table here: the
+    /// swept values, then every metric, named as the document names it.
+    fn own_table(&self) -> String {
+        let mut g = Grid::new();
+        self.sweep_columns(&mut g);
+        let names: Vec<String> = self
+            .doc
+            .points
+            .iter()
+            .find_map(|p| match serde_json::to_value(&p.metrics) {
+                Ok(serde_json::Value::Object(m)) => Some(m.keys().cloned().collect()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        for n in &names {
+            g.column(&[n]);
+        }
+        for p in &self.doc.points {
+            let mut c = self.sweep_cells(p);
+            c.extend(names.iter().map(|n| p.value(n).map_or(String::new(), |v| format!("{v}"))));
             g.rows.push(Row::Cells(c));
         }
         g.render()

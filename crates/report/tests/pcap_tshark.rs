@@ -165,7 +165,7 @@ fn run_rdp(tap: Tap, file: &Path) -> (ResultDoc, [Vec<tcplab_wire::RdpSegment>; 
         pcap: PcapProbe::create(file, tap, tcplab_report::pcap::DEFAULT_SNAPLEN).unwrap(),
         sent: [Vec::new(), Vec::new()],
     };
-    let doc = tcplab_lab::run_scenario_on::<tcplab_lab::Rdp>(&s, 1, Some(&mut rec)).unwrap();
+    let doc = tcplab_lab::run_scenario_on::<tcplab_lab::transport::Rdp>(&s, 1, Some(&mut rec)).unwrap();
     let n = rec.pcap.finish().unwrap();
     (doc, rec.sent, n)
 }

@@ -35,6 +35,7 @@ impl TransportConfig for RdpConfig {
             ("send_queue", "messages"),
             ("rfc6298_k", "multiple of RTTVAR"),
         ],
+        kinds: "`rdp_stream` (RDP messages client → server), `rdp_rr` (request/response over RDP)",
     };
 
     /// Each knob's bounds (crates/rdp's validate checks the rest).
@@ -90,8 +91,16 @@ impl TransportConfig for RdpConfig {
                  \"client.MaxSmoothedRTT\", \"client.SegsRetrans\")";
 
     /// Time, then the sender's RFC 4898-style variables (docs/results.md).
-    const SERIES_COLUMNS: &'static [&'static str] =
-        &["t_s", "SmoothedRTT", "CurRTO", "RttSamples", "RttSamplesDiscarded", "SegsRetrans", "DataSegsOut", "Timeouts"];
+    const SERIES_COLUMNS: &'static [&'static str] = &[
+        "t_s",
+        "SmoothedRTT",
+        "CurRTO",
+        "RttSamples",
+        "RttSamplesDiscarded",
+        "SegsRetrans",
+        "DataSegsOut",
+        "Timeouts",
+    ];
 
     const TEST: TestDecl = TestDecl {
         refused: &[

@@ -37,6 +37,7 @@ impl TransportConfig for TcpConfig {
             ("ack_immediate_p", "probability"),
             ("rfc6298_k", "multiple of RTTVAR"),
         ],
+        kinds: "`tcp_stream` (bulk transfer client → server, netperf TCP_STREAM), `tcp_maerts` (server → client, TCP_MAERTS), `tcp_rr` (request/response on long-lived connections, TCP_RR), `tcp_crr` (a connection per transaction, TCP_CRR), `tcp_msg` (a one-way stream of small messages, timed per message)",
     };
 
     /// Each knob's bounds (crates/tcp's validate checks the relations between knobs; these bound each one).

@@ -8,9 +8,11 @@ use crate::host_transports::OwnMetrics;
 use crate::result::{strict_metrics, PointRun, RunError};
 use crate::scenario::Scenario;
 
-pub use crate::rdp_backend::RdpStreamMetrics;
+mod backend;
 
-/// RDP (RFC 908, RFC 1151; crates/rdp) on the simulator, through `rdp_backend`.
+pub use backend::RdpStreamMetrics;
+
+/// RDP (RFC 908, RFC 1151; crates/rdp) on the simulator, through its backend (`backend.rs` beside this file).
 #[derive(Debug, Clone, Copy)]
 pub struct Rdp;
 
@@ -23,6 +25,7 @@ impl LabTransport for Rdp {
     const OWN_METRICS: &'static [OwnMetrics] = &[OwnMetrics {
         workload: "stream",
         marker: "messages_delivered",
+        headline: &["throughput_bps", "retransmissions", "duplicates_received", "timeouts"],
         read: |v| strict_metrics::<RdpStreamMetrics>(v).map(|m| Box::new(m) as _),
     }];
 
@@ -46,6 +49,6 @@ impl LabTransport for Rdp {
         seed: u64,
         probe: Option<&mut dyn Probe<tcplab_rdp::RdpConnection>>,
     ) -> Result<PointRun, RunError> {
-        crate::rdp_backend::run_point(s, seed, probe).map_err(RunError::Sim)
+        backend::run_point(s, seed, probe).map_err(RunError::Sim)
     }
 }

@@ -24,7 +24,7 @@ use crate::scenario::{Scenario, TestKind};
 use crate::sim_backend::{ip_counters, link_counters, nic_counters, SERVER_PORT};
 
 /// The figures of an RDP transfer (`rdp_stream`), RDP's own metrics (`Metrics::Own`, registered by
-/// `crate::transport::Rdp`'s `OWN_METRICS`). Counts are over the whole run, all connection ends.
+/// `super::Rdp`'s `OWN_METRICS`). Counts are over the whole run, all connection ends.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RdpStreamMetrics {
     /// Payload bits per second delivered to the receiving application during the measurement.
@@ -247,21 +247,25 @@ pub fn run_point(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<RdpConnec
             })
             .fold((0, Duration::ZERO), |(b, d), (wb, we)| (b + wb, d.max(we)));
         let secs = elapsed.as_secs_f64();
-        Metrics::Own(OwnMetricsValue::new(s.test.transport, TestKind::Stream, RdpStreamMetrics {
-            throughput_bps: if elapsed.is_zero() { 0.0 } else { delivered as f64 * 8.0 / secs },
-            delivered_bytes: delivered,
-            messages_delivered: r
-                .endpoints
-                .iter()
-                .filter(|e| e.host == SERVER)
-                .map(|e| e.stats.MessagesDelivered)
-                .sum(),
-            retransmissions: sum(|e| e.SegsRetrans),
-            duplicates_received: sum(|e| e.DupSegsIn),
-            data_drops: probes.data_drops,
-            timeouts: sum(|e| e.Timeouts),
-            elapsed_s: secs,
-        }))
+        Metrics::Own(OwnMetricsValue::new(
+            s.test.transport,
+            TestKind::Stream,
+            RdpStreamMetrics {
+                throughput_bps: if elapsed.is_zero() { 0.0 } else { delivered as f64 * 8.0 / secs },
+                delivered_bytes: delivered,
+                messages_delivered: r
+                    .endpoints
+                    .iter()
+                    .filter(|e| e.host == SERVER)
+                    .map(|e| e.stats.MessagesDelivered)
+                    .sum(),
+                retransmissions: sum(|e| e.SegsRetrans),
+                duplicates_received: sum(|e| e.DupSegsIn),
+                data_drops: probes.data_drops,
+                timeouts: sum(|e| e.Timeouts),
+                elapsed_s: secs,
+            },
+        ))
     };
     // Every RTT measurement of the sampled end (the first client end), from its end-of-run statistics.
     let rtt_samples = probes.series.is_some().then(|| RttSamples {
