@@ -24,7 +24,8 @@ fn zero_window_then_update(def: DupAcksIn) -> (crate::Estats, Vec<(u32, u16)>) {
     p.auto_read[1] = true;
     p.run_to_idle();
     assert_eq!(p.read[1], 20 * 1448);
-    let acks = p.sent_by(Side::Server).filter(|s| s.at >= at(150)).map(|s| (s.seg.ack.0, s.seg.window)).take(5).collect();
+    let acks =
+        p.sent_by(Side::Server).filter(|s| s.at >= at(150)).map(|s| (s.seg.ack.0, s.seg.window)).take(5).collect();
     (p.client.estats(), acks)
 }
 
@@ -55,7 +56,8 @@ fn a_lost_segment_gives_duplicates_under_both_and_the_same_recovery() {
         p.run_until(at(100));
         let mut first = true;
         p.set_filter(move |side, seg| {
-            if side == Side::Client && seg.seq == SeqNumber(10_001) && seg.payload_len > 0 && std::mem::take(&mut first) {
+            if side == Side::Client && seg.seq == SeqNumber(10_001) && seg.payload_len > 0 && std::mem::take(&mut first)
+            {
                 Fate::Drop
             } else {
                 Fate::Deliver
