@@ -47,7 +47,8 @@ impl PublishedSeries {
     /// The series' name on a plot's legend and in tables: source, year and label.
     pub fn name(&self) -> String {
         let mut s = self.source.clone();
-        if let Some(y) = self.year {
+        // A source that names its year already ("the 2003 txqueuelen report") is not followed by it again.
+        if let Some(y) = self.year.filter(|y| !self.source.contains(&y.to_string())) {
             s += &format!(" ({y})");
         }
         if let Some(l) = &self.label {

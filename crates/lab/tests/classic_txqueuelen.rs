@@ -84,22 +84,24 @@ fn txqueuelen_a_flight_cap_below_the_queue_stops_stalls_and_congestion_avoidance
         let e = client(&p);
         assert_eq!((e.SendStall, e.CongSignals, e.CongAvoid), (0, 0, 0), "txqueuelen {q}");
         assert!((270..=276).contains(&e.SlowStart), "txqueuelen {q}: SlowStart {}", e.SlowStart);
-        assert_eq!(e.DupAcksIn, 0, "txqueuelen {q}");
+        // web100's DupAcksIn (`dup_acks_in = "web100"`) counts the receiver's FIN, a bare segment at SND.UNA.
+        assert_eq!(e.DupAcksIn, 1, "txqueuelen {q}");
         assert!(e.OtherReductions <= 1, "txqueuelen {q}: OtherReductions {}", e.OtherReductions);
         let line = 1e9 * 1448.0 / 1538.0;
         assert!((stream(&p).throughput_bps / line - 1.0).abs() < 0.002, "txqueuelen {q}");
     }
 }
 
-/// web100 counts in DupAcksIn every pure ACK whose ACK number is SND.UNA, window updates included; the
-/// lab's receiver reads each segment as it arrives, so it never has a window to reopen and never repeats an
-/// ACK: DupAcksIn is 0 at every queue length (published: rising with txqueuelen), and with it the dubious
-/// ACKs that would moderate cwnd in 2.4's `tcp_try_to_open` (OtherReductions stays at most 1).
+/// web100 counts in DupAcksIn every pure ACK whose ACK number is SND.UNA, window updates included
+/// (`web100_update_segrecv`, modelled by `dup_acks_in = "web100"` in `linux-2.4`); the lab's receiver reads
+/// each segment as it arrives, so it never has a window to reopen and never repeats an ACK: DupAcksIn is
+/// 1 at every queue length, the receiver's FIN at the end (published: rising with txqueuelen), and with it
+/// no dubious ACKs that would moderate cwnd in 2.4's `tcp_try_to_open` (OtherReductions stays at most 1).
 #[test]
 fn txqueuelen_the_receiver_sends_no_ack_at_snd_una() {
     for q in [10, 100, 1000] {
         let e = client(&point(q));
-        assert_eq!(e.DupAcksIn, 0, "txqueuelen {q}");
+        assert_eq!(e.DupAcksIn, 1, "txqueuelen {q}");
         assert!(e.OtherReductions <= 1, "txqueuelen {q}: OtherReductions {}", e.OtherReductions);
     }
 }

@@ -51,6 +51,7 @@ fn linux_2_4s_own_buffers_for_2mb_leave_the_largest_queue_stalling() {
     assert_eq!(at2000.CongSignals, at2000.SendStall);
     assert!(at2000.CongAvoid > 0);
     // Nothing is lost and nothing is repeated: the receiver reads as it receives, so it never sends an ACK
-    // at SND.UNA (2.4 would send one only as a window update after a read that frees half the clamp).
+    // at SND.UNA (2.4 would send one only as a window update after a read that frees half the clamp), and
+    // even web100's rule, which would count a bare segment at SND.UNA, finds none in this run.
     assert_eq!((at2000.FastRetran, at2000.DupAcksIn), (0, 0));
 }

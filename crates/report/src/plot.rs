@@ -61,6 +61,9 @@ pub struct Line {
     /// Published crosses drawn upright (+) rather than diagonal (×): figures from a second source (a
     /// kernel's measurement beside a report's), which share the colour of the lab's line they go with.
     pub upright: bool,
+    /// A sweep line's swept keys and the value each has on every point of it (its lines axis, and any
+    /// other swept key that is not the x axis): what a published series' `where` is matched against.
+    pub at: Vec<(String, Value)>,
 }
 /// Tableau's ten colours: distinct, and readable on white.
 const PALETTE: [RGBColor; 10] = [
@@ -230,7 +233,14 @@ pub fn colours(c: &Chart) -> Vec<RGBColor> {
         if !(l.dashed && i > 0) {
             next = if i == 0 { 0 } else { next + 1 };
         }
-        out.push(PALETTE[l.colour_of.map_or(next, |k| k) % PALETTE.len()]);
+        out.push(PALETTE[next % PALETTE.len()]);
+    }
+    // The colour the named line got, not the palette's entry at its index: a dashed line or a reference
+    // before it shifts the two apart.
+    for (i, l) in c.lines.iter().enumerate() {
+        if let Some(k) = l.colour_of.filter(|&k| k < out.len()) {
+            out[i] = out[k];
+        }
     }
     out
 }
@@ -846,9 +856,22 @@ pub fn sweep_chart(doc: &Value, spec: &SweepSpec) -> Option<Chart> {
             cats.iter().position(|c| *c == label(v)).unwrap_or(0) as f64
         }
     };
-    let mut line_keys: Vec<String> = Vec::new();
+    // One line per value of the lines axis and of every other swept key that varies: points that differ in
+    // a key the chart does not name are not one curve (classic/small-messages sweeps the client's stack
+    // beside the server's, its lines axis).
+    let mut line_by: Vec<&str> = spec.line_axis.into_iter().collect();
+    if let Some(first) = points.first().and_then(|p| p["params"].as_object()) {
+        for k in first.keys().map(String::as_str) {
+            let varies = points.iter().any(|p| label(&p["params"][k]) != label(&first[k]));
+            if k != spec.x_axis && !line_by.contains(&k) && varies {
+                line_by.push(k);
+            }
+        }
+    }
+    let key_of = |p: &Value| line_by.iter().map(|a| label(&p["params"][*a])).collect::<Vec<_>>();
+    let mut line_keys: Vec<Vec<String>> = Vec::new();
     for p in points {
-        let k = spec.line_axis.map(|a| label(&p["params"][a])).unwrap_or_default();
+        let k = key_of(p);
         if !line_keys.contains(&k) {
             line_keys.push(k);
         }
@@ -858,7 +881,7 @@ pub fn sweep_chart(doc: &Value, spec: &SweepSpec) -> Option<Chart> {
         let mut pts = Vec::new();
         let mut errors = Vec::new();
         for p in points {
-            if spec.line_axis.is_some_and(|a| label(&p["params"][a]) != *key) {
+            if key_of(p) != *key {
                 continue;
             }
             let Some(y) = point_value(p, spec.metric) else { continue };
@@ -870,11 +893,13 @@ pub fn sweep_chart(doc: &Value, spec: &SweepSpec) -> Option<Chart> {
         }
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
         // The line's label from a point of it: the value as the key's words write it.
-        let label = spec
-            .line_axis
-            .and_then(|a| points.iter().map(|p| &p["params"][a]).find(|v| label(v) == *key).map(|v| line_label(a, v)))
+        let at: Vec<(String, Value)> = points
+            .iter()
+            .find(|p| key_of(p) == *key)
+            .map(|p| line_by.iter().map(|a| (a.to_string(), p["params"][*a].clone())).collect())
             .unwrap_or_default();
-        lines.push(Line { label, points: pts, markers: true, errors, ..Line::default() });
+        let label = at.iter().map(|(a, v)| line_label(a, v)).collect::<Vec<_>>().join(", ");
+        lines.push(Line { label, points: pts, markers: true, errors, at, ..Line::default() });
     }
     if lines.iter().all(|l| l.points.is_empty()) {
         return None;
@@ -1055,7 +1080,7 @@ pub fn scenario_charts(doc: &Value, notes: &mut Vec<String>) -> Vec<(String, Cha
                         };
                         c.lines.push(Line { label, points: vec![(lo, y), (hi, y)], ..Line::default() });
                     }
-                    let published = published_lines(doc, x, y, line_axis, scale, &c);
+                    let published = published_lines(doc, x, y, scale, &c);
                     c.lines.extend(published);
                     // Beside a reference or a publication, the lab's one line needs a name in the legend.
                     if c.lines.len() > 1 {
@@ -1132,7 +1157,7 @@ pub fn scenario_charts(doc: &Value, notes: &mut Vec<String>) -> Vec<(String, Cha
 /// The scenario's `[[published]]` series of metric `y` against `x`, each a line of crosses (in the plot's
 /// unit, `scale` from the metric's own; in the colour of the lab's line of the same `lines` value): figures at x values the run has no point for are drawn too, on a
 /// numeric axis; on a categorical one only where a category matches.
-fn published_lines(doc: &Value, x: &str, y: &str, line_axis: Option<&str>, scale: f64, chart: &Chart) -> Vec<Line> {
+fn published_lines(doc: &Value, x: &str, y: &str, scale: f64, chart: &Chart) -> Vec<Line> {
     let cats = chart.x_categories.as_deref();
     use tcplab_lab::published::{factor, PublishedSeries};
     let series: Vec<PublishedSeries> = serde_json::from_value(doc["scenario"]["published"].clone()).unwrap_or_default();
@@ -1153,10 +1178,10 @@ fn published_lines(doc: &Value, x: &str, y: &str, line_axis: Option<&str>, scale
                 Some((at, yv * factor * scale))
             })
             .collect::<Vec<_>>();
-        // The lab's line of the same `where` value of the lines axis lends its colour.
-        let colour_of = line_axis.and_then(|a| {
-            let value = s.at.get(a)?;
-            chart.lines.iter().position(|l| !l.published && l.label == line_label(a, value))
+        // The lab's line it is compared with lends its colour: the first sweep line whose swept values agree
+        // with the series' `where` (the chart's one lab line when nothing tells the lines apart).
+        let colour_of = chart.lines.iter().position(|l| {
+            !l.published && l.markers && l.at.iter().all(|(k, v)| s.at.get(k).is_none_or(|w| label(w) == label(v)))
         });
         if !points.is_empty() {
             let upright = first_source.as_ref() != Some(&s.source);

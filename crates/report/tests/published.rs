@@ -41,8 +41,9 @@ fn the_table_and_the_plots_show_published_figures_beside_the_labs() {
     let (plots, notes) = tcplab_report::plot::plots(&serde_json::to_value(&doc).unwrap());
     let goodput = plots.iter().find(|p| p.name == "goodput").unwrap_or_else(|| panic!("{notes:?}"));
     assert!(goodput.svg.contains("a made-up report (1999): measured"), "the legend names the source");
-    // Two crosses (two strokes each): the 32KiB figure has no category on this axis.
-    let published_colour = "stroke=\"#FF7F0E\"";
+    // Two crosses (two strokes each), in the colour of the lab's one line: the 32KiB figure has no
+    // category on this axis.
+    let published_colour = "stroke=\"#1F77B4\"";
     let strokes = goodput.svg.lines().filter(|l| l.contains(published_colour) && l.contains("<line")).count();
     assert!(strokes >= 4, "{strokes} strokes in the published colour");
 }

@@ -520,6 +520,16 @@ pub struct TcpConfig {
     /// DUPACK"). Off = only in-order data grows it. Default off.
     #[serde(skip_serializing_if = "is_false")]
     pub grow_window_out_of_order: bool,
+    /// Which acknowledgments DupAcksIn counts: `rfc5681` (RFC 5681 §2's duplicate ACK: no data, no
+    /// SYN or FIN, ACK = SND.UNA with data outstanding and the window unchanged; with SACK, RFC 6675's
+    /// ACK bringing new SACK information) or `web100` (as the web100 kernel patch counted it: every
+    /// segment without payload whose ACK equals SND.UNA as the segment arrives, before it is processed,
+    /// window updates and ACKs with nothing outstanding included; `web100_update_segrecv`, called from
+    /// `tcp_v4_rcv` before `tcp_v4_do_rcv` and so before `tcp_ack` moves SND.UNA; the same rule in
+    /// web10g's `tcp_estats_update_segrecv`). Only the counter changes, not the sender's reaction to
+    /// duplicates. Default `rfc5681`.
+    #[serde(skip_serializing_if = "DupAcksIn::is_rfc5681")]
+    pub dup_acks_in: DupAcksIn,
 }
 
 fn is_200(n: &u32) -> bool {
@@ -601,6 +611,7 @@ pub const OMITTED_AT_DEFAULT: &[(&str, &str)] = &[
     ("rcv_mss_estimate_from_536", "false"),
     ("rcv_ssthresh_from_initial_window", "false"),
     ("grow_window_out_of_order", "false"),
+    ("dup_acks_in", "\"rfc5681\""),
 ];
 
 impl Default for TcpConfig {
@@ -692,6 +703,7 @@ impl Default for TcpConfig {
             rcv_mss_estimate_from_536: false,
             rcv_ssthresh_from_initial_window: false,
             grow_window_out_of_order: false,
+            dup_acks_in: DupAcksIn::Rfc5681,
         }
     }
 }
@@ -728,6 +740,20 @@ pub enum IfqFull {
     #[serde(rename = "linux-2.4")]
     Linux24,
     Drop,
+}
+
+/// The definition DupAcksIn counts by (see [`TcpConfig::dup_acks_in`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DupAcksIn {
+    Rfc5681,
+    Web100,
+}
+
+impl DupAcksIn {
+    fn is_rfc5681(&self) -> bool {
+        *self == DupAcksIn::Rfc5681
+    }
 }
 
 /// Congestion window validation (see [`TcpConfig::cwv`]).
@@ -988,6 +1014,7 @@ mod tests {
             rcv_mss_estimate_from_536: true,
             rcv_ssthresh_from_initial_window: true,
             grow_window_out_of_order: true,
+            dup_acks_in: DupAcksIn::Web100,
             ..TcpConfig::default()
         };
         let serialized = toml::Value::try_from(all).unwrap();

@@ -11,7 +11,7 @@ use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::ack::{AckState, RcvView};
-use crate::config::{CongestionControlKind, Cwv, IfqFull, TcpConfig};
+use crate::config::{CongestionControlKind, Cwv, DupAcksIn, IfqFull, TcpConfig};
 use crate::congestion::{AckContext, AckInfo, CaState, CongestionEvent, Growth, SlowStartExit, INFINITE_SSTHRESH};
 use crate::cwnd::Cwnd;
 use crate::ecn::{EcnState, Outgoing};
@@ -945,6 +945,15 @@ impl Connection {
         if seg.ecn.is_ce() {
             self.st.CERcvd += 1;
         }
+        // web100 counted at arrival, before tcp_ack could move SND.UNA (`web100_update_segrecv`).
+        if self.cfg.dup_acks_in == DupAcksIn::Web100
+            && seg.payload_len == 0
+            && seg.flags.ack()
+            && seg.ack == self.snd_una
+            && !matches!(self.state, State::Closed | State::Listen | State::SynSent)
+        {
+            self.st.DupAcksIn += 1;
+        }
         match self.state {
             State::Closed => {}
             State::Listen => self.on_segment_listen(now, seg),
@@ -1769,7 +1778,9 @@ impl Connection {
     }
 
     fn on_dup_ack(&mut self, now: Instant) {
-        self.st.DupAcksIn += 1;
+        if self.cfg.dup_acks_in == DupAcksIn::Rfc5681 {
+            self.st.DupAcksIn += 1;
+        }
         let rack = self.rack_on();
         if self.rec.on_dup_ack(self.snd_una, self.smss, self.sack_ok, rack) {
             self.enter_recovery(now);

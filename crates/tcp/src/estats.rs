@@ -59,7 +59,8 @@ pub struct Estats {
     pub AbruptTimeouts: u64,
     /// Consecutive expiries without an ACK of new data (gauge).
     pub CurTimeoutCount: u64,
-    /// Duplicate ACKs received (RFC 5681 definition, or an ACK bringing new SACK information).
+    /// Duplicate ACKs received: RFC 5681's (or an ACK bringing new SACK information), or under
+    /// `dup_acks_in = "web100"` web100's, every segment without payload whose ACK is SND.UNA on arrival.
     pub DupAcksIn: u64,
     /// Duplicate ACKs sent.
     pub DupAcksOut: u64,

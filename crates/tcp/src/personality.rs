@@ -3,7 +3,9 @@
 
 use tcplab_units::{ByteSize, Duration};
 
-use crate::config::{AckPolicy, CongestionControlKind, CwndUnit, Cwv, EcnMode, IfqFull, InitialWindow, TcpConfig};
+use crate::config::{
+    AckPolicy, CongestionControlKind, CwndUnit, Cwv, DupAcksIn, EcnMode, IfqFull, InitialWindow, TcpConfig,
+};
 use crate::congestion::{Abc, CubicConfig};
 use crate::rtt::RtoModel;
 
@@ -120,6 +122,8 @@ impl TcpConfig {
                 ato_min: Duration::from_millis(40),
                 delayed_ack_timeout: Duration::from_millis(200),
                 ifq_full: IfqFull::Linux24,
+                // The 2003 measurements of this stack read web100 2.x's counters.
+                dup_acks_in: DupAcksIn::Web100,
                 max_burst: 3,
                 cwv: Cwv::Linux24,
                 tick: Duration::from_millis(10),
