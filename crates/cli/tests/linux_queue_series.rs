@@ -87,21 +87,39 @@ fn codel_on_the_kernel_is_sampled_from_the_qdisc() -> Outcome {
     linux_ready()?;
     let p = run_linux(&["--set", "path.up.qdisc={kind=\"codel\"}"]);
     let q = &p["links"]["queue_series"];
-    let (t, start, _) = check_shape(q);
+    let (t, start, end) = check_shape(q);
     let up = &q["directions"][0];
     let packets = f64s(&up["backlog_packets"]);
     // A qdisc's sojourn: the mean over the packets dequeued since the previous tick (null when none was).
     let sojourn: Vec<Option<f64>> = up["sojourn_ms"].as_array().unwrap().iter().map(Value::as_f64).collect();
-    let steady: Vec<f64> = t.iter().zip(&sojourn).filter(|(x, _)| **x >= start + 1.0).filter_map(|(_, s)| *s).collect();
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let between = |from: f64, to: f64| -> Vec<f64> {
+        t.iter().zip(&sojourn).filter(|(x, _)| (from..=to).contains(*x)).filter_map(|(_, s)| *s).collect()
+    };
+    // The measurement's steady part: from 1 s into it to its end. The series goes on after the end while
+    // the senders drain their buffers, for as long as the machine takes (2.5 to 4 s of ticks under build
+    // load, one flow alone at the close): those ticks are not the measurement's.
+    let steady = between(start + 1.0, end);
     assert!(steady.len() >= 30, "{steady:?}");
-    let mean = steady.iter().sum::<f64>() / steady.len() as f64;
+    let steady_mean = mean(&steady);
     // CoDel (target 5 ms) holds the queue where the FIFO let it stand at hundreds of packets.
-    assert!((1.0..=20.0).contains(&mean), "mean sampled sojourn {mean} ms: {steady:?}");
+    assert!((1.0..=20.0).contains(&steady_mean), "mean sampled sojourn {steady_mean} ms: {steady:?}");
     let most = packets.iter().copied().fold(0.0, f64::max);
     assert!(most < 200.0, "the deepest sample {most} packets");
-    // The samples agree with the run's own mean: CoDel's counters over the whole run.
+    // Slow start's burst stands for CoDel's first 100 ms interval before it drops (tens of ms of sojourn):
+    // the first second's samples lie above the steady state's.
+    let first = between(0.0, start + 1.0);
+    assert!(!first.is_empty() && mean(&first) > steady_mean, "first second {first:?}, steady {steady_mean} ms");
+    // The samples agree with the run's own mean, CoDel's counters over every packet of the run: the mean
+    // over every tick, the same span (the steady part alone sits about half below it by construction, the
+    // first second's tens of ms left out, and lower still when a loaded machine leaves the senders behind:
+    // 3.4 against 6.8 ms at load 9). Each tick weighs alike where the counters weigh each packet; the
+    // ticks of the first round trips and of the close dequeue fewer than the link's 40 packets per 50 ms
+    // (2 to 13 % below the counters in 16 runs at load 6 to 9).
+    let every: Vec<f64> = sojourn.iter().filter_map(|s| *s).collect();
+    let every_mean = mean(&every);
     let whole = p["links"]["up"]["qdisc"]["sojourn_mean_ms"].as_f64().unwrap();
-    assert!((mean - whole).abs() < 0.5 * whole.max(mean), "sampled {mean} ms, the run's {whole} ms");
+    assert!((every_mean - whole).abs() < 0.25 * whole, "sampled {every_mean} ms, the run's {whole} ms");
     Ok(())
 }
 

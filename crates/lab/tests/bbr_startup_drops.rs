@@ -80,9 +80,11 @@ fn bbr_loss_drops_are_startups_and_ofo_window_growth_acks_at_once() {
     // (0.44 s), after which SACKs are compressed again: fewer compressed ACKs than without the rule.
     let (with, without) = (end(&grow, "server").AcksCompressed, end(&fixed, "server").AcksCompressed);
     assert!(with > 0 && with < without, "compressed ACKs {with} with the rule, {without} without");
-    // The ACKs sent at once in that episode keep BBR's recovery cwnd higher and the queue full, so the
-    // retransmissions overflow it again: more drops with the rule (1147 against 1074), all in STARTUP.
-    assert!(drops[0] > drops[1], "drops with the rule {} against {} without", drops[0], drops[1]);
+    // BBR takes an ACK's losses off cwnd on the ACK that marks them (Linux's `tp->lost`), so how densely
+    // the receiver ACKs that episode no longer moves STARTUP's cwnd: the same drops either way (704 and
+    // 704; while losses counted at their paced retransmissions, 1147 with the rule against 1074 without).
+    let (a, b) = (drops[0] as f64, drops[1] as f64);
+    assert!((a - b).abs() <= 0.01 * b, "drops with the rule {a} against {b} without");
     // Every drop is repaired by one retransmission (no spurious one, no retransmission lost twice
     // unrepaired): the retransmission count of docs/bbr.md is the drop count.
     for (p, d) in [(&grow, drops[0]), (&fixed, drops[1])] {

@@ -829,6 +829,9 @@ impl Connection {
         let reo_wnd = rack.reo_wnd(in_recovery, dupthresh, srtt);
         let d = rack.detect_loss(now, reo_wnd);
         let lost_out = rack.lost_out();
+        if let Some(rate) = self.rate.as_mut() {
+            rate.on_marked_lost(d.newly_lost_bytes);
+        }
         self.st.RackMarkedLost += d.newly_lost as u64;
         match d.timer {
             Some(at) => self.arm(Timer::Reorder, at),
@@ -889,7 +892,10 @@ impl Connection {
         let s = self.snd();
         self.rec.on_timeout(s, self.cfg.keep_sack_on_rto);
         if let Some(rack) = self.rack.as_mut() {
-            rack.on_rto();
+            let newly = rack.on_rto();
+            if let Some(rate) = self.rate.as_mut() {
+                rate.on_marked_lost(newly);
+            }
             if !self.cfg.keep_sack_on_rto {
                 rack.clear_sacked();
             }
@@ -2950,7 +2956,9 @@ impl Connection {
         }
         // Nothing was outstanding before this segment (Linux `packets_out == 0`): new data from SND.UNA.
         let idle = !retransmit && seg.seq == self.snd_una;
+        let marks = self.rack_on();
         let Some(rate) = self.rate.as_mut() else { return };
+        rate.losses_at_marks = marks;
         rate.on_sent(seg.seq, seg.seq + seg.seq_len(), now, idle, retransmit);
         let app_limited = rate.app_limited();
         if idle && !retransmit {

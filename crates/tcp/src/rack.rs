@@ -145,6 +145,9 @@ pub(crate) struct Rack {
 pub(crate) struct Detection {
     /// Segments newly marked lost.
     pub newly_lost: u32,
+    /// Their bytes, a lost retransmission counted again (Linux `tcp_mark_skb_lost` →
+    /// `tcp_notify_skb_loss_event`: `tp->lost`).
+    pub newly_lost_bytes: u64,
     /// When to run the detection again (the RACK reordering timer), if some segment is not yet overdue.
     pub timer: Option<Instant>,
 }
@@ -421,7 +424,7 @@ impl Rack {
     /// RFC 8985 §6.2 step 5 (`RACK_detect_loss`): every segment sent before the most recently delivered
     /// one, and more than RACK.rtt + `reo_wnd` ago, is lost.
     pub fn detect_loss(&mut self, now: Instant, reo_wnd: Duration) -> Detection {
-        let mut d = Detection { newly_lost: 0, timer: None };
+        let mut d = Detection { newly_lost: 0, newly_lost_bytes: 0, timer: None };
         let Some(rack_xmit) = self.xmit_ts else { return d };
         let (rack_end, rtt) = (self.end_seq, self.rtt);
         for s in self.segs.iter_mut() {
@@ -443,6 +446,7 @@ impl Rack {
                 self.marks.add(s);
                 self.lost_from = self.lost_from.min(s.start);
                 d.newly_lost += 1;
+                d.newly_lost_bytes += (s.end - s.start) as u64;
             } else {
                 d.timer = Some(d.timer.map_or(deadline, |t: Instant| t.max(deadline)));
             }
@@ -452,8 +456,14 @@ impl Rack {
 
     /// After a retransmission timeout every unSACKed segment is lost (Linux `tcp_timeout_mark_lost`);
     /// an outstanding probe is forgotten.
-    pub fn on_rto(&mut self) {
+    /// Returns the bytes newly marked lost: those not marked before and retransmissions
+    /// (`tcp_timeout_mark_lost` → `tcp_mark_skb_lost`).
+    pub fn on_rto(&mut self) -> u64 {
+        let mut newly = 0;
         for s in self.segs.iter_mut().filter(|s| !s.sacked) {
+            if !s.lost || s.rtx {
+                newly += (s.end - s.start) as u64;
+            }
             self.marks.remove(s);
             s.lost = true;
             s.rtx = false;
@@ -461,6 +471,7 @@ impl Rack {
             self.lost_from = self.lost_from.min(s.start);
         }
         self.tlp_end = None;
+        newly
     }
 
     /// The SACK scoreboard was dropped (RFC 6675 §5.1 after a timeout): forget the SACK marks too.
@@ -662,7 +673,9 @@ mod tests {
                     una = una + draw((nxt - una) as u64 / 4 + 1) as u32;
                     r.on_cumulative_ack(una, now);
                 }
-                _ if step % 500 == 499 => r.on_rto(),
+                _ if step % 500 == 499 => {
+                    r.on_rto();
+                }
                 _ if step % 700 == 699 => r.clear_sacked(),
                 _ => {}
             }

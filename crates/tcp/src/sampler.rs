@@ -178,9 +178,13 @@ pub struct DeliveryRate {
     /// While application-limited: the `delivered` count at which that phase ends; 0 when not
     /// (`tp->app_limited`).
     app_limited_until: u64,
-    /// Bytes marked lost (retransmitted) over the connection's life (`tp->lost`), and at the last ACK.
+    /// Bytes marked lost over the connection's life (`tp->lost`), and at the last ACK. Where RACK marks
+    /// losses the connection reports each mark (`on_marked_lost`, Linux's `tcp_mark_skb_lost`), so that an
+    /// ACK's sample carries the losses it found; elsewhere a retransmission counts as its segment's loss.
     lost: u64,
     lost_at_last_ack: u64,
+    /// Whether the connection reports RACK's marks (`on_marked_lost`) rather than retransmissions.
+    pub losses_at_marks: bool,
     /// The sample being built by the ACK being processed.
     cur: Option<(TxRecord, Duration)>,
     acked_sacked: u64,
@@ -213,6 +217,7 @@ impl Default for DeliveryRate {
             app_limited_until: 0,
             lost: 0,
             lost_at_last_ack: 0,
+            losses_at_marks: false,
             cur: None,
             acked_sacked: 0,
             last_sackt: None,
@@ -237,6 +242,13 @@ impl DeliveryRate {
     /// Bytes marked lost so far (`tp->lost`).
     pub fn lost(&self) -> u64 {
         self.lost
+    }
+    /// `bytes` newly marked lost (Linux `tcp_notify_skb_loss_event`: `tp->lost`), counted here when
+    /// `losses_at_marks`.
+    pub fn on_marked_lost(&mut self, bytes: u64) {
+        if self.losses_at_marks {
+            self.lost += bytes;
+        }
     }
     /// Whether the sender is in an application-limited phase (`tp->app_limited != 0`).
     pub fn app_limited(&self) -> bool {
@@ -265,7 +277,9 @@ impl DeliveryRate {
             sacked: false,
         };
         if retransmitted {
-            self.lost += (end - start) as u64;
+            if !self.losses_at_marks {
+                self.lost += (end - start) as u64;
+            }
             // The records the retransmission covers take its snapshot (Linux restamps the skb).
             let from = self.records.partition_point(|r| r.end <= start);
             for r in self.records.range_mut(from..) {
@@ -478,6 +492,39 @@ mod tests {
         assert_eq!(rs.acked_sacked, MSS as u64, "only the retransmitted head is new");
         assert_eq!(rs.losses, MSS as u64);
         assert_eq!(d.delivered(), 3 * MSS as u64);
+    }
+
+    /// Where RACK marks losses, an ACK's sample carries the losses marked while it was processed, before
+    /// any retransmission leaves (Linux's `tp->lost` from `tcp_mark_skb_lost`); a retransmission adds
+    /// nothing, and a paced one held for later ACKs does not move the losses onto them.
+    #[test]
+    fn losses_are_counted_when_marked_where_rack_marks_them() {
+        let mut d = DeliveryRate { losses_at_marks: true, ..DeliveryRate::default() };
+        let iss = SeqNumber(0);
+        for i in 0..6 {
+            d.on_sent(iss + i * MSS, iss + (i + 1) * MSS, ms(0), i == 0, false);
+        }
+        // The ACK SACKing the last four marks the first two lost.
+        d.on_sacked(iss + 2 * MSS, iss + 6 * MSS);
+        d.on_marked_lost(2 * MSS as u64);
+        let rs = d.on_ack_done(ms(50), 6 * MSS, None);
+        assert_eq!(rs.losses, 2 * MSS as u64, "the marking ACK carries both");
+        // Their retransmissions leave after it, one of them only after the next ACK (paced).
+        d.on_sent(iss, iss + MSS, ms(51), false, true);
+        let rs = d.on_ack_done(ms(52), 2 * MSS, None);
+        assert_eq!(rs.losses, 0, "a retransmission is no new loss");
+        d.on_sent(iss + MSS, iss + 2 * MSS, ms(53), false, true);
+        assert_eq!(d.lost(), 2 * MSS as u64);
+        // The same retransmissions with the count at retransmission: one ACK later, one per send.
+        let mut e = DeliveryRate::default();
+        for i in 0..6 {
+            e.on_sent(iss + i * MSS, iss + (i + 1) * MSS, ms(0), i == 0, false);
+        }
+        e.on_sacked(iss + 2 * MSS, iss + 6 * MSS);
+        e.on_marked_lost(2 * MSS as u64);
+        assert_eq!(e.on_ack_done(ms(50), 6 * MSS, None).losses, 0);
+        e.on_sent(iss, iss + MSS, ms(51), false, true);
+        assert_eq!(e.on_ack_done(ms(52), 2 * MSS, None).losses, MSS as u64);
     }
 
     /// An app-limited phase marks the samples of what is sent during it, and ends once more than what
