@@ -88,10 +88,24 @@ const TCPI: &[(&str, usize, u8)] = &[
     ("tcpi_reord_seen", 220, 4),
 ];
 
-/// The field names [`TCPI`] serves, for the check before running.
+/// The `SK_MEMINFO_*` values of SO_MEMINFO, in the kernel's order (include/uapi/linux/sock_diag.h), which
+/// packetdrill hands to every `%{ }%` block beside `tcp_info` (code.c `write_so_meminfo`).
+const SK_MEMINFO: &[&str] = &[
+    "SK_MEMINFO_RMEM_ALLOC",
+    "SK_MEMINFO_RCVBUF",
+    "SK_MEMINFO_WMEM_ALLOC",
+    "SK_MEMINFO_SNDBUF",
+    "SK_MEMINFO_FWD_ALLOC",
+    "SK_MEMINFO_WMEM_QUEUED",
+    "SK_MEMINFO_OPTMEM",
+    "SK_MEMINFO_BACKLOG",
+    "SK_MEMINFO_DROPS",
+];
+
+/// The names [`TCPI`] and [`SK_MEMINFO`] serve, for the check before running.
 fn tcpi_names() -> &'static [&'static str] {
     static NAMES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
-    NAMES.get_or_init(|| TCPI.iter().map(|(n, _, _)| *n).collect())
+    NAMES.get_or_init(|| TCPI.iter().map(|(n, _, _)| *n).chain(SK_MEMINFO.iter().copied()).collect())
 }
 
 /// Why the kernel backend cannot run here, or `None` when it can (root, Linux, /dev/net/tun).
@@ -198,7 +212,8 @@ fn run_inside(script: &Script, ns: &Netns) -> Verdict {
         let remote = format!("{}.{}.{}.{}", REMOTE_ADDR[0], REMOTE_ADDR[1], REMOTE_ADDR[2], REMOTE_ADDR[3]);
         ns.ip(&["addr", "add", &local, "peer", &remote, "dev", dev]).map_err(|e| e.to_string())?;
         ns.ip(&["link", "set", dev, "mtu", "1500", "up"]).map_err(|e| e.to_string())?;
-        let k = Kernel::new(tun).map_err(|e| format!("the system call thread: {e}"))?;
+        let mut k = Kernel::new(tun).map_err(|e| format!("the system call thread: {e}"))?;
+        k.gso_size = gso_size(script);
         let shell: interp::Shell = Box::new(|cmd| kernel_shell(cmd, false));
         Ok((k, shell, tcpi_names()))
     })
@@ -229,6 +244,33 @@ struct Kernel {
     listening: bool,
     out: VecDeque<Outbound>,
     ip_id: u16,
+    /// `--mss` (0: none): inbound packets with more payload go in as GSO packets of this segment size.
+    gso_size: u16,
+}
+
+/// The script's `--mss`: packetdrill's `linux_tun_write` gives every inbound TCP packet a virtio-net
+/// header with `gso_type` TCPV4 and `gso_size` = `--mss`, so the kernel takes a larger packet as one GSO
+/// super-packet (as GRO would have built it) and measures the peer's segment size from `gso_size`.
+fn gso_size(script: &Script) -> u16 {
+    script
+        .options
+        .iter()
+        .find(|(name, _, _)| name == "mss")
+        .and_then(|(_, v, _)| v.as_deref()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The virtio-net header in front of an inbound packet (`struct virtio_net_hdr`, legacy layout: native
+/// byte order). No checksum offload (`flags` 0): the packet carries full checksums, as packetdrill's do.
+/// A packet no larger than `gso_size` gets a plain header: the kernel ignores a GSO type on a packet
+/// that fits one segment (`virtio_net_hdr_to_skb`: "Too small packets are not really GSO ones").
+fn vnet_header(gso_size: u16, payload_len: u32) -> [u8; VNET_HDR_LEN] {
+    let mut h = [0u8; VNET_HDR_LEN];
+    if gso_size > 0 && payload_len > gso_size as u32 {
+        h[1] = tcplab_emu::tun::GSO_TCPV4;
+        h[4..6].copy_from_slice(&gso_size.to_ne_bytes());
+    }
+    h
 }
 
 fn errno_name(e: i32) -> &'static str {
@@ -310,6 +352,7 @@ impl Kernel {
             listening: false,
             out: VecDeque::new(),
             ip_id: 1,
+            gso_size: 0,
         })
     }
 
@@ -375,7 +418,7 @@ impl Kernel {
     }
 
     fn write_tun(&mut self, seg: &TcpSegment) -> Result<(), String> {
-        let mut buf = vec![0u8; VNET_HDR_LEN];
+        let mut buf = vnet_header(self.gso_size, seg.payload_len).to_vec();
         self.ip_id = self.ip_id.wrapping_add(1);
         codec::emit_ipv4_tcp(seg, REMOTE_ADDR, LOCAL_ADDR, self.ip_id, PayloadFill::Zeros, &mut buf)
             .map_err(|e| format!("the inbound packet cannot be encoded: {e:?}"))?;
@@ -724,6 +767,15 @@ impl Backend for Kernel {
             };
             out.push((*name, v));
         }
+        let mut mem = [0u32; 9];
+        let mut len = std::mem::size_of_val(&mem) as u32;
+        // SAFETY: mem is valid for len bytes.
+        let r = unsafe { libc::getsockopt(fd, libc::SOL_SOCKET, libc::SO_MEMINFO, mem.as_mut_ptr().cast(), &mut len) };
+        if r < 0 {
+            return Err(format!("getsockopt SO_MEMINFO: {}", std::io::Error::last_os_error()));
+        }
+        let n = (len as usize / 4).min(SK_MEMINFO.len());
+        out.extend(SK_MEMINFO[..n].iter().zip(mem).map(|(name, v)| (*name, v as i64)));
         Ok(out)
     }
 
