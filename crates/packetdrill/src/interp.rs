@@ -34,6 +34,8 @@ pub const REMOTE_ISN: u32 = 0x5eed_0000;
 pub const LOCAL_PORT: u16 = 8080;
 /// packetdrill's sniff timeout beyond the expected time of an outbound packet.
 const SNIFF_TIMEOUT_US: i64 = 2_000_000;
+/// How long packetdrill waits at the end of a script for a call that still blocks.
+const EXIT_WAIT_US: i64 = 1_000_000;
 /// The stack gets this long after a blocking call's expected return before the call counts as hung.
 const BLOCK_LIMIT_US: i64 = 60_000_000;
 
@@ -548,7 +550,22 @@ impl<B: Backend> Interp<B> {
             }
             self.last = Some((start, inbound));
         }
-        self.await_pending()?;
+        self.await_pending_at_exit()
+    }
+
+    /// At the end of the script packetdrill waits at most 1 s for a call that still blocks, and fails the
+    /// script if it has not returned by then (run_system_call.c `syscalls_free`, `await_idle_thread`).
+    fn await_pending_at_exit(&mut self) -> Result<(), Fail> {
+        let limit = self.b.now_us().saturating_add(EXIT_WAIT_US);
+        while let Some(p) = &self.pending {
+            let loc = p.loc;
+            let r = self.b.step(limit);
+            if !self.lift(r)? {
+                self.loc = loc;
+                return self.fail("exiting while a blocking system call is in progress".to_string());
+            }
+            self.try_pending()?;
+        }
         Ok(())
     }
 

@@ -212,7 +212,8 @@ fn run_inside(script: &Script, ns: &Netns) -> Verdict {
         let remote = format!("{}.{}.{}.{}", REMOTE_ADDR[0], REMOTE_ADDR[1], REMOTE_ADDR[2], REMOTE_ADDR[3]);
         ns.ip(&["addr", "add", &local, "peer", &remote, "dev", dev]).map_err(|e| e.to_string())?;
         ns.ip(&["link", "set", dev, "mtu", "1500", "up"]).map_err(|e| e.to_string())?;
-        let mut k = Kernel::new(tun).map_err(|e| format!("the system call thread: {e}"))?;
+        let sniff = sniffer(dev).map_err(|e| format!("the packet socket on {dev}: {e}"))?;
+        let mut k = Kernel::new(tun, sniff).map_err(|e| format!("the system call thread: {e}"))?;
         k.gso_size = gso_size(script);
         let shell: interp::Shell = Box::new(|cmd| kernel_shell(cmd, false));
         Ok((k, shell, tcpi_names()))
@@ -233,7 +234,11 @@ struct Worker {
 
 struct Kernel {
     tun: OwnedFd,
+    /// [`sniffer`]: the outbound packets and the kernel's time of each.
+    sniff: OwnedFd,
     t0: WallInstant,
+    /// CLOCK_REALTIME (ns) read together with `t0`: the kernel's packet stamps count from it.
+    t0_real_ns: i128,
     worker: Worker,
     /// Script descriptor → kernel descriptor.
     fds: BTreeMap<i32, i32>,
@@ -243,9 +248,87 @@ struct Kernel {
     info_fd: Option<i32>,
     listening: bool,
     out: VecDeque<Outbound>,
+    /// Outbound packets the packet socket saw, with the kernel's CLOCK_REALTIME stamp (ns), not yet
+    /// read from the TUN device.
+    sniffed: VecDeque<(i128, Vec<u8>)>,
     ip_id: u16,
     /// `--mss` (0: none): inbound packets with more payload go in as GSO packets of this segment size.
     gso_size: u16,
+}
+
+/// A packet socket on the device that sees what the kernel sends to it, each packet stamped by the kernel
+/// as it passed the device's taps (`dev_queue_xmit_nit`; SO_TIMESTAMPNS), as packetdrill sniffs outbound
+/// packets (packet_socket_linux.c, SIOCGSTAMP): the time a packet was sent is then the kernel's, not the
+/// moment this process, woken on a busy machine, read it from the TUN device.
+fn sniffer(dev: &str) -> std::io::Result<OwnedFd> {
+    use std::os::fd::FromRawFd;
+    let name = std::ffi::CString::new(dev).expect("a device name has no NUL");
+    // SAFETY: name is a valid C string.
+    let ifindex = unsafe { libc::if_nametoindex(name.as_ptr()) };
+    if ifindex == 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let proto = (libc::ETH_P_IP as u16).to_be();
+    // SAFETY: plain socket creation.
+    let fd = unsafe {
+        libc::socket(libc::AF_PACKET, libc::SOCK_DGRAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, proto as i32)
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fd was just created and is owned from here on.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    // SAFETY: sockaddr_ll is plain data; zeroed is a valid value.
+    let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+    sll.sll_family = libc::AF_PACKET as u16;
+    sll.sll_protocol = proto;
+    sll.sll_ifindex = ifindex as i32;
+    // SAFETY: sll is a valid sockaddr_ll of the given size.
+    let r = unsafe {
+        libc::bind(
+            fd.as_raw_fd(),
+            (&sll as *const libc::sockaddr_ll).cast(),
+            std::mem::size_of::<libc::sockaddr_ll>() as u32,
+        )
+    };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // Room for a whole window's burst between two reads (root may exceed rmem_max).
+    let space: libc::c_int = 8 << 20;
+    // SAFETY: an int option.
+    unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUFFORCE,
+            (&space as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as u32,
+        )
+    };
+    let on: libc::c_int = 1;
+    // SAFETY: an int option.
+    let r = unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            (&on as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as u32,
+        )
+    };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(fd)
+}
+
+/// CLOCK_REALTIME in ns, the clock SO_TIMESTAMPNS stamps with.
+fn realtime_ns() -> i128 {
+    // SAFETY: ts is a valid timespec.
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec as i128 * 1_000_000_000 + ts.tv_nsec as i128
 }
 
 /// The script's `--mss`: packetdrill's `linux_tun_write` gives every inbound TCP packet a virtio-net
@@ -319,7 +402,7 @@ fn gettid() -> i32 {
 }
 
 impl Kernel {
-    fn new(tun: OwnedFd) -> std::io::Result<Kernel> {
+    fn new(tun: OwnedFd, sniff: OwnedFd) -> std::io::Result<Kernel> {
         let (jobs, rx) = mpsc::channel::<Job>();
         let (tx, done) = mpsc::channel::<CallDone>();
         let tid = Arc::new(AtomicI32::new(0));
@@ -343,7 +426,9 @@ impl Kernel {
         }
         Ok(Kernel {
             tun,
+            sniff,
             t0: WallInstant::now(),
+            t0_real_ns: realtime_ns(),
             worker: Worker { jobs, done, tid, in_call },
             fds: BTreeMap::new(),
             conns: Vec::new(),
@@ -351,6 +436,7 @@ impl Kernel {
             info_fd: None,
             listening: false,
             out: VecDeque::new(),
+            sniffed: VecDeque::new(),
             ip_id: 1,
             gso_size: 0,
         })
@@ -378,6 +464,7 @@ impl Kernel {
 
     /// Reads every packet the kernel has sent so far.
     fn drain_tun(&mut self) -> bool {
+        self.drain_sniffer();
         let mut any = false;
         let mut buf = vec![0u8; 65_536 + VNET_HDR_LEN];
         loop {
@@ -386,8 +473,9 @@ impl Kernel {
             if n <= 0 {
                 return any;
             }
-            let at = self.now_us();
             let pkt = &buf[VNET_HDR_LEN.min(n as usize)..n as usize];
+            // The kernel's stamp of the same packet at the device's taps; the read time if it has none.
+            let at = self.stamp_of(pkt).unwrap_or_else(|| self.now_us());
             let Ok((ip, seg)) = codec::parse_ipv4_tcp_with(pkt, codec::Checksums::Ignore) else { continue };
             let hl = (ip.header_len as usize).min(pkt.len());
             let tcp = &pkt[hl..];
@@ -397,6 +485,56 @@ impl Kernel {
             let conn = self.conn_of_outbound(&seg);
             self.out.push_back(Outbound { at_us: at, conn, seg, opts });
         }
+    }
+
+    /// Takes what the packet socket has seen the kernel send, with the kernel's stamps.
+    fn drain_sniffer(&mut self) {
+        let mut buf = vec![0u8; 65_536];
+        loop {
+            // SAFETY: plain data; zeroed is a valid value for each.
+            let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+            let mut ctrl = [0u64; 16];
+            let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+            // SAFETY: as above.
+            let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+            msg.msg_name = (&mut sll as *mut libc::sockaddr_ll).cast();
+            msg.msg_namelen = std::mem::size_of::<libc::sockaddr_ll>() as u32;
+            msg.msg_iov = &mut iov;
+            msg.msg_iovlen = 1;
+            msg.msg_control = ctrl.as_mut_ptr().cast();
+            msg.msg_controllen = std::mem::size_of_val(&ctrl) as _;
+            // SAFETY: msg points at live buffers of the sizes it gives; the socket does not block.
+            let n = unsafe { libc::recvmsg(self.sniff.as_raw_fd(), &mut msg, 0) };
+            if n <= 0 {
+                return;
+            }
+            if sll.sll_pkttype != libc::PACKET_OUTGOING {
+                continue; // what the script injected
+            }
+            let mut stamp = None;
+            // SAFETY: the control buffer was filled by recvmsg; the CMSG macros walk it within its length.
+            unsafe {
+                let mut c = libc::CMSG_FIRSTHDR(&msg);
+                while !c.is_null() {
+                    if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                        let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
+                        stamp = Some(ts.tv_sec as i128 * 1_000_000_000 + ts.tv_nsec as i128);
+                    }
+                    c = libc::CMSG_NXTHDR(&msg, c);
+                }
+            }
+            if let Some(ns) = stamp {
+                self.sniffed.push_back((ns, buf[..n as usize].to_vec()));
+            }
+        }
+    }
+
+    /// The kernel's stamp (µs of script time) of the packet read from the TUN device: the same bytes
+    /// seen at the taps, which come first (the taps see a packet before the device queues it).
+    fn stamp_of(&mut self, pkt: &[u8]) -> Option<i64> {
+        let i = self.sniffed.iter().position(|(_, b)| b == pkt)?;
+        let (ns, _) = self.sniffed.drain(..=i).last().expect("a packet at i");
+        Some(((ns - self.t0_real_ns) / 1000) as i64)
     }
 
     /// Which connection an outbound segment belongs to; a SYN from a new port opens one (connect()).
@@ -785,6 +923,7 @@ impl Backend for Kernel {
 
     fn start(&mut self) {
         self.t0 = WallInstant::now();
+        self.t0_real_ns = realtime_ns();
     }
 }
 
