@@ -325,8 +325,8 @@ fn sniffer(dev: &str) -> std::io::Result<OwnedFd> {
 
 /// CLOCK_REALTIME in ns, the clock SO_TIMESTAMPNS stamps with.
 fn realtime_ns() -> i128 {
-    // SAFETY: ts is a valid timespec.
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: ts is a valid timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
     ts.tv_sec as i128 * 1_000_000_000 + ts.tv_nsec as i128
 }
@@ -533,7 +533,7 @@ impl Kernel {
     /// seen at the taps, which come first (the taps see a packet before the device queues it).
     fn stamp_of(&mut self, pkt: &[u8]) -> Option<i64> {
         let i = self.sniffed.iter().position(|(_, b)| b == pkt)?;
-        let (ns, _) = self.sniffed.drain(..=i).last().expect("a packet at i");
+        let (ns, _) = self.sniffed.drain(..=i).next_back().expect("a packet at i");
         Some(((ns - self.t0_real_ns) / 1000) as i64)
     }
 
