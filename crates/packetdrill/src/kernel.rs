@@ -178,7 +178,7 @@ thread_local! {
     static DEFAULT_CC: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
 }
 
-fn kernel_shell(cmd: &str, apply: bool) -> Result<(), String> {
+fn kernel_shell(cmd: &str, apply: bool, offload: &mut dyn FnMut(bool) -> Result<(), String>) -> Result<(), String> {
     for c in sysctl::commands_in_order(cmd) {
         match c? {
             Cmd::Sysctl(k, v) => {
@@ -193,9 +193,11 @@ fn kernel_shell(cmd: &str, apply: bool) -> Result<(), String> {
                     ));
                 }
             }
-            // The device offers no offloads, so the kernel segments to the MSS itself either way; the
-            // non-strict matching joins the segments as the script's super-packets.
-            Cmd::Offload(_) | Cmd::Nothing => {}
+            // TSO on the device decides whether the kernel hands it GSO packets whole (what packetdrill's
+            // sniffer then sees) or segments them first. GSO alone does not: TCP's skbs stay GSO packets
+            // whatever the device offers (`sk_setup_caps`), and a device without TSO gets their segments.
+            Cmd::Offload { tso: true, on } if apply => offload(on)?,
+            Cmd::Offload { .. } | Cmd::Nothing => {}
         }
     }
     Ok(())
@@ -203,10 +205,16 @@ fn kernel_shell(cmd: &str, apply: bool) -> Result<(), String> {
 
 fn run_inside(script: &Script, ns: &Netns) -> Verdict {
     interp::run_script(script, |script| {
+        // packetdrill's device takes checksum and TSO offload, like a typical Ethernet device (netdev.c
+        // `set_device_offload_flags`), unless the set-up turns TSO off.
+        let mut tso = true;
         for (cmd, _) in &script.setup {
-            kernel_shell(cmd, true)?;
+            kernel_shell(cmd, true, &mut |on| {
+                tso = on;
+                Ok(())
+            })?;
         }
-        let tun = tcplab_emu::tun::open(tcplab_emu::tun::DEVICE, false).map_err(|e| format!("TUN device: {e}"))?;
+        let tun = tcplab_emu::tun::open(tcplab_emu::tun::DEVICE, tso).map_err(|e| format!("TUN device: {e}"))?;
         let dev = tcplab_emu::tun::DEVICE;
         let local = format!("{}.{}.{}.{}", LOCAL_ADDR[0], LOCAL_ADDR[1], LOCAL_ADDR[2], LOCAL_ADDR[3]);
         let remote = format!("{}.{}.{}.{}", REMOTE_ADDR[0], REMOTE_ADDR[1], REMOTE_ADDR[2], REMOTE_ADDR[3]);
@@ -215,7 +223,7 @@ fn run_inside(script: &Script, ns: &Netns) -> Verdict {
         let sniff = sniffer(dev).map_err(|e| format!("the packet socket on {dev}: {e}"))?;
         let mut k = Kernel::new(tun, sniff).map_err(|e| format!("the system call thread: {e}"))?;
         k.gso_size = gso_size(script);
-        let shell: interp::Shell = Box::new(|cmd| kernel_shell(cmd, false));
+        let shell: interp::Shell = Box::new(|cmd| kernel_shell(cmd, false, &mut |_| Ok(())));
         Ok((k, shell, tcpi_names()))
     })
 }
@@ -321,6 +329,20 @@ fn sniffer(dev: &str) -> std::io::Result<OwnedFd> {
         return Err(std::io::Error::last_os_error());
     }
     Ok(fd)
+}
+
+/// `ethtool -K tun0 tso on|off` in the middle of a script: the device's offloads (TUNSETOFFLOAD: checksum
+/// always, TSO4 when on).
+fn set_tso(tun: i32, on: bool) -> Result<(), String> {
+    const TUNSETOFFLOAD: libc::c_ulong = 0x4004_54d0;
+    const TUN_F_CSUM: libc::c_ulong = 0x01;
+    const TUN_F_TSO4: libc::c_ulong = 0x02;
+    let flags = if on { TUN_F_CSUM | TUN_F_TSO4 } else { TUN_F_CSUM };
+    // SAFETY: TUNSETOFFLOAD takes the flags by value.
+    if unsafe { libc::ioctl(tun, TUNSETOFFLOAD as _, flags) } < 0 {
+        return Err(format!("TUNSETOFFLOAD: {}", std::io::Error::last_os_error()));
+    }
+    Ok(())
 }
 
 /// CLOCK_REALTIME in ns, the clock SO_TIMESTAMPNS stamps with.
@@ -918,7 +940,8 @@ impl Backend for Kernel {
     }
 
     fn shell(&mut self, cmd: &str) -> Result<(), String> {
-        kernel_shell(cmd, true)
+        let tun = self.tun.as_raw_fd();
+        kernel_shell(cmd, true, &mut |on| set_tso(tun, on))
     }
 
     fn start(&mut self) {

@@ -1,7 +1,9 @@
 //! The interpreter's rules that Google's packetdrill was measured against on this kernel (docs/packetdrill.md
 //! § packetdrill itself on this kernel), checked on the kernel backend: an inbound packet larger than
 //! `--mss` goes in as a GSO packet (its segment size is what TCP measures), the `%{ }%` blocks see
-//! SO_MEMINFO's `SK_MEMINFO_*` values, and a packet of a connection no longer under test is ignored.
+//! SO_MEMINFO's `SK_MEMINFO_*` values, a packet of a connection no longer under test is ignored, and the
+//! device takes TSO as packetdrill's does (the kernel's GSO packets are seen whole unless the script turns
+//! TSO off).
 //! Needs root and /dev/net/tun (skipped with the reason otherwise; a failure under CI=true). Off Linux
 //! the file has no tests.
 
@@ -11,7 +13,8 @@ fn main() {}
 tcplab_testkit::main!(
     a_packet_larger_than_mss_goes_in_as_gso_on_the_kernel,
     sk_meminfo_is_read_on_the_kernel,
-    an_earlier_connections_reset_is_ignored_on_the_kernel
+    an_earlier_connections_reset_is_ignored_on_the_kernel,
+    the_device_takes_tso_as_packetdrills_does
 );
 
 #[cfg(target_os = "linux")]
@@ -105,5 +108,28 @@ mod on_linux {
              +0 close(3) = 0\n{}",
             HANDSHAKE.replace("`../common/defaults.sh`\n", "").replace("    0 socket", "   +0 socket")
         )
+    }
+
+    pub fn the_device_takes_tso_as_packetdrills_does() -> Outcome {
+        can_run()?;
+        let write = format!("{HANDSHAKE}   +0 write(4, ..., 2000) = 2000\n");
+        let whole = format!("{write}   +0 > P. 1:2001(2000) ack 1\n");
+        let split = format!("{write}   +0 > . 1:1001(1000) ack 1\n   +0 > P. 1001:2001(1000) ack 1\n");
+        let r = kernel("whole.pkt", &whole);
+        assert_eq!(r.status, "pass", "{:?} at line {:?}", r.reason, r.line);
+        // One GSO packet on the device: a script that writes its segments one by one fails, as under
+        // packetdrill, at the first of them.
+        let r = kernel("split.pkt", &split);
+        assert_eq!(r.status, "fail", "the segments of a GSO packet matched one by one");
+        assert_eq!(r.line, Some(11), "{:?}", r.reason);
+        // With TSO off the kernel segments before the device: the segments match, and so does the whole
+        // packet (the matcher joins segments up to the script's packet).
+        let off =
+            |t: &str| t.replacen("`../common/defaults.sh`", "`../common/defaults.sh\nethtool -K tun0 tso off`", 1);
+        for (name, text) in [("split-off.pkt", off(&split)), ("whole-off.pkt", off(&whole))] {
+            let r = kernel(name, &text);
+            assert_eq!(r.status, "pass", "{name}: {:?} at line {:?}", r.reason, r.line);
+        }
+        Ok(())
     }
 }
