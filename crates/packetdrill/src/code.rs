@@ -59,8 +59,21 @@ pub struct Env {
     pub printed: Vec<String>,
 }
 
-/// packetdrill's Python preamble constants (`TCP_CA_*`, `TCPI_OPT_*`, `TCP_INFINITE_SSTHRESH`).
+/// packetdrill's Python preamble constants (code.c `write_symbols`: the `TCP_*` states, `TCP_CA_*`,
+/// `TCPI_OPT_*`). Not `TCP_INFINITE_SSTHRESH`: packetdrill does not define it, and the corpora's scripts
+/// that compare with it assign it themselves (`%{ TCP_INFINITE_SSTHRESH = 0x7fffffff }%`).
 pub const CONSTANTS: &[(&str, i64)] = &[
+    ("TCP_ESTABLISHED", 1),
+    ("TCP_SYN_SENT", 2),
+    ("TCP_SYN_RECV", 3),
+    ("TCP_FIN_WAIT1", 4),
+    ("TCP_FIN_WAIT2", 5),
+    ("TCP_TIME_WAIT", 6),
+    ("TCP_CLOSE", 7),
+    ("TCP_CLOSE_WAIT", 8),
+    ("TCP_LAST_ACK", 9),
+    ("TCP_LISTEN", 10),
+    ("TCP_CLOSING", 11),
     ("TCP_CA_Open", 0),
     ("TCP_CA_Disorder", 1),
     ("TCP_CA_CWR", 2),
@@ -72,7 +85,8 @@ pub const CONSTANTS: &[(&str, i64)] = &[
     ("TCPI_OPT_ECN", 8),
     ("TCPI_OPT_ECN_SEEN", 16),
     ("TCPI_OPT_SYN_DATA", 32),
-    ("TCP_INFINITE_SSTHRESH", 0x7fff_ffff),
+    ("TCPI_OPT_USEC_TS", 64),
+    ("TCPI_OPT_TFO_CHILD", 128),
     ("True", 1),
     ("False", 0),
 ];

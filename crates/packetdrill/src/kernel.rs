@@ -88,10 +88,24 @@ const TCPI: &[(&str, usize, u8)] = &[
     ("tcpi_reord_seen", 220, 4),
 ];
 
-/// The field names [`TCPI`] serves, for the check before running.
+/// The `SK_MEMINFO_*` values of SO_MEMINFO, in the kernel's order (include/uapi/linux/sock_diag.h), which
+/// packetdrill hands to every `%{ }%` block beside `tcp_info` (code.c `write_so_meminfo`).
+const SK_MEMINFO: &[&str] = &[
+    "SK_MEMINFO_RMEM_ALLOC",
+    "SK_MEMINFO_RCVBUF",
+    "SK_MEMINFO_WMEM_ALLOC",
+    "SK_MEMINFO_SNDBUF",
+    "SK_MEMINFO_FWD_ALLOC",
+    "SK_MEMINFO_WMEM_QUEUED",
+    "SK_MEMINFO_OPTMEM",
+    "SK_MEMINFO_BACKLOG",
+    "SK_MEMINFO_DROPS",
+];
+
+/// The names [`TCPI`] and [`SK_MEMINFO`] serve, for the check before running.
 fn tcpi_names() -> &'static [&'static str] {
     static NAMES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
-    NAMES.get_or_init(|| TCPI.iter().map(|(n, _, _)| *n).collect())
+    NAMES.get_or_init(|| TCPI.iter().map(|(n, _, _)| *n).chain(SK_MEMINFO.iter().copied()).collect())
 }
 
 /// Why the kernel backend cannot run here, or `None` when it can (root, Linux, /dev/net/tun).
@@ -164,7 +178,7 @@ thread_local! {
     static DEFAULT_CC: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
 }
 
-fn kernel_shell(cmd: &str, apply: bool) -> Result<(), String> {
+fn kernel_shell(cmd: &str, apply: bool, offload: &mut dyn FnMut(bool) -> Result<(), String>) -> Result<(), String> {
     for c in sysctl::commands_in_order(cmd) {
         match c? {
             Cmd::Sysctl(k, v) => {
@@ -179,9 +193,11 @@ fn kernel_shell(cmd: &str, apply: bool) -> Result<(), String> {
                     ));
                 }
             }
-            // The device offers no offloads, so the kernel segments to the MSS itself either way; the
-            // non-strict matching joins the segments as the script's super-packets.
-            Cmd::Offload(_) | Cmd::Nothing => {}
+            // TSO on the device decides whether the kernel hands it GSO packets whole (what packetdrill's
+            // sniffer then sees) or segments them first. GSO alone does not: TCP's skbs stay GSO packets
+            // whatever the device offers (`sk_setup_caps`), and a device without TSO gets their segments.
+            Cmd::Offload { tso: true, on } if apply => offload(on)?,
+            Cmd::Offload { .. } | Cmd::Nothing => {}
         }
     }
     Ok(())
@@ -189,17 +205,25 @@ fn kernel_shell(cmd: &str, apply: bool) -> Result<(), String> {
 
 fn run_inside(script: &Script, ns: &Netns) -> Verdict {
     interp::run_script(script, |script| {
+        // packetdrill's device takes checksum and TSO offload, like a typical Ethernet device (netdev.c
+        // `set_device_offload_flags`), unless the set-up turns TSO off.
+        let mut tso = true;
         for (cmd, _) in &script.setup {
-            kernel_shell(cmd, true)?;
+            kernel_shell(cmd, true, &mut |on| {
+                tso = on;
+                Ok(())
+            })?;
         }
-        let tun = tcplab_emu::tun::open(tcplab_emu::tun::DEVICE, false).map_err(|e| format!("TUN device: {e}"))?;
+        let tun = tcplab_emu::tun::open(tcplab_emu::tun::DEVICE, tso).map_err(|e| format!("TUN device: {e}"))?;
         let dev = tcplab_emu::tun::DEVICE;
         let local = format!("{}.{}.{}.{}", LOCAL_ADDR[0], LOCAL_ADDR[1], LOCAL_ADDR[2], LOCAL_ADDR[3]);
         let remote = format!("{}.{}.{}.{}", REMOTE_ADDR[0], REMOTE_ADDR[1], REMOTE_ADDR[2], REMOTE_ADDR[3]);
         ns.ip(&["addr", "add", &local, "peer", &remote, "dev", dev]).map_err(|e| e.to_string())?;
         ns.ip(&["link", "set", dev, "mtu", "1500", "up"]).map_err(|e| e.to_string())?;
-        let k = Kernel::new(tun).map_err(|e| format!("the system call thread: {e}"))?;
-        let shell: interp::Shell = Box::new(|cmd| kernel_shell(cmd, false));
+        let sniff = sniffer(dev).map_err(|e| format!("the packet socket on {dev}: {e}"))?;
+        let mut k = Kernel::new(tun, sniff).map_err(|e| format!("the system call thread: {e}"))?;
+        k.gso_size = gso_size(script);
+        let shell: interp::Shell = Box::new(|cmd| kernel_shell(cmd, false, &mut |_| Ok(())));
         Ok((k, shell, tcpi_names()))
     })
 }
@@ -218,7 +242,11 @@ struct Worker {
 
 struct Kernel {
     tun: OwnedFd,
+    /// [`sniffer`]: the outbound packets and the kernel's time of each.
+    sniff: OwnedFd,
     t0: WallInstant,
+    /// CLOCK_REALTIME (ns) read together with `t0`: the kernel's packet stamps count from it.
+    t0_real_ns: i128,
     worker: Worker,
     /// Script descriptor → kernel descriptor.
     fds: BTreeMap<i32, i32>,
@@ -228,7 +256,126 @@ struct Kernel {
     info_fd: Option<i32>,
     listening: bool,
     out: VecDeque<Outbound>,
+    /// Outbound packets the packet socket saw, with the kernel's CLOCK_REALTIME stamp (ns), not yet
+    /// read from the TUN device.
+    sniffed: VecDeque<(i128, Vec<u8>)>,
     ip_id: u16,
+    /// `--mss` (0: none): inbound packets with more payload go in as GSO packets of this segment size.
+    gso_size: u16,
+}
+
+/// A packet socket on the device that sees what the kernel sends to it, each packet stamped by the kernel
+/// as it passed the device's taps (`dev_queue_xmit_nit`; SO_TIMESTAMPNS), as packetdrill sniffs outbound
+/// packets (packet_socket_linux.c, SIOCGSTAMP): the time a packet was sent is then the kernel's, not the
+/// moment this process, woken on a busy machine, read it from the TUN device.
+fn sniffer(dev: &str) -> std::io::Result<OwnedFd> {
+    use std::os::fd::FromRawFd;
+    let name = std::ffi::CString::new(dev).expect("a device name has no NUL");
+    // SAFETY: name is a valid C string.
+    let ifindex = unsafe { libc::if_nametoindex(name.as_ptr()) };
+    if ifindex == 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let proto = (libc::ETH_P_IP as u16).to_be();
+    // SAFETY: plain socket creation.
+    let fd = unsafe {
+        libc::socket(libc::AF_PACKET, libc::SOCK_DGRAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, proto as i32)
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fd was just created and is owned from here on.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    // SAFETY: sockaddr_ll is plain data; zeroed is a valid value.
+    let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+    sll.sll_family = libc::AF_PACKET as u16;
+    sll.sll_protocol = proto;
+    sll.sll_ifindex = ifindex as i32;
+    // SAFETY: sll is a valid sockaddr_ll of the given size.
+    let r = unsafe {
+        libc::bind(
+            fd.as_raw_fd(),
+            (&sll as *const libc::sockaddr_ll).cast(),
+            std::mem::size_of::<libc::sockaddr_ll>() as u32,
+        )
+    };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // Room for a whole window's burst between two reads (root may exceed rmem_max).
+    let space: libc::c_int = 8 << 20;
+    // SAFETY: an int option.
+    unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUFFORCE,
+            (&space as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as u32,
+        )
+    };
+    let on: libc::c_int = 1;
+    // SAFETY: an int option.
+    let r = unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            (&on as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as u32,
+        )
+    };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(fd)
+}
+
+/// `ethtool -K tun0 tso on|off` in the middle of a script: the device's offloads (TUNSETOFFLOAD: checksum
+/// always, TSO4 when on).
+fn set_tso(tun: i32, on: bool) -> Result<(), String> {
+    const TUNSETOFFLOAD: libc::c_ulong = 0x4004_54d0;
+    const TUN_F_CSUM: libc::c_ulong = 0x01;
+    const TUN_F_TSO4: libc::c_ulong = 0x02;
+    let flags = if on { TUN_F_CSUM | TUN_F_TSO4 } else { TUN_F_CSUM };
+    // SAFETY: TUNSETOFFLOAD takes the flags by value.
+    if unsafe { libc::ioctl(tun, TUNSETOFFLOAD as _, flags) } < 0 {
+        return Err(format!("TUNSETOFFLOAD: {}", std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
+/// CLOCK_REALTIME in ns, the clock SO_TIMESTAMPNS stamps with.
+fn realtime_ns() -> i128 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: ts is a valid timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec as i128 * 1_000_000_000 + ts.tv_nsec as i128
+}
+
+/// The script's `--mss`: packetdrill's `linux_tun_write` gives every inbound TCP packet a virtio-net
+/// header with `gso_type` TCPV4 and `gso_size` = `--mss`, so the kernel takes a larger packet as one GSO
+/// super-packet (as GRO would have built it) and measures the peer's segment size from `gso_size`.
+fn gso_size(script: &Script) -> u16 {
+    script
+        .options
+        .iter()
+        .find(|(name, _, _)| name == "mss")
+        .and_then(|(_, v, _)| v.as_deref()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The virtio-net header in front of an inbound packet (`struct virtio_net_hdr`, legacy layout: native
+/// byte order). No checksum offload (`flags` 0): the packet carries full checksums, as packetdrill's do.
+/// A packet no larger than `gso_size` gets a plain header: the kernel ignores a GSO type on a packet
+/// that fits one segment (`virtio_net_hdr_to_skb`: "Too small packets are not really GSO ones").
+fn vnet_header(gso_size: u16, payload_len: u32) -> [u8; VNET_HDR_LEN] {
+    let mut h = [0u8; VNET_HDR_LEN];
+    if gso_size > 0 && payload_len > gso_size as u32 {
+        h[1] = tcplab_emu::tun::GSO_TCPV4;
+        h[4..6].copy_from_slice(&gso_size.to_ne_bytes());
+    }
+    h
 }
 
 fn errno_name(e: i32) -> &'static str {
@@ -277,7 +424,7 @@ fn gettid() -> i32 {
 }
 
 impl Kernel {
-    fn new(tun: OwnedFd) -> std::io::Result<Kernel> {
+    fn new(tun: OwnedFd, sniff: OwnedFd) -> std::io::Result<Kernel> {
         let (jobs, rx) = mpsc::channel::<Job>();
         let (tx, done) = mpsc::channel::<CallDone>();
         let tid = Arc::new(AtomicI32::new(0));
@@ -301,7 +448,9 @@ impl Kernel {
         }
         Ok(Kernel {
             tun,
+            sniff,
             t0: WallInstant::now(),
+            t0_real_ns: realtime_ns(),
             worker: Worker { jobs, done, tid, in_call },
             fds: BTreeMap::new(),
             conns: Vec::new(),
@@ -309,7 +458,9 @@ impl Kernel {
             info_fd: None,
             listening: false,
             out: VecDeque::new(),
+            sniffed: VecDeque::new(),
             ip_id: 1,
+            gso_size: 0,
         })
     }
 
@@ -335,6 +486,7 @@ impl Kernel {
 
     /// Reads every packet the kernel has sent so far.
     fn drain_tun(&mut self) -> bool {
+        self.drain_sniffer();
         let mut any = false;
         let mut buf = vec![0u8; 65_536 + VNET_HDR_LEN];
         loop {
@@ -343,8 +495,9 @@ impl Kernel {
             if n <= 0 {
                 return any;
             }
-            let at = self.now_us();
             let pkt = &buf[VNET_HDR_LEN.min(n as usize)..n as usize];
+            // The kernel's stamp of the same packet at the device's taps; the read time if it has none.
+            let at = self.stamp_of(pkt).unwrap_or_else(|| self.now_us());
             let Ok((ip, seg)) = codec::parse_ipv4_tcp_with(pkt, codec::Checksums::Ignore) else { continue };
             let hl = (ip.header_len as usize).min(pkt.len());
             let tcp = &pkt[hl..];
@@ -354,6 +507,56 @@ impl Kernel {
             let conn = self.conn_of_outbound(&seg);
             self.out.push_back(Outbound { at_us: at, conn, seg, opts });
         }
+    }
+
+    /// Takes what the packet socket has seen the kernel send, with the kernel's stamps.
+    fn drain_sniffer(&mut self) {
+        let mut buf = vec![0u8; 65_536];
+        loop {
+            // SAFETY: plain data; zeroed is a valid value for each.
+            let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+            let mut ctrl = [0u64; 16];
+            let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+            // SAFETY: as above.
+            let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+            msg.msg_name = (&mut sll as *mut libc::sockaddr_ll).cast();
+            msg.msg_namelen = std::mem::size_of::<libc::sockaddr_ll>() as u32;
+            msg.msg_iov = &mut iov;
+            msg.msg_iovlen = 1;
+            msg.msg_control = ctrl.as_mut_ptr().cast();
+            msg.msg_controllen = std::mem::size_of_val(&ctrl) as _;
+            // SAFETY: msg points at live buffers of the sizes it gives; the socket does not block.
+            let n = unsafe { libc::recvmsg(self.sniff.as_raw_fd(), &mut msg, 0) };
+            if n <= 0 {
+                return;
+            }
+            if sll.sll_pkttype != libc::PACKET_OUTGOING {
+                continue; // what the script injected
+            }
+            let mut stamp = None;
+            // SAFETY: the control buffer was filled by recvmsg; the CMSG macros walk it within its length.
+            unsafe {
+                let mut c = libc::CMSG_FIRSTHDR(&msg);
+                while !c.is_null() {
+                    if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                        let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
+                        stamp = Some(ts.tv_sec as i128 * 1_000_000_000 + ts.tv_nsec as i128);
+                    }
+                    c = libc::CMSG_NXTHDR(&msg, c);
+                }
+            }
+            if let Some(ns) = stamp {
+                self.sniffed.push_back((ns, buf[..n as usize].to_vec()));
+            }
+        }
+    }
+
+    /// The kernel's stamp (µs of script time) of the packet read from the TUN device: the same bytes
+    /// seen at the taps, which come first (the taps see a packet before the device queues it).
+    fn stamp_of(&mut self, pkt: &[u8]) -> Option<i64> {
+        let i = self.sniffed.iter().position(|(_, b)| b == pkt)?;
+        let (ns, _) = self.sniffed.drain(..=i).next_back().expect("a packet at i");
+        Some(((ns - self.t0_real_ns) / 1000) as i64)
     }
 
     /// Which connection an outbound segment belongs to; a SYN from a new port opens one (connect()).
@@ -375,7 +578,7 @@ impl Kernel {
     }
 
     fn write_tun(&mut self, seg: &TcpSegment) -> Result<(), String> {
-        let mut buf = vec![0u8; VNET_HDR_LEN];
+        let mut buf = vnet_header(self.gso_size, seg.payload_len).to_vec();
         self.ip_id = self.ip_id.wrapping_add(1);
         codec::emit_ipv4_tcp(seg, REMOTE_ADDR, LOCAL_ADDR, self.ip_id, PayloadFill::Zeros, &mut buf)
             .map_err(|e| format!("the inbound packet cannot be encoded: {e:?}"))?;
@@ -724,15 +927,26 @@ impl Backend for Kernel {
             };
             out.push((*name, v));
         }
+        let mut mem = [0u32; 9];
+        let mut len = std::mem::size_of_val(&mem) as u32;
+        // SAFETY: mem is valid for len bytes.
+        let r = unsafe { libc::getsockopt(fd, libc::SOL_SOCKET, libc::SO_MEMINFO, mem.as_mut_ptr().cast(), &mut len) };
+        if r < 0 {
+            return Err(format!("getsockopt SO_MEMINFO: {}", std::io::Error::last_os_error()));
+        }
+        let n = (len as usize / 4).min(SK_MEMINFO.len());
+        out.extend(SK_MEMINFO[..n].iter().zip(mem).map(|(name, v)| (*name, v as i64)));
         Ok(out)
     }
 
     fn shell(&mut self, cmd: &str) -> Result<(), String> {
-        kernel_shell(cmd, true)
+        let tun = self.tun.as_raw_fd();
+        kernel_shell(cmd, true, &mut |on| set_tso(tun, on))
     }
 
     fn start(&mut self) {
         self.t0 = WallInstant::now();
+        self.t0_real_ns = realtime_ns();
     }
 }
 

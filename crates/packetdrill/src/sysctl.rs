@@ -330,8 +330,9 @@ pub fn apply(assignment: &str, s: &mut Settings) -> Result<(), String> {
 pub enum Cmd {
     /// A sysctl by its dotted name (`net.ipv4.tcp_sack`) and value.
     Sysctl(String, String),
-    /// `ethtool -K tun0 tso|gso on|off`: segmentation offload of the device under test.
-    Offload(bool),
+    /// `ethtool -K tun0 tso|gso on|off`: segmentation offload of the device under test (`tso`: the
+    /// feature is TSO, not GSO; `on`: turned on).
+    Offload { tso: bool, on: bool },
     /// A command with nothing to do in a fresh stack (`tc ... root pfifo`, `ip tcp_metrics flush`, the
     /// restore script `set_sysctls.py` writes).
     Nothing,
@@ -377,7 +378,9 @@ pub fn parse_commands(text: &str) -> Result<Vec<Cmd>, String> {
             "ethtool" if words.len() >= 4 && words[1] == "-K" => {
                 for pair in words[3..].chunks(2) {
                     match pair {
-                        [f, v] if matches!(f.as_str(), "tso" | "gso") => out.push(Cmd::Offload(v == "on")),
+                        [f, v] if matches!(f.as_str(), "tso" | "gso") => {
+                            out.push(Cmd::Offload { tso: f == "tso", on: v == "on" })
+                        }
                         _ => return Err(format!("command `{line}`: only tso/gso on|off are modelled")),
                     }
                 }
@@ -415,7 +418,7 @@ pub fn run_commands(text: &str, s: &mut Settings) -> Result<(), String> {
             // GSO segments them (measured on 6.18 through the kernel backend: with the script's `tso off
             // gso off`, a write of 4000 or 8000 bytes leaves as 2-segment packets, PSH on each second
             // segment, as `tcp_nagle_https_client` expects). So only `on` changes the stack.
-            Cmd::Offload(on) => s.tcp.tso |= on,
+            Cmd::Offload { on, .. } => s.tcp.tso |= on,
             Cmd::Nothing => {}
         }
     }
