@@ -298,4 +298,40 @@ mod tests {
         assert!(max_len > 4 * FEW, "the heap was exercised: at most {max_len} pending");
         assert!(moved_to_heap > 10, "the heap drained and the sorted store took over again {moved_to_heap} times");
     }
+
+    /// A many-connection run's shape: a thousand timers keep the heap in use while two link directions
+    /// hand on one arrival after another. The arrivals stay in the sorted array (the heap holds timers
+    /// only), and the order is a plain binary heap's.
+    #[test]
+    fn link_heads_stay_sorted_while_timers_fill_the_heap() {
+        let mut q = EventQueue::new();
+        let mut reference = BinaryHeap::new();
+        for e in 0..1000u32 {
+            let t = Instant::from_nanos(1_000_000 + 997 * e as u64 % 200_000);
+            q.push(t, Class::Timer, e, 1);
+            reference.push(Reverse((t, Class::Timer, e, 1u64)));
+        }
+        let mut seq = [0u64; 2];
+        for dir in 0..2u32 {
+            seq[dir as usize] += 1;
+            let t = Instant::from_nanos(10 + dir as u64);
+            q.push(t, Class::Arrival, dir, seq[dir as usize]);
+            reference.push(Reverse((t, Class::Arrival, dir, seq[dir as usize])));
+        }
+        assert_eq!(q.heap.len(), 1000, "the timers moved into the heap, the link heads did not");
+        while let Some(e) = q.pop() {
+            let want = reference.pop().map(|Reverse(k)| k);
+            assert_eq!(Some((e.time, e.class, e.source, e.seq)), want);
+            // Each arrival brings the next on its direction, 1 µs later, for the first 5,000 of them.
+            if e.class == Class::Arrival && seq[e.source as usize] < 2_500 {
+                seq[e.source as usize] += 1;
+                let t = Instant::from_nanos(e.time.as_nanos() + 1_000);
+                q.push(t, Class::Arrival, e.source, seq[e.source as usize]);
+                reference.push(Reverse((t, Class::Arrival, e.source, seq[e.source as usize])));
+                assert!(q.heap.len() <= 1000, "an arrival went into the heap");
+            }
+        }
+        assert!(reference.is_empty());
+        assert_eq!(seq, [2_500, 2_500]);
+    }
 }
