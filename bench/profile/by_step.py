@@ -30,7 +30,7 @@ RULES = [
     ("RACK, SACK and recovery", r"/crates/tcp/src/(rack|recovery|ranges)\.rs|sack|Sack|Rack|rack_|Scoreboard"),
     ("statistics and probes", r"/crates/tcp/src/estats\.rs|/crates/sim/src/probe\.rs|Probe|estats"),
     ("sender: ACK processing (cwnd, RTT sampling and estimator, congestion control)",
-     r"process_ack|on_new_ack|grow_cwnd|rtt_sample|/crates/rtt/src/|/crates/tcp/src/(cwnd|congestion/|rtt|sampler)|RttEstimator"),
+     r"process_ack|ack_of_nothing|update_send_window|on_fin_acked|on_new_ack|grow_cwnd|rtt_sample|/crates/rtt/src/|/crates/tcp/src/(cwnd|congestion/|rtt|sampler)|RttEstimator"),
     ("receiver: in-order data, delayed-ACK policy, receive window",
      r"process_data|/crates/tcp/src/ack\.rs|Connection::(recv|on_ack_sent|advertise_window|recv_free|grow_window|unread|recv_buffer_limit|readable)\b"),
     ("TCP timers (deadlines, RTO restart)", r"Connection::(poll_timeout|restart_rto|set_timer|arm|disarm)\b"),

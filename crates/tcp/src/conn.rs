@@ -1333,6 +1333,22 @@ impl Connection {
             self.ack_now = true; // acknowledges something not yet sent: ACK and drop (RFC 9293 §3.10.7.4)
             return false;
         }
+        if self.ack_of_nothing(seg) {
+            // Nothing outstanding, nothing reported: of the steps below only the window update and RACK's
+            // per-ACK reset act (no SACK blocks, no new or duplicate ACK, no loss to find: RACK disarms
+            // its reordering timer and, with no data out, the loss probe), and the FIN's state change.
+            if let Some(rack) = self.rack.as_mut() {
+                rack.begin_ack();
+            }
+            self.update_send_window(seg);
+            if self.rack_on() {
+                debug_assert!(self.rack.as_ref().is_some_and(|r| r.lost_out() == 0 && r.pipe() == 0));
+                self.disarm(Timer::Reorder);
+                self.disarm(Timer::LossProbe);
+            }
+            self.on_fin_acked(now);
+            return true;
+        }
         let una_before = self.snd_una;
         let prior_in_flight = if self.pace.is_some() { self.pipe() } else { 0 };
         let prr = self.prr_on() && self.sack_ok;
@@ -1347,24 +1363,7 @@ impl Connection {
             self.detect_lost_retransmissions();
         }
         let old_wnd = self.snd_wnd;
-        let window = (seg.window as u32) << self.snd_wscale;
-        // RFC 9293 §3.10.7.4: window update from a newer segment.
-        if self.snd_wl1 < seg.seq || (self.snd_wl1 == seg.seq && self.snd_wl2 <= ack) || ack > self.snd_una {
-            self.snd_wnd = window;
-            self.snd_wl1 = seg.seq;
-            self.snd_wl2 = ack;
-            self.max_snd_wnd = self.max_snd_wnd.max(window);
-            self.st.CurRwinRcvd = window as u64;
-            self.st.MaxRwinRcvd = self.st.MaxRwinRcvd.max(window as u64);
-            if window == 0 && old_wnd != 0 {
-                self.st.ZeroRwinRcvd += 1;
-            }
-            if window > 0 {
-                self.disarm(Timer::Persist);
-                self.persist_backoff = 0;
-                self.probe_pending = false;
-            }
-        }
+        let window = self.update_send_window(seg);
         if ack > self.snd_una {
             self.on_new_ack(now, seg, sacked as u32);
         } else if ack == self.snd_una && self.snd_nxt != self.snd_una {
@@ -1425,6 +1424,50 @@ impl Connection {
         if self.pace.is_some() && ack >= una_before {
             self.after_ack_paced(now, prior_in_flight);
         }
+        self.on_fin_acked(now);
+        true
+    }
+
+    /// Whether `seg`'s acknowledgement can tell the sender nothing but the window: no data outstanding,
+    /// no SACK blocks, no ECN-Echo, no loss probe to settle, not paced, no SACK recovery's PRR to feed.
+    #[inline]
+    fn ack_of_nothing(&self, seg: &TcpSegment) -> bool {
+        self.snd_una == self.snd_nxt
+            && seg.options.sack.is_empty()
+            && self.pace.is_none()
+            && !self.rec.in_sack_recovery()
+            && !self.ecn.echoed(seg)
+            && self.rack.as_ref().is_none_or(|r| !r.tlp_outstanding())
+    }
+
+    /// RFC 9293 §3.10.7.4: the send window from a newer segment (or one that acknowledges new data).
+    /// Returns the segment's window, scaled.
+    #[inline]
+    fn update_send_window(&mut self, seg: &TcpSegment) -> u32 {
+        let (ack, old_wnd) = (seg.ack, self.snd_wnd);
+        let window = (seg.window as u32) << self.snd_wscale;
+        if self.snd_wl1 < seg.seq || (self.snd_wl1 == seg.seq && self.snd_wl2 <= ack) || ack > self.snd_una {
+            self.snd_wnd = window;
+            self.snd_wl1 = seg.seq;
+            self.snd_wl2 = ack;
+            self.max_snd_wnd = self.max_snd_wnd.max(window);
+            self.st.CurRwinRcvd = window as u64;
+            self.st.MaxRwinRcvd = self.st.MaxRwinRcvd.max(window as u64);
+            if window == 0 && old_wnd != 0 {
+                self.st.ZeroRwinRcvd += 1;
+            }
+            if window > 0 {
+                self.disarm(Timer::Persist);
+                self.persist_backoff = 0;
+                self.probe_pending = false;
+            }
+        }
+        window
+    }
+
+    /// Our FIN acknowledged: the closing states move on.
+    #[inline]
+    fn on_fin_acked(&mut self, now: Instant) {
         if self.state_fin_acked() {
             match self.state {
                 State::FinWait1 => self.state = State::FinWait2,
@@ -1436,7 +1479,6 @@ impl Connection {
                 _ => {}
             }
         }
-        true
     }
 
     fn state_fin_acked(&self) -> bool {
