@@ -104,8 +104,7 @@ fn reno_shares_by_the_power_of_the_rtt_ratio_its_loss_episodes_give() {
     // topology.md § RTT fairness), so k = 2 - ln(λ_short/λ_long)/ln(RTT_long/RTT_short).
     let p = run(&scenario(shipped("rtt-fairness"), &[]));
     assert_eq!((p.flows[0].base_rtt_ms, p.flows[1].base_rtt_ms), (20.0, 80.0));
-    let senders: Vec<_> =
-        p.connections.iter().filter(|c| c.side == "client").map(common::estats).collect();
+    let senders: Vec<_> = p.connections.iter().filter(|c| c.side == "client").map(common::estats).collect();
     let (short, long) = (&senders[0], &senders[1]);
     assert_eq!((short.MinRTT, long.MinRTT), (20.0, 80.0), "the senders in flow order");
     let mean_rtt = |e: &tcplab_tcp::Estats| e.SumRTT / e.CountRTT as f64;
