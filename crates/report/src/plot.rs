@@ -445,16 +445,12 @@ where
         None => tick(*x, x_step),
     };
     let y_step = (y1 - y0) / 10.0;
+    let fmt_y = move |y: &f64| tick(*y, y_step);
     // A count over a short range (classic/txqueuelen's DupAcksIn, 1 at every point) is labelled at whole
-    // numbers only: ticks at 0.1, 0.2 … would claim fractions a counter never takes.
-    let whole = y1 - y0 <= 10.0 && c.lines.iter().flat_map(|l| &l.points).all(|p| p.1.fract() == 0.0);
-    let fmt_y = move |y: &f64| {
-        if whole && (y - y.round()).abs() > 1e-9 {
-            String::new()
-        } else {
-            tick(*y, y_step)
-        }
-    };
+    // numbers only: ticks at 0.1, 0.2 … would claim fractions a counter never takes. (Not on an axis whose
+    // range the chart sets: a CDF's fractions.)
+    let whole =
+        c.y_range.is_none() && y1 - y0 <= 10.0 && c.lines.iter().flat_map(|l| &l.points).all(|p| p.1.fract() == 0.0);
     let mut mesh = chart.configure_mesh();
     mesh.x_desc(c.x_label.as_str())
         .y_desc(c.y_label.as_str())
@@ -466,6 +462,9 @@ where
         .y_label_formatter(&fmt_y);
     if let Some(cats) = &c.x_categories {
         mesh.x_labels(cats.len() * 2 + 1);
+    }
+    if whole {
+        mesh.y_labels((y1 - y0).floor() as usize + 1);
     }
     mesh.draw().map_err(err)?;
     if let Some((a, b)) = c.band.as_ref().map(|(a, b, _)| (a.max(x0), b.min(x1))).filter(|(a, b)| a < b) {
