@@ -446,6 +446,11 @@ where
     };
     let y_step = (y1 - y0) / 10.0;
     let fmt_y = move |y: &f64| tick(*y, y_step);
+    // A count over a short range (classic/txqueuelen's DupAcksIn, 1 at every point) is labelled at whole
+    // numbers only: ticks at 0.1, 0.2 … would claim fractions a counter never takes. (Not on an axis whose
+    // range the chart sets: a CDF's fractions.)
+    let whole =
+        c.y_range.is_none() && y1 - y0 <= 10.0 && c.lines.iter().flat_map(|l| &l.points).all(|p| p.1.fract() == 0.0);
     let mut mesh = chart.configure_mesh();
     mesh.x_desc(c.x_label.as_str())
         .y_desc(c.y_label.as_str())
@@ -457,6 +462,9 @@ where
         .y_label_formatter(&fmt_y);
     if let Some(cats) = &c.x_categories {
         mesh.x_labels(cats.len() * 2 + 1);
+    }
+    if whole {
+        mesh.y_labels((y1 - y0).floor() as usize + 1);
     }
     mesh.draw().map_err(err)?;
     if let Some((a, b)) = c.band.as_ref().map(|(a, b, _)| (a.max(x0), b.min(x1))).filter(|(a, b)| a < b) {
@@ -1155,8 +1163,9 @@ pub fn scenario_charts(doc: &Value, notes: &mut Vec<String>) -> Vec<(String, Cha
 }
 
 /// The scenario's `[[published]]` series of metric `y` against `x`, each a line of crosses (in the plot's
-/// unit, `scale` from the metric's own; in the colour of the lab's line of the same `lines` value): figures at x values the run has no point for are drawn too, on a
-/// numeric axis; on a categorical one only where a category matches.
+/// unit, `scale` from the metric's own; in the colour of the lab's line its `where` picks): figures at x
+/// values the run has no point for are drawn too, on a numeric axis; on a categorical one only where a
+/// category matches. A single figure without `x` is a cross at every x of its lab line.
 fn published_lines(doc: &Value, x: &str, y: &str, scale: f64, chart: &Chart) -> Vec<Line> {
     let cats = chart.x_categories.as_deref();
     use tcplab_lab::published::{factor, PublishedSeries};
@@ -1185,6 +1194,21 @@ fn published_lines(doc: &Value, x: &str, y: &str, scale: f64, chart: &Chart) -> 
         });
         if !points.is_empty() {
             let upright = first_source.as_ref() != Some(&s.source);
+            out.push(Line { label: s.name(), points, published: true, colour_of, upright, ..Line::default() });
+        }
+    }
+    // A figure the source gives for every point (no `x`: classic/txqueuelen's steady ~941 Mbit/s, the RDP
+    // report's worst SmoothedRTT of five transfers, which names no transfer) is compared at every point (the
+    // table's and the JSON's rows): a cross at each x of the lab's line it goes with.
+    for s in series.iter().filter(|s| s.metric == y && s.x.is_none() && s.y_values.len() == 1) {
+        let level = s.y_values[0] * factor(y, &s.unit) * scale;
+        let colour_of = chart.lines.iter().position(|l| {
+            !l.published && l.markers && l.at.iter().all(|(k, v)| s.at.get(k).is_none_or(|w| label(w) == label(v)))
+        });
+        let points: Vec<(f64, f64)> =
+            colour_of.map(|k| chart.lines[k].points.iter().map(|p| (p.0, level)).collect()).unwrap_or_default();
+        if !points.is_empty() {
+            let upright = first_source.as_ref().is_some_and(|f| *f != s.source);
             out.push(Line { label: s.name(), points, published: true, colour_of, upright, ..Line::default() });
         }
     }

@@ -112,3 +112,51 @@ fn colour_of_names_the_colour_the_line_got_not_the_palettes_entry_at_its_index()
     assert_eq!(col[1], col[0]);
     assert_eq!(col[3], col[2]);
 }
+
+#[test]
+fn a_figure_without_x_is_a_cross_at_every_x_of_its_lab_line_in_its_colour() {
+    // classic/rdp-rtt-feedback-random's ~35 s (the worst of five transfers, which names none) and
+    // classic/txqueuelen's ~941 Mbit/s were not drawn at all.
+    let c = chart(&doc(json!([{"source": "a report", "year": 1986, "label": "worst", "metric": "transactions_per_s",
+                               "unit": "trans/s", "y_values": [35.0],
+                               "where": {"client.stack": "linux-2.4", "server.stack": "linux-2.2"}}])));
+    let level = c.lines.iter().position(|l| l.label == "a report (1986): worst").expect("drawn");
+    let l = &c.lines[level];
+    assert!(l.published);
+    assert_eq!(l.points, [(0.0, 35.0), (1.0, 35.0), (2.0, 35.0)], "at every point it is compared with");
+    let lab = c.lines.iter().position(|l| l.label == "server stack = linux-2.2, client stack = linux-2.4").unwrap();
+    assert_eq!(colours(&c)[level], colours(&c)[lab]);
+    let svg = draw(&c).unwrap();
+    assert!(svg.contains("a report (1986): worst"), "named in the legend");
+}
+
+/// The texts of an SVG's `<text>` elements.
+fn texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| Some(t.split_once('>')?.1.split_once("</text>")?.0.trim().to_string()))
+        .collect()
+}
+
+#[test]
+fn a_count_over_a_short_range_is_labelled_at_whole_numbers_only() {
+    // classic/txqueuelen's DupAcksIn is 1 at every point: its axis read 0, 0.1, 0.2 … 1.
+    let flat =
+        Line { label: "DupAcksIn".into(), points: vec![(10.0, 1.0), (2000.0, 1.0)], markers: true, ..Line::default() };
+    let c = Chart {
+        title: "t".into(),
+        x_label: "x".into(),
+        y_label: "DupAcksIn".into(),
+        lines: vec![flat.clone()],
+        ..Chart::default()
+    };
+    let t = texts(&draw(&c).unwrap());
+    assert!(t.iter().any(|s| s == "1") && t.iter().any(|s| s == "0"), "{t:?}");
+    assert!(!t.iter().any(|s| s.starts_with("0.")), "no fractional tick on a count: {t:?}");
+    // A quantity that takes fractions keeps its fractional ticks.
+    let mut frac = flat;
+    frac.points[1].1 = 0.5;
+    let c = Chart { lines: vec![frac], ..c };
+    let t = texts(&draw(&c).unwrap());
+    assert!(t.iter().any(|s| s.starts_with("0.")), "{t:?}");
+}
