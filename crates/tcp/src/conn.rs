@@ -1456,8 +1456,7 @@ impl Connection {
         if !self.cfg.too_old_ack_challenged || ack.diff(self.snd_una) >= 0 {
             return false;
         }
-        let bytes_acked =
-            self.st.ThruOctetsAcked + self.active_open as u64 + self.state_fin_acked() as u64;
+        let bytes_acked = self.st.ThruOctetsAcked + self.active_open as u64 + self.state_fin_acked() as u64;
         let bound = (self.max_snd_wnd as u64).min(bytes_acked);
         self.snd_una.diff(ack) as u64 > bound
     }
