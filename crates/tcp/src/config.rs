@@ -530,6 +530,17 @@ pub struct TcpConfig {
     /// duplicates. Default `rfc5681`.
     #[serde(skip_serializing_if = "DupAcksIn::is_rfc5681")]
     pub dup_acks_in: DupAcksIn,
+    /// An ACK more than min(largest window the peer offered, bytes acknowledged so far) below SND.UNA is
+    /// answered with a challenge ACK and its segment dropped, data, FIN and timestamp with it: the
+    /// blind data injection mitigation of RFC 5961 §5.2 with Linux 6.7's bound (commit 3d501dd326fb,
+    /// "tcp: do not accept ACK for bytes we never sent", in `tcp_ack`: `max_window` becomes
+    /// min(`tp->max_window`, `tp->bytes_acked`), so a connection that has had nothing acknowledged
+    /// accepts no ACK below SND.UNA at all; `bytes_acked` counts an active open's SYN, not a passive
+    /// open's). Not modelled: `tcp_send_challenge_ack`'s rate limits, and Linux's header-prediction
+    /// fast path, which takes in-order data without this check. Off = an ACK below SND.UNA is ignored
+    /// and the segment processed (RFC 9293 §3.10.7.4). Default off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub too_old_ack_challenged: bool,
 }
 
 fn is_200(n: &u32) -> bool {
@@ -612,6 +623,7 @@ pub const OMITTED_AT_DEFAULT: &[(&str, &str)] = &[
     ("rcv_ssthresh_from_initial_window", "false"),
     ("grow_window_out_of_order", "false"),
     ("dup_acks_in", "\"rfc5681\""),
+    ("too_old_ack_challenged", "false"),
 ];
 
 impl Default for TcpConfig {
@@ -704,6 +716,7 @@ impl Default for TcpConfig {
             rcv_ssthresh_from_initial_window: false,
             grow_window_out_of_order: false,
             dup_acks_in: DupAcksIn::Rfc5681,
+            too_old_ack_challenged: false,
         }
     }
 }
@@ -1015,6 +1028,7 @@ mod tests {
             rcv_ssthresh_from_initial_window: true,
             grow_window_out_of_order: true,
             dup_acks_in: DupAcksIn::Web100,
+            too_old_ack_challenged: true,
             ..TcpConfig::default()
         };
         let serialized = toml::Value::try_from(all).unwrap();

@@ -333,6 +333,8 @@ pub struct Connection {
     ecn: EcnState,
     rng: Xoshiro256PlusPlus,
     st: Estats,
+    /// This end sent the first SYN: its SYN counts in the bytes acknowledged (`too_old_ack_challenged`).
+    active_open: bool,
     /// A reset to send: after an abort, or in answer to a segment (RFC 9293 §3.10.7.1, §3.10.7.3).
     rst: Option<TcpSegment>,
     /// Why the connection ended abnormally, once it did.
@@ -452,6 +454,7 @@ impl Connection {
             ecn: EcnState::default(),
             rng: Xoshiro256PlusPlus::seed_from_u64(iss.0 as u64),
             st: Estats::default(),
+            active_open: false,
             rst: None,
             error: None,
             read_closed: false,
@@ -464,6 +467,7 @@ impl Connection {
     pub fn connect(cfg: impl Into<Arc<TcpConfig>>, local_port: u16, remote_port: u16, iss: u32) -> Self {
         let mut c = Connection::new(cfg.into(), local_port, remote_port, iss, State::SynSent);
         c.rcv_wscale = c.wscale_for_buffer();
+        c.active_open = true;
         c
     }
 
@@ -1192,7 +1196,8 @@ impl Connection {
         // RFC 7323 §4.3: TS.Recent from a segment that covers Last.ACK.sent (`ts_recent_needs_valid_ack`:
         // and whose ACK is not beyond SND.NXT).
         if let (true, Some(ts)) = (self.ts_ok, seg.options.timestamps) {
-            let ack_valid = !self.cfg.ts_recent_needs_valid_ack || seg.ack.diff(self.snd_nxt) <= 0;
+            let ack_valid =
+                (!self.cfg.ts_recent_needs_valid_ack || seg.ack.diff(self.snd_nxt) <= 0) && !self.too_old_ack(seg.ack);
             if seg.seq <= self.last_ack_sent && ack_valid {
                 self.ts_recent = ts.tsval;
             }
@@ -1333,6 +1338,10 @@ impl Connection {
             self.ack_now = true; // acknowledges something not yet sent: ACK and drop (RFC 9293 §3.10.7.4)
             return false;
         }
+        if self.too_old_ack(ack) {
+            self.ack_now = true; // the challenge ACK (RFC 5961 §5.2)
+            return false;
+        }
         if self.ack_of_nothing(seg) {
             // Nothing outstanding, nothing reported: of the steps below only the window update and RACK's
             // per-ACK reset act (no SACK blocks, no new or duplicate ACK, no loss to find: RACK disarms
@@ -1438,6 +1447,18 @@ impl Connection {
             && !self.rec.in_sack_recovery()
             && !self.ecn.echoed(seg)
             && self.rack.as_ref().is_none_or(|r| !r.tlp_outstanding())
+    }
+
+    /// `too_old_ack_challenged`: `ack` lies more than min(max window, bytes acknowledged) below SND.UNA
+    /// (Linux `tcp_ack`, where `bytes_acked` counts sequence space: the SYN of an active open, data, FIN).
+    #[inline]
+    fn too_old_ack(&self, ack: SeqNumber) -> bool {
+        if !self.cfg.too_old_ack_challenged || ack.diff(self.snd_una) >= 0 {
+            return false;
+        }
+        let bytes_acked = self.st.ThruOctetsAcked + self.active_open as u64 + self.state_fin_acked() as u64;
+        let bound = (self.max_snd_wnd as u64).min(bytes_acked);
+        self.snd_una.diff(ack) as u64 > bound
     }
 
     /// RFC 9293 §3.10.7.4: the send window from a newer segment (or one that acknowledges new data).

@@ -109,6 +109,7 @@ impl TcpConfig {
                 rcv_mss_estimate_from_536: true,
                 rcv_ssthresh_from_initial_window: true,
                 grow_window_out_of_order: true,
+                too_old_ack_challenged: true,
                 ..rfc.clone()
             }),
             "linux-2.4" => Some(TcpConfig {

@@ -66,6 +66,7 @@ mod linux_rack_dsack;
 mod linux_rcv_space;
 mod linux_recovery_reentry;
 mod linux_sack_flush;
+mod linux_too_old_ack;
 mod loss;
 mod pacing;
 mod pair;
