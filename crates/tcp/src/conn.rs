@@ -1136,6 +1136,10 @@ impl Connection {
     }
 
     fn on_segment_synchronized(&mut self, now: Instant, seg: &TcpSegment) {
+        if self.in_order_data_predicted(seg) {
+            self.on_in_order_data(now, seg);
+            return;
+        }
         let mut seq = seg.seq;
         if seg.flags.syn() {
             if self.state == State::SynReceived && seg.seq == self.irs && !seg.flags.ack() {
@@ -1248,6 +1252,48 @@ impl Connection {
         self.consume_fin(now);
     }
 
+    /// Header prediction (Linux `tcp_rcv_established`'s fast path, after Van Jacobson): in ESTABLISHED, a
+    /// segment whose data starts at RCV.NXT and ends inside the advertised window, with ACK and no SYN,
+    /// RST or FIN, a timestamp that passes PAWS, no out-of-order data queued, and an acknowledgement that
+    /// can tell the sender nothing but the window ([`Self::ack_of_nothing`]). For such a segment the steps
+    /// of [`Self::on_segment_synchronized`] that [`Self::on_in_order_data`] leaves out all provably do
+    /// nothing: it is acceptable, needs no RST or SYN handling, and its ACK is not beyond SND.NXT.
+    #[inline]
+    fn in_order_data_predicted(&self, seg: &TcpSegment) -> bool {
+        #[cfg(test)]
+        if crate::tests::slow_path_only() {
+            return false;
+        }
+        let unexpected = TcpFlags(TcpFlags::SYN.0 | TcpFlags::RST.0 | TcpFlags::FIN.0);
+        self.state == State::Established
+            && seg.payload_len > 0
+            && seg.seq == self.rcv_nxt
+            && seg.seq + seg.payload_len <= self.rcv_adv
+            && seg.flags.ack()
+            && (seg.flags.0 & unexpected.0) == 0
+            && (!self.ts_ok
+                || seg.options.timestamps.is_some_and(|ts| (ts.tsval.wrapping_sub(self.ts_recent) as i32) >= 0))
+            && self.ooo.is_empty()
+            && seg.ack.diff(self.snd_nxt) <= 0
+            && self.ack_of_nothing(seg)
+    }
+
+    /// The predicted segment's processing: what [`Self::on_segment_synchronized`] does for it, in the same
+    /// order (TS.Recent, the acknowledgement, the data, a FIN that waited for this data).
+    fn on_in_order_data(&mut self, now: Instant, seg: &TcpSegment) {
+        #[cfg(test)]
+        crate::tests::note_predicted();
+        if let (true, Some(ts)) = (self.ts_ok, seg.options.timestamps) {
+            let ack_valid = !self.cfg.ts_recent_needs_valid_ack || seg.ack.diff(self.snd_nxt) <= 0;
+            if seg.seq <= self.last_ack_sent && ack_valid {
+                self.ts_recent = ts.tsval;
+            }
+        }
+        self.on_ack_of_nothing(now, seg);
+        self.process_data(now, seg);
+        self.consume_fin(now);
+    }
+
     /// Linux `tcp_rcv_state_process` (TCPAbortOnData): in FIN-WAIT-1/2, new data for an application that
     /// reads no more resets the connection. True when it did.
     #[cold]
@@ -1343,19 +1389,7 @@ impl Connection {
             return false;
         }
         if self.ack_of_nothing(seg) {
-            // Nothing outstanding, nothing reported: of the steps below only the window update and RACK's
-            // per-ACK reset act (no SACK blocks, no new or duplicate ACK, no loss to find: RACK disarms
-            // its reordering timer and, with no data out, the loss probe), and the FIN's state change.
-            if let Some(rack) = self.rack.as_mut() {
-                rack.begin_ack();
-            }
-            self.update_send_window(seg);
-            if self.rack_on() {
-                debug_assert!(self.rack.as_ref().is_some_and(|r| r.lost_out() == 0 && r.pipe() == 0));
-                self.disarm(Timer::Reorder);
-                self.disarm(Timer::LossProbe);
-            }
-            self.on_fin_acked(now);
+            self.on_ack_of_nothing(now, seg);
             return true;
         }
         let una_before = self.snd_una;
@@ -1435,6 +1469,23 @@ impl Connection {
         }
         self.on_fin_acked(now);
         true
+    }
+
+    /// Nothing outstanding, nothing reported: of the steps of [`Self::process_ack`] only the window update
+    /// and RACK's per-ACK reset act (no SACK blocks, no new or duplicate ACK, no loss to find: RACK disarms
+    /// its reordering timer and, with no data out, the loss probe), and the FIN's state change.
+    #[inline]
+    fn on_ack_of_nothing(&mut self, now: Instant, seg: &TcpSegment) {
+        if let Some(rack) = self.rack.as_mut() {
+            rack.begin_ack();
+        }
+        self.update_send_window(seg);
+        if self.rack_on() {
+            debug_assert!(self.rack.as_ref().is_some_and(|r| r.lost_out() == 0 && r.pipe() == 0));
+            self.disarm(Timer::Reorder);
+            self.disarm(Timer::LossProbe);
+        }
+        self.on_fin_acked(now);
     }
 
     /// Whether `seg`'s acknowledgement can tell the sender nothing but the window: no data outstanding,

@@ -25,6 +25,8 @@ use tcplab_wire::{SackBlock, SackBlocks, SeqNumber, TcpFlags, TcpOptions, TcpSeg
 
 use crate::{Connection, State, TcpConfig, TxRoom};
 
+pub(crate) use fast_path::{note_predicted, slow_path_only};
+
 // ------------------------------------------------------------------------------------------------
 // Macros (defined before the submodules so that they are in scope there).
 // ------------------------------------------------------------------------------------------------
@@ -55,6 +57,7 @@ macro_rules! recv_nothing {
 mod close;
 mod data;
 mod ecn;
+mod fast_path;
 mod flow;
 mod fuzz;
 mod handshake;

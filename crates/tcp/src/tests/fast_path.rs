@@ -1,0 +1,85 @@
+//! The receiver's header prediction (`Connection::in_order_data_predicted`) is an optimisation only: the
+//! same run with it switched off (the slow path, which is the definition) must send the same segments at
+//! the same times and end with the same counters on both sides.
+
+use std::cell::Cell;
+
+use super::pair::{Fate, Pair, Side};
+use super::{cfg, cfg_no_ts, dur_ms};
+use crate::TcpConfig;
+
+thread_local! {
+    static SLOW_PATH_ONLY: Cell<bool> = const { Cell::new(false) };
+    static PREDICTED: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Whether this test thread switched header prediction off.
+pub(crate) fn slow_path_only() -> bool {
+    SLOW_PATH_ONLY.with(Cell::get)
+}
+
+/// Counts a segment the fast path took (so the test can tell that it ran).
+pub(crate) fn note_predicted() {
+    PREDICTED.with(|c| c.set(c.get() + 1));
+}
+
+/// Everything observable of one run: every transmission (time, sender, segment, fate), what each
+/// application read, both sides' final counters and state.
+fn run(cfg: &TcpConfig, slow_only: bool) -> (String, u64) {
+    SLOW_PATH_ONLY.with(|c| c.set(slow_only));
+    PREDICTED.with(|c| c.set(0));
+    let mut p = Pair::new(cfg.clone(), cfg.clone(), dur_ms(10));
+    // Drops (one segment in 29 from the client, one in 41 from the server) and a late segment now and
+    // then, so that SACK recovery, out-of-order queues and hole-filling segments alternate with long
+    // in-order stretches; the server sends a little data too, so some data segments also carry acknowledgements of news.
+    let mut n = [0u32; 2];
+    p.set_filter(move |side, seg| {
+        if seg.payload_len == 0 {
+            return Fate::Deliver;
+        }
+        let i = side as usize;
+        n[i] += 1;
+        match (side, n[i]) {
+            (Side::Client, k) if k % 29 == 0 => Fate::Drop,
+            (Side::Server, k) if k % 41 == 0 => Fate::Drop,
+            (_, k) if k % 17 == 0 => Fate::Delay(dur_ms(3)),
+            _ => Fate::Deliver,
+        }
+    });
+    p.establish();
+    p.to_write = [3_000_000, 40_000];
+    p.close_when_written = [true, false];
+    // The client reads the server's data only after a while: the window it advertises then opens on
+    // segments the server predicts, whose window update must not be lost.
+    p.auto_read[0] = false;
+    p.run_until(tcplab_units::Instant::ZERO + dur_ms(300));
+    p.auto_read[0] = true;
+    p.run_until(tcplab_units::Instant::ZERO + dur_ms(20_000));
+    let mut out = String::new();
+    for s in &p.trace {
+        out += &format!("{:?} {:?} {:?} {:?}\n", s.at, s.from, s.fate, s.seg);
+    }
+    out += &format!("read {:?}\n", p.read);
+    for c in [&p.client, &p.server] {
+        out += &format!("{:?} {:?}\n", c.state(), c.estats());
+    }
+    let predicted = PREDICTED.with(Cell::get);
+    SLOW_PATH_ONLY.with(|c| c.set(false));
+    (out, predicted)
+}
+
+#[test]
+fn header_prediction_matches_the_slow_path() {
+    // Not `linux`: its TSQ makes every connection paced, and a paced ACK is never predicted.
+    for (name, cfg) in [("default", cfg()), ("no timestamps", cfg_no_ts())] {
+        let (fast, predicted) = run(&cfg, false);
+        let (slow, never) = run(&cfg, true);
+        assert_eq!(never, 0, "{name}: the switch turns the fast path off");
+        assert!(predicted > 1000, "{name}: only {predicted} segments took the fast path");
+        assert!(fast.contains("read [40000, 3000000]"), "{name}: the transfer did not finish:\n{fast}");
+        if fast != slow {
+            let line = fast.lines().zip(slow.lines()).position(|(a, b)| a != b);
+            panic!("{name}: the runs differ first at line {line:?}");
+        }
+    }
+}
