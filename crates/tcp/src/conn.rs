@@ -1255,7 +1255,8 @@ impl Connection {
     /// Header prediction (Linux `tcp_rcv_established`'s fast path, after Van Jacobson): in ESTABLISHED, a
     /// segment whose data starts at RCV.NXT and ends inside the advertised window, with ACK and no SYN,
     /// RST or FIN, a timestamp that passes PAWS, no out-of-order data queued, and an acknowledgement that
-    /// can tell the sender nothing but the window ([`Self::ack_of_nothing`]). For such a segment the steps
+    /// is not too old (`too_old_ack_challenged`: the slow path drops such a segment) and can tell the sender
+    /// nothing but the window ([`Self::ack_of_nothing`]). For such a segment the steps
     /// of [`Self::on_segment_synchronized`] that [`Self::on_in_order_data`] leaves out all provably do
     /// nothing: it is acceptable, needs no RST or SYN handling, and its ACK is not beyond SND.NXT.
     #[inline]
@@ -1275,6 +1276,7 @@ impl Connection {
                 || seg.options.timestamps.is_some_and(|ts| (ts.tsval.wrapping_sub(self.ts_recent) as i32) >= 0))
             && self.ooo.is_empty()
             && seg.ack.diff(self.snd_nxt) <= 0
+            && !self.too_old_ack(seg.ack)
             && self.ack_of_nothing(seg)
     }
 
