@@ -530,6 +530,16 @@ pub struct TcpConfig {
     /// duplicates. Default `rfc5681`.
     #[serde(skip_serializing_if = "DupAcksIn::is_rfc5681")]
     pub dup_acks_in: DupAcksIn,
+    /// F-RTO, the SACK-enhanced detection of spurious retransmission timeouts (RFC 5682 §3, as Linux runs
+    /// it with `net.ipv4.tcp_frto` = 2: `tcp_enter_loss` arms it unless the timeout interrupts a fast
+    /// recovery, `tcp_process_loss` decides). After the timeout's retransmission, the first ACK that
+    /// advances SND.UNA sends new data instead of more retransmissions (step 2.b); an ACK of data that
+    /// was never retransmitted then shows the timeout spurious and `tcp_try_undo_loss` restores cwnd and
+    /// ssthresh (step 3.b, counted in CongOverCount); a duplicate or SACKing ACK means the loss was real
+    /// and recovery goes on as without F-RTO (step 3.a). Newly SACKed original data is not taken as
+    /// proof of a spurious timeout here, only cumulatively acknowledged data. Default off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub frto: bool,
 }
 
 fn is_200(n: &u32) -> bool {
@@ -612,6 +622,7 @@ pub const OMITTED_AT_DEFAULT: &[(&str, &str)] = &[
     ("rcv_ssthresh_from_initial_window", "false"),
     ("grow_window_out_of_order", "false"),
     ("dup_acks_in", "\"rfc5681\""),
+    ("frto", "false"),
 ];
 
 impl Default for TcpConfig {
@@ -704,6 +715,7 @@ impl Default for TcpConfig {
             rcv_ssthresh_from_initial_window: false,
             grow_window_out_of_order: false,
             dup_acks_in: DupAcksIn::Rfc5681,
+            frto: false,
         }
     }
 }
@@ -1015,6 +1027,7 @@ mod tests {
             rcv_ssthresh_from_initial_window: true,
             grow_window_out_of_order: true,
             dup_acks_in: DupAcksIn::Web100,
+            frto: true,
             ..TcpConfig::default()
         };
         let serialized = toml::Value::try_from(all).unwrap();

@@ -109,6 +109,8 @@ impl TcpConfig {
                 rcv_mss_estimate_from_536: true,
                 rcv_ssthresh_from_initial_window: true,
                 grow_window_out_of_order: true,
+                // net.ipv4.tcp_frto = 2 (the default since 2.6.24): SACK-enhanced F-RTO, RFC 5682 §3.
+                frto: true,
                 ..rfc.clone()
             }),
             "linux-2.4" => Some(TcpConfig {
