@@ -257,8 +257,12 @@ pub const SYSCTLS: &[Sysctl] = &[
     },
     Sysctl {
         name: "tcp_frto",
-        effect: "accepted, no effect: F-RTO (RFC 5682) is not modelled; a script whose outcome depends on it fails",
-        apply: |v, _| int(v).map(|_| ()),
+        effect: "`frto`: 0 off, any other value on (since Linux 3.10 every nonzero value is RFC 5682's \
+                 SACK-enhanced F-RTO)",
+        apply: |v, s| {
+            s.tcp.frto = int(v)? != 0;
+            Ok(())
+        },
     },
     Sysctl {
         name: "tcp_mtu_probing",

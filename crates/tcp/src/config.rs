@@ -541,6 +541,16 @@ pub struct TcpConfig {
     /// and the segment processed (RFC 9293 §3.10.7.4). Default off.
     #[serde(skip_serializing_if = "is_false")]
     pub too_old_ack_challenged: bool,
+    /// F-RTO, the SACK-enhanced detection of spurious retransmission timeouts (RFC 5682 §3, as Linux runs
+    /// it with `net.ipv4.tcp_frto` = 2: `tcp_enter_loss` arms it unless the timeout interrupts a fast
+    /// recovery, `tcp_process_loss` decides). After the timeout's retransmission, the first ACK that
+    /// advances SND.UNA sends new data instead of more retransmissions (step 2.b); an ACK of data that
+    /// was never retransmitted then shows the timeout spurious and `tcp_try_undo_loss` restores cwnd and
+    /// ssthresh (step 3.b, counted in CongOverCount); a duplicate or SACKing ACK means the loss was real
+    /// and recovery goes on as without F-RTO (step 3.a). Newly SACKed original data is not taken as
+    /// proof of a spurious timeout here, only cumulatively acknowledged data. Default off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub frto: bool,
 }
 
 fn is_200(n: &u32) -> bool {
@@ -624,6 +634,7 @@ pub const OMITTED_AT_DEFAULT: &[(&str, &str)] = &[
     ("grow_window_out_of_order", "false"),
     ("dup_acks_in", "\"rfc5681\""),
     ("too_old_ack_challenged", "false"),
+    ("frto", "false"),
 ];
 
 impl Default for TcpConfig {
@@ -717,6 +728,7 @@ impl Default for TcpConfig {
             grow_window_out_of_order: false,
             dup_acks_in: DupAcksIn::Rfc5681,
             too_old_ack_challenged: false,
+            frto: false,
         }
     }
 }
@@ -1029,6 +1041,7 @@ mod tests {
             grow_window_out_of_order: true,
             dup_acks_in: DupAcksIn::Web100,
             too_old_ack_challenged: true,
+            frto: true,
             ..TcpConfig::default()
         };
         let serialized = toml::Value::try_from(all).unwrap();

@@ -20,7 +20,7 @@ use crate::estats::PacedEstats;
 use crate::pacing::Pace;
 use crate::rack::Rack;
 use crate::ranges::RangeSet;
-use crate::recovery::{AckVerdict, NextSeg, Phase, Recovery, Snd};
+use crate::recovery::{AckVerdict, FrtoVerdict, NextSeg, Phase, Recovery, Snd};
 use crate::rtt::RttEstimator;
 use crate::sampler::DeliveryRate;
 use crate::sampler::RttSampler;
@@ -893,8 +893,11 @@ impl Connection {
         let flight = self.snd_nxt - self.snd_una - sacked;
         let flight = self.reduction_base(flight);
         self.cwnd.on_congestion_event(now, CongestionEvent::Timeout { first }, flight, self.smss);
+        // Linux `tcp_enter_loss`: F-RTO unless the timeout interrupts a fast recovery (RFC 5682 §3.2 keeps
+        // it for a repeated timeout of the same segment).
+        let frto = self.cfg.frto && (self.rec.open_or_cwr() || !first);
         let s = self.snd();
-        self.rec.on_timeout(s, self.cfg.keep_sack_on_rto);
+        self.rec.on_timeout(s, self.cfg.keep_sack_on_rto, frto);
         if let Some(rack) = self.rack.as_mut() {
             let newly = rack.on_rto();
             if let Some(rate) = self.rate.as_mut() {
@@ -1409,6 +1412,9 @@ impl Connection {
         }
         let old_wnd = self.snd_wnd;
         let window = self.update_send_window(seg);
+        if self.cfg.frto && self.rec.after_rto() {
+            self.frto_on_ack(seg, new_sack);
+        }
         if ack > self.snd_una {
             self.on_new_ack(now, seg, sacked as u32);
         } else if ack == self.snd_una && self.snd_nxt != self.snd_una {
@@ -1943,6 +1949,23 @@ impl Connection {
         if self.cfg.lost_retransmit_detection && !self.rack_on() {
             let s = self.snd();
             self.rec.detect_lost_retransmissions(s);
+        }
+    }
+
+    /// F-RTO after a timeout ([`Recovery::frto_on_ack`]). A spurious timeout is undone as Linux's
+    /// `tcp_try_undo_loss` does (`tcp_undo_cwnd_reduction` with the loss marks cleared): cwnd and
+    /// ssthresh as before the timeout, the Open state, counted in CongOverCount.
+    fn frto_on_ack(&mut self, seg: &TcpSegment, new_sack: bool) {
+        let ack = seg.ack;
+        let dupack = ack == self.snd_una && self.snd_nxt != self.snd_una && seg.payload_len == 0;
+        let can_send_new = self.write_end > self.snd_nxt && ack.max(self.snd_una) + self.snd_wnd > self.snd_nxt;
+        let s = self.snd();
+        if self.rec.frto_on_ack(s, ack, dupack, new_sack, can_send_new) == FrtoVerdict::Spurious {
+            self.cwnd.on_spurious_congestion_event();
+            if let Some(rack) = self.rack.as_mut() {
+                rack.unmark_lost();
+            }
+            self.st.CongOverCount += 1;
         }
     }
 

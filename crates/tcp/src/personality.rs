@@ -110,6 +110,8 @@ impl TcpConfig {
                 rcv_ssthresh_from_initial_window: true,
                 grow_window_out_of_order: true,
                 too_old_ack_challenged: true,
+                // net.ipv4.tcp_frto = 2 (the default since 2.6.24): SACK-enhanced F-RTO, RFC 5682 §3.
+                frto: true,
                 ..rfc.clone()
             }),
             "linux-2.4" => Some(TcpConfig {

@@ -474,6 +474,16 @@ impl Rack {
         newly
     }
 
+    /// A timeout proved spurious (F-RTO): the segments it marked lost are not (Linux
+    /// `tcp_undo_cwnd_reduction` with `unmark_loss`, which clears every `TCPCB_LOST`).
+    pub fn unmark_lost(&mut self) {
+        for s in self.segs.iter_mut().filter(|s| s.lost) {
+            self.marks.remove(s);
+            s.lost = false;
+            self.marks.add(s);
+        }
+    }
+
     /// The SACK scoreboard was dropped (RFC 6675 §5.1 after a timeout): forget the SACK marks too.
     pub fn clear_sacked(&mut self) {
         for s in self.segs.iter_mut() {

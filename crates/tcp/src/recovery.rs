@@ -128,6 +128,25 @@ pub(crate) struct Recovery {
     undo: Option<Undo>,
     /// RFC 6675 DupThresh (`dupthresh`).
     dupthresh: u32,
+    /// F-RTO (RFC 5682 §3 as Linux runs it, `tp->frto`): the current timeout may still prove spurious.
+    frto: bool,
+    /// One past the highest byte retransmitted since the timeout: above it, what is acknowledged went
+    /// only once (Linux's `FLAG_ORIG_SACK_ACKED` test of `TCPCB_RETRANS`).
+    rtx_end: SeqNumber,
+    /// F-RTO step 2.b on the latest ACK: new data goes before any retransmission (Linux `REXMIT_NEW`).
+    pub frto_send_new: bool,
+    /// This timeout's recovery began with F-RTO armed.
+    frto_episode: bool,
+}
+
+/// What F-RTO makes of an ACK that advanced SND.UNA after a timeout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FrtoVerdict {
+    /// Nothing F-RTO decides: conventional recovery goes on.
+    None,
+    /// Never-retransmitted data was acknowledged: the timeout was spurious, recovery is over (RFC 5682
+    /// §3.1 step 3.b); the caller undoes the congestion response.
+    Spurious,
 }
 
 impl Recovery {
@@ -141,6 +160,10 @@ impl Recovery {
             retransmit_head: false,
             undo: None,
             dupthresh,
+            frto: false,
+            rtx_end: iss,
+            frto_send_new: false,
+            frto_episode: false,
         }
     }
 
@@ -275,9 +298,14 @@ impl Recovery {
 
     /// A retransmission timeout (RFC 6298 (5.4)–(5.6)): go-back-N from SND.UNA. RFC 6675 §5.1 and
     /// RFC 2018 §8 say the receiver may have reneged, so old SACK state is not trusted unless
-    /// `keep_sack` (Linux keeps it). Timeouts are not undone (no F-RTO or Eifel here).
-    pub fn on_timeout(&mut self, s: Snd, keep_sack: bool) {
+    /// `keep_sack` (Linux keeps it). With `frto` the timeout may be found spurious later
+    /// ([`Recovery::frto_on_ack`]); no Eifel (timestamp) undo here.
+    pub fn on_timeout(&mut self, s: Snd, keep_sack: bool, frto: bool) {
         self.phase = Phase::Loss { high: s.nxt, rtx_next: s.una };
+        self.frto = frto;
+        self.frto_episode = frto;
+        self.rtx_end = s.una;
+        self.frto_send_new = false;
         self.undo = None;
         self.recover = s.nxt + u32::MAX; // HighData = SND.NXT - 1
         self.dupacks = 0;
@@ -300,7 +328,10 @@ impl Recovery {
             self.retransmit_head = false;
         }
         match &mut self.phase {
-            Phase::Loss { rtx_next, .. } => *rtx_next = (*rtx_next).max(end),
+            Phase::Loss { rtx_next, .. } => {
+                *rtx_next = (*rtx_next).max(end);
+                self.rtx_end = self.rtx_end.max(end);
+            }
             Phase::Sack { high_rxt, rtx_marker, .. } => {
                 *high_rxt = (*high_rxt).max(end);
                 *rtx_marker = s.nxt;
@@ -310,6 +341,51 @@ impl Recovery {
         if let Some(u) = self.undo.as_mut().filter(|_| data) {
             u.retrans += 1;
         }
+    }
+
+    /// F-RTO (RFC 5682 §3.1, SACK-enhanced, as Linux's `tcp_process_loss`) on an ACK after a timeout,
+    /// before the ACK's cumulative part is applied: `ack` > SND.UNA when it advanced SND.UNA,
+    /// `dupack` when it is a duplicate, `sacked` when it SACKed new data, `can_send_new` when unsent
+    /// data fits the peer's window. Step 3.b: an ACK of data that never went twice (above everything
+    /// retransmitted since the timeout, at or below the timeout's SND.NXT, and not SACKed before) shows
+    /// the timeout spurious. Step 3.a: once new data went, a duplicate or SACKing ACK means the loss was
+    /// real. Step 2.b: the first ACK advancing SND.UNA below the timeout's SND.NXT sends new data
+    /// instead of retransmitting, if there is any to send; else (and step 2.a) conventional recovery.
+    pub fn frto_on_ack(
+        &mut self,
+        s: Snd,
+        ack: SeqNumber,
+        dupack: bool,
+        sacked: bool,
+        can_send_new: bool,
+    ) -> FrtoVerdict {
+        self.frto_send_new = false;
+        let Phase::Loss { high, .. } = self.phase else { return FrtoVerdict::None };
+        if !self.frto {
+            return FrtoVerdict::None;
+        }
+        let advanced = ack > s.una;
+        let orig_end = ack.min(high);
+        let orig_from = self.rtx_end.max(s.una);
+        if advanced && orig_end > orig_from && self.scoreboard.bytes_within(orig_from, orig_end) < orig_end - orig_from
+        {
+            self.frto = false;
+            self.phase = Phase::Open;
+            self.undo = None;
+            return FrtoVerdict::Spurious;
+        }
+        if s.nxt > high {
+            if sacked || dupack {
+                self.frto = false;
+            }
+        } else if advanced && ack < high {
+            if can_send_new {
+                self.frto_send_new = true;
+            } else {
+                self.frto = false;
+            }
+        }
+        FrtoVerdict::None
     }
 
     /// `len` payload bytes left (new or retransmitted): PRR counts them (RFC 6937 prr_out).
@@ -378,7 +454,11 @@ impl Recovery {
             Phase::Loss { high, rtx_next } => {
                 let rtx = if rtx_next > s.una { rtx_next - s.una } else { 0 };
                 let sacked = self.scoreboard.bytes_within(s.una, rtx_next.max(s.una));
-                rtx - sacked + (s.nxt - high)
+                // New data F-RTO sent past the timeout's SND.NXT leaves the pipe once SACKed, as Linux's
+                // `tcp_packets_in_flight` counts it (else the SACKs that prove the loss real would hold
+                // the retransmissions until the next timeout).
+                let beyond = if self.frto_episode { self.scoreboard.bytes_within(high, s.nxt) } else { 0 };
+                rtx - sacked + (s.nxt - high) - beyond
             }
             // Outside recovery the RFC 5681 FlightSize; limited transmit (RFC 3042) is the only allowance
             // for duplicate ACKs, SACKed or not.
@@ -476,6 +556,8 @@ impl Recovery {
         rack: Option<&Rack>,
     ) -> NextSeg {
         match self.phase {
+            // F-RTO step 2.b: this ACK sends new data, not retransmissions.
+            Phase::Loss { .. } if self.frto_send_new => NextSeg::None,
             Phase::Loss { high, rtx_next } => {
                 // Go-back-N from the pointer, skipping what the receiver holds.
                 let mut seq = rtx_next.max(s.una);

@@ -63,6 +63,7 @@ mod fuzz;
 mod handshake;
 mod knobs;
 mod linux;
+mod linux_frto;
 mod linux_growth_packets;
 mod linux_in_flight;
 mod linux_rack_dsack;
