@@ -270,6 +270,26 @@ pub(crate) fn ip_counters(s: &Scenario, ip: &[tcplab_sim::IpStats]) -> [Option<I
     })
 }
 
+/// The two-host shape's link tables from a run of any transport: each direction's counters, the NICs, the
+/// IP layers, the per-direction queue tables and the queue series.
+pub(crate) fn two_host_links<S>(
+    s: &Scenario,
+    r: &tcplab_sim::SimRun<S>,
+    queue_series: Option<crate::result::QueueSeries>,
+) -> Links {
+    let ip = ip_counters(s, &r.ip);
+    Links {
+        up: link_counters(r.links[UP], r.qdiscs[UP]),
+        down: link_counters(r.links[DOWN], r.qdiscs[DOWN]),
+        nic_client: nic_counters(r.nics[CLIENT.index()]),
+        nic_server: nic_counters(r.nics[SERVER.index()]),
+        ip_client: ip[0],
+        ip_server: ip[1],
+        directions: crate::queues::directions(s, r.links.iter().zip(&r.qdiscs).map(|(l, q)| link_counters(*l, *q))),
+        queue_series,
+    }
+}
+
 pub(crate) fn nic_counters(n: NicStats) -> NicCounters {
     NicCounters { frames_sent: n.frames_sent, refused_full: n.refused_full, max_queue_frames: n.max_queue_frames }
 }
@@ -378,6 +398,7 @@ pub fn run_with(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<Connection
     // TCP_CRR creates two ends per transaction: the document keeps the first transaction of each loop
     // (the first 2 × parallel ends); the metrics count them all.
     let keep = if s.test.kind == TestKind::Crr { 2 * s.test.parallel as usize } else { usize::MAX };
+    let links = two_host_links(s, &r, queue_series);
     let connections = paired(r.endpoints)
         .into_iter()
         .take(keep)
@@ -392,16 +413,7 @@ pub fn run_with(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<Connection
         apps: r.apps.iter().zip(&spec.apps).map(|(a, spec)| (side(spec.host), a.report())).collect(),
         connections,
         retransmissions,
-        links: Links {
-            up: link_counters(r.links[UP], r.qdiscs[UP]),
-            down: link_counters(r.links[DOWN], r.qdiscs[DOWN]),
-            nic_client: nic_counters(r.nics[CLIENT.index()]),
-            nic_server: nic_counters(r.nics[SERVER.index()]),
-            ip_client: ip_counters(s, &r.ip)[0],
-            ip_server: ip_counters(s, &r.ip)[1],
-            directions: crate::queues::directions(s, r.links.iter().zip(&r.qdiscs).map(|(l, q)| link_counters(*l, *q))),
-            queue_series,
-        },
+        links,
         series,
         logvars,
         engine: EngineCounters {

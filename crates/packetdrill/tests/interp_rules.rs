@@ -3,23 +3,15 @@
 //! connection no longer under test is ignored, and SO_MEMINFO's values, which the simulator does not
 //! model, make a script a skip that names them.
 
+mod common;
+
+use common::HANDSHAKE;
 use tcplab_packetdrill::report::run_text;
 use tcplab_tcp::TcpConfig;
 
 fn linux() -> TcpConfig {
     TcpConfig::personality("linux").expect("the linux personality exists")
 }
-
-const HANDSHAKE: &str = "`../common/defaults.sh`
-    0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
-   +0 setsockopt(3, SOL_SOCKET, SO_REUSEADDR, [1], 4) = 0
-   +0 bind(3, ..., ...) = 0
-   +0 listen(3, 1) = 0
-   +0 < S 0:0(0) win 32792 <mss 1000,sackOK,nop,nop,nop,wscale 7>
-   +0 > S. 0:0(0) ack 1 <mss 1460,nop,nop,sackOK,nop,wscale 8>
-  +.1 < . 1:1(0) ack 1 win 257
-   +0 accept(3, ..., ...) = 4
-";
 
 /// close() with unread data resets the first connection; the listener is closed too and a second one
 /// accepts a new connection, whose SYN-ACK is the next packet the script expects.

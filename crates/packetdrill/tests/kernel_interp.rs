@@ -21,8 +21,13 @@ tcplab_testkit::main!(
 use on_linux::*;
 
 #[cfg(target_os = "linux")]
+mod common;
+
+#[cfg(target_os = "linux")]
 mod on_linux {
     use std::path::Path;
+
+    use super::common::HANDSHAKE;
 
     use tcplab_packetdrill::report::{run_text_on, BackendKind, ScriptReport};
     use tcplab_tcp::TcpConfig;
@@ -63,17 +68,6 @@ mod on_linux {
         assert!(r.reason.as_deref().is_some_and(|m| m.contains("value: 1460")), "{:?}", r.reason);
         Ok(())
     }
-
-    const HANDSHAKE: &str = "`../common/defaults.sh`
-    0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3
-   +0 setsockopt(3, SOL_SOCKET, SO_REUSEADDR, [1], 4) = 0
-   +0 bind(3, ..., ...) = 0
-   +0 listen(3, 1) = 0
-   +0 < S 0:0(0) win 32792 <mss 1000,sackOK,nop,nop,nop,wscale 7>
-   +0 > S. 0:0(0) ack 1 <mss 1460,nop,nop,sackOK,nop,wscale 8>
-  +.1 < . 1:1(0) ack 1 win 257
-   +0 accept(3, ..., ...) = 4
-";
 
     pub fn sk_meminfo_is_read_on_the_kernel() -> Outcome {
         can_run()?;

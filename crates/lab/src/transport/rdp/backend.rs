@@ -8,7 +8,7 @@
 //! from the request's write to the read of the response's last byte.
 
 use tcplab_rdp::{RdpConfig, RdpConnection, RdpStats};
-use tcplab_sim::{Endpoints, HostId, HostSpec, PacketEvent, Probe, SimError, SimSpec, CLIENT, DOWN, SERVER, UP};
+use tcplab_sim::{Endpoints, HostId, HostSpec, PacketEvent, Probe, SimError, SimSpec, CLIENT, SERVER};
 use tcplab_transport::{Segment, Transport};
 use tcplab_units::{Duration, Instant};
 use tcplab_wire::RdpSegment;
@@ -18,10 +18,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::result::de;
 use crate::result::{
-    ConnectionResult, EngineCounters, Links, Metrics, OwnMetricsValue, Point, PointRun, RrMetrics, RttSamples, Series,
+    ConnectionResult, EngineCounters, Metrics, OwnMetricsValue, Point, PointRun, RrMetrics, RttSamples, Series,
 };
 use crate::scenario::{Scenario, TestKind};
-use crate::sim_backend::{ip_counters, link_counters, nic_counters, SERVER_PORT};
+use crate::sim_backend::SERVER_PORT;
 
 /// The figures of an RDP transfer (`rdp_stream`), RDP's own metrics (`Metrics::Own`, registered by
 /// `super::Rdp`'s `OWN_METRICS`). Counts are over the whole run, all connection ends.
@@ -314,16 +314,11 @@ pub fn run_point(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<RdpConnec
         series: probes.series,
         rtt_samples,
         logvars: None,
-        links: Links {
-            up: link_counters(r.links[UP], r.qdiscs[UP]),
-            down: link_counters(r.links[DOWN], r.qdiscs[DOWN]),
-            nic_client: nic_counters(r.nics[CLIENT.index()]),
-            nic_server: nic_counters(r.nics[SERVER.index()]),
-            ip_client: ip_counters(s, &r.ip)[0],
-            ip_server: ip_counters(s, &r.ip)[1],
-            directions: crate::queues::directions(s, r.links.iter().zip(&r.qdiscs).map(|(l, q)| link_counters(*l, *q))),
-            queue_series: probes.queues.take().map(crate::queues::QueueProbe::into_series),
-        },
+        links: crate::sim_backend::two_host_links(
+            s,
+            &r,
+            probes.queues.take().map(crate::queues::QueueProbe::into_series),
+        ),
         health: None,
         published: Vec::new(),
         confidence: None,
