@@ -28,7 +28,9 @@ fn no_terminal_no_bar() {
 
 /// Issue 22, item 8: a sweep of a million points (run with --force) is planned lazily, so its first
 /// points run and the bar shows them at once, where planning it took minutes of silence. The run is
-/// interrupted after 5 s.
+/// interrupted after 15 s: a debug build on a loaded 2-core CI machine (load 12) took over 5 s for its
+/// first 10 s point, which is not what the test is about; 1 s points and 15 s still tell "at once" from the
+/// minutes planning took.
 fn a_million_point_sweep_starts_at_once_and_shows_progress() -> Outcome {
     need_tool("script", "install util-linux")?;
     need_tool("timeout", "install coreutils")?;
@@ -36,12 +38,12 @@ fn a_million_point_sweep_starts_at_once_and_shows_progress() -> Outcome {
     let s = dir.path().join("s.toml");
     std::fs::write(
         &s,
-        "name = \"probe\"\n[path.up]\nrate = \"10mbit\"\ndelay = \"20ms\"\n[test]\nkind = \"tcp_stream\"\nduration = \"10s\"\n",
+        "name = \"probe\"\n[path.up]\nrate = \"10mbit\"\ndelay = \"20ms\"\n[test]\nkind = \"tcp_stream\"\nduration = \"1s\"\n",
     )
     .unwrap();
     let bin = assert_cmd::cargo::cargo_bin("tcplab");
     let cmd = format!(
-        "timeout -s INT 5 {} run {} --sweep seed=1..=1000 --sweep test.parallel=1..=1000 --force",
+        "timeout -s INT 15 {} run {} --sweep seed=1..=1000 --sweep test.parallel=1..=1000 --force",
         bin.display(),
         s.display()
     );
@@ -52,7 +54,7 @@ fn a_million_point_sweep_starts_at_once_and_shows_progress() -> Outcome {
         .split("/1000000 points")
         .filter_map(|before| before.rsplit(|c: char| !c.is_ascii_digit()).next()?.parse::<u64>().ok())
         .max();
-    assert!(done.is_some_and(|n| n >= 1), "no point done within 5 s: {text}");
+    assert!(done.is_some_and(|n| n >= 1), "no point done within 15 s: {text}");
     Ok(())
 }
 
