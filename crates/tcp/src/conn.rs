@@ -1498,7 +1498,7 @@ impl Connection {
 
     /// Whether `seg`'s acknowledgement can tell the sender nothing but the window: no data outstanding,
     /// no SACK blocks, no ECN-Echo, no loss probe to settle, not paced, no SACK recovery's PRR to feed.
-    #[inline]
+    #[inline(always)]
     fn ack_of_nothing(&self, seg: &TcpSegment) -> bool {
         self.snd_una == self.snd_nxt
             && seg.options.sack.is_empty()
@@ -2500,6 +2500,23 @@ impl Connection {
     // One copy, so that `choose`, `settle` and `emit` inline into it (as into a single `poll_transmit`).
     #[inline(never)]
     fn next_segment(&mut self, now: Instant, room: TxRoom, hold_ack: bool) -> Option<TcpSegment> {
+        // One place returned on every path, so that the segment is built where the caller receives it (a
+        // segment built in `emit` and returned was copied twice on the way).
+        let mut out = None;
+        if let Some(choice) = self.next_choice(now, room, hold_ack) {
+            let seg = out.insert(TcpSegment {
+                src_port: self.local_port,
+                dst_port: self.remote_port,
+                ..TcpSegment::default()
+            });
+            self.emit(now, choice, seg);
+        }
+        out
+    }
+
+    /// What [`Self::next_segment`] sends, if anything, with what the choice noted settled.
+    #[inline(always)]
+    fn next_choice(&mut self, now: Instant, room: TxRoom, hold_ack: bool) -> Option<Choice> {
         self.stalled = false;
         if !hold_ack && std::mem::take(&mut self.windows_closed) && !self.ack_now {
             debug_assert!(self.choose(now, &mut Notes::default()).is_none());
@@ -2534,12 +2551,7 @@ impl Connection {
             self.stalled = true;
             return None;
         }
-        // Built where it is returned: a segment built in `emit` and returned was copied twice on the way.
-        let mut out = None;
-        let seg =
-            out.insert(TcpSegment { src_port: self.local_port, dst_port: self.remote_port, ..TcpSegment::default() });
-        self.emit(now, choice, seg);
-        out
+        Some(choice)
     }
 
     /// A synchronized state in which data may flow (RFC 9293 §3.3.2).
