@@ -2500,8 +2500,8 @@ impl Connection {
     // One copy, so that `choose`, `settle` and `emit` inline into it (as into a single `poll_transmit`).
     #[inline(never)]
     fn next_segment(&mut self, now: Instant, room: TxRoom, hold_ack: bool) -> Option<TcpSegment> {
-        // One place returned on every path, so that the segment is built where the caller receives it (a
-        // segment built in `emit` and returned was copied twice on the way).
+        // `emit` fills the returned `Option` in place: a segment built in `emit` and returned was copied
+        // twice on the way out (the `Option` is still copied once into the caller's slot).
         let mut out = None;
         if let Some(choice) = self.next_choice(now, room, hold_ack) {
             let seg = out.insert(TcpSegment {
