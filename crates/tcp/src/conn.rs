@@ -1498,7 +1498,7 @@ impl Connection {
 
     /// Whether `seg`'s acknowledgement can tell the sender nothing but the window: no data outstanding,
     /// no SACK blocks, no ECN-Echo, no loss probe to settle, not paced, no SACK recovery's PRR to feed.
-    #[inline]
+    #[inline(always)]
     fn ack_of_nothing(&self, seg: &TcpSegment) -> bool {
         self.snd_una == self.snd_nxt
             && seg.options.sack.is_empty()
@@ -1510,11 +1510,14 @@ impl Connection {
 
     /// `too_old_ack_challenged`: `ack` lies more than min(max window, bytes acknowledged) below SND.UNA
     /// (Linux `tcp_ack`, where `bytes_acked` counts sequence space: the SYN of an active open, data, FIN).
-    #[inline]
+    #[inline(always)]
     fn too_old_ack(&self, ack: SeqNumber) -> bool {
-        if !self.cfg.too_old_ack_challenged || ack.diff(self.snd_una) >= 0 {
-            return false;
-        }
+        // Every segment asks; only an ACK below SND.UNA needs the bound.
+        ack < self.snd_una && self.cfg.too_old_ack_challenged && self.below_too_old_bound(ack)
+    }
+
+    #[inline(never)]
+    fn below_too_old_bound(&self, ack: SeqNumber) -> bool {
         let bytes_acked = self.st.ThruOctetsAcked + self.active_open as u64 + self.state_fin_acked() as u64;
         let bound = (self.max_snd_wnd as u64).min(bytes_acked);
         self.snd_una.diff(ack) as u64 > bound
@@ -2066,8 +2069,21 @@ impl Connection {
 
     /// Bytes in flight: where RACK runs (the `linux` personality), Linux's `tcp_packets_in_flight` in
     /// every phase but the one after a timeout; otherwise by the rule of the current recovery phase.
+    ///
+    /// Without RACK and outside the phases that count their own pipe (SACK recovery, after a timeout), that
+    /// rule is FlightSize: answered here, inline, since every send asks and the full rule does not inline.
     #[inline]
     fn pipe(&self) -> u32 {
+        if self.rack.is_none() && !self.rec.retransmits() {
+            let flight = self.snd_nxt - self.snd_una;
+            debug_assert_eq!(flight, self.pipe_by_phase());
+            return flight;
+        }
+        self.pipe_by_phase()
+    }
+
+    #[inline(never)]
+    fn pipe_by_phase(&self) -> u32 {
         match self.pipe_linux() {
             Some(p) => p,
             None => self.rec.pipe(self.snd(), || self.rack_active()),
@@ -2484,6 +2500,23 @@ impl Connection {
     // One copy, so that `choose`, `settle` and `emit` inline into it (as into a single `poll_transmit`).
     #[inline(never)]
     fn next_segment(&mut self, now: Instant, room: TxRoom, hold_ack: bool) -> Option<TcpSegment> {
+        // `emit` fills the returned `Option` in place: a segment built in `emit` and returned was copied
+        // twice on the way out (the `Option` is still copied once into the caller's slot).
+        let mut out = None;
+        if let Some(choice) = self.next_choice(now, room, hold_ack) {
+            let seg = out.insert(TcpSegment {
+                src_port: self.local_port,
+                dst_port: self.remote_port,
+                ..TcpSegment::default()
+            });
+            self.emit(now, choice, seg);
+        }
+        out
+    }
+
+    /// What [`Self::next_segment`] sends, if anything, with what the choice noted settled.
+    #[inline(always)]
+    fn next_choice(&mut self, now: Instant, room: TxRoom, hold_ack: bool) -> Option<Choice> {
         self.stalled = false;
         if !hold_ack && std::mem::take(&mut self.windows_closed) && !self.ack_now {
             debug_assert!(self.choose(now, &mut Notes::default()).is_none());
@@ -2518,7 +2551,7 @@ impl Connection {
             self.stalled = true;
             return None;
         }
-        Some(self.emit(now, choice))
+        Some(choice)
     }
 
     /// A synchronized state in which data may flow (RFC 9293 §3.3.2).
@@ -2911,8 +2944,8 @@ impl Connection {
         }
     }
 
-    fn emit(&mut self, now: Instant, choice: Choice) -> TcpSegment {
-        let mut seg = TcpSegment { src_port: self.local_port, dst_port: self.remote_port, ..TcpSegment::default() };
+    /// Fills `seg`, a new segment with only its ports set, with `choice`.
+    fn emit(&mut self, now: Instant, choice: Choice, seg: &mut TcpSegment) {
         let mut retransmit = false;
         match choice {
             Choice::Syn | Choice::SynAck => {
@@ -3007,7 +3040,8 @@ impl Connection {
             }
             Choice::Reset => {
                 self.st.SegsOut += 1;
-                return self.rst.take().unwrap_or_default();
+                *seg = self.rst.take().unwrap_or_default();
+                return;
             }
         }
         if seg.payload_len > 0 {
@@ -3035,7 +3069,7 @@ impl Connection {
             if self.sack_ok && !seg.flags.syn() {
                 seg.options.sack = self.sack_blocks();
             }
-            self.on_ack_sent(&seg);
+            self.on_ack_sent(seg);
         }
         let what = match choice {
             Choice::Syn => Outgoing::Syn { retransmit },
@@ -3043,7 +3077,7 @@ impl Connection {
             Choice::NewData { .. } => Outgoing::NewData,
             _ => Outgoing::Other,
         };
-        self.ecn.on_emit(self.cfg.ecn, &mut seg, what);
+        self.ecn.on_emit(self.cfg.ecn, seg, what);
         if self.ts_ok && !seg.flags.syn() {
             seg.options.timestamps = Some(Timestamps { tsval: self.ts_now(now), tsecr: self.ts_recent });
         } else if seg.flags.syn() && self.cfg.timestamps && (!seg.flags.ack() || self.ts_ok) {
@@ -3056,7 +3090,7 @@ impl Connection {
             self.st.DataOctetsOut += seg.payload_len as u64;
         }
         if self.pace.is_some() {
-            self.on_sent_paced(now, &seg, retransmit);
+            self.on_sent_paced(now, seg, retransmit);
         }
         if seg.seq_len() > 0 && !self.armed(Timer::Retransmit) {
             self.restart_rto(now); // RFC 6298 (5.1)
@@ -3078,7 +3112,6 @@ impl Connection {
             let pipe = self.pipe() as u64;
             self.st.MaxPipeSize = self.st.MaxPipeSize.max(pipe);
         }
-        seg
     }
 
     /// A segment left a paced (or TSQ-limited) connection: its departure time, and for a window-owning
