@@ -547,8 +547,9 @@ pub struct TcpConfig {
     /// advances SND.UNA sends new data instead of more retransmissions (step 2.b); an ACK of data that
     /// was never retransmitted then shows the timeout spurious and `tcp_try_undo_loss` restores cwnd and
     /// ssthresh (step 3.b, counted in CongOverCount); a duplicate or SACKing ACK means the loss was real
-    /// and recovery goes on as without F-RTO (step 3.a). Newly SACKed original data is not taken as
-    /// proof of a spurious timeout here, only cumulatively acknowledged data. Default off.
+    /// and recovery goes on as without F-RTO (step 3.a). Step 3.b's proof is Linux's
+    /// `FLAG_ORIG_SACK_ACKED`: never-retransmitted data at or below the timeout's SND.NXT, cumulatively
+    /// acknowledged or newly SACKed. Default off.
     #[serde(skip_serializing_if = "is_false")]
     pub frto: bool,
 }

@@ -1405,6 +1405,8 @@ impl Connection {
         if let Some(rack) = self.rack.as_mut() {
             rack.begin_ack();
         }
+        let frto = self.cfg.frto && self.rec.after_rto();
+        let orig_sacked_before = if frto { self.rec.frto_orig_sacked(self.snd_una) } else { 0 };
         let (sacked, dsack_of_probe) = if self.sack_ok { self.process_sack_blocks(now, seg) } else { (0, false) };
         let new_sack = sacked > 0;
         if new_sack {
@@ -1412,8 +1414,8 @@ impl Connection {
         }
         let old_wnd = self.snd_wnd;
         let window = self.update_send_window(seg);
-        if self.cfg.frto && self.rec.after_rto() {
-            self.frto_on_ack(seg, new_sack);
+        if frto {
+            self.frto_on_ack(seg, new_sack, orig_sacked_before);
         }
         if ack > self.snd_una {
             self.on_new_ack(now, seg, sacked as u32);
@@ -1958,12 +1960,12 @@ impl Connection {
     /// F-RTO after a timeout ([`Recovery::frto_on_ack`]). A spurious timeout is undone as Linux's
     /// `tcp_try_undo_loss` does (`tcp_undo_cwnd_reduction` with the loss marks cleared): cwnd and
     /// ssthresh as before the timeout, the Open state, counted in CongOverCount.
-    fn frto_on_ack(&mut self, seg: &TcpSegment, new_sack: bool) {
+    fn frto_on_ack(&mut self, seg: &TcpSegment, new_sack: bool, orig_sacked_before: u32) {
         let ack = seg.ack;
         let dupack = ack == self.snd_una && self.snd_nxt != self.snd_una && seg.payload_len == 0;
         let can_send_new = self.write_end > self.snd_nxt && ack.max(self.snd_una) + self.snd_wnd > self.snd_nxt;
         let s = self.snd();
-        if self.rec.frto_on_ack(s, ack, dupack, new_sack, can_send_new) == FrtoVerdict::Spurious {
+        if self.rec.frto_on_ack(s, ack, dupack, new_sack, orig_sacked_before, can_send_new) == FrtoVerdict::Spurious {
             self.cwnd.on_spurious_congestion_event();
             if let Some(rack) = self.rack.as_mut() {
                 rack.unmark_lost();
@@ -2068,7 +2070,7 @@ impl Connection {
     }
 
     /// Bytes in flight: where RACK runs (the `linux` personality), Linux's `tcp_packets_in_flight` in
-    /// every phase but the one after a timeout; otherwise by the rule of the current recovery phase.
+    /// every phase; otherwise by the rule of the current recovery phase.
     ///
     /// Without RACK and outside the phases that count their own pipe (SACK recovery, after a timeout), that
     /// rule is FlightSize: answered here, inline, since every send asks and the full rule does not inline.
@@ -2096,13 +2098,13 @@ impl Connection {
     /// change. For BBR, whose cwnd and PROBE_RTT are sized in packets in the network, the difference is
     /// large: with a hole at SND.UNA and the rest of a window SACKed, FlightSize stays at the window, and
     /// cwnd 4 in PROBE_RTT (or a packet-conservation cwnd) lets nothing out, so that no later segment is
-    /// SACKed and RACK never finds the hole until PROBE_RTT ends (docs/bbr.md § bbr-loss). `None` where
-    /// RACK does not run or after a timeout (the Loss phase's own count: RFC 6675 after an RTO).
+    /// SACKed and RACK never finds the hole until PROBE_RTT ends (docs/bbr.md § bbr-loss). After a
+    /// timeout too: `tcp_enter_loss` marks every unSACKed segment lost, so what counts is what was
+    /// retransmitted since and new data sent past the timeout's SND.NXT, each until SACKed or
+    /// acknowledged. (RFC 6675's count after an RTO keeps SACKed new data in the pipe, which holds back
+    /// the retransmissions those SACKs call for.) `None` where RACK does not run.
     #[inline]
     fn pipe_linux(&self) -> Option<u32> {
-        if self.rec.after_rto() {
-            return None;
-        }
         self.rack_active().map(|r| r.pipe())
     }
 

@@ -135,8 +135,6 @@ pub(crate) struct Recovery {
     rtx_end: SeqNumber,
     /// F-RTO step 2.b on the latest ACK: new data goes before any retransmission (Linux `REXMIT_NEW`).
     pub frto_send_new: bool,
-    /// This timeout's recovery began with F-RTO armed.
-    frto_episode: bool,
 }
 
 /// What F-RTO makes of an ACK that advanced SND.UNA after a timeout.
@@ -163,7 +161,6 @@ impl Recovery {
             frto: false,
             rtx_end: iss,
             frto_send_new: false,
-            frto_episode: false,
         }
     }
 
@@ -303,7 +300,6 @@ impl Recovery {
     pub fn on_timeout(&mut self, s: Snd, keep_sack: bool, frto: bool) {
         self.phase = Phase::Loss { high: s.nxt, rtx_next: s.una };
         self.frto = frto;
-        self.frto_episode = frto;
         self.rtx_end = s.una;
         self.frto_send_new = false;
         self.undo = None;
@@ -343,12 +339,32 @@ impl Recovery {
         }
     }
 
+    /// SACKed bytes of the data that went only once in an F-RTO episode: above everything retransmitted
+    /// since the timeout and at or below the timeout's SND.NXT. Asked before and after an ACK's SACK
+    /// blocks are applied, it tells whether the ACK SACKed such data (see [`Recovery::frto_on_ack`]).
+    pub fn frto_orig_sacked(&self, una: SeqNumber) -> u32 {
+        match self.phase {
+            Phase::Loss { high, .. } if self.frto => {
+                let from = self.rtx_end.max(una);
+                if high > from {
+                    self.scoreboard.bytes_within(from, high)
+                } else {
+                    0
+                }
+            }
+            _ => 0,
+        }
+    }
+
     /// F-RTO (RFC 5682 §3.1, SACK-enhanced, as Linux's `tcp_process_loss`) on an ACK after a timeout,
-    /// before the ACK's cumulative part is applied: `ack` > SND.UNA when it advanced SND.UNA,
-    /// `dupack` when it is a duplicate, `sacked` when it SACKed new data, `can_send_new` when unsent
-    /// data fits the peer's window. Step 3.b: an ACK of data that never went twice (above everything
-    /// retransmitted since the timeout, at or below the timeout's SND.NXT, and not SACKed before) shows
-    /// the timeout spurious. Step 3.a: once new data went, a duplicate or SACKing ACK means the loss was
+    /// after its SACK blocks and before its cumulative part are applied: `ack` > SND.UNA when it
+    /// advanced SND.UNA, `dupack` when it is a duplicate, `sacked` when it SACKed new data,
+    /// `orig_sacked_before` [`Recovery::frto_orig_sacked`] before its SACK blocks, `can_send_new` when
+    /// unsent data fits the peer's window. Step 3.b: an ACK that acknowledges or SACKs data that never
+    /// went twice (above everything retransmitted since the timeout, at or below the timeout's SND.NXT,
+    /// and not SACKed before) shows the timeout spurious: Linux's `FLAG_ORIG_SACK_ACKED`, which
+    /// `tcp_clean_rtx_queue` sets for such data cumulatively acknowledged and `tcp_sacktag_one` for such
+    /// data newly SACKed. Step 3.a: once new data went, a duplicate or SACKing ACK means the loss was
     /// real. Step 2.b: the first ACK advancing SND.UNA below the timeout's SND.NXT sends new data
     /// instead of retransmitting, if there is any to send; else (and step 2.a) conventional recovery.
     pub fn frto_on_ack(
@@ -357,6 +373,7 @@ impl Recovery {
         ack: SeqNumber,
         dupack: bool,
         sacked: bool,
+        orig_sacked_before: u32,
         can_send_new: bool,
     ) -> FrtoVerdict {
         self.frto_send_new = false;
@@ -367,8 +384,11 @@ impl Recovery {
         let advanced = ack > s.una;
         let orig_end = ack.min(high);
         let orig_from = self.rtx_end.max(s.una);
-        if advanced && orig_end > orig_from && self.scoreboard.bytes_within(orig_from, orig_end) < orig_end - orig_from
-        {
+        let orig_acked = advanced
+            && orig_end > orig_from
+            && self.scoreboard.bytes_within(orig_from, orig_end) < orig_end - orig_from;
+        let orig_sacked = self.frto_orig_sacked(s.una) > orig_sacked_before;
+        if orig_acked || orig_sacked {
             self.frto = false;
             self.phase = Phase::Open;
             self.undo = None;
@@ -454,11 +474,7 @@ impl Recovery {
             Phase::Loss { high, rtx_next } => {
                 let rtx = if rtx_next > s.una { rtx_next - s.una } else { 0 };
                 let sacked = self.scoreboard.bytes_within(s.una, rtx_next.max(s.una));
-                // New data F-RTO sent past the timeout's SND.NXT leaves the pipe once SACKed, as Linux's
-                // `tcp_packets_in_flight` counts it (else the SACKs that prove the loss real would hold
-                // the retransmissions until the next timeout).
-                let beyond = if self.frto_episode { self.scoreboard.bytes_within(high, s.nxt) } else { 0 };
-                rtx - sacked + (s.nxt - high) - beyond
+                rtx - sacked + (s.nxt - high)
             }
             // Outside recovery the RFC 5681 FlightSize; limited transmit (RFC 3042) is the only allowance
             // for duplicate ACKs, SACKed or not.

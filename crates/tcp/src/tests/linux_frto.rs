@@ -146,3 +146,111 @@ fn frto_is_linux_only() {
     }
     assert!(!TcpConfig::default().frto, "off in `rfc` and by default");
 }
+
+/// What a run shows when the first segment is lost twice (its first transmission and the timeout's
+/// retransmission) and the duplicate ACKs that SACK the rest of the first window are held past the
+/// timeout: they then SACK data sent once, below the timeout's SND.NXT, while SND.UNA stays.
+struct OrigSacked {
+    /// cwnd and ssthresh just before the timeout, and once the held SACKs were in (before a second timeout).
+    before: (u32, u32),
+    after: (u32, u32),
+    cong_over: u64,
+    timeouts: u64,
+}
+
+fn held_sacks_of_original_data(frto: bool) -> OrigSacked {
+    let mut p = Pair::new(linux(frto), linux_4mib_no_tso(), dur_ms(20));
+    p.establish();
+    let s0 = p.client.snd_nxt();
+    let mut head_sent = 0;
+    p.set_filter(move |side, seg| match side {
+        Side::Client if seg.payload_len > 0 && seg.seq == s0 => {
+            head_sent += 1;
+            if head_sent <= 2 {
+                Fate::Drop
+            } else {
+                Fate::Deliver
+            }
+        }
+        // The receiver's duplicate ACKs, each SACKing more of segments 1 to 9.
+        Side::Server if seg.ack == s0 && !seg.options.sack.is_empty() => Fate::Delay(dur_ms(500)),
+        _ => Fate::Deliver,
+    });
+    p.to_write[0] = 40 * SMSS as u64;
+    let mut before = (0, 0);
+    p.run_while(|p| {
+        if p.client.estats().Timeouts == 0 {
+            before = (p.client.cwnd(), p.client.ssthresh());
+        }
+        p.client.estats().Timeouts == 0 && p.now < at(5_000)
+    });
+    assert_eq!(p.client.estats().Timeouts, 1, "the lost head and the held SACKs let the RTO fire");
+    let rto_at = p.now;
+    // The held SACKs arrive about 500 ms after they were sent, before the backed-off RTO (twice about
+    // 240 ms) fires again.
+    p.run_while(|p| p.client.estats().CongOverCount == 0 && p.now < rto_at + dur_ms(400));
+    let after = (p.client.cwnd(), p.client.ssthresh());
+    let (cong_over, timeouts) = (p.client.estats().CongOverCount, p.client.estats().Timeouts);
+    p.run_while(|p| p.client.estats().ThruOctetsAcked < 40 * SMSS as u64 && p.now < at(10_000));
+    assert_eq!(p.client.estats().ThruOctetsAcked, 40 * SMSS as u64, "everything delivered (frto {frto})");
+    OrigSacked { before, after, cong_over, timeouts }
+}
+
+/// Linux's step 3.b (`tcp_process_loss`): `FLAG_ORIG_SACK_ACKED`, which `tcp_sacktag_one` sets for a
+/// newly SACKed segment never retransmitted and ending at or below `high_seq`, makes
+/// `tcp_try_undo_loss(sk, true)` undo the timeout, though SND.UNA did not move: not all of the window
+/// was lost. Without F-RTO nothing is undone (no D-SACK, no timestamp proof: the head was lost).
+#[test]
+fn sacks_of_never_retransmitted_data_show_the_timeout_spurious() {
+    let d = held_sacks_of_original_data(true);
+    assert_eq!((d.cong_over, d.timeouts), (1, 1), "undone on the held SACKs, before a second timeout");
+    assert_eq!(d.after.1, d.before.1, "ssthresh restored: {:?} from {:?}", d.after, d.before);
+    assert!(d.after.0 >= d.before.0, "cwnd restored: {:?} from {:?}", d.after, d.before);
+    let d = held_sacks_of_original_data(false);
+    assert_eq!(d.cong_over, 0, "without F-RTO the reduction stays");
+    assert!(d.after.1 < d.before.1, "{:?} from {:?}", d.after, d.before);
+}
+
+/// Linux counts what is in flight after a timeout as in every state (`tcp_packets_in_flight`, with
+/// `tcp_enter_loss` having marked every unSACKed segment lost), F-RTO or not: new data sent past the
+/// timeout's SND.NXT leaves the count once SACKed. Without F-RTO, the first window lost and segment 5
+/// lost again on the timeout's go-back-N: SND.UNA stays at segment 5 until a second timeout, while the
+/// SACKs of the new data sent behind it keep clocking more out. RFC 6675's count after an RTO keeps
+/// SACKed data above the timeout's SND.NXT in the pipe, which would stop the new data at one cwnd.
+#[test]
+fn after_a_timeout_sacked_new_data_leaves_the_linux_count() {
+    let mut p = Pair::new(linux(false), linux_4mib_no_tso(), dur_ms(20));
+    p.establish();
+    let s0 = p.client.snd_nxt();
+    let mut sent = std::collections::HashMap::new();
+    p.set_filter(move |side, seg| {
+        if side != Side::Client || seg.payload_len == 0 {
+            return Fate::Deliver;
+        }
+        let k = (seg.seq - s0) / SMSS;
+        let n = sent.entry(k).or_insert(0);
+        *n += 1;
+        if k < 10 && *n == 1 || k == 5 && *n == 2 {
+            return Fate::Drop;
+        }
+        Fate::Deliver
+    });
+    p.to_write[0] = 400 * SMSS as u64;
+    let mut cwnd = 0;
+    p.run_while(|p| {
+        let e = p.client.estats();
+        if e.Timeouts == 1 {
+            cwnd = cwnd.max(p.client.cwnd());
+            assert!(e.PipeSize <= p.client.cwnd() as u64, "the count respects cwnd");
+        }
+        e.Timeouts < 2 && p.now < at(5_000)
+    });
+    assert_eq!(p.client.estats().Timeouts, 2, "segment 5 waits for a second timeout");
+    let high = s0 + 10 * SMSS;
+    let new_data = p.sent_by(Side::Client).filter(|s| s.seg.payload_len > 0 && s.seg.seq >= high).count() as u32;
+    assert!(
+        new_data > 2 * cwnd / SMSS,
+        "SACKs of new data clocked out more new data: {new_data} segments against a cwnd of at most {} segments",
+        cwnd / SMSS
+    );
+}

@@ -115,3 +115,30 @@ fn test_established_rto_restarted_by_ack() {
     assert_eq!(c.poll_timeout(), Some(at(1_500)));
     recv_nothing!(c, time 500);
 }
+
+/// RFC 7323 §4.3: TS.Recent comes from the oldest segment not yet acknowledged, so an ACK the receiver
+/// delays carries the delay into the sender's sample, on purpose (the RTO must cover it). `rfc` on both
+/// sides, 20 ms each way: a lone segment waits for the 200 ms delayed-ACK timer and its sample is
+/// 40 + 200 ms; two segments draw an immediate ACK (every second full segment) and a 40 ms sample. Sent
+/// once each: Karn's rule has nothing to filter. (`rtt-fairness`'s MaxRTT of 221 and 280 ms is the first
+/// case, its last full segment: docs/topology.md § RTT fairness.)
+#[test]
+fn a_delayed_ack_lengthens_the_timestamp_sample_by_its_hold() {
+    use super::pair::{Pair, Side};
+    let mut p = Pair::new(TcpConfig::default(), TcpConfig::default(), dur_ms(20));
+    p.establish();
+    let start = p.now;
+    p.to_write[0] = 1448;
+    p.run_while(|p| p.client.estats().ThruOctetsAcked < 1448 && p.now < start + dur_ms(2_000));
+    let e = p.client.estats();
+    assert_eq!((e.SegsRetrans, e.Timeouts), (0, 0));
+    assert_eq!(e.SampleRTT, 240.0, "40 ms path + the 200 ms hold");
+    let ack_at = p.sent_by(Side::Server).last().unwrap().at;
+    assert_eq!(ack_at - start, dur_ms(20 + 200), "the ACK left when the delayed-ACK timer fired");
+    let start = p.now;
+    p.to_write[0] += 2 * 1448;
+    p.run_while(|p| p.client.estats().ThruOctetsAcked < 3 * 1448 && p.now < start + dur_ms(2_000));
+    let e = p.client.estats();
+    assert_eq!(e.SampleRTT, 40.0, "the second full segment is ACKed at once");
+    assert_eq!(e.MaxRTT, 240.0);
+}
