@@ -17,10 +17,11 @@
 //! jitter, takes the generic path: the qdisc holds the packets and is asked for the next one each time the
 //! serializer is free, by one departure event per direction at a time (`Class::Depart`).
 //!
-//! *One instant.* Packets that arrive at the same virtual nanosecond (a link served on a clock's ticks, as
-//! dummynet's, releases its due packets together; two directions may deliver at once) reach their
-//! transports one after another, and the applications hear of them only when the instant's arrivals are all
-//! in: a kernel's receive path processes the batch its NIC handed it before the reader it woke is scheduled.
+//! *One instant.* Packets that arrive at one host at the same virtual nanosecond (a link served on a clock's
+//! ticks, as dummynet's, releases its due packets together; two directions into the host may deliver at
+//! once) reach their transports one after another, and the host's applications hear of them only when the
+//! instant's arrivals at the host are all in: a kernel's receive path processes the batch its NIC handed it
+//! before the reader it woke is scheduled. Other hosts' arrivals at the instant do not wait or hold it.
 //! Each segment's own output (data an ACK released, an ACK it made due) leaves as it is processed; the
 //! applications' wake-ups, and what their calls give the service to send, follow in the order of the
 //! endpoints' first segments.
@@ -1162,11 +1163,13 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
         }
     }
 
-    /// Another packet arrives at this instant: the next event is a link direction's arrival or a NIC's
-    /// hand-over (`Class::NicRx`) at `now`, at this host or another (*One instant*).
+    /// Another packet arrives at host `h` at this instant: the next event is an arrival or a NIC's hand-over
+    /// (`Class::NicRx`) at `now` on a direction that ends at `h` (*One instant*).
     #[inline(always)]
-    fn more_arrive_now(&self) -> bool {
-        self.queue.peek().is_some_and(|ev| ev.time == self.now && ev.class <= Class::NicRx)
+    fn more_arrive_now(&self, h: HostId) -> bool {
+        self.queue
+            .peek()
+            .is_some_and(|ev| ev.time == self.now && ev.class <= Class::NicRx && self.paths[ev.source as usize].to == h)
     }
 
     /// Keeps the earliest deadline of endpoint `e` (`ep`) in the queue.
@@ -1194,8 +1197,9 @@ struct World<T: Transport, P> {
     /// still queued when the ticks were re-phased to the measurement's start is skipped).
     tick: Option<Duration>,
     tick_seq: u64,
-    /// Endpoints that took a segment at this instant while more packets reach hosts at it, in the order of
-    /// their first: their applications hear of it once the instant's arrivals are all in (*One instant*).
+    /// Endpoints of one host that took a segment at this instant while more packets reach the host at it, in
+    /// the order of their first: their applications hear of it once the instant's arrivals at the host are
+    /// all in (*One instant*).
     woken: Vec<u32>,
 }
 
@@ -1554,7 +1558,7 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         }
         self.net.eps[e as usize].conn.on_segment(now, seg);
         if last {
-            if self.woken.is_empty() && !self.net.io.more_arrive_now() {
+            if self.woken.is_empty() && !self.net.io.more_arrive_now(h) {
                 self.after_io(e);
             } else {
                 self.defer_app(e);
@@ -1800,7 +1804,7 @@ where
             Class::Reassembly => w.net.io.on_reassembly_timer(HostId(ev.source)),
             Class::Call => w.on_call(ev.source),
         }
-        if !w.woken.is_empty() && !w.net.io.more_arrive_now() {
+        if !w.woken.is_empty() && !w.net.io.more_arrive_now(w.net.eps[w.woken[0] as usize].host) {
             w.wake_deferred();
         }
         if w.net.end_requested {
