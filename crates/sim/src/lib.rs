@@ -17,6 +17,18 @@
 //! jitter, takes the generic path: the qdisc holds the packets and is asked for the next one each time the
 //! serializer is free, by one departure event per direction at a time (`Class::Depart`).
 //!
+//! *One instant.* Packets that arrive at one host at the same virtual nanosecond (a link served on a clock's
+//! ticks, as dummynet's, releases its due packets together; two directions into the host may deliver at
+//! once) reach their transports one after another, and the host's applications hear of them only when the
+//! instant's arrivals at the host are all in: a kernel's receive path processes the batch its NIC handed it
+//! before the reader it woke is scheduled. Other hosts' arrivals at the instant do not wait or hold it.
+//! Each segment's own output (data an ACK released, an ACK it made due) leaves as it is processed; the
+//! applications' wake-ups, and what their calls give the service to send, follow in the order of the
+//! endpoints' first segments.
+//! Arrivals a nanosecond apart are two instants (a host without a CPU model runs its application in no
+//! time between them), and nothing else waits: timers, NIC room and application timers at the instant run
+//! after its arrivals, by their class, as before.
+//!
 //! The measurement window is the applications': once every application said it is ready, all of them get
 //! `MeasureStart`, and `MeasureStop` follows after the spec's `measure` duration, or as soon as an
 //! application calls `Sockets::end_measurement` (a transfer of a fixed number of messages). After that the run lasts
@@ -1151,6 +1163,15 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
         }
     }
 
+    /// Another packet arrives at host `h` at this instant: the next event is an arrival or a NIC's hand-over
+    /// (`Class::NicRx`) at `now` on a direction that ends at `h` (*One instant*).
+    #[inline(always)]
+    fn more_arrive_now(&self, h: HostId) -> bool {
+        self.queue
+            .peek()
+            .is_some_and(|ev| ev.time == self.now && ev.class <= Class::NicRx && self.paths[ev.source as usize].to == h)
+    }
+
     /// Keeps the earliest deadline of endpoint `e` (`ep`) in the queue.
     #[inline(always)]
     fn sync_timer(&mut self, ep: &mut Ep<T>, e: u32) {
@@ -1176,6 +1197,10 @@ struct World<T: Transport, P> {
     /// still queued when the ticks were re-phased to the measurement's start is skipped).
     tick: Option<Duration>,
     tick_seq: u64,
+    /// Endpoints of one host that took a segment at this instant while more packets reach the host at it, in
+    /// the order of their first: their applications hear of it once the instant's arrivals at the host are
+    /// all in (*One instant*).
+    woken: Vec<u32>,
 }
 
 impl<T: Transport, P: Probe<T>> World<T, P> {
@@ -1533,8 +1558,40 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         }
         self.net.eps[e as usize].conn.on_segment(now, seg);
         if last {
+            if self.woken.is_empty() && !self.net.io.more_arrive_now(h) {
+                self.after_io(e);
+            } else {
+                self.defer_app(e);
+            }
+        }
+    }
+
+    /// Endpoint `e` took a segment while more packets arrive at this instant. As a kernel's receive path
+    /// (the softirq) processes the whole batch the NIC has before the woken reader runs, each segment with
+    /// its own output (`tcp_rcv_established` ends in `tcp_data_snd_check` and `tcp_ack_snd_check`), the
+    /// endpoint is serviced now (what the segment released, an ACK it made due), and the application hears
+    /// of it after the instant's last arrival ([`World::wake_deferred`]). Out of line: most packets arrive
+    /// alone.
+    #[cold]
+    #[inline(never)]
+    fn defer_app(&mut self, e: u32) {
+        self.net.service(e);
+        if !self.woken.contains(&e) {
+            self.woken.push(e);
+        }
+    }
+
+    /// The instant's arrivals are all in: each endpoint that took a segment among them is serviced and its
+    /// application told, in the order of their first segments.
+    #[cold]
+    #[inline(never)]
+    fn wake_deferred(&mut self) {
+        let mut woken = std::mem::take(&mut self.woken);
+        for &e in &woken {
             self.after_io(e);
         }
+        woken.clear();
+        self.woken = woken;
     }
 
     fn on_timer(&mut self, e: u32) {
@@ -1704,6 +1761,7 @@ where
         control_seq: 0,
         tick: None,
         tick_seq: 0,
+        woken: Vec::new(),
     };
     let tick = w.net.io.probe.tick_interval().filter(|d| !d.is_zero());
     w.tick = tick;
@@ -1745,6 +1803,9 @@ where
             Class::Cpu => w.on_cpu(HostId(ev.source)),
             Class::Reassembly => w.net.io.on_reassembly_timer(HostId(ev.source)),
             Class::Call => w.on_call(ev.source),
+        }
+        if !w.woken.is_empty() && !w.net.io.more_arrive_now(w.net.eps[w.woken[0] as usize].host) {
+            w.wake_deferred();
         }
         if w.net.end_requested {
             w.net.end_requested = false;

@@ -9,7 +9,9 @@ use tcplab_units::Instant;
 
 /// Event classes, in the order they run at equal times. The order is significant: a packet that arrives
 /// at the instant a timer expires is seen first (the timer may then find its work done), and test control
-/// (the end of the measurement) sees everything that happened at its instant.
+/// (the end of the measurement) sees everything that happened at its instant. The packets that reach one
+/// host at one instant (`Arrival`, `NicRx`) come out one after another, and the engine hands them all to
+/// their transports before that host's applications hear of any (the crate's doc, *One instant*).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 #[repr(u8)]
 pub enum Class {
@@ -70,6 +72,17 @@ pub struct Event {
     pub class: Class,
     pub source: u32,
     pub seq: u64,
+}
+
+#[inline(always)]
+fn decode(key: u128) -> Event {
+    let low = key as u64;
+    Event {
+        time: Instant::from_nanos((key >> 64) as u64),
+        class: Class::from_bits(low >> (SOURCE_BITS + SEQ_BITS)),
+        source: ((low >> SEQ_BITS) & ((1 << SOURCE_BITS) - 1)) as u32,
+        seq: low & ((1 << SEQ_BITS) - 1),
+    }
 }
 
 /// Packed keys, time in the high 64 bits and class·source·seq in the low 64: 16 bytes per entry, no payload,
@@ -173,14 +186,8 @@ impl EventQueue {
             return None;
         };
         debug_assert!(self.peek_key().is_none_or(|k| k > key), "two events with one key, or out of order");
-        let (t, low) = ((key >> 64) as u64, key as u64);
         self.popped += 1;
-        Some(Event {
-            time: Instant::from_nanos(t),
-            class: Class::from_bits(low >> (SOURCE_BITS + SEQ_BITS)),
-            source: ((low >> SEQ_BITS) & ((1 << SOURCE_BITS) - 1)) as u32,
-            seq: low & ((1 << SEQ_BITS) - 1),
-        })
+        Some(decode(key))
     }
 
     // Inlined into the one `pop`, as the heap's pop was before the sorted store: a call per event would cost
@@ -191,6 +198,13 @@ impl EventQueue {
         key
     }
 
+    /// The next event, left in the queue.
+    #[inline(always)]
+    pub fn peek(&self) -> Option<Event> {
+        self.peek_key().map(decode)
+    }
+
+    #[inline(always)]
     fn peek_key(&self) -> Option<u128> {
         let few = self.few_len.checked_sub(1).map(|i| self.few[i]);
         match (self.heap.peek(), few) {
@@ -293,6 +307,7 @@ mod tests {
             }
             assert_eq!(q.len(), reference.len());
             assert_eq!(q.peek_time(), reference.peek().map(|Reverse(k)| k.0));
+            assert_eq!(q.peek().map(|e| (e.time, e.class, e.source, e.seq)), reference.peek().map(|Reverse(k)| *k));
             max_len = max_len.max(q.len());
         }
         assert!(max_len > 4 * FEW, "the heap was exercised: at most {max_len} pending");
