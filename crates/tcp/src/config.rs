@@ -552,6 +552,42 @@ pub struct TcpConfig {
     /// acknowledged or newly SACKed. Default off.
     #[serde(skip_serializing_if = "is_false")]
     pub frto: bool,
+    /// The receiver accounts its memory by skb truesize as Linux 6.x does, and offers the window that
+    /// memory leaves. Every segment queued, in order or out of order, is charged its payload plus
+    /// `rcv_skb_overhead` (`skb_set_owner_r`, `tcp_try_coalesce`) against a receive memory of twice
+    /// `recv_buffer` (`sk_rcvbuf` is the doubled SO_RCVBUF, `sock_setsockopt`), until the application
+    /// reads it; a duplicate adds nothing. Memory is converted to window with `scaling_ratio`
+    /// (`tcp_win_from_space`: space × ratio / 256), which starts at 128 (6.11's
+    /// `TCP_DEFAULT_SCALING_RATIO`) and is measured from a segment's payload / truesize whenever the
+    /// peer's segment size estimate changes (`tcp_measure_rcv_mss`, called for out-of-order segments
+    /// too since 6.16); a changed ratio moves `window_clamp` to the full space it gives
+    /// (`tcp_set_window_clamp`: rcv_ssthresh lifted to the current window when it grows, lowered to it
+    /// when it shrinks). rcv_ssthresh grows only into min(`window_clamp`, free space) and only for a
+    /// segment whose truesize the window could carry (`tcp_grow_window` checks #1 and #2, by
+    /// max(2 advmss, 2 × length)); the window offered is min(free space, rcv_ssthresh), rounded down to
+    /// the scale and 0 when less than an MSS or 1/16 of the full space once below half of it
+    /// (`__tcp_select_window`, `tcp_space`, `tcp_full_space`), and the right edge never moves left. So
+    /// out-of-order data held while a hole is repaired stops the edge, and the window shrinks as the
+    /// repairs advance RCV.NXT. Not modelled: pruning and collapsing (`tcp_prune_queue`,
+    /// `tcp_collapse`, `tcp_clamp_window`: the window keeps the sender below the memory, so they are not
+    /// reached), memory pressure, and receive buffer autotuning (`tcp_rcv_space_adjust`). Off = the
+    /// window is `recv_buffer` × `recv_window_ratio` less the unread bytes; out-of-order data takes no
+    /// room. Default off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub rcv_mem_truesize: bool,
+    /// Under `rcv_mem_truesize`, what each received segment costs beyond its payload, bytes: Linux's
+    /// `skb->truesize` − `skb->len`, the `struct sk_buff` and `skb_shared_info` (`SKB_TRUESIZE`: 256 + 320
+    /// on x86-64) plus the headroom, headers and rounding of the driver's receive buffer. The payload
+    /// / truesize of a full segment is the `scaling_ratio` Linux measures: on 6.18 with 1448-byte
+    /// segments 160/256 (0.625, the 7,862,912-byte window of a 6 MiB SO_RCVBUF behind
+    /// `recv_window_ratio` 1.25), so 2304 bytes a segment. A segment that with it would not fit a page
+    /// (a GRO or GSO packet, as packetdrill's `--mss` injects through tun) is charged as tun builds it:
+    /// its packet in whole pages of chunks up to 8 pages (`tun_alloc_skb` → `alloc_skb_with_frags`)
+    /// and a 640-byte head (`SKB_TRUESIZE(NET_SKB_PAD)`); the kernel's `tcp_ooo_rcv_mss` windows (81
+    /// and 81 × 1024) bound its 9000-byte packet's truesize to 11572–12973 bytes, and this gives
+    /// 12928. Default 0.
+    #[serde(skip_serializing_if = "is_zero_bytes")]
+    pub rcv_skb_overhead: ByteSize,
 }
 
 fn is_200(n: &u32) -> bool {
@@ -636,6 +672,8 @@ pub const OMITTED_AT_DEFAULT: &[(&str, &str)] = &[
     ("dup_acks_in", "\"rfc5681\""),
     ("too_old_ack_challenged", "false"),
     ("frto", "false"),
+    ("rcv_mem_truesize", "false"),
+    ("rcv_skb_overhead", "\"0B\""),
 ];
 
 impl Default for TcpConfig {
@@ -730,6 +768,8 @@ impl Default for TcpConfig {
             dup_acks_in: DupAcksIn::Rfc5681,
             too_old_ack_challenged: false,
             frto: false,
+            rcv_mem_truesize: false,
+            rcv_skb_overhead: ByteSize::new(0),
         }
     }
 }
@@ -952,6 +992,9 @@ impl TcpConfig {
         if self.tso_win_divisor > 1000 {
             return Err(format!("tso_win_divisor = {}: accepted 0 to 1000", self.tso_win_divisor));
         }
+        if self.rcv_skb_overhead.bytes() > 1 << 16 {
+            return Err(format!("rcv_skb_overhead = {}: accepted 0 to 64KiB", self.rcv_skb_overhead));
+        }
         if !(0.25..=4.0).contains(&self.recv_window_ratio) {
             return Err(format!("recv_window_ratio = {}: accepted 0.25 to 4", self.recv_window_ratio));
         }
@@ -1043,6 +1086,8 @@ mod tests {
             dup_acks_in: DupAcksIn::Web100,
             too_old_ack_challenged: true,
             frto: true,
+            rcv_mem_truesize: true,
+            rcv_skb_overhead: ByteSize::new(1),
             ..TcpConfig::default()
         };
         let serialized = toml::Value::try_from(all).unwrap();

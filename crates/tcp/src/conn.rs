@@ -24,8 +24,10 @@ use crate::recovery::{AckVerdict, FrtoVerdict, NextSeg, Phase, Recovery, Snd};
 use crate::rtt::RttEstimator;
 use crate::sampler::DeliveryRate;
 use crate::sampler::RttSampler;
+use rcv_mem::RcvMem;
 
 mod info;
+mod rcv_mem;
 pub use info::{TcpInfo, TCP_INFINITE_SSTHRESH};
 
 /// Connection states, named and printed as in RFC 9293 §3.3.2.
@@ -290,6 +292,8 @@ pub struct Connection {
     rcv_ssthresh: u64,
     /// The largest window the receive buffer can offer: `recv_buffer` × `recv_window_ratio`, bytes.
     recv_window_max: u64,
+    /// Receive memory by skb truesize (`rcv_mem_truesize`).
+    rcv_mem: Option<Box<RcvMem>>,
     /// Next byte the application will read.
     app_read: SeqNumber,
     /// The peer's FIN sequence number, once seen.
@@ -430,6 +434,9 @@ impl Connection {
             rcv_adv: SeqNumber(0),
             rcv_ssthresh: if cfg.grow_window { cfg.recv_buffer.bytes() } else { u64::MAX },
             recv_window_max: (cfg.recv_buffer.bytes() as f64 * cfg.recv_window_ratio) as u64,
+            rcv_mem: cfg
+                .rcv_mem_truesize
+                .then(|| Box::new(RcvMem::new(cfg.recv_buffer.bytes(), cfg.rcv_skb_overhead.bytes()))),
             app_read: SeqNumber(0),
             fin_rcvd: None,
             ooo: RangeSet::default(),
@@ -1076,6 +1083,9 @@ impl Connection {
             // space: only the SYN's window field is held to 64 KiB, by __tcp_transmit_skb.
             let clamp = self.cfg.recv_buffer.bytes().saturating_sub(ours as u64).max(2 * ours as u64);
             self.rcv_ssthresh = self.initial_recv_space(passive).min(clamp);
+            if let Some(m) = self.rcv_mem.as_mut() {
+                m.window_clamp = clamp;
+            }
         }
     }
 
@@ -2191,6 +2201,9 @@ impl Connection {
             end = seg.seq + len;
         }
         let seg_size = if self.rx_gso_size > 0 { (self.rx_gso_size as u32).min(len) } else { len };
+        if self.rcv_mem.is_some() && seg_size >= self.rcv_mss && seg_size != self.rcv_mss {
+            self.measure_scaling_ratio(len);
+        }
         if self.cfg.rcv_mss_estimate_from_536 {
             if seg_size >= self.rcv_mss {
                 self.rcv_mss = seg_size.min(self.cfg.mss.bytes() as u32);
@@ -2208,16 +2221,27 @@ impl Connection {
                 self.ack_now = true;
             }
             self.st.ThruOctetsReceived += (end - self.rcv_nxt) as u64;
+            let new_bytes = (end - self.rcv_nxt) as u64;
             self.rcv_nxt = end;
             self.last_data_recv_ms = (now.as_nanos() / 1_000_000) as u32;
             let had_holes = !self.ooo.is_empty();
             if had_holes && self.cfg.dsack_covered_ooo {
                 self.dsack_covered_ooo(end);
             }
-            while let Some((_, e)) = self.ooo.pop_if_starts_by(self.rcv_nxt) {
+            while let Some((s, e)) = self.ooo.pop_if_starts_by(self.rcv_nxt) {
+                if let Some(m) = self.rcv_mem.as_mut() {
+                    m.ooo_bytes -= (e - s) as u64;
+                }
                 if e > self.rcv_nxt {
                     self.st.ThruOctetsReceived += (e - self.rcv_nxt) as u64;
                     self.rcv_nxt = e;
+                }
+            }
+            if self.rcv_mem.is_some() {
+                // Linux charges the skb as it is queued (`tcp_queue_rcv`), before `tcp_grow_window`.
+                let held = self.rcv_held().saturating_sub(new_bytes);
+                if let Some(m) = self.rcv_mem.as_mut() {
+                    m.charge(held, len, new_bytes);
                 }
             }
             let psh = seg.flags.contains(TcpFlags::PSH);
@@ -2283,7 +2307,7 @@ impl Connection {
             // reported (591 D-SACKs in bbr-loss's 15 s at 10 %, the kernel none); with the flush only at a
             // full array of four, 23 were (docs/bbr.md).
             let flush = self.comp_pending > 0 && self.sack_flush_due(start, end);
-            self.ooo.insert(start, end);
+            let added = self.ooo.insert(start, end) as u64;
             if self.cfg.comp_sack_nr > 0 {
                 self.sack_array_touch(start);
             } else {
@@ -2297,6 +2321,14 @@ impl Connection {
                 && self.grow_rcv_ssthresh(len);
             if grew {
                 self.ack.on_window_grown();
+            }
+            if self.rcv_mem.is_some() {
+                // `tcp_data_queue_ofo` grows the window before the skb is charged (`skb_set_owner_r`).
+                let held = self.rcv_held();
+                if let Some(m) = self.rcv_mem.as_mut() {
+                    m.charge(held, len, added);
+                    m.ooo_bytes += added;
+                }
             }
             // Linux's quick-ACK mode overrides SACK compression (`__tcp_ack_snd_check`).
             if flush {
@@ -2325,6 +2357,11 @@ impl Connection {
     #[cold]
     #[inline(never)]
     fn queues_ooo_whole(&self, start: SeqNumber) -> bool {
+        if let Some(m) = self.rcv_mem.as_ref() {
+            return start > self.rcv_nxt
+                && self.unread() == 0
+                && m.rmem(self.rcv_held()) <= 2 * self.cfg.recv_buffer.bytes();
+        }
         let held: u64 = self.ooo.iter().map(|(l, r)| (r - l) as u64).sum();
         start > self.rcv_nxt && self.unread() == 0 && held < self.recv_buffer_limit()
     }
@@ -3205,7 +3242,89 @@ impl Connection {
     /// What the window may offer now: the free buffer, and at most rcv_ssthresh while it grows (Linux
     /// `__tcp_select_window`).
     fn recv_free(&self) -> u64 {
+        if self.rcv_mem.is_some() {
+            return self.recv_free_mem();
+        }
         self.recv_buffer_limit().saturating_sub(self.unread()).min(self.rcv_ssthresh)
+    }
+
+    /// Payload bytes the receive memory holds: unread in order, and out of order.
+    fn rcv_held(&self) -> u64 {
+        self.unread() + self.rcv_mem.as_ref().map_or(0, |m| m.ooo_bytes)
+    }
+
+    /// `tcp_space` under `rcv_mem_truesize`, held to what the window field can carry.
+    fn recv_space_mem(&self) -> u64 {
+        let m = self.rcv_mem.as_ref().expect("rcv_mem_truesize");
+        m.space(self.rcv_held()).min(self.recv_window_field_max())
+    }
+
+    /// The largest window the 16-bit field carries at our scale (RFC 7323 §2.3).
+    fn recv_window_field_max(&self) -> u64 {
+        if self.wscale_ok {
+            65_535u64 << self.rcv_wscale
+        } else {
+            65_535
+        }
+    }
+
+    /// `__tcp_select_window` under `rcv_mem_truesize`: the free space, at most rcv_ssthresh; below half
+    /// the full space it is rounded down to the scale, and offered as 0 when less than an MSS or 1/16
+    /// of the memory's full window (so the window closes before the memory runs out).
+    #[cold]
+    #[inline(never)]
+    fn recv_free_mem(&self) -> u64 {
+        let m = self.rcv_mem.as_ref().expect("rcv_mem_truesize");
+        let allowed = m.full_space().min(self.recv_window_field_max());
+        let full = m.window_clamp.min(allowed);
+        let mut free = self.recv_space_mem();
+        if free < full / 2 {
+            free = free >> self.rcv_wscale << self.rcv_wscale;
+            if free < allowed / 16 || free < (self.rcv_mss as u64).min(full) {
+                return 0;
+            }
+        }
+        free.min(self.rcv_ssthresh)
+    }
+
+    /// `tcp_measure_rcv_mss` → `scaling_ratio` and `tcp_set_window_clamp`: a grown clamp lifts
+    /// rcv_ssthresh to the window last offered, a smaller one lowers it to the clamp.
+    #[cold]
+    #[inline(never)]
+    fn measure_scaling_ratio(&mut self, len: u32) {
+        let rcv_wnd = if self.rcv_adv > self.last_ack_sent { (self.rcv_adv - self.last_ack_sent) as u64 } else { 0 };
+        let Some(m) = self.rcv_mem.as_mut() else { return };
+        if let Some((clamp, grew)) = m.measure(len) {
+            if !self.cfg.grow_window {
+                return;
+            }
+            self.rcv_ssthresh =
+                if grew { self.rcv_ssthresh.max(rcv_wnd.min(clamp)) } else { self.rcv_ssthresh.min(clamp) };
+        }
+    }
+
+    /// `tcp_grow_window` under `rcv_mem_truesize`: room up to min(`window_clamp`, `tcp_space`), and an
+    /// increase only for a segment whose truesize the window could carry.
+    #[cold]
+    #[inline(never)]
+    fn grow_rcv_ssthresh_mem(&mut self, len: u32) -> bool {
+        let m = self.rcv_mem.as_ref().expect("rcv_mem_truesize");
+        let room = m.window_clamp.min(self.recv_space_mem()).saturating_sub(self.rcv_ssthresh);
+        if room == 0 {
+            return false;
+        }
+        let ts_room = if self.ts_ok { 12 } else { 0 };
+        let advmss = (self.cfg.mss.bytes() as u32).saturating_sub(ts_room);
+        let rmem_max = match self.cfg.wscale_space.bytes() {
+            0 => 2 * self.cfg.recv_buffer.bytes(),
+            n => n,
+        };
+        let incr = m.grow_incr(len, advmss, self.rcv_mss, self.rcv_ssthresh, rmem_max);
+        if incr == 0 {
+            return false;
+        }
+        self.rcv_ssthresh += room.min(incr);
+        true
     }
 
     /// Linux `tcp_grow_window`: an in-order segment of at least 128 bytes grows rcv_ssthresh by twice its
@@ -3220,6 +3339,9 @@ impl Connection {
 
     #[inline]
     fn grow_rcv_ssthresh(&mut self, len: u32) -> bool {
+        if self.rcv_mem.is_some() {
+            return self.grow_rcv_ssthresh_mem(len);
+        }
         let room = self.recv_buffer_limit().saturating_sub(self.unread()).saturating_sub(self.rcv_ssthresh);
         if room == 0 {
             return false;

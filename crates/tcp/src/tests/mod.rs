@@ -68,6 +68,7 @@ mod linux_growth_packets;
 mod linux_in_flight;
 mod linux_rack_dsack;
 mod linux_rcv_space;
+mod linux_rcv_truesize;
 mod linux_recovery_reentry;
 mod linux_sack_flush;
 mod linux_too_old_ack;
