@@ -112,6 +112,8 @@ impl TcpConfig {
                 too_old_ack_challenged: true,
                 // net.ipv4.tcp_frto = 2 (the default since 2.6.24): SACK-enhanced F-RTO, RFC 5682 §3.
                 frto: true,
+                // net.ipv4.tcp_comp_sack_slack_ns = 100000: the compressed-SACK timer's range.
+                comp_sack_slack: Duration::from_micros(100),
                 ..rfc.clone()
             }),
             "linux-2.4" => Some(TcpConfig {

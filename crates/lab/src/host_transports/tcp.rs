@@ -125,6 +125,11 @@ impl TransportConfig for TcpConfig {
         Limit { key: "*.tcp.max_burst", range: Range::Count(0, 1000), why: "segments per ACK (0: no limit)" },
         Limit { key: "*.tcp.tick", range: Range::Time(Duration::ZERO, s(1)), why: TICK_WHY },
         Limit { key: "*.tcp.time_wait", range: Range::Time(Duration::ZERO, HOUR), why: "RFC 9293: 2 MSL, 4 minutes" },
+        Limit {
+            key: "*.tcp.comp_sack_slack",
+            range: Range::Time(Duration::ZERO, ms(500)),
+            why: "a delayed ACK's bound",
+        },
     ];
 
     const CPU_MODEL: bool = true;
