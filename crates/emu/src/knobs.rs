@@ -57,6 +57,7 @@ const TRANSLATED: &[&str] = &[
     "tlp",
     "comp_sack_nr",
     "comp_sack_delay",
+    "comp_sack_slack",
     "ecn",
     "limit_output_bytes",
     "pacing_ss_ratio",
@@ -140,6 +141,7 @@ pub fn linux_tcp_all(cfg: &TcpConfig, side: &'static str) -> Result<LinuxTcp, Ve
         ("net.ipv4.tcp_early_retrans", if cfg.tlp { "3" } else { "0" }.to_string()),
         ("net.ipv4.tcp_comp_sack_nr", cfg.comp_sack_nr.to_string()),
         ("net.ipv4.tcp_comp_sack_delay_ns", cfg.comp_sack_delay.as_nanos().to_string()),
+        ("net.ipv4.tcp_comp_sack_slack_ns", cfg.comp_sack_slack.as_nanos().to_string()),
         ("net.ipv4.tcp_pacing_ss_ratio", cfg.pacing_ss_ratio.to_string()),
         ("net.ipv4.tcp_pacing_ca_ratio", cfg.pacing_ca_ratio.to_string()),
     ];
@@ -318,6 +320,7 @@ mod tests {
         assert!(l.sysctls.contains(&("net.ipv4.tcp_early_retrans", "3".into())));
         assert!(l.sysctls.contains(&("net.ipv4.tcp_comp_sack_nr", "44".into())));
         assert!(l.sysctls.contains(&("net.ipv4.tcp_comp_sack_delay_ns", "1000000".into())));
+        assert!(l.sysctls.contains(&("net.ipv4.tcp_comp_sack_slack_ns", "100000".into())));
     }
 
     #[test]

@@ -588,6 +588,13 @@ pub struct TcpConfig {
     /// 12928. Default 0.
     #[serde(skip_serializing_if = "is_zero_bytes")]
     pub rcv_skb_overhead: ByteSize,
+    /// How much later than `comp_sack_delay` (or SRTT/20) a compressed SACK goes: Linux arms its timer
+    /// with `hrtimer_start_range_ns(compressed_ack_timer, delay, tcp_comp_sack_slack_ns)` in
+    /// `__tcp_ack_snd_check` (Linux 5.8, commit a70437cc09a1: 100 µs), and an hrtimer with a range is programmed for
+    /// the range's end, so it fires there unless another interrupt on that CPU expires it sooner. The
+    /// model sends the ACK at the range's end. Default 0s.
+    #[serde(skip_serializing_if = "is_zero_duration")]
+    pub comp_sack_slack: Duration,
 }
 
 fn is_200(n: &u32) -> bool {
@@ -633,6 +640,10 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
+fn is_zero_duration(d: &Duration) -> bool {
+    d.is_zero()
+}
+
 /// The knobs a serialized `TcpConfig` leaves out at their default, each with that default as a TOML value,
 /// so that a reader of documents (the key registry behind `tcplab explain`) can show them; `""`: an optional
 /// knob, unset by default. A test checks the list against the serialization and every value against
@@ -674,6 +685,7 @@ pub const OMITTED_AT_DEFAULT: &[(&str, &str)] = &[
     ("frto", "false"),
     ("rcv_mem_truesize", "false"),
     ("rcv_skb_overhead", "\"0B\""),
+    ("comp_sack_slack", "\"0s\""),
 ];
 
 impl Default for TcpConfig {
@@ -770,6 +782,7 @@ impl Default for TcpConfig {
             frto: false,
             rcv_mem_truesize: false,
             rcv_skb_overhead: ByteSize::new(0),
+            comp_sack_slack: Duration::ZERO,
         }
     }
 }
@@ -1088,6 +1101,7 @@ mod tests {
             frto: true,
             rcv_mem_truesize: true,
             rcv_skb_overhead: ByteSize::new(1),
+            comp_sack_slack: Duration::from_micros(100),
             ..TcpConfig::default()
         };
         let serialized = toml::Value::try_from(all).unwrap();

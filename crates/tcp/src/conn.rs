@@ -2470,7 +2470,7 @@ impl Connection {
             // 5% of the RTT, at most comp_sack_delay (Linux uses the receiver's RTT estimate).
             let srtt = self.rtt.srtt().unwrap_or(self.cfg.comp_sack_delay.saturating_mul(20));
             let delay = self.cfg.comp_sack_delay.min(Duration::from_nanos(srtt.as_nanos() / 20));
-            self.set_timer(Timer::CompressedAck, (now + delay).as_nanos());
+            self.set_timer(Timer::CompressedAck, (now + delay + self.cfg.comp_sack_slack).as_nanos());
         }
         true
     }

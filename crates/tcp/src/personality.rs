@@ -116,6 +116,8 @@ impl TcpConfig {
                 // `scaling_ratio`): 2304 bytes for a 1448-byte segment, the 160/256 measured on 6.18.
                 rcv_mem_truesize: true,
                 rcv_skb_overhead: ByteSize::new(856),
+                // net.ipv4.tcp_comp_sack_slack_ns = 100000: the compressed-SACK timer's range.
+                comp_sack_slack: Duration::from_micros(100),
                 ..rfc.clone()
             }),
             "linux-2.4" => Some(TcpConfig {

@@ -130,6 +130,11 @@ impl TransportConfig for TcpConfig {
             range: Range::Size(0, 1 << 16),
             why: "bookkeeping bytes per received skb",
         },
+        Limit {
+            key: "*.tcp.comp_sack_slack",
+            range: Range::Time(Duration::ZERO, ms(500)),
+            why: "a delayed ACK's bound",
+        },
     ];
 
     const CPU_MODEL: bool = true;

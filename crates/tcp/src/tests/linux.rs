@@ -37,6 +37,29 @@ fn test_established_sack_compression() {
     }
 }
 
+/// Linux 5.8+ arms the compressed-SACK timer with a range of `tcp_comp_sack_slack_ns` (100 µs) after the
+/// delay, and a ranged hrtimer fires at the range's end: the merged ACK of the test above leaves at
+/// 0.5 + 0.1 ms, not 0.5 ms, and nothing goes before.
+#[test]
+fn test_established_sack_compression_timer_slack() {
+    let slack = Duration::from_micros(100);
+    let mut c = client_established(TcpConfig { comp_sack_nr: 44, comp_sack_slack: slack, ..cfg() });
+    let seg = |i: u32| 50_001 + i * 1448;
+    let dup = |k: u32| out(10_001, 50_001, ACK, 32_768, 0).ts(21, pts(10)).sack(&[(seg(1), seg(k))]);
+    for k in 2..=6 {
+        send!(c, time 20, peer(seg(k - 1), 10_001, ACK, 1448, 20, 11));
+        transmit_all(&mut c, at(20));
+    }
+    let due = at(20) + Duration::from_micros(500) + slack;
+    assert_eq!(c.poll_timeout(), Some(due));
+    let early = at(20) + Duration::from_nanos(599_999);
+    c.on_timeout(early);
+    assert!(transmit_all(&mut c, early).is_empty(), "nothing before the range's end");
+    c.on_timeout(due);
+    assert_segments(&transmit_all(&mut c, due), &[dup(6)]);
+    assert_eq!(c.estats().AcksCompressed, 2);
+}
+
 /// Under the Linux ACK policy the receiver starts with a quick-ACK allowance (16 here) and then delays
 /// ACKs to every second full segment. Before 4.18 out-of-order data refilled the allowance, so the
 /// segments after a repaired hole were ACKed one by one; since then they are not.
