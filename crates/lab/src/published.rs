@@ -77,8 +77,14 @@ pub struct Comparison {
     pub difference: Option<f64>,
 }
 
+/// The prefix of a metric's standard deviation between a repeated point's iterations
+/// (`points[].iteration_stddev`): `iteration_stddev.time_per_message_us.mean` is how much the mean time
+/// per message differs from run to run, in the metric's own unit.
+pub const BETWEEN_ITERATIONS: &str = "iteration_stddev.";
+
 /// The unit a metric is held in (`points[].metrics`, or an RFC 4898 variable's unit for `client.VAR`).
 pub fn metric_unit(metric: &str) -> &'static str {
+    let metric = metric.strip_prefix(BETWEEN_ITERATIONS).unwrap_or(metric);
     if let Some((_, var)) = metric.split_once('.').filter(|(side, _)| *side == "client" || *side == "server") {
         let var = var.strip_suffix(".mean").or_else(|| var.strip_suffix(".stddev")).unwrap_or(var);
         return crate::columns::series_unit(var);
@@ -133,8 +139,12 @@ fn at<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
 
 /// A point's value of `metric` (its JSON form): a dotted path in `metrics` (`latency_us.p99`), or
 /// `client.VAR` / `server.VAR`, an RFC 4898 variable summed over that side's connection ends
-/// (`connections[].estats`), or `client.VAR.mean` / `.stddev` over that side's samples (`logvars`).
+/// (`connections[].estats`), or `client.VAR.mean` / `.stddev` over that side's samples (`logvars`), or
+/// [`BETWEEN_ITERATIONS`] and a path in `metrics`, from `iteration_stddev` (a repeated point only).
 pub fn point_value(p: &Value, metric: &str) -> Option<f64> {
+    if let Some(between) = metric.strip_prefix(BETWEEN_ITERATIONS) {
+        return at(&p["iteration_stddev"], between).and_then(Value::as_f64);
+    }
     if let Some((side, var)) = metric.split_once('.').filter(|(side, _)| *side == "client" || *side == "server") {
         if let Some((var, stat @ ("mean" | "stddev"))) = var.rsplit_once('.') {
             return series_statistic(p, side, var, stat);

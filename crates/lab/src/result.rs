@@ -213,6 +213,11 @@ pub struct Point {
     /// With repetitions: the interval of the main metric.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confidence: Option<Confidence>,
+    /// With repetitions: each numeric metric's sample standard deviation between the iterations, in the
+    /// shape of `metrics` (`iteration_stddev.time_per_message_us.mean`: how much the mean time per
+    /// message differs from run to run, the spread a report of repeated runs quotes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iteration_stddev: Option<serde_json::Value>,
     pub connections: Vec<ConnectionResult>,
     /// The first sender's gauges over time, when `test.series` asked for them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -257,7 +262,8 @@ impl Point {
     }
 
     /// The point's value of `metric`, as `[[plot]] y`, `[[published]] metric` and `[table] columns` name
-    /// it: a dotted path in `metrics` (`latency_us.p99`); `client.VAR` / `server.VAR`, an RFC 4898
+    /// it: a dotted path in `metrics` (`latency_us.p99`); `iteration_stddev.` and such a path, its standard
+    /// deviation between the point's iterations; `client.VAR` / `server.VAR`, an RFC 4898
     /// variable summed over that side's connection ends; or `client.VAR.mean` / `.stddev` over that side's
     /// samples of VAR (`logvars`) within the measurement window.
     pub fn value(&self, metric: &str) -> Option<f64> {
@@ -272,6 +278,10 @@ impl Point {
                 .filter_map(|c| c.estats.get(var).and_then(serde_json::Value::as_f64))
                 .collect();
             return (!values.is_empty()).then(|| values.iter().sum());
+        }
+        if let Some(between) = metric.strip_prefix(crate::published::BETWEEN_ITERATIONS) {
+            let s = self.iteration_stddev.as_ref()?;
+            return between.split('.').try_fold(s, |v, k| v.get(k)).and_then(serde_json::Value::as_f64);
         }
         let m = serde_json::to_value(&self.metrics).ok()?;
         metric.split('.').try_fold(&m, |v, k| v.get(k)).and_then(serde_json::Value::as_f64)

@@ -133,6 +133,7 @@ pub fn run_point_linux(
         links: run.links,
         health: Some(health),
         confidence: None,
+        iteration_stddev: None,
         published: Vec::new(),
         flows: Vec::new(),
         aggregate: None,

@@ -2253,8 +2253,13 @@ fn check_plots(ctx: &Ctx, s: &Scenario, plots: &[PlotSpec]) -> Result<(), Scenar
 }
 
 /// Checks that `y` names something every point of the run will have: a metric of the test kind, an RFC
-/// 4898 variable of one side (`client.VAR`), or a statistic of a sampled one (`client.VAR.mean`).
+/// 4898 variable of one side (`client.VAR`), or a statistic of a sampled one (`client.VAR.mean`); or a
+/// metric of the test kind after `iteration_stddev.`, which a point has when it is repeated (`[repeat]`).
 fn check_metric(ctx: &Ctx, s: &Scenario, y: &str, key: &str) -> Result<(), ScenarioError> {
+    let (between, y) = match y.strip_prefix(crate::published::BETWEEN_ITERATIONS) {
+        Some(m) => (true, m),
+        None => (false, y),
+    };
     // `client.VAR` / `server.VAR`: an RFC 4898 variable of that side's TCP connection ends, summed.
     // ... or `client.VAR.mean` / `.stddev`: a statistic of that side's samples of a variable
     // `test.series = { vars }` samples, over the measurement window.
@@ -2262,13 +2267,13 @@ fn check_metric(ctx: &Ctx, s: &Scenario, y: &str, key: &str) -> Result<(), Scena
     // RDP's `RdpStats`); only a test that samples variables (TCP's `test.series = { vars }`) has `.mean`.
     let sampled = s.test.series_vars.as_deref().unwrap_or_default();
     let transport = crate::host_transports::registration(s.test.transport.key());
-    let counter =
-        y.split_once('.').filter(|(side, _)| *side == "client" || *side == "server").is_some_and(|(_, var)| match var
-            .rsplit_once('.')
-        {
-            Some((v, "mean" | "stddev")) => sampled.iter().any(|x| x == v),
-            _ => transport.is_some_and(|t| (t.stats_vars)().iter().any(|v| v == var)),
-        });
+    let counter = !between
+        && y.split_once('.').filter(|(side, _)| *side == "client" || *side == "server").is_some_and(
+            |(_, var)| match var.rsplit_once('.') {
+                Some((v, "mean" | "stddev")) => sampled.iter().any(|x| x == v),
+                _ => transport.is_some_and(|t| (t.stats_vars)().iter().any(|v| v == var)),
+            },
+        );
     if let Some(accepted) = metric_names(s) {
         if !counter && !accepted.contains(&y) {
             let counters = transport.map_or("", |t| t.stats_hint);

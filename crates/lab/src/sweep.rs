@@ -29,6 +29,7 @@ pub fn combine_iterations(p: &PlanPoint, mut runs: Vec<Point>, rep: &Repeat) -> 
     point.params = p.params.clone();
     point.iterations = iterations;
     point.metrics = mean;
+    point.iteration_stddev = (iterations > 1).then(|| stddev_json(&metrics_json));
     point.confidence = Some(Confidence {
         metric,
         level: rep.level,
@@ -781,6 +782,33 @@ fn mean_json(vals: &[serde_json::Value]) -> serde_json::Value {
     }
 }
 
+/// The sample standard deviation (n − 1) of each numeric leaf of the iterations' metrics (at least two),
+/// in their shape; leaves that are not numbers (a distribution's points) are left out.
+fn stddev_json(vals: &[serde_json::Value]) -> serde_json::Value {
+    use serde_json::Value;
+    match &vals[0] {
+        Value::Object(first) => {
+            let mut out = serde_json::Map::new();
+            for k in first.keys() {
+                let sub: Vec<Value> = vals.iter().map(|v| v.get(k).cloned().unwrap_or(Value::Null)).collect();
+                let s = stddev_json(&sub);
+                if !s.is_null() {
+                    out.insert(k.clone(), s);
+                }
+            }
+            Value::Object(out)
+        }
+        Value::Number(_) => {
+            let xs: Vec<f64> = vals.iter().map(|v| v.as_f64().unwrap_or(0.0)).collect();
+            let n = xs.len() as f64;
+            let mean = xs.iter().sum::<f64>() / n;
+            let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0);
+            serde_json::Number::from_f64(var.sqrt()).map(Value::Number).unwrap_or(Value::Null)
+        }
+        _ => Value::Null,
+    }
+}
+
 /// Runs one point: its first `min` iterations in parallel, then one at a time until the interval of the
 /// main metric is met or `max` is reached. Connections, links and series are the first iteration's. Also
 /// returns the engine's counters summed over the iterations (for benchmarks).
@@ -1068,6 +1096,19 @@ mod tests {
         let v = flag_values("10mbit, 100mbit").unwrap();
         assert_eq!(v[1], toml::Value::String("100mbit".into()));
         assert_eq!(flag_values("[1, 2]").unwrap().len(), 2);
+    }
+
+    /// A repeated point's spread between runs: each numeric leaf's sample standard deviation, in the
+    /// metrics' shape; a figure equal in every run has none, and a distribution's points are left out.
+    #[test]
+    fn the_spread_between_iterations_is_each_leafs_sample_stddev() {
+        let runs = [
+            serde_json::json!({"t": {"mean": 10.0, "cdf": [[1.0, 0.5]]}, "n": 7}),
+            serde_json::json!({"t": {"mean": 12.0, "cdf": [[2.0, 0.5]]}, "n": 7}),
+            serde_json::json!({"t": {"mean": 14.0, "cdf": [[3.0, 0.5]]}, "n": 7}),
+        ];
+        // mean 12, squares 4 + 0 + 4 over n − 1 = 2: 2.
+        assert_eq!(stddev_json(&runs), serde_json::json!({"t": {"mean": 2.0}, "n": 0.0}));
     }
 
     /// Item 11 of issue 22: an empty item is refused, not dropped.

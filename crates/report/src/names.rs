@@ -140,6 +140,9 @@ fn display_unit(held: &str, largest: f64) -> (&'static str, f64) {
 /// A metric's name in words: "99th percentile latency", "service demand at the client", "mean CurCwnd
 /// at the client"; a metric not in the table by its key with `_` as spaces.
 pub fn metric_name(metric: &str) -> String {
+    if let Some(m) = metric.strip_prefix(tcplab_lab::published::BETWEEN_ITERATIONS) {
+        return format!("standard deviation between iterations of the {}", metric_name(m));
+    }
     if let Some((side, var)) = metric.split_once('.').filter(|(s, _)| *s == "client" || *s == "server") {
         return match var.rsplit_once('.') {
             Some((var, "mean")) => format!("mean {var} at the {side}"),
@@ -237,6 +240,10 @@ mod tests {
         assert_eq!(metric("latency_us.mean", 20_000.0).label(), "mean latency (ms)");
         assert_eq!(metric("latency_us.p99", 900.0).label(), "99th percentile latency (\u{b5}s)");
         assert_eq!(metric("time_per_message_us.max", 2e7).label(), "maximum time per message (s)");
+        assert_eq!(
+            metric("iteration_stddev.time_per_message_us.mean", 0.5).label(),
+            "standard deviation between iterations of the mean time per message (\u{b5}s)"
+        );
         assert_eq!(metric("transactions_per_s", 5.0).label(), "transaction rate (transactions/s)");
         assert_eq!(metric("throughput_bps", 941e6).label(), "throughput (Mbit/s)");
         assert_eq!(metric("throughput_bps", 1200.0).label(), "throughput (kbit/s)");

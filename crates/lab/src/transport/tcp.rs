@@ -40,6 +40,7 @@ impl LabTransport for Tcp {
             iterations: 1,
             metrics: crate::metrics::metrics(&s.test, &run),
             confidence: None,
+            iteration_stddev: None,
             connections: run.connections,
             series: run.series,
             rtt_samples: None,

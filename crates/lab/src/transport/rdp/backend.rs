@@ -322,6 +322,7 @@ pub fn run_point(s: &Scenario, seed: u64, extra: Option<&mut dyn Probe<RdpConnec
         health: None,
         published: Vec::new(),
         confidence: None,
+        iteration_stddev: None,
         flows: Vec::new(),
         aggregate: None,
         flow_series: None,
