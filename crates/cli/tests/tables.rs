@@ -140,8 +140,10 @@ fn columns_stay_aligned_with_latencies_of_seconds_and_every_table_leads_with_the
     assert_eq!(bursts, (0..=14).map(|b| b.to_string()).collect::<Vec<_>>(), "{cpu}");
     assert_aligned(cpu);
     // gige-ack-avoidance's CPU table and small-messages' tables: one row per point, led by its values.
+    // Five runs a point: after the table's rows, an empty line and a line per point on its iterations.
     let table = run_table(&["classic/small-messages", "--set", "test.duration=\"200ms\""]);
     assert_eq!(rows(&table).len(), 8, "{table}");
+    assert_eq!(table.matches("mean of 5 iterations").count(), 8, "{table}");
     assert!(rows(&table)[0].starts_with("linux-2.2"), "{table}");
     assert_aligned(&table);
     let cpu = table.split("\nCPU (modeled)\n").nth(1).unwrap();

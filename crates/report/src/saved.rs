@@ -364,7 +364,11 @@ impl Tables<'_> {
                     "s" => ("secs.", 1.0),
                     u => (u, 1.0),
                 };
-                g.column(&[&m, unit]);
+                // A spread between runs reads as such over its metric's name, not as one long key.
+                match m.strip_prefix("iteration_stddev.") {
+                    Some(of) => g.column(&["σ between runs of", of, unit]),
+                    None => g.column(&[&m, unit]),
+                }
                 (m, scale, 2)
             })
             .collect()
@@ -685,7 +689,8 @@ impl Tables<'_> {
         g.render()
     }
 
-    /// A line per point that aggregates iterations: how many, and the confidence interval.
+    /// A line per point that aggregates iterations: how many, and the confidence interval; apart from the
+    /// table's rows by an empty line, so that they do not read as rows.
     fn iteration_notes(&self) -> String {
         let mut out = String::new();
         for (i, p) in self.doc.points.iter().enumerate() {
@@ -699,6 +704,9 @@ impl Tables<'_> {
                 if c.met { "met:" } else { "NOT met:" },
                 c.width * 100.0
             );
+        }
+        if !out.is_empty() {
+            out.insert(0, '\n');
         }
         out
     }
