@@ -34,16 +34,7 @@ impl Probe<Connection> for ServerSide {
 
 fn burst8(probe: &mut ServerSide) -> f64 {
     let text = common::shipped_one_point_without_cpu_model("classic/dsl-rr-nodelay");
-    let set = [
-        "client.stack=\"linux\"",
-        "server.stack=\"linux\"",
-        "client.tcp.nagle_last_sent=false",
-        "server.tcp.nagle_last_sent=false",
-        "client.tcp.timestamps=true",
-        "server.tcp.timestamps=true",
-        "test.nodelay=false",
-        "test.burst=8",
-    ];
+    let set: Vec<&str> = common::DSL_TODAY.into_iter().chain(["test.nodelay=false", "test.burst=8"]).collect();
     let s = common::scenario(&text, &set);
     let run = tcplab_lab::run_point_on::<Tcp>(&s, 1, Some(probe)).expect("runs");
     common::rr(&run.point).transactions_per_s

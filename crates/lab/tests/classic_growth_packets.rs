@@ -13,17 +13,8 @@ fn tps(burst: u32, growth_packets: bool) -> f64 {
     let text = common::shipped_one_point_without_cpu_model("classic/dsl-rr-nodelay");
     let burst = format!("test.burst={burst}");
     let growth = format!("server.tcp.cwnd_growth_packets={growth_packets}");
-    let set = [
-        "client.stack=\"linux\"",
-        "server.stack=\"linux\"",
-        "client.tcp.nagle_last_sent=false",
-        "server.tcp.nagle_last_sent=false",
-        "client.tcp.timestamps=true",
-        "server.tcp.timestamps=true",
-        "test.nodelay=false",
-        burst.as_str(),
-        growth.as_str(),
-    ];
+    let set: Vec<&str> =
+        common::DSL_TODAY.into_iter().chain(["test.nodelay=false", burst.as_str(), growth.as_str()]).collect();
     let doc = common::run_scenario(&common::scenario(&text, &set), 1);
     common::rr(&doc.points[0]).transactions_per_s
 }

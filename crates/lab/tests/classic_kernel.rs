@@ -19,19 +19,12 @@ use tcplab_testkit::{need, Outcome};
 fn kernel_ready(burst: u32) -> Scenario {
     // The sweep's one axis goes too: each test point sets its burst.
     let text = common::shipped_one_point_without_cpu_model("classic/dsl-rr");
-    let set: Vec<String> = [
-        "client.stack=\"linux\"",
-        "server.stack=\"linux\"",
-        "client.tcp.nagle_last_sent=false",
-        "server.tcp.nagle_last_sent=false",
-        "client.tcp.timestamps=true",
-        "server.tcp.timestamps=true",
-        "test.duration=\"5s\"",
-    ]
-    .into_iter()
-    .map(String::from)
-    .chain([format!("test.burst={burst}")])
-    .collect();
+    let set: Vec<String> = common::DSL_TODAY
+        .into_iter()
+        .chain(["test.duration=\"5s\""])
+        .map(String::from)
+        .chain([format!("test.burst={burst}")])
+        .collect();
     load(&Source { name: "dsl-rr-kernel.toml", text: &text }, &set).unwrap_or_else(|e| panic!("{e}"))
 }
 

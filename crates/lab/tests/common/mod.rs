@@ -58,6 +58,18 @@ pub fn txqueuelen_sender(txqueuelen: u32, extra: &[&str]) -> tcplab_tcp::Estats 
     estats(point.connections.iter().find(|c| c.side == "client").expect("the sender's end"))
 }
 
+/// The DSL experiments as this machine's kernel runs them ("today", docs/classic.md): `linux` at both ends,
+/// Minshall's check on the last small segment (`nagle_last_sent` off) and timestamps, as Linux 6.x does.
+#[allow(dead_code)]
+pub const DSL_TODAY: [&str; 6] = [
+    "client.stack=\"linux\"",
+    "server.stack=\"linux\"",
+    "client.tcp.nagle_last_sent=false",
+    "server.tcp.nagle_last_sent=false",
+    "client.tcp.timestamps=true",
+    "server.tcp.timestamps=true",
+];
+
 /// A shipped scenario's text without its CPU cost model (the `host = { cpu ... }` lines and the
 /// service-demand plots that read it) and without its `[sweep]` (the header and its axis lines, the only
 /// lines that start with a quoted key in the classic files): one point, as the kernel or a single-point
