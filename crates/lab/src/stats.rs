@@ -134,6 +134,14 @@ pub fn t_quantile(level: f64, df: u32) -> f64 {
     0.5 * (lo + hi)
 }
 
+/// The mean of `values` and their sample standard deviation (n − 1 in the denominator; at least 2 values).
+pub fn mean_and_sample_stddev(values: &[f64]) -> (f64, f64) {
+    let n = values.len();
+    let mean = values.iter().sum::<f64>() / n as f64;
+    let ss: f64 = values.iter().map(|v| (v - mean) * (v - mean)).sum();
+    (mean, (ss / (n - 1) as f64).sqrt())
+}
+
 /// The confidence interval of the mean of `values` (at least 2).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Interval {
@@ -149,9 +157,7 @@ impl Interval {
     pub fn of(values: &[f64], level: f64) -> Interval {
         let n = values.len();
         assert!(n >= 2, "a confidence interval needs two values or more");
-        let mean = values.iter().sum::<f64>() / n as f64;
-        let ss: f64 = values.iter().map(|v| (v - mean) * (v - mean)).sum();
-        let stddev = (ss / (n - 1) as f64).sqrt();
+        let (mean, stddev) = mean_and_sample_stddev(values);
         let half_width = t_quantile(level, n as u32 - 1) * stddev / (n as f64).sqrt();
         Interval { mean, stddev, half_width }
     }

@@ -800,10 +800,8 @@ fn stddev_json(vals: &[serde_json::Value]) -> serde_json::Value {
         }
         Value::Number(_) => {
             let xs: Vec<f64> = vals.iter().map(|v| v.as_f64().unwrap_or(0.0)).collect();
-            let n = xs.len() as f64;
-            let mean = xs.iter().sum::<f64>() / n;
-            let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0);
-            serde_json::Number::from_f64(var.sqrt()).map(Value::Number).unwrap_or(Value::Null)
+            let (_, stddev) = crate::stats::mean_and_sample_stddev(&xs);
+            serde_json::Number::from_f64(stddev).map(Value::Number).unwrap_or(Value::Null)
         }
         _ => Value::Null,
     }
