@@ -508,13 +508,7 @@ fn run(
         }
     }
     if backend == "linux" && out.pcap.is_some() {
-        if !suite.is_plain() || plan.len() > 1 || plan.repeat.is_some() {
-            return Err(Failure::BadInput(
-                "--pcap: accepted only for a single run (no sweep, --iterations, --confidence or --shard; \
-                 --no-sweep runs a scenario's base point)"
-                    .into(),
-            ));
-        }
+        suite.single_run(&plan).map_err(Failure::BadInput)?;
         let s = plan.base;
         let tap = two_host_tap()?;
         let pcap = out.pcap.as_ref().map(|path| tcplab_emu::PcapSpec {
@@ -592,11 +586,7 @@ fn run(
         }
         return emit(doc, out, quiet);
     }
-    if !suite.is_plain() || plan.len() > 1 || plan.repeat.is_some() {
-        return Err(Failure::BadInput(
-            "--pcap: accepted only for a single run (no sweep, --iterations, --confidence or --shard)".into(),
-        ));
-    }
+    suite.single_run(&plan).map_err(Failure::BadInput)?;
     let s = plan.base;
     let seed = seed.unwrap_or(s.seed);
     let Some(path) = out.pcap.as_deref() else { unreachable!("the runs without --pcap returned above") };

@@ -36,9 +36,24 @@ impl SuiteArgs {
         tcplab_lab::sweep::RepeatFlags { iterations: self.iterations.clone(), confidence: self.confidence.clone() }
     }
 
-    /// Whether a plain single run is asked for (what `--pcap` needs).
-    pub fn is_plain(&self) -> bool {
-        self.sweep.is_empty() && self.iterations.is_none() && self.confidence.is_none() && self.shard.is_none()
+    /// Refuses what `--pcap` cannot trace: more than one run (a sweep's points, a point's iterations, a
+    /// shard). `--iterations 1` is one run, also over a scenario's own `[repeat]`.
+    pub fn single_run(&self, plan: &tcplab_lab::sweep::Plan) -> Result<(), String> {
+        if self.shard.is_some() || !plan.axes.is_empty() {
+            return Err("--pcap: accepted only for a single run (no sweep or --shard; --no-sweep runs a \
+                        scenario's base point)"
+                .into());
+        }
+        match plan.repeat {
+            Some(r) if r.max > 1 && self.iterations.is_none() && self.confidence.is_none() => Err(format!(
+                "--pcap: the scenario's [repeat] runs each point up to {} times; add --iterations 1 to trace one run",
+                r.max
+            )),
+            Some(r) if r.max > 1 => {
+                Err("--pcap: accepted only for a single run (--iterations 1, no --confidence)".into())
+            }
+            _ => Ok(()),
+        }
     }
 }
 

@@ -301,6 +301,41 @@ fn pcap_of_an_rdp_run_holds_every_packet_of_the_tap() {
     assert!(String::from_utf8_lossy(&v1.stderr).contains("8-bit ports"), "{}", String::from_utf8_lossy(&v1.stderr));
 }
 
+/// A scenario that repeats its points (`[repeat]`) is one run under `--iterations 1`, and `--pcap` traces
+/// it: every frame the up direction took in is a record. Without the flag the refusal names it.
+#[test]
+fn pcap_of_a_repeated_scenario_needs_one_iteration_and_traces_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!("{GOOD}[repeat]\nmin = 3\nmax = 5\n").replace("duration = \"2s\"", "duration = \"1s\"");
+    let scenario = write(&dir, "repeated.toml", &text);
+    let pcap = dir.path().join("one.pcap");
+    let refused = tcplab().args(["run", &scenario, "--pcap"]).arg(&pcap).output().unwrap();
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{err}");
+    assert!(err.contains("[repeat]") && err.contains("up to 5 times") && err.contains("--iterations 1"), "{err}");
+    assert!(!pcap.exists(), "no trace left by a refused run");
+    let json = dir.path().join("one.json");
+    let out = tcplab()
+        .args(["run", &scenario, "--iterations", "1", "--pcap-at", "up", "--quiet", "--pcap"])
+        .arg(&pcap)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let frames_in = doc["points"][0]["links"]["up"]["frames_in"].as_u64().unwrap();
+    let bytes = std::fs::read(&pcap).unwrap();
+    let (mut at, mut records) = (24, 0u64);
+    while at < bytes.len() {
+        at += 16 + u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+        records += 1;
+    }
+    assert_eq!((at, records), (bytes.len(), frames_in));
+    // 10 Mbit/s carries 813 full frames a second; slow start over 40 ms rounds fills it within 0.3 s.
+    assert!((400..=813).contains(&frames_in), "frames in 1 s at 10 Mbit/s: {frames_in}");
+}
+
 #[test]
 fn the_msg_table_shows_the_time_per_message_from_a_run_and_from_its_saved_result() {
     // msg-100m with NODELAY: one 84-byte frame per message, 6.72 us at 100 Mbit/s.

@@ -319,7 +319,9 @@ impl Tables<'_> {
     /// What the small-message banner adds: Nagle or NODELAY (unless swept), and back to back or paced.
     fn msg_extra(&self) -> String {
         let s = self.s();
-        let nagle = if !self.fixed(&["client.tcp.nodelay", "test.nodelay", "client.stack"]) {
+        // TCP_NODELAY is the application's socket option, not a personality knob (no `stack` sets it,
+        // `nagle_is_not_a_personality_knob`): a swept stack leaves it as the scenario says.
+        let nagle = if !self.fixed(&["client.tcp.nodelay", "test.nodelay"]) {
             "Nagle swept"
         } else if s.test.nodelay.unwrap_or(s.client.tcp().nodelay) {
             "NODELAY"
@@ -871,4 +873,19 @@ fn figure(v: f64, decimals: usize) -> String {
         0
     };
     format!("{v:.*}", decimals.max(size))
+}
+
+#[cfg(test)]
+mod tests {
+    use tcplab_tcp::personality::PERSONALITIES;
+    use tcplab_tcp::TcpConfig;
+
+    /// The message stream's banner reads Nagle from the scenario alone when only `client.stack` is swept.
+    #[test]
+    fn nagle_is_not_a_personality_knob() {
+        for (name, _) in PERSONALITIES {
+            let cfg = TcpConfig::personality(name).expect("a listed personality");
+            assert!(!cfg.nodelay, "personality {name} sets TCP_NODELAY");
+        }
+    }
 }
