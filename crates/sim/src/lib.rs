@@ -1392,59 +1392,60 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         self.app_host[a as usize]
     }
 
-    #[inline(always)]
+    /// The packet at the head of `dir` arrives. The common packet (whole, at the end of its route, at a host
+    /// whose NIC, coalescing and CPU take no part) reaches its transport where it lies in the direction's
+    /// queue, and leaves the queue once its connection has taken it: a copy of the ~100-byte record out of
+    /// the queue was a tenth of the engine's instructions per packet. Out of line, as `deliver` is: inlined
+    /// into the event loop, it left the transport's calls it makes (`poll_timeout`, `may_send_before_app`)
+    /// out of line instead.
+    #[inline(never)]
     fn on_arrival(&mut self, dir: DirId, seq: u64) {
         let io = &mut self.net.io;
+        let now = io.now;
         let path = &mut io.paths[dir.index()];
         // A reordering direction gives a packet that overtook the head its own event; the old one is stale.
         if seq != path.arrival_seq {
             return;
         }
         let p = path.in_flight.front().expect("an arrival event has a packet");
-        debug_assert_eq!(p.arrival, io.now);
+        debug_assert_eq!(p.arrival, now);
         if let Some(next) = path.in_flight.get(1) {
             path.arrival_seq += 1;
             io.queue.push(next.arrival, Class::Arrival, dir.0, path.arrival_seq);
         }
-        let h = path.to;
-        // The common packet: whole, at the end of its route, at a host whose NIC, coalescing and CPU take no
-        // part. Its segment reaches the transport where it lies in the direction's queue: a copy of the
-        // ~100-byte record out of the queue was a tenth of the engine's instructions per packet.
-        if p.last_hop && !p.fragment && path.plain_rx {
-            self.deliver_head(dir);
+        if !(p.last_hop && !p.fragment && path.plain_rx) {
+            self.arrive_other(dir);
             return;
         }
+        let h = path.to;
+        io.probe.on_packet(now, PacketEvent::Delivered { dir }, &p.seg);
+        let Some(e) = io.hosts[h.index()].demux(port_key(p.src, p.seg.dst_port(), p.seg.src_port())) else {
+            // A listener's or no socket's: out of the queue, then as any other packet.
+            let p = path.in_flight.pop_front().expect("an arrival event has a packet");
+            self.deliver(h, p.src, &p.seg, true);
+            return;
+        };
+        self.net.eps[e as usize].conn.on_segment(now, &p.seg);
+        path.in_flight.pop_front();
+        self.after_segment(h, e);
+    }
+
+    /// Any other packet at the head of `dir`: on to the next direction of its route, into the receiving
+    /// NIC's processor, or through reassembly, coalescing or a CPU model to its transport.
+    #[inline(never)]
+    fn arrive_other(&mut self, dir: DirId) {
+        let io = &mut self.net.io;
+        let path = &mut io.paths[dir.index()];
         let p = path.in_flight.pop_front().expect("an arrival event has a packet");
         if !p.last_hop {
             self.forward(dir, p);
             return;
         }
-        if !io.hosts[h.index()].nic_frame_time.is_zero() {
+        if !io.hosts[path.to.index()].nic_frame_time.is_zero() {
             self.nic_receive(dir, p);
             return;
         }
         self.reach_host(dir, p);
-    }
-
-    /// `deliver` for the packet at the head of `dir` (`on_arrival`'s common packet), which leaves the queue
-    /// once its connection has taken it. Out of line, as `deliver` is: inlined into the event loop, it left
-    /// the transport's calls it makes (`poll_timeout`, `may_send_before_app`) out of line instead.
-    #[inline(never)]
-    fn deliver_head(&mut self, dir: DirId) {
-        let io = &mut self.net.io;
-        let now = io.now;
-        let path = &io.paths[dir.index()];
-        let (h, p) = (path.to, path.in_flight.front().expect("an arrival event has a packet"));
-        io.probe.on_packet(now, PacketEvent::Delivered { dir }, &p.seg);
-        let Some(e) = io.hosts[h.index()].demux(port_key(p.src, p.seg.dst_port(), p.seg.src_port())) else {
-            // A listener's or no socket's: out of the queue, then as any other packet.
-            let p = io.paths[dir.index()].in_flight.pop_front().expect("an arrival event has a packet");
-            self.deliver(h, p.src, &p.seg, true);
-            return;
-        };
-        self.net.eps[e as usize].conn.on_segment(now, &p.seg);
-        self.net.io.paths[dir.index()].in_flight.pop_front();
-        self.after_segment(h, e);
     }
 
     /// A packet reached a host on its way: it goes on to the next direction of its route at once (a router
