@@ -55,6 +55,9 @@ pub struct LinkDirection {
     rng: Xoshiro256PlusPlus,
     /// When the serializer finishes the last accepted frame.
     busy_until: Instant,
+    /// The last frame's wire bytes and serialization time: a direction mostly carries frames of one or two
+    /// sizes back to back, and this spares a 64-bit division per frame.
+    last_tx: (u32, Duration),
     /// Start-of-transmission instants and wire sizes of frames still waiting at the last call.
     waiting: VecDeque<(Instant, u32)>,
     waiting_bytes: u64,
@@ -153,6 +156,7 @@ impl LinkDirection {
             loss,
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             busy_until: Instant::ZERO,
+            last_tx: (0, Duration::ZERO),
             waiting: VecDeque::new(),
             waiting_bytes: 0,
             clock: cfg.tick.map(|tick| TickClock {
@@ -203,7 +207,7 @@ impl LinkDirection {
             self.waiting_bytes += wire as u64;
             self.stats.max_queue_frames = self.stats.max_queue_frames.max(self.waiting.len() as u32);
         }
-        self.busy_until = start + self.rate.tx_time(wire as u64);
+        self.busy_until = start + self.tx_time(wire);
         if self.lossy && self.lose(carries_data) {
             self.stats.drops_random_loss += 1;
             return Verdict::Drop(DropReason::RandomLoss);
@@ -211,6 +215,16 @@ impl LinkDirection {
         self.stats.frames_delivered += 1;
         self.stats.bytes_delivered += wire as u64;
         Verdict::Deliver(self.busy_until + self.delay)
+    }
+
+    /// The serialization time of a frame of `wire` bytes at the direction's rate.
+    #[inline(always)]
+    fn tx_time(&mut self, wire: u32) -> Duration {
+        if wire != self.last_tx.0 {
+            self.last_tx = (wire, self.rate.tx_time(wire as u64));
+        }
+        debug_assert_eq!(self.last_tx.1, self.rate.tx_time(wire as u64));
+        self.last_tx.1
     }
 
     /// `send` for a direction on dummynet's clock: `waiting` holds every packet not yet moved to the delay
@@ -308,7 +322,7 @@ impl LinkDirection {
     /// after its serialization and a propagation delay drawn as `jitter` says.
     pub fn transmit(&mut self, now: Instant, wire: u32, carries_data: bool) -> Verdict {
         debug_assert!(now >= self.busy_until, "the serializer is busy");
-        self.busy_until = now + self.rate.tx_time(wire as u64);
+        self.busy_until = now + self.tx_time(wire);
         if self.lossy {
             self.offer(carries_data);
             if self.lose(carries_data) {

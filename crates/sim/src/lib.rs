@@ -394,6 +394,21 @@ struct Host<C> {
 }
 
 impl<C> Host<C> {
+    /// The endpoint whose port key ([`port_key`]) is `key`, if any.
+    #[inline(always)]
+    fn demux(&mut self, key: u64) -> Option<u32> {
+        match self.last_demux {
+            Some((k, e)) if k == key => Some(e),
+            _ => {
+                let e = self.ports.get(&key).copied();
+                if let Some(e) = e {
+                    self.last_demux = Some((key, e));
+                }
+                e
+            }
+        }
+    }
+
     /// Gives the NIC's frame processor a frame that is ready for it at `at`; returns when it is done (`at`
     /// itself when the NIC takes no time).
     #[inline(always)]
@@ -469,6 +484,9 @@ struct Path<S> {
     gro_hold: Duration,
     gro_held: Vec<S>,
     gro_left: u32,
+    /// The receiving host takes a whole packet straight to its transport: no coalescing, no NIC frame time
+    /// and no CPU model (one test on the per-packet path for the three).
+    plain_rx: bool,
     /// Frames that reached the receiving host's NIC and wait for its frame processor, each with the instant
     /// it is done (`HostSpec::nic_frame_time`), and the sequence of their events.
     nic_rx: VecDeque<(Instant, InFlight<S>)>,
@@ -899,7 +917,7 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
                 Some(seg) => {
                     // The NIC's transmit completion, for TCP Small Queues.
                     let bytes = seg.ip_len();
-                    match self.send_packet(h, ep, seg) {
+                    match self.send_packet(h, ep, seg, bytes) {
                         Some(departs) if departs > self.now => ep.conn.on_departure(self.now, departs, bytes),
                         _ => {}
                     }
@@ -928,10 +946,10 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
         }
     }
 
-    /// Host `h` sends `seg` of endpoint `ep` over its route. Returns when the packet leaves the host's NIC,
-    /// if it was queued there whole.
+    /// Host `h` sends `seg` (`ip_len` bytes) of endpoint `ep` over its route. Returns when the packet leaves
+    /// the host's NIC, if it was queued there whole.
     #[inline(always)]
-    fn send_packet(&mut self, h: HostId, ep: &Ep<T>, seg: T::Segment) -> Option<Instant> {
+    fn send_packet(&mut self, h: HostId, ep: &Ep<T>, seg: T::Segment, ip_len: u32) -> Option<Instant> {
         if seg.payload_len() > 0 {
             self.data_segments += 1;
         }
@@ -939,7 +957,6 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
             let data = seg.payload_len() > 0;
             self.charge(h, |spec| if data { spec.per_segment_out } else { spec.per_ack_out });
         }
-        let ip_len = seg.ip_len();
         let dir = ep.first_dir;
         if ip_len > self.paths[dir.index()].mtu {
             self.send_fragments(h, (ep.route, ep.one_hop), seg, ip_len);
@@ -1167,9 +1184,7 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
     /// (`Class::NicRx`) at `now` on a direction that ends at `h` (*One instant*).
     #[inline(always)]
     fn more_arrive_now(&self, h: HostId) -> bool {
-        self.queue
-            .peek()
-            .is_some_and(|ev| ev.time == self.now && ev.class <= Class::NicRx && self.paths[ev.source as usize].to == h)
+        self.queue.next_at(self.now, Class::NicRx).is_some_and(|dir| self.paths[dir as usize].to == h)
     }
 
     /// Keeps the earliest deadline of endpoint `e` (`ep`) in the queue.
@@ -1377,25 +1392,56 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         self.app_host[a as usize]
     }
 
-    #[inline(always)]
+    /// The packet at the head of `dir` arrives. The common packet (whole, at the end of its route, at a host
+    /// whose NIC, coalescing and CPU take no part) reaches its transport where it lies in the direction's
+    /// queue, and leaves the queue once its connection has taken it: a copy of the ~100-byte record out of
+    /// the queue was a tenth of the engine's instructions per packet. Out of line, as `deliver` is: inlined
+    /// into the event loop, it left the transport's calls it makes (`poll_timeout`, `may_send_before_app`)
+    /// out of line instead.
+    #[inline(never)]
     fn on_arrival(&mut self, dir: DirId, seq: u64) {
-        let path = &mut self.net.io.paths[dir.index()];
+        let io = &mut self.net.io;
+        let now = io.now;
+        let path = &mut io.paths[dir.index()];
         // A reordering direction gives a packet that overtook the head its own event; the old one is stale.
         if seq != path.arrival_seq {
             return;
         }
-        let p = path.in_flight.pop_front().expect("an arrival event has a packet");
-        debug_assert_eq!(p.arrival, self.net.io.now);
-        if let Some(next) = path.in_flight.front() {
+        let p = path.in_flight.front().expect("an arrival event has a packet");
+        debug_assert_eq!(p.arrival, now);
+        if let Some(next) = path.in_flight.get(1) {
             path.arrival_seq += 1;
-            self.net.io.queue.push(next.arrival, Class::Arrival, dir.0, path.arrival_seq);
+            io.queue.push(next.arrival, Class::Arrival, dir.0, path.arrival_seq);
+        }
+        if !(p.last_hop && !p.fragment && path.plain_rx) {
+            self.arrive_other(dir);
+            return;
         }
         let h = path.to;
+        io.probe.on_packet(now, PacketEvent::Delivered { dir }, &p.seg);
+        let Some(e) = io.hosts[h.index()].demux(port_key(p.src, p.seg.dst_port(), p.seg.src_port())) else {
+            // A listener's or no socket's: out of the queue, then as any other packet.
+            let p = path.in_flight.pop_front().expect("an arrival event has a packet");
+            self.deliver(h, p.src, &p.seg, true);
+            return;
+        };
+        self.net.eps[e as usize].conn.on_segment(now, &p.seg);
+        path.in_flight.pop_front();
+        self.after_segment(h, e);
+    }
+
+    /// Any other packet at the head of `dir`: on to the next direction of its route, into the receiving
+    /// NIC's processor, or through reassembly, coalescing or a CPU model to its transport.
+    #[inline(never)]
+    fn arrive_other(&mut self, dir: DirId) {
+        let io = &mut self.net.io;
+        let path = &mut io.paths[dir.index()];
+        let p = path.in_flight.pop_front().expect("an arrival event has a packet");
         if !p.last_hop {
             self.forward(dir, p);
             return;
         }
-        if !self.net.io.hosts[h.index()].nic_frame_time.is_zero() {
+        if !io.hosts[path.to.index()].nic_frame_time.is_zero() {
             self.nic_receive(dir, p);
             return;
         }
@@ -1527,18 +1573,7 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         let now = self.net.io.now;
         let (dst, src) = (seg.dst_port(), seg.src_port());
         let key = port_key(from, dst, src);
-        let host = &mut self.net.io.hosts[h.index()];
-        let found = match host.last_demux {
-            Some((k, e)) if k == key => Some(e),
-            _ => {
-                let e = host.ports.get(&key).copied();
-                if let Some(e) = e {
-                    host.last_demux = Some((key, e));
-                }
-                e
-            }
-        };
-        let e = match found {
+        let e = match self.net.io.hosts[h.index()].demux(key) {
             Some(e) => e,
             None => {
                 let listener = self.net.io.hosts[h.index()].listeners.get(&seg.dst_port()).copied();
@@ -1558,11 +1593,18 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         }
         self.net.eps[e as usize].conn.on_segment(now, seg);
         if last {
-            if self.woken.is_empty() && !self.net.io.more_arrive_now(h) {
-                self.after_io(e);
-            } else {
-                self.defer_app(e);
-            }
+            self.after_segment(h, e);
+        }
+    }
+
+    /// Endpoint `e` of host `h` took a packet's last segment: it and its application act now, or after the
+    /// instant's other arrivals at `h` (*One instant*).
+    #[inline(always)]
+    fn after_segment(&mut self, h: HostId, e: u32) {
+        if self.woken.is_empty() && !self.net.io.more_arrive_now(h) {
+            self.after_io(e);
+        } else {
+            self.defer_app(e);
         }
     }
 
@@ -1714,6 +1756,10 @@ where
             gro_hold: spec.hosts[to.index()].rx_coalesce,
             gro_held: Vec::new(),
             gro_left: 0,
+            plain_rx: {
+                let h = &spec.hosts[to.index()];
+                h.rx_coalesce.is_zero() && h.nic_frame_time.is_zero() && h.cpu.is_none()
+            },
             nic_rx: VecDeque::new(),
             nic_rx_seq: 0,
         }

@@ -100,10 +100,12 @@ fn decode(key: u128) -> Event {
 /// stay O(log n) in the heap, while the arrival that every packet makes does not sift through them (it did
 /// before 27 Nov 2026: 16 % of flows-1000's instructions were the heap). When the heap is empty again,
 /// `few` takes every class. Keys are unique, so the stores hand out one order whichever holds a key.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct EventQueue {
-    few: [u128; FEW],
-    /// Entries of `few` in use: `few[..few_len]`, latest first.
+    /// `few[0]` is `NONE`, later than every key: a push's scan stops there, and the earliest entry
+    /// `few[few_len]` is `NONE` when the store is empty, with no test.
+    few: [u128; FEW + 1],
+    /// Entries of `few` in use: `few[1..=few_len]`, latest first.
     few_len: usize,
     heap: BinaryHeap<Reverse<u128>>,
     /// Next sequence number per (class, source) is kept by the caller's sources; this counts all pushes.
@@ -113,6 +115,17 @@ pub struct EventQueue {
 
 /// The most entries kept sorted before they move into the heap: a push scans at most this many.
 const FEW: usize = 16;
+
+/// No key: above every key (a key's class is at most `Call`, 9, so its class bits are never all ones).
+const NONE: u128 = u128::MAX;
+
+impl Default for EventQueue {
+    fn default() -> Self {
+        let mut few = [0; FEW + 1];
+        few[0] = NONE;
+        EventQueue { few, few_len: 0, heap: BinaryHeap::new(), pushed: 0, popped: 0 }
+    }
+}
 
 impl EventQueue {
     pub fn new() -> Self {
@@ -136,8 +149,8 @@ impl EventQueue {
 
     #[inline(always)]
     fn push_few(&mut self, key: u128) {
-        let mut i = self.few_len;
-        while i > 0 && self.few[i - 1] < key {
+        let mut i = self.few_len + 1;
+        while self.few[i - 1] < key {
             self.few[i] = self.few[i - 1];
             i -= 1;
         }
@@ -151,11 +164,11 @@ impl EventQueue {
     fn push_heap(&mut self, key: u128, link: bool) {
         if self.heap.is_empty() {
             let mut kept = 0;
-            for i in 0..self.few_len {
+            for i in 1..=self.few_len {
                 let k = self.few[i];
                 if k as u64 >> (SOURCE_BITS + SEQ_BITS) <= Class::Depart as u64 {
-                    self.few[kept] = k;
                     kept += 1;
+                    self.few[kept] = k;
                 } else {
                     self.heap.push(Reverse(k));
                 }
@@ -169,21 +182,26 @@ impl EventQueue {
         self.heap.push(Reverse(key));
     }
 
+    /// The earliest key, or `NONE` when the queue is empty.
+    #[inline(always)]
+    fn head(&self) -> u128 {
+        let few = self.few[self.few_len];
+        match self.heap.peek() {
+            Some(&Reverse(h)) => few.min(h),
+            None => few,
+        }
+    }
+
     #[inline(always)]
     pub fn pop(&mut self) -> Option<Event> {
-        let key = if !self.heap.is_empty() {
-            match self.few_len.checked_sub(1).map(|i| self.few[i]) {
-                Some(k) if self.heap.peek().is_some_and(|Reverse(h)| k < *h) => {
-                    self.few_len -= 1;
-                    k
-                }
-                _ => self.pop_heap(),
+        let few = self.few[self.few_len];
+        let key = match self.heap.peek() {
+            Some(&Reverse(h)) if h < few => self.pop_heap(),
+            _ if few != NONE => {
+                self.few_len -= 1;
+                few
             }
-        } else if self.few_len > 0 {
-            self.few_len -= 1;
-            self.few[self.few_len]
-        } else {
-            return None;
+            _ => return None,
         };
         debug_assert!(self.peek_key().is_none_or(|k| k > key), "two events with one key, or out of order");
         self.popped += 1;
@@ -206,12 +224,20 @@ impl EventQueue {
 
     #[inline(always)]
     fn peek_key(&self) -> Option<u128> {
-        let few = self.few_len.checked_sub(1).map(|i| self.few[i]);
-        match (self.heap.peek(), few) {
-            (Some(Reverse(h)), Some(f)) => Some(f.min(*h)),
-            (Some(Reverse(h)), None) => Some(*h),
-            (None, f) => f,
-        }
+        let k = self.head();
+        (k != NONE).then_some(k)
+    }
+
+    /// The source of the next event if it is of a class up to `last` at `time` (the engine asks after each
+    /// packet whether another reaches the host at the instant): the key's bits compared as they are, with
+    /// no event decoded.
+    #[inline(always)]
+    pub fn next_at(&self, time: Instant, last: Class) -> Option<u32> {
+        let k = self.head();
+        let low = k as u64;
+        let hit = (k >> 64) as u64 == time.as_nanos() && low >> (SOURCE_BITS + SEQ_BITS) <= last as u64;
+        // `NONE`'s class bits are all ones, above every class: it never hits.
+        hit.then_some(((low >> SEQ_BITS) & ((1 << SOURCE_BITS) - 1)) as u32)
     }
 
     pub fn peek_time(&self) -> Option<Instant> {
@@ -308,6 +334,12 @@ mod tests {
             assert_eq!(q.len(), reference.len());
             assert_eq!(q.peek_time(), reference.peek().map(|Reverse(k)| k.0));
             assert_eq!(q.peek().map(|e| (e.time, e.class, e.source, e.seq)), reference.peek().map(|Reverse(k)| *k));
+            let head = reference.peek().map(|Reverse(k)| *k);
+            for last in [Class::Arrival, Class::NicRx, Class::Call] {
+                let at = head.map_or(Instant::ZERO, |k| k.0);
+                assert_eq!(q.next_at(at, last), head.filter(|k| k.1 <= last).map(|k| k.2), "round {round}");
+                assert_eq!(q.next_at(Instant::from_nanos(at.as_nanos() + 1), last), None);
+            }
             max_len = max_len.max(q.len());
         }
         assert!(max_len > 4 * FEW, "the heap was exercised: at most {max_len} pending");
