@@ -1153,6 +1153,10 @@ impl Connection {
             self.on_in_order_data(now, seg);
             return;
         }
+        if self.new_ack_predicted(seg) {
+            self.on_new_ack_predicted(now, seg);
+            return;
+        }
         let mut seq = seg.seq;
         if seg.flags.syn() {
             if self.state == State::SynReceived && seg.seq == self.irs && !seg.flags.ack() {
@@ -1307,6 +1311,53 @@ impl Connection {
         self.on_ack_of_nothing(now, seg);
         self.process_data(now, seg);
         self.consume_fin(now);
+    }
+
+    /// Header prediction at the sender (Linux `tcp_rcv_established`'s fast path for a pure ACK): in
+    /// ESTABLISHED, a segment at RCV.NXT with ACK and no data, SYN, RST or FIN, a timestamp that passes
+    /// PAWS, that acknowledges new data (SND.UNA < SEG.ACK <= SND.NXT) with no SACK blocks and no
+    /// ECN-Echo, on a connection in the Open phase that runs neither RACK nor pacing. Such a segment is
+    /// acceptable, needs no RST, SYN or FIN step, and of [`Self::process_ack`]'s steps only the window
+    /// update and [`Self::on_new_ack`] act on it: the SACK, F-RTO, PRR, RACK, ECN and pacing steps all
+    /// test a condition excluded here, the FIN-acknowledged step needs a closing state.
+    #[inline]
+    fn new_ack_predicted(&self, seg: &TcpSegment) -> bool {
+        #[cfg(test)]
+        if crate::tests::slow_path_only() {
+            return false;
+        }
+        let unexpected = TcpFlags(TcpFlags::SYN.0 | TcpFlags::RST.0 | TcpFlags::FIN.0);
+        self.state == State::Established
+            && seg.payload_len == 0
+            && seg.seq == self.rcv_nxt
+            && seg.flags.ack()
+            && (seg.flags.0 & unexpected.0) == 0
+            && seg.ack > self.snd_una
+            && seg.ack.diff(self.snd_nxt) <= 0
+            && seg.options.sack.is_empty()
+            && self.rec.is_open()
+            && self.rack.is_none()
+            && self.pace.is_none()
+            && !self.ecn.echoed(seg)
+            && (!self.ts_ok
+                || seg.options.timestamps.is_some_and(|ts| (ts.tsval.wrapping_sub(self.ts_recent) as i32) >= 0))
+    }
+
+    /// The predicted ACK's processing: what [`Self::on_segment_synchronized`] and [`Self::process_ack`] do
+    /// for it, in the same order (TS.Recent, the window, the new acknowledgement).
+    fn on_new_ack_predicted(&mut self, now: Instant, seg: &TcpSegment) {
+        #[cfg(test)]
+        crate::tests::note_ack_predicted();
+        // The ACK lies in (SND.UNA, SND.NXT]: valid for TS.Recent whatever `ts_recent_needs_valid_ack` says.
+        if let (true, Some(ts)) = (self.ts_ok, seg.options.timestamps) {
+            if seg.seq <= self.last_ack_sent {
+                self.ts_recent = ts.tsval;
+            }
+        }
+        self.update_send_window(seg);
+        self.on_new_ack(now, seg, 0);
+        // The slow path's last step, `consume_fin`, waits for data: RCV.NXT did not move.
+        debug_assert!(self.fin_rcvd != Some(self.rcv_nxt));
     }
 
     /// Linux `tcp_rcv_state_process` (TCPAbortOnData): in FIN-WAIT-1/2, new data for an application that
