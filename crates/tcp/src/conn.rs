@@ -346,6 +346,10 @@ pub struct Connection {
     /// The application will read no more (close, or shutdown for reading): new data is answered with a
     /// reset, as Linux's `tcp_rcv_state_process` does after close (RFC 9293 §3.10.7.4 leaves it open).
     read_closed: bool,
+    // p10in
+    /// [`Self::recv_buffer_limit`], kept: its inputs (the buffer's largest window, window scaling and our
+    /// scale) are fixed once the handshake has negotiated them, and every segment sent or received asks.
+    recv_limit: u64,
 }
 
 impl fmt::Debug for Connection {
@@ -382,7 +386,7 @@ impl Connection {
         }
         let pace = pace.active().then(|| Box::new(pace));
         let rate = cwnd.owns_window().then(Box::<DeliveryRate>::default);
-        Connection {
+        let mut c = Connection {
             state,
             local_port,
             remote_port,
@@ -465,8 +469,11 @@ impl Connection {
             rst: None,
             error: None,
             read_closed: false,
+            recv_limit: 0,
             cfg,
-        }
+        };
+        c.set_recv_limit();
+        c
     }
 
     /// An active open (RFC 9293 §3.10.1): the SYN goes out at the next `poll_transmit`.
@@ -474,6 +481,7 @@ impl Connection {
     pub fn connect(cfg: impl Into<Arc<TcpConfig>>, local_port: u16, remote_port: u16, iss: u32) -> Self {
         let mut c = Connection::new(cfg.into(), local_port, remote_port, iss, State::SynSent);
         c.rcv_wscale = c.wscale_for_buffer();
+        c.set_recv_limit();
         c.active_open = true;
         c
     }
@@ -1065,6 +1073,7 @@ impl Connection {
             self.snd_wscale = 0;
             self.rcv_wscale = 0;
         }
+        self.set_recv_limit();
         let ts_room = if self.ts_ok { 12 } else { 0 };
         self.smss = peer_mss.min(ours) - ts_room;
         self.rcv_mss = peer_mss.min(ours) - ts_room;
@@ -3281,7 +3290,19 @@ impl Connection {
         (end - self.app_read) as u64
     }
 
+    /// The largest window the receive buffer can offer: its window, at most what the window field can
+    /// carry at our scale.
+    #[inline]
     fn recv_buffer_limit(&self) -> u64 {
+        debug_assert_eq!(self.recv_limit, self.recv_limit_now());
+        self.recv_limit
+    }
+
+    fn set_recv_limit(&mut self) {
+        self.recv_limit = self.recv_limit_now();
+    }
+
+    fn recv_limit_now(&self) -> u64 {
         let buf = self.recv_window_max;
         if !self.wscale_ok {
             buf.min(65_535)
