@@ -99,6 +99,52 @@ impl RangeSet {
     }
 }
 
+/// The last few SACK blocks whose walk marked every segment wholly inside them SACKed (RACK's segments,
+/// the rate sampler's records). Every ACK of a recovery repeats its SACK blocks, grown at the right edge,
+/// and a walk over a whole block on each of them made a long recovery cost the square of its length: a
+/// block that starts inside one already walked needs its walk only past that one's end.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct WalkedBlocks {
+    blocks: [Option<(SeqNumber, SeqNumber)>; 4],
+    next: usize,
+}
+
+impl WalkedBlocks {
+    /// Where the walk for the block `[left, right)` may start: a segment that ends by the sequence number
+    /// returned either starts below `left`, so the block does not cover it whole, or lies wholly inside a
+    /// block walked before, so it is SACKed already.
+    pub fn walk_from(&self, left: SeqNumber, right: SeqNumber) -> SeqNumber {
+        let mut from = left;
+        for &(l, r) in self.blocks.iter().flatten() {
+            if l <= left && left <= r && r.min(right) > from {
+                from = r.min(right);
+            }
+        }
+        from
+    }
+
+    /// The block `[left, right)` was walked: every segment wholly inside it is SACKed now.
+    pub fn walked(&mut self, left: SeqNumber, right: SeqNumber) {
+        self.blocks[self.next] = Some((left, right));
+        self.next = (self.next + 1) % self.blocks.len();
+    }
+
+    /// SND.UNA moved to `una`: a segment that it acknowledged in part starts at `una` now, and may lie
+    /// wholly inside a block that `una` passed without being SACKed; those blocks are forgotten.
+    pub fn on_cumulative_ack(&mut self, una: SeqNumber) {
+        for b in self.blocks.iter_mut() {
+            if b.is_some_and(|(l, _)| una > l) {
+                *b = None;
+            }
+        }
+    }
+
+    /// The SACK marks were dropped.
+    pub fn clear(&mut self) {
+        *self = WalkedBlocks::default();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
