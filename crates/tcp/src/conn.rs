@@ -346,6 +346,10 @@ pub struct Connection {
     /// The application will read no more (close, or shutdown for reading): new data is answered with a
     /// reset, as Linux's `tcp_rcv_state_process` does after close (RFC 9293 §3.10.7.4 leaves it open).
     read_closed: bool,
+    // p10in
+    /// [`Self::recv_buffer_limit`], kept: its inputs (the buffer's largest window, window scaling and our
+    /// scale) are fixed once the handshake has negotiated them, and every segment sent or received asks.
+    recv_limit: u64,
 }
 
 impl fmt::Debug for Connection {
@@ -382,7 +386,7 @@ impl Connection {
         }
         let pace = pace.active().then(|| Box::new(pace));
         let rate = cwnd.owns_window().then(Box::<DeliveryRate>::default);
-        Connection {
+        let mut c = Connection {
             state,
             local_port,
             remote_port,
@@ -465,8 +469,11 @@ impl Connection {
             rst: None,
             error: None,
             read_closed: false,
+            recv_limit: 0,
             cfg,
-        }
+        };
+        c.set_recv_limit();
+        c
     }
 
     /// An active open (RFC 9293 §3.10.1): the SYN goes out at the next `poll_transmit`.
@@ -474,6 +481,7 @@ impl Connection {
     pub fn connect(cfg: impl Into<Arc<TcpConfig>>, local_port: u16, remote_port: u16, iss: u32) -> Self {
         let mut c = Connection::new(cfg.into(), local_port, remote_port, iss, State::SynSent);
         c.rcv_wscale = c.wscale_for_buffer();
+        c.set_recv_limit();
         c.active_open = true;
         c
     }
@@ -1065,6 +1073,7 @@ impl Connection {
             self.snd_wscale = 0;
             self.rcv_wscale = 0;
         }
+        self.set_recv_limit();
         let ts_room = if self.ts_ok { 12 } else { 0 };
         self.smss = peer_mss.min(ours) - ts_room;
         self.rcv_mss = peer_mss.min(ours) - ts_room;
@@ -1151,6 +1160,10 @@ impl Connection {
     fn on_segment_synchronized(&mut self, now: Instant, seg: &TcpSegment) {
         if self.in_order_data_predicted(seg) {
             self.on_in_order_data(now, seg);
+            return;
+        }
+        if self.new_ack_predicted(seg) {
+            self.on_new_ack_predicted(now, seg);
             return;
         }
         let mut seq = seg.seq;
@@ -1307,6 +1320,53 @@ impl Connection {
         self.on_ack_of_nothing(now, seg);
         self.process_data(now, seg);
         self.consume_fin(now);
+    }
+
+    /// Header prediction at the sender (Linux `tcp_rcv_established`'s fast path for a pure ACK): in
+    /// ESTABLISHED, a segment at RCV.NXT with ACK and no data, SYN, RST or FIN, a timestamp that passes
+    /// PAWS, that acknowledges new data (SND.UNA < SEG.ACK <= SND.NXT) with no SACK blocks and no
+    /// ECN-Echo, on a connection in the Open phase that runs neither RACK nor pacing. Such a segment is
+    /// acceptable, needs no RST, SYN or FIN step, and of [`Self::process_ack`]'s steps only the window
+    /// update and [`Self::on_new_ack`] act on it: the SACK, F-RTO, PRR, RACK, ECN and pacing steps all
+    /// test a condition excluded here, the FIN-acknowledged step needs a closing state.
+    #[inline]
+    fn new_ack_predicted(&self, seg: &TcpSegment) -> bool {
+        #[cfg(test)]
+        if crate::tests::slow_path_only() {
+            return false;
+        }
+        let unexpected = TcpFlags(TcpFlags::SYN.0 | TcpFlags::RST.0 | TcpFlags::FIN.0);
+        self.state == State::Established
+            && seg.payload_len == 0
+            && seg.seq == self.rcv_nxt
+            && seg.flags.ack()
+            && (seg.flags.0 & unexpected.0) == 0
+            && seg.ack > self.snd_una
+            && seg.ack.diff(self.snd_nxt) <= 0
+            && seg.options.sack.is_empty()
+            && self.rec.is_open()
+            && self.rack.is_none()
+            && self.pace.is_none()
+            && !self.ecn.echoed(seg)
+            && (!self.ts_ok
+                || seg.options.timestamps.is_some_and(|ts| (ts.tsval.wrapping_sub(self.ts_recent) as i32) >= 0))
+    }
+
+    /// The predicted ACK's processing: what [`Self::on_segment_synchronized`] and [`Self::process_ack`] do
+    /// for it, in the same order (TS.Recent, the window, the new acknowledgement).
+    fn on_new_ack_predicted(&mut self, now: Instant, seg: &TcpSegment) {
+        #[cfg(test)]
+        crate::tests::note_ack_predicted();
+        // The ACK lies in (SND.UNA, SND.NXT]: valid for TS.Recent whatever `ts_recent_needs_valid_ack` says.
+        if let (true, Some(ts)) = (self.ts_ok, seg.options.timestamps) {
+            if seg.seq <= self.last_ack_sent {
+                self.ts_recent = ts.tsval;
+            }
+        }
+        self.update_send_window(seg);
+        self.on_new_ack(now, seg, 0);
+        // The slow path's last step, `consume_fin`, waits for data: RCV.NXT did not move.
+        debug_assert!(self.fin_rcvd != Some(self.rcv_nxt));
     }
 
     /// Linux `tcp_rcv_state_process` (TCPAbortOnData): in FIN-WAIT-1/2, new data for an application that
@@ -3230,7 +3290,19 @@ impl Connection {
         (end - self.app_read) as u64
     }
 
+    /// The largest window the receive buffer can offer: its window, at most what the window field can
+    /// carry at our scale.
+    #[inline]
     fn recv_buffer_limit(&self) -> u64 {
+        debug_assert_eq!(self.recv_limit, self.recv_limit_now());
+        self.recv_limit
+    }
+
+    fn set_recv_limit(&mut self) {
+        self.recv_limit = self.recv_limit_now();
+    }
+
+    fn recv_limit_now(&self) -> u64 {
         let buf = self.recv_window_max;
         if !self.wscale_ok {
             buf.min(65_535)

@@ -29,6 +29,8 @@ use std::collections::VecDeque;
 use tcplab_units::{Duration, Instant};
 use tcplab_wire::SeqNumber;
 
+use crate::ranges::WalkedBlocks;
+
 /// RFC 8985 §6.2 step 4: recoveries without D-SACK after which the reordering window multiplier
 /// returns to 1 (Linux `TCP_RACK_RECOVERY_THRESH`).
 const REO_WND_PERSIST: u32 = 16;
@@ -120,6 +122,8 @@ pub(crate) struct Rack {
     dsack_round: Option<SeqNumber>,
     /// SACKed segments (RACK.segs_sacked).
     segs_sacked: u32,
+    /// The SACK blocks walked lately, whose segments are all SACKed (a repeated block is walked only past them).
+    walked: WalkedBlocks,
     /// TLP.end_seq and TLP.is_retrans: the outstanding probe, if any (RFC 8985 §7.3).
     tlp_end: Option<SeqNumber>,
     tlp_is_retrans: bool,
@@ -167,6 +171,7 @@ impl Rack {
             reo_wnd_persist: REO_WND_PERSIST,
             dsack_round: None,
             segs_sacked: 0,
+            walked: WalkedBlocks::default(),
             tlp_end: None,
             tlp_is_retrans: false,
             marks: Marks::default(),
@@ -281,7 +286,8 @@ impl Rack {
 
     /// A SACK block `[left, right)` arrived: the segments it covers whole are delivered.
     pub fn on_sack(&mut self, left: SeqNumber, right: SeqNumber, now: Instant) {
-        let mut i = self.segs.partition_point(|s| s.end <= left);
+        let walk_from = self.walked.walk_from(left, right);
+        let mut i = self.segs.partition_point(|s| s.end <= walk_from);
         while i < self.segs.len() && self.segs[i].start < right {
             let s = self.segs[i];
             if !s.sacked && s.start >= left && s.end <= right {
@@ -292,6 +298,8 @@ impl Rack {
             }
             i += 1;
         }
+        debug_assert!(self.segs.iter().all(|s| s.sacked || s.start < left || s.end > right));
+        self.walked.walked(left, right);
     }
 
     /// The part of `[left, right)` made of whole segments: from the first segment that starts in it to
@@ -320,6 +328,7 @@ impl Rack {
 
     /// The cumulative ACK moved to `una`: the segments below it are delivered and forgotten.
     pub fn on_cumulative_ack(&mut self, una: SeqNumber, now: Instant) {
+        self.walked.on_cumulative_ack(una);
         while let Some(&s) = self.segs.front() {
             if s.end > una {
                 if s.start < una {
@@ -486,6 +495,7 @@ impl Rack {
 
     /// The SACK scoreboard was dropped (RFC 6675 §5.1 after a timeout): forget the SACK marks too.
     pub fn clear_sacked(&mut self) {
+        self.walked.clear();
         for s in self.segs.iter_mut() {
             self.marks.remove(s);
             s.sacked = false;

@@ -72,9 +72,13 @@ impl RangeSet {
         }
     }
 
-    /// The range containing `seq`, if any.
+    /// The range containing `seq`, if any. A binary search: the receiver's SACK array asks this a dozen
+    /// times for every segment out of order, and a loss-prone window holds dozens of ranges. (The ranges
+    /// span less than half the sequence space, so `r.1 <= seq` is ordered over them wherever a range holds
+    /// `seq`.)
     pub fn containing(&self, seq: SeqNumber) -> Option<(SeqNumber, SeqNumber)> {
-        self.ranges.iter().copied().find(|r| r.0 <= seq && seq < r.1)
+        let i = self.ranges.partition_point(|r| r.1 <= seq);
+        self.ranges.get(i).copied().filter(|r| r.0 <= seq)
     }
 
     /// Bytes of the set inside `[a, b)`.
@@ -96,6 +100,52 @@ impl RangeSet {
     #[cfg(test)]
     pub fn total_bytes(&self) -> u64 {
         self.ranges.iter().map(|&(s, e)| (e - s) as u64).sum()
+    }
+}
+
+/// The last few SACK blocks whose walk marked every segment wholly inside them SACKed (RACK's segments,
+/// the rate sampler's records). Every ACK of a recovery repeats its SACK blocks, grown at the right edge,
+/// and a walk over a whole block on each of them made a long recovery cost the square of its length: a
+/// block that starts inside one already walked needs its walk only past that one's end.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct WalkedBlocks {
+    blocks: [Option<(SeqNumber, SeqNumber)>; 4],
+    next: usize,
+}
+
+impl WalkedBlocks {
+    /// Where the walk for the block `[left, right)` may start: a segment that ends by the sequence number
+    /// returned either starts below `left`, so the block does not cover it whole, or lies wholly inside a
+    /// block walked before, so it is SACKed already.
+    pub fn walk_from(&self, left: SeqNumber, right: SeqNumber) -> SeqNumber {
+        let mut from = left;
+        for &(l, r) in self.blocks.iter().flatten() {
+            if l <= left && left <= r && r.min(right) > from {
+                from = r.min(right);
+            }
+        }
+        from
+    }
+
+    /// The block `[left, right)` was walked: every segment wholly inside it is SACKed now.
+    pub fn walked(&mut self, left: SeqNumber, right: SeqNumber) {
+        self.blocks[self.next] = Some((left, right));
+        self.next = (self.next + 1) % self.blocks.len();
+    }
+
+    /// SND.UNA moved to `una`: a segment that it acknowledged in part starts at `una` now, and may lie
+    /// wholly inside a block that `una` passed without being SACKed; those blocks are forgotten.
+    pub fn on_cumulative_ack(&mut self, una: SeqNumber) {
+        for b in self.blocks.iter_mut() {
+            if b.is_some_and(|(l, _)| una > l) {
+                *b = None;
+            }
+        }
+    }
+
+    /// The SACK marks were dropped.
+    pub fn clear(&mut self) {
+        *self = WalkedBlocks::default();
     }
 }
 
@@ -151,6 +201,11 @@ mod tests {
                 proptest::prop_assert_eq!(added, want);
             }
             proptest::prop_assert_eq!(r.total_bytes(), bits.iter().filter(|b| **b).count() as u64);
+            for (i, &b) in bits.iter().enumerate() {
+                let held = r.containing(s(i as u32));
+                proptest::prop_assert_eq!(held.is_some(), b);
+                proptest::prop_assert!(held.is_none_or(|(l, e)| l <= s(i as u32) && s(i as u32) < e));
+            }
             let v: Vec<_> = r.iter().collect();
             for w in v.windows(2) {
                 proptest::prop_assert!(w[0].1 < w[1].0, "disjoint and non-adjacent");

@@ -14,6 +14,7 @@ use tcplab_wire::SeqNumber;
 
 use crate::config::RttSampling;
 use crate::congestion::RateSample;
+use crate::ranges::WalkedBlocks;
 
 /// The sampling state of one connection.
 #[derive(Debug, Clone)]
@@ -201,6 +202,8 @@ pub struct DeliveryRate {
     /// The last sample that counts for `tcpi_delivery_rate` (`tp->rate_delivered`, `rate_interval_us`,
     /// `rate_app_limited`).
     rate: Option<(u64, Duration, bool)>,
+    /// The SACK blocks walked lately, whose records are all marked (a repeated block is walked only past them).
+    walked: WalkedBlocks,
     /// The smoothed RTT's time average (`X_SmoothedRTTMean`). Kept here, where BBR runs, because BBR's RTT
     /// swings within its gain cycle (±7 %), so that one reading at the end says little; the Linux backend
     /// reports the same figure for a BBR socket from `tcpi_rtt` read every 10 ms (docs/bbr.md § The matrix).
@@ -225,6 +228,7 @@ impl Default for DeliveryRate {
             retrans_acked: false,
             ts_rtt: None,
             rate: None,
+            walked: WalkedBlocks::default(),
             srtt_mean: TimeMean::default(),
         }
     }
@@ -308,8 +312,8 @@ impl DeliveryRate {
 
     /// The receiver SACKed `[start, end)`: the records it wholly covers are delivered.
     pub fn on_sacked(&mut self, start: SeqNumber, end: SeqNumber) {
-        let from = self.records.partition_point(|r| r.end <= start);
-        let mut i = from;
+        let walk_from = self.walked.walk_from(start, end);
+        let mut i = self.records.partition_point(|r| r.end <= walk_from);
         while i < self.records.len() {
             let r = self.records[i];
             if r.start >= end {
@@ -326,11 +330,14 @@ impl DeliveryRate {
             }
             i += 1;
         }
+        debug_assert!(self.records.iter().all(|r| r.sacked || r.start < start || r.end > end));
+        self.walked.walked(start, end);
     }
 
     /// SND.UNA moved to `una`: the records below it leave, those not SACKed before delivered now; a
     /// record partly covered is delivered in part and stays (Linux's partly acknowledged skb).
     pub fn on_cumulative_ack(&mut self, una: SeqNumber) {
+        self.walked.on_cumulative_ack(una);
         while let Some(&r) = self.records.front() {
             if r.start >= una {
                 break;

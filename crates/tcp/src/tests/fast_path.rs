@@ -1,6 +1,7 @@
-//! The receiver's header prediction (`Connection::in_order_data_predicted`) is an optimisation only: the
-//! same run with it switched off (the slow path, which is the definition) must send the same segments at
-//! the same times and end with the same counters on both sides.
+//! Header prediction, the receiver's (`Connection::in_order_data_predicted`) and the sender's
+//! (`Connection::new_ack_predicted`), is an optimisation only: the same run with it switched off (the slow
+//! path, which is the definition) must send the same segments at the same times and end with the same
+//! counters on both sides.
 
 use std::cell::Cell;
 
@@ -11,6 +12,7 @@ use crate::TcpConfig;
 thread_local! {
     static SLOW_PATH_ONLY: Cell<bool> = const { Cell::new(false) };
     static PREDICTED: Cell<u64> = const { Cell::new(0) };
+    static ACK_PREDICTED: Cell<u64> = const { Cell::new(0) };
 }
 
 /// Whether this test thread switched header prediction off.
@@ -23,11 +25,17 @@ pub(crate) fn note_predicted() {
     PREDICTED.with(|c| c.set(c.get() + 1));
 }
 
+/// Counts an ACK the sender's fast path took.
+pub(crate) fn note_ack_predicted() {
+    ACK_PREDICTED.with(|c| c.set(c.get() + 1));
+}
+
 /// Everything observable of one run: every transmission (time, sender, segment, fate), what each
 /// application read, both sides' final counters and state.
-fn run(cfg: &TcpConfig, slow_only: bool) -> (String, u64) {
+fn run(cfg: &TcpConfig, slow_only: bool) -> (String, u64, u64) {
     SLOW_PATH_ONLY.with(|c| c.set(slow_only));
     PREDICTED.with(|c| c.set(0));
+    ACK_PREDICTED.with(|c| c.set(0));
     let mut p = Pair::new(cfg.clone(), cfg.clone(), dur_ms(10));
     // Drops (one segment in 29 from the client, one in 41 from the server) and a late segment now and
     // then, so that SACK recovery, out-of-order queues and hole-filling segments alternate with long
@@ -49,11 +57,12 @@ fn run(cfg: &TcpConfig, slow_only: bool) -> (String, u64) {
     p.establish();
     p.to_write = [3_000_000, 40_000];
     p.close_when_written = [true, false];
-    // The client reads the server's data only after a while: the window it advertises then opens on
-    // segments the server predicts, whose window update must not be lost.
-    p.auto_read[0] = false;
+    // Each side reads the other's data only after a while: the window it advertises then shrinks and
+    // opens on segments the other side predicts (data at the server, pure ACKs at the client), whose
+    // window updates must not be lost.
+    p.auto_read = [false, false];
     p.run_until(tcplab_units::Instant::ZERO + dur_ms(300));
-    p.auto_read[0] = true;
+    p.auto_read = [true, true];
     p.run_until(tcplab_units::Instant::ZERO + dur_ms(20_000));
     let mut out = String::new();
     for s in &p.trace {
@@ -64,18 +73,20 @@ fn run(cfg: &TcpConfig, slow_only: bool) -> (String, u64) {
         out += &format!("{:?} {:?}\n", c.state(), c.estats());
     }
     let predicted = PREDICTED.with(Cell::get);
+    let acks_predicted = ACK_PREDICTED.with(Cell::get);
     SLOW_PATH_ONLY.with(|c| c.set(false));
-    (out, predicted)
+    (out, predicted, acks_predicted)
 }
 
 #[test]
 fn header_prediction_matches_the_slow_path() {
     // Not `linux`: its TSQ makes every connection paced, and a paced ACK is never predicted.
     for (name, cfg) in [("default", cfg()), ("no timestamps", cfg_no_ts())] {
-        let (fast, predicted) = run(&cfg, false);
-        let (slow, never) = run(&cfg, true);
-        assert_eq!(never, 0, "{name}: the switch turns the fast path off");
+        let (fast, predicted, acks_predicted) = run(&cfg, false);
+        let (slow, never, acks_never) = run(&cfg, true);
+        assert_eq!((never, acks_never), (0, 0), "{name}: the switch turns the fast paths off");
         assert!(predicted > 1000, "{name}: only {predicted} segments took the fast path");
+        assert!(acks_predicted > 500, "{name}: only {acks_predicted} ACKs took the sender's fast path");
         assert!(fast.contains("read [40000, 3000000]"), "{name}: the transfer did not finish:\n{fast}");
         if fast != slow {
             let line = fast.lines().zip(slow.lines()).position(|(a, b)| a != b);

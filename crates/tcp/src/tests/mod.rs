@@ -25,7 +25,7 @@ use tcplab_wire::{SackBlock, SackBlocks, SeqNumber, TcpFlags, TcpOptions, TcpSeg
 
 use crate::{Connection, State, TcpConfig, TxRoom};
 
-pub(crate) use fast_path::{note_predicted, slow_path_only};
+pub(crate) use fast_path::{note_ack_predicted, note_predicted, slow_path_only};
 
 // ------------------------------------------------------------------------------------------------
 // Macros (defined before the submodules so that they are in scope there).
