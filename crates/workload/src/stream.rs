@@ -59,6 +59,8 @@ pub struct Stream {
     /// Per connection, complete calls (`SendCalls`).
     calls_done: Vec<u64>,
     closed: Vec<bool>,
+    /// The role reads (else it writes): asked at every segment's arrival, so kept apart from the role.
+    reads: bool,
     /// Index into `conns` by connection id (`u32::MAX`: not ours).
     index: Vec<u32>,
     opened: u32,
@@ -80,6 +82,7 @@ impl Stream {
             assert!(message > 0, "a send call of zero bytes");
         }
         Stream {
+            reads: cfg.role.receives(),
             cfg,
             conns: Vec::new(),
             left_in_call: Vec::new(),
@@ -229,12 +232,12 @@ impl Stream {
 
     #[inline]
     pub fn wants_readable(&self) -> bool {
-        self.cfg.role.receives()
+        self.reads
     }
 
     #[inline]
     pub fn wants_writable(&self) -> bool {
-        matches!(self.cfg.role, Role::Send { .. } | Role::SendCalls { .. }) && self.measuring && !self.stopped
+        !self.reads && self.measuring && !self.stopped
     }
 
     #[inline(always)]
