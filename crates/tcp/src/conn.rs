@@ -601,6 +601,7 @@ impl Connection {
     }
 
     /// The application writes `bytes`; returns how many the send buffer took.
+    #[inline(always)]
     pub fn send(&mut self, bytes: u64) -> u64 {
         if self.rate.is_some() {
             self.check_app_limited();
@@ -623,6 +624,7 @@ impl Connection {
     }
 
     /// The application reads up to `max` bytes; returns how many it got.
+    #[inline(always)]
     pub fn recv(&mut self, max: u64) -> u64 {
         let n = self.readable().min(max);
         if n == 0 {

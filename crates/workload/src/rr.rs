@@ -242,13 +242,32 @@ impl RrClient {
         }
     }
 
+    /// Reads what connection `i` has. Most reads (one per data segment of a response) complete nothing:
+    /// they take the bytes and notice a close; the rest is out of line.
+    #[inline(always)]
     fn read<S: Sockets>(&mut self, i: usize, s: &mut S) {
         let id = self.conns.conns[i].id;
         let n = s.recv(id, u64::MAX);
+        let c = &mut self.conns.conns[i];
+        c.got += n;
+        if c.got >= self.cfg.response || self.cfg.per_transaction {
+            self.complete(i, s);
+            return;
+        }
+        if !c.closed && s.is_eof(id) {
+            c.closed = true;
+            s.close(id);
+        }
+    }
+
+    /// After a read on connection `i`: completes the transactions whose responses are in, starts the
+    /// next ones (TCP_CRR: closes and opens the next connection), and closes after the peer's close.
+    #[inline(never)]
+    fn complete<S: Sockets>(&mut self, i: usize, s: &mut S) {
+        let id = self.conns.conns[i].id;
         let now = s.now();
         let resp = self.cfg.response;
         let c = &mut self.conns.conns[i];
-        c.got += n;
         let mut completed = 0;
         while c.got >= resp {
             let Some(t0) = c.outstanding.pop_front() else { break };
@@ -287,7 +306,28 @@ impl RrClient {
         }
     }
 
+    /// Inlined where the engine tells of data or room (per segment); the other events are out of line.
+    #[inline(always)]
     pub fn on_event<S: Sockets>(&mut self, ev: Event, s: &mut S) {
+        match ev {
+            Event::Writable(c) => {
+                if let Some(i) = self.conns.slot(c) {
+                    self.write(i, s);
+                }
+            }
+            Event::Readable(c) => {
+                if let Some(i) = self.conns.slot(c) {
+                    self.read(i, s);
+                }
+            }
+            _ => self.on_control(ev, s),
+        }
+    }
+
+    /// The events that come once a connection or once a run: start, timers, establishment, the measurement's
+    /// edges.
+    #[inline(never)]
+    fn on_control<S: Sockets>(&mut self, ev: Event, s: &mut S) {
         match ev {
             Event::Start => {
                 if self.cfg.per_transaction {
@@ -317,16 +357,7 @@ impl RrClient {
                     s.ready();
                 }
             }
-            Event::Writable(c) => {
-                if let Some(i) = self.conns.slot(c) {
-                    self.write(i, s);
-                }
-            }
-            Event::Readable(c) => {
-                if let Some(i) = self.conns.slot(c) {
-                    self.read(i, s);
-                }
-            }
+            Event::Writable(_) | Event::Readable(_) => unreachable!("on_event handles data and room"),
             Event::MeasureStart => {
                 let now = s.now();
                 self.measuring = true;

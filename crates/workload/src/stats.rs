@@ -65,8 +65,8 @@ impl Latency {
             return LatencySummary::default();
         }
         let us = |ns: f64| ns / 1e3;
-        // The histogram answers with the highest value equivalent to the bucket: clamp it into [min, max].
-        let q = |q: f64| us(self.hist.value_at_quantile(q).clamp(self.min, self.max) as f64);
+        let buckets = self.buckets();
+        let q = |q: f64| us(buckets[self.bucket_at_quantile(&buckets, q)].0 as f64);
         LatencySummary {
             count: self.n,
             mean: us(self.mean),
@@ -77,8 +77,35 @@ impl Latency {
             p99: q(0.99),
             p99_9: q(0.999),
             max: us(self.max as f64),
-            cdf: self.cdf(),
+            cdf: self.cdf_of(&buckets),
         }
+    }
+
+    /// (value ns, samples at or below it), one per recorded bucket: the value is the bucket's highest
+    /// equivalent (the histogram's answer for a quantile in it) clamped into [min, max]. Distinct buckets have
+    /// increasing highest equivalents, and clamping keeps them apart: a bucket's highest equivalent is at
+    /// least the samples in it, so at least min, and only the last bucket's can exceed max.
+    fn buckets(&self) -> Vec<(u64, u64)> {
+        let mut cum = 0u64;
+        self.hist
+            .iter_recorded()
+            .map(|b| {
+                cum += b.count_at_value();
+                (b.value_iterated_to().clamp(self.min, self.max), cum)
+            })
+            .collect()
+    }
+
+    /// The bucket `Histogram::value_at_quantile(q)` answers with (for 0 < q), found among the recorded
+    /// buckets rather than by a walk over the histogram's every count (a hundred and forty walks of
+    /// tens of thousands of counts for a CDF): the first whose cumulative count reaches ⌈q·n⌉, at least 1,
+    /// computed as the histogram computes it.
+    fn bucket_at_quantile(&self, buckets: &[(u64, u64)], q: f64) -> usize {
+        debug_assert!(q > 0.0, "the lowest equivalent answers q = 0");
+        let target = ((q.min(1.0) * self.n as f64).ceil() as u64).max(1);
+        let i = buckets.partition_point(|b| b.1 < target).min(buckets.len() - 1);
+        debug_assert_eq!(buckets[i].0, self.hist.value_at_quantile(q).clamp(self.min, self.max));
+        i
     }
 
     /// The distribution as CDF steps (value µs, fraction of the samples at or below it), values increasing,
@@ -90,24 +117,18 @@ impl Latency {
     /// first bucket and the buckets of the quantiles 0.01, 0.02, …, 1 and 0.991 … 0.999, 0.9991 … 0.9999, …
     /// down to 0.999991 … 0.999999 (137 at most: the body in percent, the tail in decades of nines).
     pub fn cdf(&self) -> Cdf {
-        let mut out = Cdf::default();
         if self.n == 0 {
-            return out;
+            return Cdf::default();
         }
-        // (clamped value ns, samples at or below it), one per recorded bucket.
-        let mut cum = 0u64;
-        let buckets: Vec<(u64, u64)> = self
-            .hist
-            .iter_recorded()
-            .map(|b| {
-                cum += b.count_at_value();
-                (b.value_iterated_to().clamp(self.min, self.max), cum)
-            })
-            .collect();
+        self.cdf_of(&self.buckets())
+    }
+
+    fn cdf_of(&self, buckets: &[(u64, u64)]) -> Cdf {
+        let mut out = Cdf::default();
         let n = self.n as f64;
         let mut push = |(v, c): (u64, u64)| {
-            // Distinct buckets have increasing highest equivalents, and clamping keeps them apart (only the
-            // last can exceed max); a quantile landing on the bucket already pushed adds nothing.
+            // Values increase from bucket to bucket ([`Latency::buckets`]); a quantile landing on the bucket
+            // already pushed adds nothing.
             if out.steps().last().is_none_or(|&(last, _)| last < v as f64 / 1e3) {
                 out.push(v as f64 / 1e3, c as f64 / n);
             }
@@ -117,9 +138,7 @@ impl Latency {
         } else {
             push(buckets[0]);
             for q in cdf_quantiles() {
-                let v = self.hist.value_at_quantile(q).clamp(self.min, self.max);
-                let i = buckets.partition_point(|b| b.0 < v).min(buckets.len() - 1);
-                push(buckets[i]);
+                push(buckets[self.bucket_at_quantile(buckets, q)]);
             }
         }
         out

@@ -49,16 +49,24 @@ pub struct StreamConfig {
     pub gates_measurement: bool,
 }
 
+/// One connection's progress.
+#[derive(Debug, Clone)]
+struct Conn {
+    id: ConnId,
+    /// Bytes of the current send call not yet taken.
+    left_in_call: u64,
+    /// Complete calls (`SendCalls`).
+    calls_done: u64,
+    closed: bool,
+}
+
 /// A bulk-transfer end (see [`Role`]).
 #[derive(Debug, Clone)]
 pub struct Stream {
     cfg: StreamConfig,
-    conns: Vec<ConnId>,
-    /// Per connection (same index as `conns`): bytes of the current send call not yet taken, and closed.
-    left_in_call: Vec<u64>,
-    /// Per connection, complete calls (`SendCalls`).
-    calls_done: Vec<u64>,
-    closed: Vec<bool>,
+    conns: Vec<Conn>,
+    /// The role reads (else it writes): asked at every segment's arrival, so kept apart from the role.
+    reads: bool,
     /// Index into `conns` by connection id (`u32::MAX`: not ours).
     index: Vec<u32>,
     opened: u32,
@@ -80,11 +88,9 @@ impl Stream {
             assert!(message > 0, "a send call of zero bytes");
         }
         Stream {
+            reads: cfg.role.receives(),
             cfg,
             conns: Vec::new(),
-            left_in_call: Vec::new(),
-            calls_done: Vec::new(),
-            closed: Vec::new(),
             index: Vec::new(),
             opened: 0,
             established: 0,
@@ -137,10 +143,7 @@ impl Stream {
             self.index.resize(c.0 as usize + 1, u32::MAX);
         }
         self.index[c.0 as usize] = i as u32;
-        self.conns.push(c);
-        self.left_in_call.push(0);
-        self.calls_done.push(0);
-        self.closed.push(false);
+        self.conns.push(Conn { id: c, left_in_call: 0, calls_done: 0, closed: false });
         i
     }
 
@@ -172,55 +175,54 @@ impl Stream {
             Role::SendCalls { message, calls } => (message, Some(calls)),
             Role::Receive | Role::ReceiveToEof => return,
         };
-        if !self.measuring || self.stopped || self.closed[i] || i >= self.writing {
+        if !self.measuring || self.stopped || i >= self.writing {
             return;
         }
-        let c = self.conns[i];
+        let connections = self.conns.len() as u64;
+        let conn = &mut self.conns[i];
+        if conn.closed {
+            return;
+        }
         loop {
-            if self.left_in_call[i] == 0 {
+            if conn.left_in_call == 0 {
                 if let Some(calls) = limit {
                     // Calls are counted per application; with several connections each gets its share.
-                    let share =
-                        calls / self.conns.len() as u64 + u64::from((i as u64) < calls % self.conns.len() as u64);
-                    if self.sent_calls(i) >= share {
-                        self.closed[i] = true;
-                        s.close(c);
+                    let share = calls / connections + u64::from((i as u64) < calls % connections);
+                    if conn.calls_done >= share {
+                        conn.closed = true;
+                        s.close(conn.id);
                         return;
                     }
                 }
-                self.left_in_call[i] = message;
+                conn.left_in_call = message;
             }
-            let n = s.send(c, self.left_in_call[i]);
-            self.left_in_call[i] -= n;
+            let n = s.send(conn.id, conn.left_in_call);
+            conn.left_in_call -= n;
             self.meter.add(n);
-            if self.left_in_call[i] == 0 {
+            if conn.left_in_call == 0 {
                 self.calls += 1;
                 if limit.is_some() {
-                    self.calls_done[i] += 1;
+                    conn.calls_done += 1;
                 }
             }
             // A call the send buffer took only part of (or none of) would block: the buffer is full.
-            if self.left_in_call[i] > 0 {
+            if conn.left_in_call > 0 {
                 break;
             }
         }
     }
 
-    fn sent_calls(&self, i: usize) -> u64 {
-        self.calls_done[i]
-    }
-
     #[inline(always)]
     fn read<S: Sockets>(&mut self, i: usize, s: &mut S) {
-        let c = self.conns[i];
-        self.meter.add(s.recv(c, u64::MAX));
-        if !self.closed[i] && s.is_eof(c) {
-            self.closed[i] = true;
-            s.close(c);
+        let conn = &mut self.conns[i];
+        self.meter.add(s.recv(conn.id, u64::MAX));
+        if !conn.closed && s.is_eof(conn.id) {
+            conn.closed = true;
+            s.close(conn.id);
             if self.cfg.role == Role::ReceiveToEof
                 && self.measuring
                 && self.conns.len() as u32 == self.expected()
-                && self.closed.iter().all(|&x| x)
+                && self.conns.iter().all(|c| c.closed)
             {
                 s.end_measurement();
             }
@@ -229,12 +231,12 @@ impl Stream {
 
     #[inline]
     pub fn wants_readable(&self) -> bool {
-        self.cfg.role.receives()
+        self.reads
     }
 
     #[inline]
     pub fn wants_writable(&self) -> bool {
-        matches!(self.cfg.role, Role::Send { .. } | Role::SendCalls { .. }) && self.measuring && !self.stopped
+        !self.reads && self.measuring && !self.stopped
     }
 
     #[inline(always)]
@@ -288,10 +290,10 @@ impl Stream {
                 if let Role::Send { .. } | Role::SendCalls { .. } = self.cfg.role {
                     if !self.stopped {
                         self.stopped = true;
-                        for i in 0..self.conns.len() {
-                            if !self.closed[i] {
-                                self.closed[i] = true;
-                                s.close(self.conns[i]);
+                        for conn in &mut self.conns {
+                            if !conn.closed {
+                                conn.closed = true;
+                                s.close(conn.id);
                             }
                         }
                     }
