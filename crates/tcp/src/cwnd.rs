@@ -60,7 +60,7 @@ pub(crate) struct Cwnd {
     /// queue, `tcp_clean_rtx_queue`). Empty otherwise.
     packets_out: VecDeque<SeqNumber>,
     /// Linux 2.4 `tcp_cwnd_down`'s count of ACKs in CWR (its `snd_cwnd_cnt`): a segment per two.
-    cwr_acks: u32,
+    cwr_acks: u8,
     /// The controller owns the window (asked once: the send path tests it on every call).
     owns: bool,
     /// PRR applies: `prr`, unless the controller owns the window (Linux's `cong_control` skips
