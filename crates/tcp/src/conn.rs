@@ -2104,6 +2104,10 @@ impl Connection {
             debug_assert_eq!(flight, self.pipe_by_phase());
             return flight;
         }
+        // RACK's count (the `linux` personality's every call) is kept: a load, not a call.
+        if let Some(p) = self.pipe_linux() {
+            return p;
+        }
         self.pipe_by_phase()
     }
 
