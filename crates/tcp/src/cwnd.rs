@@ -49,6 +49,9 @@ enum Validation {
 /// The controller and the window reductions it does not decide.
 pub(crate) struct Cwnd {
     cc: Box<dyn CongestionControl + Send>,
+    /// The controller's cwnd as of its last call: the send path asks for it several times an ACK, and
+    /// `window()` through the trait object is a call each time. Every call that may change it refreshes it.
+    window: u32,
     validation: Validation,
     /// cwnd counts whole segments (`cwnd_unit = "packets"`).
     packets: bool,
@@ -57,7 +60,7 @@ pub(crate) struct Cwnd {
     /// queue, `tcp_clean_rtx_queue`). Empty otherwise.
     packets_out: VecDeque<SeqNumber>,
     /// Linux 2.4 `tcp_cwnd_down`'s count of ACKs in CWR (its `snd_cwnd_cnt`): a segment per two.
-    cwr_acks: u32,
+    cwr_acks: u8,
     /// The controller owns the window (asked once: the send path tests it on every call).
     owns: bool,
     /// PRR applies: `prr`, unless the controller owns the window (Linux's `cong_control` skips
@@ -88,6 +91,7 @@ impl Cwnd {
         };
         let cc = cfg.controller_factory().build(cfg.initial_window.bytes(smss), smss, seed);
         Cwnd {
+            window: cc.window(),
             owns: cc.owns_window(),
             prr: cfg.prr && !cc.owns_window(),
             cc,
@@ -110,9 +114,11 @@ impl Cwnd {
     }
     pub fn on_rate_sample(&mut self, now: Instant, rs: &RateSample, cx: &AckContext) {
         self.cc.on_rate_sample(now, rs, cx);
+        self.refresh();
     }
     pub fn on_tx_start(&mut self, now: Instant, app_limited: bool) {
         self.cc.on_tx_start(now, app_limited);
+        self.refresh();
     }
     pub fn pacing_rate(&self) -> Option<u64> {
         self.cc.pacing_rate()
@@ -125,6 +131,19 @@ impl Cwnd {
     }
     pub fn set_random_seed(&mut self, seed: u64) {
         self.cc.set_random_seed(seed);
+    }
+
+    /// Sets cwnd (the controller may bound it).
+    #[inline]
+    fn set_window(&mut self, cwnd: u32) {
+        self.cc.set_window(cwnd);
+        self.refresh();
+    }
+
+    /// After a call into the controller that may have changed cwnd.
+    #[inline]
+    fn refresh(&mut self) {
+        self.window = self.cc.window();
     }
 
     /// Whether cwnd counts packets (`cwnd_unit = "packets"`).
@@ -157,7 +176,8 @@ impl Cwnd {
 
     #[inline]
     pub fn window(&self) -> u32 {
-        self.cc.window()
+        debug_assert_eq!(self.window, self.cc.window(), "cwnd changed without a refresh");
+        self.window
     }
     #[inline]
     pub fn ssthresh(&self) -> u32 {
@@ -166,13 +186,16 @@ impl Cwnd {
 
     /// The initial window, once the handshake has fixed SMSS (RFC 5681 §3.1).
     pub fn set_initial(&mut self, iw: u32) {
-        self.cc.set_window(iw);
+        self.set_window(iw);
+        self.refresh();
     }
 
     /// An ACK of new data the controller may grow cwnd on (see [`Cwnd::growth_allowed`]).
     #[inline]
     pub fn on_ack(&mut self, now: Instant, info: &AckInfo) -> Growth {
-        self.cc.on_ack(now, info)
+        let growth = self.cc.on_ack(now, info);
+        self.refresh();
+        growth
     }
     #[inline]
     pub fn take_slow_start_exit(&mut self) -> Option<SlowStartExit> {
@@ -180,12 +203,15 @@ impl Cwnd {
     }
     pub fn on_congestion_event(&mut self, now: Instant, event: CongestionEvent, flight_size: u32, smss: u32) {
         self.cc.on_congestion_event(now, event, flight_size, smss);
+        self.refresh();
     }
     pub fn on_recovery_exit(&mut self, now: Instant, flight_size: u32, smss: u32) {
         self.cc.on_recovery_exit(now, flight_size, smss);
+        self.refresh();
     }
     pub fn on_spurious_congestion_event(&mut self) {
         self.cc.on_spurious_congestion_event();
+        self.refresh();
     }
 
     /// Whether an ACK may grow cwnd: RFC 2861 §3 (and Linux `tcp_is_cwnd_limited`) grows only a window
@@ -199,10 +225,10 @@ impl Cwnd {
             Validation::Rfc2861 { linux24: true, .. } => {
                 // Both in packets: a short segment in flight is one, cwnd its whole segments.
                 let smss = smss.max(1);
-                flight_size.div_ceil(smss) >= self.cc.window() / smss
+                flight_size.div_ceil(smss) >= self.window / smss
             }
             Validation::Rfc2861 { .. } => {
-                let cwnd = self.cc.window();
+                let cwnd = self.window;
                 if cwnd < self.cc.ssthresh() {
                     cwnd < 2 * flight_size
                 } else {
@@ -232,7 +258,7 @@ impl Cwnd {
             n.period_start = now;
         }
         let pipe_ack = n.cur.max(n.prev);
-        let cwnd = self.cc.window() as u64;
+        let cwnd = self.window as u64;
         if pipe_ack == 0 || pipe_ack * 2 >= cwnd {
             n.nvp_since = None;
             return false;
@@ -240,8 +266,8 @@ impl Cwnd {
         let since = *n.nvp_since.get_or_insert(now);
         // §4.4.2: after the non-validated period (5 minutes) the unused window goes.
         if now.saturating_since(since) > Duration::from_secs(300) {
-            self.cc.set_window((cwnd / 2).max(iw as u64) as u32);
             n.nvp_since = Some(now);
+            self.set_window((cwnd / 2).max(iw as u64) as u32);
             return true;
         }
         false
@@ -309,15 +335,17 @@ impl Cwnd {
         if now.saturating_since(*stamp) < rto {
             return false;
         }
-        let cwnd = self.cc.window();
+        let cwnd = self.window;
         // 2.4: win_used = max(snd_cwnd_used, 2); later kernels floor it at the initial window.
         let window_used = match (linux, linux24) {
             (_, true) => (*used).max(2 * smss),
             (true, false) => (*used).max(iw),
             (false, false) => *used,
         };
-        let mut reduced = false;
-        if window_used < cwnd && !(linux && send_buffer_full) {
+        *used = flight;
+        *stamp = now;
+        let reduced = window_used < cwnd && !(linux && send_buffer_full);
+        if reduced {
             let mut target = ((cwnd as u64 + window_used as u64) / 2) as u32;
             if linux {
                 let three_quarters = (cwnd / 2).saturating_add(cwnd / 4);
@@ -328,11 +356,8 @@ impl Cwnd {
             if self.packets {
                 target -= target % smss; // Linux halves a packet count
             }
-            self.cc.set_window(target.max(smss));
-            reduced = true;
+            self.set_window(target.max(smss));
         }
-        *used = flight;
-        *stamp = now;
         reduced
     }
 
@@ -341,8 +366,8 @@ impl Cwnd {
     pub fn moderate(&mut self, flight: u32, max_burst: u32, smss: u32) -> bool {
         let flight = if self.packets { flight.div_ceil(smss).saturating_mul(smss) } else { flight };
         let limit = flight.saturating_add(max_burst * smss);
-        if self.cc.window() > limit {
-            self.cc.set_window(limit);
+        if self.window > limit {
+            self.set_window(limit);
             return true;
         }
         false
@@ -352,10 +377,10 @@ impl Cwnd {
     /// max(cwnd/2, 2 segments) (`tcp_recalc_ssthresh`), cwnd = min(cwnd, in flight + 1 segment), and
     /// `tcp_cwnd_down`'s ACK count restarts (`snd_cwnd_cnt = 0`). `flight` is in flight now.
     pub fn enter_cwr_linux24(&mut self, flight: u32, smss: u32) {
-        let cwnd = self.cc.window();
+        let cwnd = self.window;
         let half = (cwnd / 2).max(2 * smss);
         self.cc.set_ssthresh(if self.packets { half - half % smss } else { half });
-        self.cc.set_window(cwnd.min(self.in_flight_plus(flight, smss)));
+        self.set_window(cwnd.min(self.in_flight_plus(flight, smss)));
         self.cwr_acks = 0;
     }
 
@@ -365,18 +390,18 @@ impl Cwnd {
         self.cwr_acks += 1;
         let decrement = self.cwr_acks / 2;
         self.cwr_acks %= 2;
-        let mut cwnd = self.cc.window();
+        let mut cwnd = self.window;
         if decrement > 0 && cwnd > self.cc.ssthresh() / 2 {
             cwnd = cwnd.saturating_sub(smss).max(smss);
         }
-        self.cc.set_window(cwnd.min(self.in_flight_plus(flight, smss)));
+        self.set_window(cwnd.min(self.in_flight_plus(flight, smss)));
     }
 
     /// Linux 2.4 `tcp_complete_cwr`, when CWR ends: cwnd = min(cwnd, ssthresh). A cwnd that
     /// `tcp_cwnd_down` took below ssthresh then grows back in slow start.
     pub fn complete_cwr_linux24(&mut self) {
-        let cwnd = self.cc.window().min(self.cc.ssthresh());
-        self.cc.set_window(cwnd);
+        let cwnd = self.window.min(self.cc.ssthresh());
+        self.set_window(cwnd);
     }
 
     /// `tcp_packets_in_flight() + 1` in bytes: whole segments when cwnd counts packets, at least one.
@@ -388,8 +413,8 @@ impl Cwnd {
     /// RFC 5681 §4.1 restart after idle: cwnd = min(RW, cwnd). Returns true when cwnd was reduced.
     pub fn restart(&mut self, rw: u32) -> bool {
         // `tcp_slow_start_after_idle_check` skips a window-owning controller (BBR restarts by itself).
-        if rw < self.cc.window() && !self.owns {
-            self.cc.set_window(rw);
+        if rw < self.window && !self.owns {
+            self.set_window(rw);
             return true;
         }
         false
