@@ -261,6 +261,19 @@ fn explain_lists_every_knob_per_personality() {
     assert!(sack.contains("prr") || sack.contains("dupthresh") || sack.contains("lost_retransmit_detection"), "{sack}");
 }
 
+/// The captured frames of a classic pcap file (after its 24-byte header, each record's 16-byte header
+/// and the captured length it gives); the records must end exactly at the file's end.
+fn pcap_records(bytes: &[u8]) -> Vec<&[u8]> {
+    let (mut at, mut frames) = (24, Vec::new());
+    while at < bytes.len() {
+        let incl = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+        frames.push(&bytes[at + 16..at + 16 + incl]);
+        at += 16 + incl;
+    }
+    assert_eq!(at, bytes.len(), "records end at the file's end");
+    frames
+}
+
 /// `--pcap` of an RDP run writes IPv4 protocol-27 packets (crates/report/tests/pcap_tshark.rs reads them back
 /// with tshark): the file holds the pcap header and one record per packet of the tap, as many as the path's
 /// up direction took in. Version 1 RDP (8-bit ports) cannot carry the simulator's ports and is bad input.
@@ -281,17 +294,13 @@ fn pcap_of_an_rdp_run_holds_every_packet_of_the_tap() {
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let frames_in = doc["points"][0]["links"]["up"]["frames_in"].as_u64().unwrap();
     let bytes = std::fs::read(&pcap).unwrap();
-    let (mut at, mut records) = (24, 0u64);
-    while at < bytes.len() {
-        let incl = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+    let records = pcap_records(&bytes);
+    for (i, frame) in records.iter().enumerate() {
         // Ethernet II, IPv4, protocol 27.
-        assert_eq!(&bytes[at + 16 + 12..at + 16 + 14], &[0x08, 0x00]);
-        assert_eq!(bytes[at + 16 + 14 + 9], 27, "record {records}: IP protocol");
-        at += 16 + incl;
-        records += 1;
+        assert_eq!(&frame[12..14], &[0x08, 0x00]);
+        assert_eq!(frame[14 + 9], 27, "record {i}: IP protocol");
     }
-    assert_eq!(at, bytes.len());
-    assert_eq!(records, frames_in);
+    assert_eq!(records.len() as u64, frames_in);
     let v1 = tcplab()
         .args(["run", "rdp-loopback", "--set", "client.rdp.version=1", "--pcap"])
         .arg(dir.path().join("v1.pcap"))
@@ -325,13 +334,7 @@ fn pcap_of_a_repeated_scenario_needs_one_iteration_and_traces_it() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let frames_in = doc["points"][0]["links"]["up"]["frames_in"].as_u64().unwrap();
-    let bytes = std::fs::read(&pcap).unwrap();
-    let (mut at, mut records) = (24, 0u64);
-    while at < bytes.len() {
-        at += 16 + u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
-        records += 1;
-    }
-    assert_eq!((at, records), (bytes.len(), frames_in));
+    assert_eq!(pcap_records(&std::fs::read(&pcap).unwrap()).len() as u64, frames_in);
     // 10 Mbit/s carries 813 full frames a second; slow start over 40 ms rounds fills it within 0.3 s.
     assert!((400..=813).contains(&frames_in), "frames in 1 s at 10 Mbit/s: {frames_in}");
 }
