@@ -274,6 +274,24 @@ fn pcap_records(bytes: &[u8]) -> Vec<&[u8]> {
     frames
 }
 
+/// Runs `tcplab run ARGS` traced at the path's up direction into `pcap`; returns the frames that
+/// direction took in, from the run's JSON.
+fn traced_up(dir: &tempfile::TempDir, args: &[&str], pcap: &std::path::Path) -> u64 {
+    let json = dir.path().join("traced.json");
+    let out = tcplab()
+        .arg("run")
+        .args(args)
+        .args(["--pcap-at", "up", "--quiet", "--pcap"])
+        .arg(pcap)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    doc["points"][0]["links"]["up"]["frames_in"].as_u64().unwrap()
+}
+
 /// `--pcap` of an RDP run writes IPv4 protocol-27 packets (crates/report/tests/pcap_tshark.rs reads them back
 /// with tshark): the file holds the pcap header and one record per packet of the tap, as many as the path's
 /// up direction took in. Version 1 RDP (8-bit ports) cannot carry the simulator's ports and is bad input.
@@ -281,18 +299,7 @@ fn pcap_records(bytes: &[u8]) -> Vec<&[u8]> {
 fn pcap_of_an_rdp_run_holds_every_packet_of_the_tap() {
     let dir = tempfile::tempdir().unwrap();
     let pcap = dir.path().join("rdp.pcap");
-    let json = dir.path().join("rdp.json");
-    let out = tcplab()
-        .args(["run", "rdp-loopback", "--set", "test.messages=500", "--pcap-at", "up", "--quiet"])
-        .arg("--pcap")
-        .arg(&pcap)
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let frames_in = doc["points"][0]["links"]["up"]["frames_in"].as_u64().unwrap();
+    let frames_in = traced_up(&dir, &["rdp-loopback", "--set", "test.messages=500"], &pcap);
     let bytes = std::fs::read(&pcap).unwrap();
     let records = pcap_records(&bytes);
     for (i, frame) in records.iter().enumerate() {
@@ -323,17 +330,7 @@ fn pcap_of_a_repeated_scenario_needs_one_iteration_and_traces_it() {
     assert_eq!(refused.status.code(), Some(2), "{err}");
     assert!(err.contains("[repeat]") && err.contains("up to 5 times") && err.contains("--iterations 1"), "{err}");
     assert!(!pcap.exists(), "no trace left by a refused run");
-    let json = dir.path().join("one.json");
-    let out = tcplab()
-        .args(["run", &scenario, "--iterations", "1", "--pcap-at", "up", "--quiet", "--pcap"])
-        .arg(&pcap)
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let frames_in = doc["points"][0]["links"]["up"]["frames_in"].as_u64().unwrap();
+    let frames_in = traced_up(&dir, &[&scenario, "--iterations", "1"], &pcap);
     assert_eq!(pcap_records(&std::fs::read(&pcap).unwrap()).len() as u64, frames_in);
     // 10 Mbit/s carries 813 full frames a second; slow start over 40 ms rounds fills it within 0.3 s.
     assert!((400..=813).contains(&frames_in), "frames in 1 s at 10 Mbit/s: {frames_in}");
