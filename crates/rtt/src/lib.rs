@@ -465,7 +465,6 @@ mod tests {
         )
     }
 
-    /// The 64-bit product gives the 128-bit one's quotient, on both sides of where it stops fitting.
     #[test]
     fn a_gain_of_one_over_a_power_of_two_shifts_as_it_multiplies() {
         let xs = [0, 1, 7, 8, 999, 1_000_000_007, 18_000_000_000, u64::MAX / PPB + 1, u64::MAX - 1, u64::MAX];
@@ -480,6 +479,7 @@ mod tests {
         assert_eq!(Gain::new(0).shift, None);
     }
 
+    /// The 64-bit product gives the 128-bit one's quotient, on both sides of where it stops fitting.
     #[test]
     fn mul_is_the_wide_floor_on_both_paths() {
         let wide = |x: u64, g: u64| u64::try_from(x as u128 * g as u128 / PPB as u128).unwrap_or(u64::MAX);

@@ -187,7 +187,6 @@ impl Cwnd {
     /// The initial window, once the handshake has fixed SMSS (RFC 5681 §3.1).
     pub fn set_initial(&mut self, iw: u32) {
         self.set_window(iw);
-        self.refresh();
     }
 
     /// An ACK of new data the controller may grow cwnd on (see [`Cwnd::growth_allowed`]).
