@@ -762,15 +762,31 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
         id
     }
 
-    #[inline]
+    /// Notes that an application acted on endpoint `e`. The endpoint whose event is being handled needs no
+    /// note (it is serviced anyway): the test is inline, the note out of line.
+    #[inline(always)]
     fn touch(&mut self, e: u32) {
-        if e == self.current {
-            return;
+        if e != self.current {
+            self.touch_other(e);
         }
+    }
+
+    #[inline(never)]
+    fn touch_other(&mut self, e: u32) {
         let ep = &mut self.eps[e as usize];
         if !ep.touched {
             ep.touched = true;
             self.touched.push(e);
+        }
+    }
+
+    /// Application `a`, in a call (CPU model), could not hear of endpoint `e`: it will when the call returns.
+    #[cold]
+    #[inline(never)]
+    fn miss(&mut self, a: u32, e: u32) {
+        let missed = &mut self.calls[a as usize].missed;
+        if !missed.contains(&e) {
+            missed.push(e);
         }
     }
 
@@ -1230,22 +1246,25 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
     #[inline(always)]
     fn after_io(&mut self, e: u32) {
         self.net.current = e;
+        if !self.net.eps[e as usize].established {
+            self.check_established(e);
+        }
+        // One lookup of the endpoint until the application runs: the per-packet path is short enough that
+        // each repeated index shows in the instruction count.
         let ep = &mut self.net.eps[e as usize];
         let (a, host) = (ep.app, ep.host);
-        let c = ConnId(e);
-        if !ep.established && ep.conn.is_established() {
-            ep.established = true;
-            self.net.established_count += 1;
-            self.app_event(a, host, Event::Established(c));
-        }
         // The stack sends what the event released before the application runs (a reply the application
         // writes cannot join data that was free to go): `Transport::poll_transmit_before_app`.
-        let ep = &mut self.net.eps[e as usize];
         if !ep.waiting && ep.conn.may_send_before_app() {
             self.net.io.transmit(ep, e, true);
         }
-        if self.net.eps[e as usize].established {
-            self.app_io(a, host, e);
+        if ep.established {
+            if self.net.io.any_cpu && self.net.calls[a as usize].pending.is_some() {
+                self.net.miss(a, e);
+            } else {
+                let (readable, writable) = Self::app_wants(&self.apps[a as usize], &ep.conn);
+                self.tell_app(a, host, ConnId(e), readable, writable);
+            }
         }
         self.net.current = u32::MAX;
         self.net.service(e);
@@ -1254,24 +1273,41 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         }
     }
 
+    /// Endpoint `e` that was not established may be now: its application hears of it.
+    #[cold]
+    #[inline(never)]
+    fn check_established(&mut self, e: u32) {
+        let ep = &mut self.net.eps[e as usize];
+        if ep.conn.is_established() {
+            ep.established = true;
+            self.net.established_count += 1;
+            let (a, host) = (ep.app, ep.host);
+            self.app_event(a, host, Event::Established(ConnId(e)));
+        }
+    }
+
     /// Tells application `a` (on `host`) that its established endpoint `e` may be readable or writable; an
     /// application in a call (CPU model) hears of it when the call returns.
-    #[inline(always)]
     fn app_io(&mut self, a: u32, host: HostId, e: u32) {
         if self.net.io.any_cpu && self.net.calls[a as usize].pending.is_some() {
-            let missed = &mut self.net.calls[a as usize].missed;
-            if !missed.contains(&e) {
-                missed.push(e);
-            }
+            self.net.miss(a, e);
             return;
         }
-        let c = ConnId(e);
-        let ep = &self.net.eps[e as usize];
-        let app = &self.apps[a as usize];
-        let readable = app.wants_readable() && (ep.conn.readable() > 0 || ep.conn.is_eof());
+        let (readable, writable) = Self::app_wants(&self.apps[a as usize], &self.net.eps[e as usize].conn);
+        self.tell_app(a, host, ConnId(e), readable, writable);
+    }
+
+    /// Whether `app` is to hear that `conn` is readable and that it is writable.
+    #[inline(always)]
+    fn app_wants(app: &App, conn: &T) -> (bool, bool) {
+        let readable = app.wants_readable() && (conn.readable() > 0 || conn.is_eof());
         // "May have room": the application's send finds out; a free-space check here would be
         // repeated by that send.
-        let writable = app.wants_writable();
+        (readable, app.wants_writable())
+    }
+
+    #[inline(always)]
+    fn tell_app(&mut self, a: u32, host: HostId, c: ConnId, readable: bool, writable: bool) {
         if readable {
             self.app_event(a, host, Event::Readable(c));
         }
