@@ -58,6 +58,9 @@ pub struct LinkDirection {
     /// The last frame's wire bytes and serialization time: a direction mostly carries frames of one or two
     /// sizes back to back, and this spares a 64-bit division per frame.
     last_tx: (u32, Duration),
+    /// The same for the last datagram `send` took, by its IP length: its wire bytes and serialization time
+    /// (the framing's rule is not applied again either).
+    last_frame: (u32, u32, Duration),
     /// Start-of-transmission instants and wire sizes of frames still waiting at the last call.
     waiting: VecDeque<(Instant, u32)>,
     waiting_bytes: u64,
@@ -157,6 +160,7 @@ impl LinkDirection {
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
             busy_until: Instant::ZERO,
             last_tx: (0, Duration::ZERO),
+            last_frame: (0, cfg.framing.wire_len(0), cfg.rate.tx_time(cfg.framing.wire_len(0) as u64)),
             waiting: VecDeque::new(),
             waiting_bytes: 0,
             clock: cfg.tick.map(|tick| TickClock {
@@ -189,7 +193,7 @@ impl LinkDirection {
             self.waiting.pop_front();
             self.waiting_bytes -= bytes as u64;
         }
-        let wire = self.framing.wire_len(ip_len);
+        let (wire, tx) = self.frame(ip_len);
         if self.clock.is_some() {
             return self.send_on_ticks(now, wire, carries_data);
         }
@@ -207,7 +211,7 @@ impl LinkDirection {
             self.waiting_bytes += wire as u64;
             self.stats.max_queue_frames = self.stats.max_queue_frames.max(self.waiting.len() as u32);
         }
-        self.busy_until = start + self.tx_time(wire);
+        self.busy_until = start + tx;
         if self.lossy && self.lose(carries_data) {
             self.stats.drops_random_loss += 1;
             return Verdict::Drop(DropReason::RandomLoss);
@@ -215,6 +219,18 @@ impl LinkDirection {
         self.stats.frames_delivered += 1;
         self.stats.bytes_delivered += wire as u64;
         Verdict::Deliver(self.busy_until + self.delay)
+    }
+
+    /// The wire bytes and serialization time of a frame that carries an IP datagram of `ip_len` bytes.
+    #[inline(always)]
+    fn frame(&mut self, ip_len: u32) -> (u32, Duration) {
+        if ip_len != self.last_frame.0 {
+            let wire = self.framing.wire_len(ip_len);
+            self.last_frame = (ip_len, wire, self.rate.tx_time(wire as u64));
+        }
+        let (_, wire, tx) = self.last_frame;
+        debug_assert_eq!((wire, tx), (self.framing.wire_len(ip_len), self.rate.tx_time(wire as u64)));
+        (wire, tx)
     }
 
     /// The serialization time of a frame of `wire` bytes at the direction's rate.

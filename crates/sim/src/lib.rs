@@ -1251,12 +1251,13 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
     #[inline(always)]
     fn after_io(&mut self, e: u32) {
         self.net.current = e;
-        if !self.net.eps[e as usize].established {
-            self.check_established(e);
-        }
         // One lookup of the endpoint until the application runs: the per-packet path is short enough that
         // each repeated index shows in the instruction count.
-        let ep = &mut self.net.eps[e as usize];
+        let mut ep = &mut self.net.eps[e as usize];
+        if !ep.established {
+            self.check_established(e);
+            ep = &mut self.net.eps[e as usize];
+        }
         let (a, host) = (ep.app, ep.host);
         // The stack sends what the event released before the application runs (a reply the application
         // writes cannot join data that was free to go): `Transport::poll_transmit_before_app`.
