@@ -870,11 +870,23 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
             self.io.transmit(ep, e, false);
         }
         self.io.sync_timer(ep, e);
+        // An open connection tests one flag and its state here; its end is noted out of line.
+        if !ep.released && (ep.conn.is_finished() || ep.conn.is_closed()) {
+            self.note_end(e);
+        }
+    }
+
+    /// Endpoint `e` has finished (no more data either way) or is closed: it counts as finished, and once
+    /// closed its port is free.
+    #[cold]
+    #[inline(never)]
+    fn note_end(&mut self, e: u32) {
+        let ep = &mut self.eps[e as usize];
         if !ep.finished && ep.conn.is_finished() {
             ep.finished = true;
             self.finished_count += 1;
         }
-        if !ep.released && ep.conn.is_closed() {
+        if ep.conn.is_closed() {
             ep.released = true;
             let key = port_key(ep.peer, ep.local_port, ep.remote_port);
             let host = &mut self.io.hosts[ep.host.index()];
