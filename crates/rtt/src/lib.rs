@@ -286,6 +286,7 @@ impl RttEstimator {
     }
 
     /// RFC 6298 §2. With α = 1/8, β = 1/4 every step is the shift arithmetic of Jacobson's code, bit for bit.
+    #[inline]
     fn sample_rfc6298(&mut self, r: Duration) {
         let r_ns = r.as_nanos();
         match self.srtt {
