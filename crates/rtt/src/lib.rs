@@ -267,10 +267,14 @@ impl RttEstimator {
     /// estimator has no sequence numbers, so a round trip ends with the first sample taken at least one SRTT
     /// (as updated by that sample) after the previous round trip ended. Untimed [`RttEstimator::on_sample`]
     /// calls may be mixed in: each ends a round trip without moving its start.
+    #[inline]
     pub fn on_sample_at(&mut self, now: Instant, r: Duration) {
         self.sample(Some(now), r);
     }
 
+    // Inline: a TCP sender samples on every ACK with timestamps, and the RFC 6298 step is a few shifts and
+    // adds, cheaper than the call that saved and restored the registers around it.
+    #[inline]
     fn sample(&mut self, now: Option<Instant>, r: Duration) {
         match self.model {
             RtoModel::Rfc6298 => self.sample_rfc6298(r),
@@ -282,6 +286,7 @@ impl RttEstimator {
     }
 
     /// RFC 6298 §2. With α = 1/8, β = 1/4 every step is the shift arithmetic of Jacobson's code, bit for bit.
+    #[inline]
     fn sample_rfc6298(&mut self, r: Duration) {
         let r_ns = r.as_nanos();
         match self.srtt {
@@ -325,6 +330,7 @@ impl RttEstimator {
     }
 
     /// Linux `tcp_rtt_estimator()` then `tcp_set_rto()`, statement for statement, in ns instead of µs.
+    #[inline(never)]
     fn sample_linux(&mut self, now: Option<Instant>, r: Duration) {
         let rto_min = self.min_rto.as_nanos().min(LINUX_MAX_SAMPLE_NS) as i64; // tcp_rto_min_us()
         let mut m = r.as_nanos().min(LINUX_MAX_SAMPLE_NS) as i64;

@@ -15,7 +15,7 @@ use tcplab_wire::SeqNumber;
 
 use crate::config::{CwndUnit, Cwv, TcpConfig};
 use crate::congestion::{
-    AckContext, AckInfo, CongestionControl, CongestionEvent, Growth, ModelStats, RateSample, SlowStartExit,
+    AckContext, AckInfo, CongestionControl, CongestionEvent, Controller, Growth, ModelStats, RateSample, SlowStartExit,
 };
 
 /// RFC 7661 state: bytes ACKed in the current RTT and since when; the largest per-RTT sample in the
@@ -48,9 +48,9 @@ enum Validation {
 
 /// The controller and the window reductions it does not decide.
 pub(crate) struct Cwnd {
-    cc: Box<dyn CongestionControl + Send>,
+    cc: Controller,
     /// The controller's cwnd as of its last call: the send path asks for it several times an ACK, and
-    /// `window()` through the trait object is a call each time. Every call that may change it refreshes it.
+    /// `window()` is a dispatch on the algorithm each time. Every call that may change it refreshes it.
     window: u32,
     validation: Validation,
     /// cwnd counts whole segments (`cwnd_unit = "packets"`).

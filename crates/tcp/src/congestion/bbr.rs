@@ -28,8 +28,8 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use tcplab_units::{Duration, Instant};
 
 use super::{
-    AckContext, AckInfo, CaState, CongestionControl, CongestionEvent, ControllerFactory, Growth, ModelStats,
-    RateSample, INFINITE_SSTHRESH, MAX_CWND,
+    AckContext, AckInfo, CaState, CongestionControl, CongestionEvent, Controller, ControllerFactory, Growth,
+    ModelStats, RateSample, INFINITE_SSTHRESH, MAX_CWND,
 };
 
 /// Gains are fractions of this (Linux `BBR_UNIT`).
@@ -94,8 +94,8 @@ pub enum BbrMode {
 pub struct BbrFactory;
 
 impl ControllerFactory for BbrFactory {
-    fn build(&self, initial_window: u32, smss: u32, seed: u64) -> Box<dyn CongestionControl + Send> {
-        Box::new(Bbr::new(initial_window, smss, seed))
+    fn build(&self, initial_window: u32, smss: u32, seed: u64) -> Controller {
+        Controller::Bbr(Box::new(Bbr::new(initial_window, smss, seed)))
     }
 }
 
