@@ -685,6 +685,12 @@ impl<T: Transport, P: Probe<T>> Sockets for Ctx<'_, T, P> {
         self.net.eps[c.0 as usize].conn.is_eof()
     }
 
+    #[inline(always)]
+    fn has_input(&self, c: ConnId) -> bool {
+        let conn = &self.net.eps[c.0 as usize].conn;
+        conn.readable() > 0 || conn.is_eof()
+    }
+
     fn set_timer(&mut self, at: Instant) {
         let a = self.app as usize;
         self.net.app_timer_seq[a] += 1;
@@ -1265,19 +1271,8 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
             }
             return;
         }
-        let c = ConnId(e);
-        let ep = &self.net.eps[e as usize];
-        let app = &self.apps[a as usize];
-        let readable = app.wants_readable() && (ep.conn.readable() > 0 || ep.conn.is_eof());
-        // "May have room": the application's send finds out; a free-space check here would be
-        // repeated by that send.
-        let writable = app.wants_writable();
-        if readable {
-            self.app_event(a, host, Event::Readable(c));
-        }
-        if writable {
-            self.app_event(a, host, Event::Writable(c));
-        }
+        let mut cx = Ctx { net: &mut self.net, host, app: a };
+        self.apps[a as usize].on_io(ConnId(e), &mut cx);
     }
 
     /// Core `k` of the host in `source`'s completion event: if its head call is done (protocol work may have
