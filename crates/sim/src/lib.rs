@@ -689,6 +689,12 @@ impl<T: Transport, P: Probe<T>> Sockets for Ctx<'_, T, P> {
         self.net.eps[c.0 as usize].conn.is_eof()
     }
 
+    #[inline(always)]
+    fn has_input(&self, c: ConnId) -> bool {
+        let conn = &self.net.eps[c.0 as usize].conn;
+        conn.readable() > 0 || conn.is_eof()
+    }
+
     fn set_timer(&mut self, at: Instant) {
         let a = self.app as usize;
         self.net.app_timer_seq[a] += 1;
@@ -1280,8 +1286,8 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
             if self.net.io.any_cpu && self.net.calls[a as usize].pending.is_some() {
                 self.net.miss(a, e);
             } else {
-                let (readable, writable) = Self::app_wants(&self.apps[a as usize], &ep.conn);
-                self.tell_app(a, host, ConnId(e), readable, writable);
+                let mut cx = Ctx { net: &mut self.net, host, app: a };
+                self.apps[a as usize].on_io(ConnId(e), &mut cx);
             }
         }
         self.net.current = u32::MAX;
@@ -1311,27 +1317,8 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
             self.net.miss(a, e);
             return;
         }
-        let (readable, writable) = Self::app_wants(&self.apps[a as usize], &self.net.eps[e as usize].conn);
-        self.tell_app(a, host, ConnId(e), readable, writable);
-    }
-
-    /// Whether `app` is to hear that `conn` is readable and that it is writable.
-    #[inline(always)]
-    fn app_wants(app: &App, conn: &T) -> (bool, bool) {
-        let readable = app.wants_readable() && (conn.readable() > 0 || conn.is_eof());
-        // "May have room": the application's send finds out; a free-space check here would be
-        // repeated by that send.
-        (readable, app.wants_writable())
-    }
-
-    #[inline(always)]
-    fn tell_app(&mut self, a: u32, host: HostId, c: ConnId, readable: bool, writable: bool) {
-        if readable {
-            self.app_event(a, host, Event::Readable(c));
-        }
-        if writable {
-            self.app_event(a, host, Event::Writable(c));
-        }
+        let mut cx = Ctx { net: &mut self.net, host, app: a };
+        self.apps[a as usize].on_io(ConnId(e), &mut cx);
     }
 
     /// Core `k` of the host in `source`'s completion event: if its head call is done (protocol work may have

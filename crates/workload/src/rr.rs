@@ -68,8 +68,11 @@ struct Conns {
 }
 
 impl Conns {
+    /// `u32::MAX` (not ours) lies past the end of `conns`: the one test against its length also spares the
+    /// caller's bounds check.
+    #[inline(always)]
     fn slot(&self, c: ConnId) -> Option<usize> {
-        self.index.get(c.0 as usize).copied().filter(|&i| i != u32::MAX).map(|i| i as usize)
+        self.index.get(c.0 as usize).map(|&i| i as usize).filter(|&i| i < self.conns.len())
     }
 
     fn adopt(&mut self, c: ConnId, slot: u32) -> usize {

@@ -130,8 +130,11 @@ impl Stream {
         }
     }
 
+    /// `u32::MAX` (not ours) lies past the end of `conns`: the one test against its length also spares the
+    /// caller's bounds check.
+    #[inline(always)]
     fn slot(&self, c: ConnId) -> Option<usize> {
-        self.index.get(c.0 as usize).copied().filter(|&i| i != u32::MAX).map(|i| i as usize)
+        self.index.get(c.0 as usize).map(|&i| i as usize).filter(|&i| i < self.conns.len())
     }
 
     fn adopt(&mut self, c: ConnId) -> usize {
@@ -331,6 +334,7 @@ mod tests {
         listening: Vec<u16>,
         timer: Option<Instant>,
         ready: u32,
+        recvs: u32,
     }
     impl Sockets for Fake {
         fn now(&self) -> Instant {
@@ -349,6 +353,7 @@ mod tests {
             n
         }
         fn recv(&mut self, _: ConnId, max: u64) -> u64 {
+            self.recvs += 1;
             let n = self.readable.min(max);
             self.readable -= n;
             n
@@ -358,6 +363,9 @@ mod tests {
         }
         fn is_eof(&self, _: ConnId) -> bool {
             self.eof
+        }
+        fn has_input(&self, _: ConnId) -> bool {
+            self.readable > 0 || self.eof
         }
         fn set_timer(&mut self, at: Instant) {
             self.timer = Some(at);
@@ -447,5 +455,36 @@ mod tests {
         assert_eq!(h.closed, vec![ConnId(7)]);
         let rep = r.report();
         assert_eq!((rep.window_bytes, rep.total_bytes), (3000, 8100));
+    }
+
+    #[test]
+    fn on_io_reads_only_input_and_writes_only_while_measuring() {
+        let mut app = crate::App::Stream(Stream::new(StreamConfig {
+            opening: Opening::Accept { port: 5001, ports: 1, connections: 1 },
+            role: Role::Receive,
+            gates_measurement: true,
+        }));
+        let mut h = Fake::default();
+        app.on_event(Event::Established(ConnId(0)), &mut h);
+        app.on_io(ConnId(0), &mut h);
+        assert_eq!(h.recvs, 0, "no data and no close: no read");
+        h.readable = 1000;
+        app.on_io(ConnId(0), &mut h);
+        assert_eq!((h.recvs, h.readable), (1, 0));
+        h.eof = true;
+        app.on_io(ConnId(0), &mut h);
+        assert_eq!(h.closed, vec![ConnId(0)], "the peer's close is input");
+
+        let mut app = crate::App::Stream(sender(1, 1000));
+        let mut h = Fake { room: 1500, readable: 100, ..Fake::default() };
+        app.on_event(Event::Start, &mut h);
+        app.on_event(Event::Established(ConnId(0)), &mut h);
+        app.on_io(ConnId(0), &mut h);
+        assert_eq!((h.room, h.recvs), (1500, 0), "a writer reads nothing, and writes only once measuring");
+        app.on_event(Event::MeasureStart, &mut h);
+        assert_eq!(h.room, 0);
+        h.room = 600;
+        app.on_io(ConnId(0), &mut h);
+        assert_eq!((h.room, h.recvs), (0, 0), "the room is taken: 500 to end the call, 100 of the next");
     }
 }
