@@ -960,6 +960,9 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
                         Some(departs) if departs > self.now => ep.conn.on_departure(self.now, departs, bytes),
                         _ => {}
                     }
+                    if before_app && ep.conn.before_app_done() {
+                        break;
+                    }
                 }
                 None => {
                     if ep.conn.stalled() {

@@ -53,6 +53,10 @@ impl Transport for Connection {
         Connection::poll_transmit_before_app(self, now, room)
     }
     #[inline]
+    fn before_app_done(&self) -> bool {
+        Connection::before_app_done(self)
+    }
+    #[inline]
     fn stalled(&self) -> bool {
         Connection::stalled(self)
     }

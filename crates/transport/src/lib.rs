@@ -117,6 +117,13 @@ pub trait Transport: Sized {
     fn may_send_before_app(&self) -> bool {
         true
     }
+    /// After [`Transport::poll_transmit_before_app`] returned a segment: true when the next call at this
+    /// instant would certainly find nothing, the endpoint having done that call's work with the segment
+    /// (TCP: the segment left cwnd or the peer's window closed behind it), so the engine need not make
+    /// it. A bulk sender's every ACK.
+    fn before_app_done(&self) -> bool {
+        false
+    }
     /// The last [`Transport::poll_transmit`] had a segment ready but the interface was full.
     fn stalled(&self) -> bool;
     /// The segment the last [`Transport::poll_transmit`] returned, `bytes` long on the wire, was queued at
