@@ -2237,8 +2237,13 @@ impl Connection {
         self.backoff = 0;
         let ms = r.as_nanos() as f64 / 1e6;
         self.st.SampleRTT = ms;
-        self.st.MinRTT = if self.st.CountRTT == 0 { ms } else { self.st.MinRTT.min(ms) };
-        self.st.MaxRTT = self.st.MaxRTT.max(ms);
+        // Plain comparisons, not `f64::min`/`max` (which test for NaN): a sample is never NaN.
+        if self.st.CountRTT == 0 || ms < self.st.MinRTT {
+            self.st.MinRTT = ms;
+        }
+        if ms > self.st.MaxRTT {
+            self.st.MaxRTT = ms;
+        }
         self.st.SumRTT += ms;
         self.st.CountRTT += 1;
     }
