@@ -350,8 +350,9 @@ pub struct Connection {
     st: Estats,
     /// This end sent the first SYN: its SYN counts in the bytes acknowledged (`too_old_ack_challenged`).
     active_open: bool,
-    /// A reset to send: after an abort, or in answer to a segment (RFC 9293 §3.10.7.1, §3.10.7.3).
-    rst: Option<TcpSegment>,
+    /// A reset to send: after an abort, or in answer to a segment (RFC 9293 §3.10.7.1, §3.10.7.3). Boxed:
+    /// rare, and a segment inline would be ~80 bytes of every connection (flows-100k's memory per flow).
+    rst: Option<Box<TcpSegment>>,
     /// Why the connection ended abnormally, once it did.
     error: Option<ConnError>,
     /// The application will read no more (close, or shutdown for reading): new data is answered with a
@@ -713,7 +714,7 @@ impl Connection {
             if self.ts_ok {
                 r.options.timestamps = Some(Timestamps { tsval: self.ts_now(now), tsecr: self.ts_recent });
             }
-            self.rst = Some(r);
+            self.rst = Some(Box::new(r));
         }
         self.state = State::Closed;
         self.disarm_all();
@@ -1045,7 +1046,7 @@ impl Connection {
         let ack_ok = seg.flags.ack() && seg.ack == self.iss + 1;
         if seg.flags.ack() && !ack_ok {
             // RFC 9293 §3.10.7.3: an unacceptable ACK is answered with <SEQ=SEG.ACK><CTL=RST>.
-            self.rst = reset_for(seg);
+            self.rst = reset_for(seg).map(Box::new);
             return;
         }
         if seg.flags.rst() {
@@ -1408,7 +1409,7 @@ impl Connection {
         if !self.read_closed || seg.seq + seg.payload_len <= self.rcv_nxt {
             return false;
         }
-        self.rst = reset_for(seg);
+        self.rst = reset_for(seg).map(Box::new);
         self.state = State::Closed;
         self.error = Some(ConnError::Reset);
         self.disarm_all();
@@ -3245,7 +3246,7 @@ impl Connection {
             }
             Choice::Reset => {
                 self.st.SegsOut += 1;
-                *seg = self.rst.take().unwrap_or_default();
+                *seg = self.rst.take().map(|r| *r).unwrap_or_default();
                 return;
             }
         }
