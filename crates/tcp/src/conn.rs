@@ -351,7 +351,7 @@ pub struct Connection {
     /// This end sent the first SYN: its SYN counts in the bytes acknowledged (`too_old_ack_challenged`).
     active_open: bool,
     /// A reset to send: after an abort, or in answer to a segment (RFC 9293 §3.10.7.1, §3.10.7.3). Boxed:
-    /// rare, and a segment inline would be ~80 bytes of every connection (flows-100k's memory per flow).
+    /// rare, and a segment inline is 72 bytes of every connection (flows-100k's memory per flow).
     rst: Option<Box<TcpSegment>>,
     /// Why the connection ended abnormally, once it did.
     error: Option<ConnError>,
