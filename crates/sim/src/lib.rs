@@ -1286,12 +1286,7 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
             self.net.io.transmit(ep, e, true);
         }
         if ep.established {
-            if self.net.io.any_cpu && self.net.calls[a as usize].pending.is_some() {
-                self.net.miss(a, e);
-            } else {
-                let mut cx = Ctx { net: &mut self.net, host, app: a };
-                self.apps[a as usize].on_io(ConnId(e), &mut cx);
-            }
+            self.app_io(a, host, e);
         }
         self.net.current = u32::MAX;
         self.net.service(e);
@@ -1315,6 +1310,7 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
 
     /// Tells application `a` (on `host`) that its established endpoint `e` may be readable or writable; an
     /// application in a call (CPU model) hears of it when the call returns.
+    #[inline(always)]
     fn app_io(&mut self, a: u32, host: HostId, e: u32) {
         if self.net.io.any_cpu && self.net.calls[a as usize].pending.is_some() {
             self.net.miss(a, e);
