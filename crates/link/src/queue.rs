@@ -458,6 +458,11 @@ impl NicQueue {
         }
     }
 
+    /// Whether the NIC has a rate: without one nothing ever waits in it, and it is never full.
+    pub fn has_rate(&self) -> bool {
+        self.rate.is_some()
+    }
+
     /// Whether an offer at `now` would be refused.
     #[inline]
     pub fn is_full(&mut self, now: Instant) -> bool {

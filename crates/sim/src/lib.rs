@@ -347,6 +347,9 @@ struct Ep<T> {
     app: u32,
     local_port: u16,
     remote_port: u16,
+    /// Its host's NIC has a rate, so that it can be full (`NicQueue::has_rate`): without one the sender's
+    /// every poll is told there is room without a look at the host.
+    nic_rate: bool,
     /// The earliest timer event in the queue for it, and its sequence counter.
     timer_scheduled: Option<Instant>,
     timer_seq: u64,
@@ -752,6 +755,7 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
         self.io.hosts[host.index()].ports.insert(port_key(peer, local_port, remote_port), id);
         let hops = &self.io.routes.get(route).hops;
         let (first_dir, one_hop) = (hops[0], hops.len() == 1);
+        let nic_rate = self.io.hosts[host.index()].nic.has_rate();
         self.eps.push(Ep {
             conn,
             host,
@@ -762,6 +766,7 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
             app,
             local_port,
             remote_port,
+            nic_rate,
             timer_scheduled: None,
             timer_seq: 0,
             waiting: false,
@@ -946,7 +951,8 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
     fn transmit(&mut self, ep: &mut Ep<T>, e: u32, before_app: bool) {
         let h = ep.host;
         loop {
-            let room = if self.hosts[h.index()].nic.is_full(self.now) { TxRoom::Full } else { TxRoom::Free };
+            let full = ep.nic_rate && self.hosts[h.index()].nic.is_full(self.now);
+            let room = if full { TxRoom::Full } else { TxRoom::Free };
             let seg = if before_app {
                 ep.conn.poll_transmit_before_app(self.now, room)
             } else {
@@ -1005,11 +1011,12 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
             return None;
         }
         // Only under a drop-on-full reaction does a transport send into a full NIC: the frame is lost there.
-        let Some(departs) = self.hosts[h.index()].nic.send(self.now, ip_len) else {
+        let host = &mut self.hosts[h.index()];
+        let Some(departs) = host.nic.send(self.now, ip_len) else {
             self.probe.on_packet(self.now, PacketEvent::NicDropped { host: h }, &seg);
             return None;
         };
-        let departs = self.hosts[h.index()].nic_process(departs);
+        let departs = host.nic_process(departs);
         self.probe.on_packet(self.now, PacketEvent::Sent { host: h, departs }, &seg);
         let (route, last_hop) = (ep.route, ep.one_hop);
         let p = InFlight { arrival: departs, seg, route, hop: 0, last_hop, src: h, fragment: false };
