@@ -7,6 +7,8 @@ use std::cell::Cell;
 
 use super::pair::{Fate, Pair, Side};
 use super::{cfg, cfg_no_ts, dur_ms};
+use crate::config::AckPolicy;
+use crate::EcnMode;
 use crate::TcpConfig;
 
 thread_local! {
@@ -81,7 +83,17 @@ fn run(cfg: &TcpConfig, slow_only: bool) -> (String, u64, u64) {
 #[test]
 fn header_prediction_matches_the_slow_path() {
     // Not `linux`: its TSQ makes every connection paced, and a paced ACK is never predicted.
-    for (name, cfg) in [("default", cfg()), ("no timestamps", cfg_no_ts())] {
+    // The third exercises the receiver's other branches on the predicted path: Linux's ACK policy (ATO
+    // estimator, quick ACKs, window growth), ECN negotiated, receive memory charged by truesize, and ACKs
+    // sent at once by chance (the random stream must be drawn the same).
+    let linux_rcv = TcpConfig {
+        ack_policy: AckPolicy::Linux,
+        ecn: EcnMode::On,
+        rcv_mem_truesize: true,
+        ack_immediate_p: 0.1,
+        ..cfg()
+    };
+    for (name, cfg) in [("default", cfg()), ("no timestamps", cfg_no_ts()), ("linux receiver", linux_rcv)] {
         let (fast, predicted, acks_predicted) = run(&cfg, false);
         let (slow, never, acks_never) = run(&cfg, true);
         assert_eq!((never, acks_never), (0, 0), "{name}: the switch turns the fast paths off");
