@@ -2291,6 +2291,12 @@ impl Connection {
 
     /// In-sequence data and the out-of-order queue (RFC 9293 §3.10.7.4 "seventh"; RFC 5681 §4.2 ACKs).
     fn process_data(&mut self, now: Instant, seg: &TcpSegment) {
+        if self.data_in_order(seg) {
+            // A segment header prediction missed for its acknowledgement (a request, a response's first
+            // segment) takes the same short body as a predicted one.
+            self.process_data_in_order(now, seg);
+            return;
+        }
         let len = seg.payload_len;
         let start = seg.seq;
         let mut end = (seg.seq + len).min(self.rcv_adv);
@@ -2426,16 +2432,25 @@ impl Connection {
         }
     }
 
-    /// [`Self::process_data`] for a segment that header prediction took ([`Self::in_order_data_predicted`]):
-    /// it starts at RCV.NXT, ends inside the window and carries no FIN, and nothing is queued out of order,
-    /// so none of the rule's trimming, D-SACK, reassembly or hole-filling steps applies; what is left runs
-    /// in the same order (`header_prediction_matches_the_slow_path` compares the two).
+    /// Data that starts at RCV.NXT and ends inside the window, with nothing queued out of order: the
+    /// common case, for which [`Self::process_data_in_order`] is the whole of [`Self::process_data`].
+    #[inline(always)]
+    fn data_in_order(&self, seg: &TcpSegment) -> bool {
+        #[cfg(test)]
+        if crate::tests::slow_path_only() {
+            return false;
+        }
+        seg.seq == self.rcv_nxt && seg.seq + seg.payload_len <= self.rcv_adv && self.ooo.is_empty()
+    }
+
+    /// [`Self::process_data`] for data in order ([`Self::data_in_order`]; every segment header prediction
+    /// takes is): none of the rule's trimming, D-SACK, reassembly or hole-filling steps applies, and what
+    /// is left runs in the same order (`header_prediction_matches_the_slow_path` compares the two).
     #[inline(always)]
     fn process_data_in_order(&mut self, now: Instant, seg: &TcpSegment) {
         let len = seg.payload_len;
         let end = seg.seq + len;
-        debug_assert!(len > 0 && seg.seq == self.rcv_nxt && end <= self.rcv_adv);
-        debug_assert!(self.ooo.is_empty() && !seg.flags.fin());
+        debug_assert!(len > 0 && seg.seq == self.rcv_nxt && end <= self.rcv_adv && self.ooo.is_empty());
         self.measure_rcv_mss(len);
         let ecn = self.ecn_on_data(seg, true);
         self.st.ThruOctetsReceived += len as u64;

@@ -1,7 +1,8 @@
 //! Header prediction, the receiver's (`Connection::in_order_data_predicted`) and the sender's
 //! (`Connection::new_ack_predicted`), is an optimisation only: the same run with it switched off (the slow
 //! path, which is the definition) must send the same segments at the same times and end with the same
-//! counters on both sides.
+//! counters on both sides. The switch also turns off `process_data`'s short body for data in order
+//! (`Connection::data_in_order`), so that the slow path runs the whole rule.
 
 use std::cell::Cell;
 
