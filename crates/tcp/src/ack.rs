@@ -127,6 +127,7 @@ impl AckState {
     }
 
     /// In-order data of `len` bytes arrived (a hole fill included): the ATO estimators.
+    #[inline(always)]
     pub fn on_data_arrival(&mut self, now: Instant, len: u32, psh: bool, v: &RcvView, cfg: &TcpConfig) {
         match self {
             AckState::Linux(l) => {
@@ -186,6 +187,7 @@ impl AckState {
 
     /// Whether in-order data (not a hole fill) of `len` bytes, `full` when it is a full-sized segment,
     /// must be acknowledged now. `v.unacked` already counts the segment.
+    #[inline(always)]
     pub fn ack_now(&mut self, len: u32, full: bool, psh: bool, v: &RcvView, cfg: &TcpConfig) -> bool {
         match self {
             // Solaris 2.5.1 tcp_rput: rack_cnt (bytes since the last ACK) against rack_cur_max; then the

@@ -1,12 +1,15 @@
 //! Header prediction, the receiver's (`Connection::in_order_data_predicted`) and the sender's
 //! (`Connection::new_ack_predicted`), is an optimisation only: the same run with it switched off (the slow
 //! path, which is the definition) must send the same segments at the same times and end with the same
-//! counters on both sides.
+//! counters on both sides. The switch also turns off `process_data`'s short body for data in order
+//! (`Connection::data_in_order`), so that the slow path runs the whole rule.
 
 use std::cell::Cell;
 
 use super::pair::{Fate, Pair, Side};
 use super::{cfg, cfg_no_ts, dur_ms};
+use crate::config::AckPolicy;
+use crate::EcnMode;
 use crate::TcpConfig;
 
 thread_local! {
@@ -81,7 +84,17 @@ fn run(cfg: &TcpConfig, slow_only: bool) -> (String, u64, u64) {
 #[test]
 fn header_prediction_matches_the_slow_path() {
     // Not `linux`: its TSQ makes every connection paced, and a paced ACK is never predicted.
-    for (name, cfg) in [("default", cfg()), ("no timestamps", cfg_no_ts())] {
+    // The third exercises the receiver's other branches on the predicted path: Linux's ACK policy (ATO
+    // estimator, quick ACKs, window growth), ECN negotiated, receive memory charged by truesize, and ACKs
+    // sent at once by chance (the random stream must be drawn the same).
+    let linux_rcv = TcpConfig {
+        ack_policy: AckPolicy::Linux,
+        ecn: EcnMode::On,
+        rcv_mem_truesize: true,
+        ack_immediate_p: 0.1,
+        ..cfg()
+    };
+    for (name, cfg) in [("default", cfg()), ("no timestamps", cfg_no_ts()), ("linux receiver", linux_rcv)] {
         let (fast, predicted, acks_predicted) = run(&cfg, false);
         let (slow, never, acks_never) = run(&cfg, true);
         assert_eq!((never, acks_never), (0, 0), "{name}: the switch turns the fast paths off");
