@@ -2250,8 +2250,13 @@ impl Connection {
     }
 
     fn ts_now(&self, now: Instant) -> u32 {
-        // Offset by one so that no timestamp is zero: TSecr = 0 means "no echo" in practice.
-        (now.as_nanos() / self.cfg.timestamp_tick.as_nanos()) as u32 + 1
+        // Offset by one so that no timestamp is zero: TSecr = 0 means "no echo" in practice. The usual 1 ms
+        // tick divides by a constant, which compiles to a multiplication (every segment sent asks).
+        let ticks = match self.cfg.timestamp_tick.as_nanos() {
+            1_000_000 => now.as_nanos() / 1_000_000,
+            tick => now.as_nanos() / tick,
+        };
+        ticks as u32 + 1
     }
     /// The RTT a timestamp echo measures. An echo from the current tick is rounded up to one tick, as
     /// Linux's `tcp_rtt_tsopt_us` does: the real RTT lies anywhere in it, and 0 would pull the RTO
