@@ -1634,9 +1634,19 @@ impl Connection {
         let (ack, old_wnd) = (seg.ack, self.snd_wnd);
         let window = (seg.window as u32) << self.snd_wscale;
         if self.snd_wl1 < seg.seq || (self.snd_wl1 == seg.seq && self.snd_wl2 <= ack) || ack > self.snd_una {
-            self.snd_wnd = window;
             self.snd_wl1 = seg.seq;
             self.snd_wl2 = ack;
+            // The window last recorded again (every data segment of a steady transfer, at the receiver):
+            // the maxima hold it already, and a window above zero cleared the persist state when it came
+            // (the persist timer is armed only on a zero window).
+            if window == old_wnd && window as u64 == self.st.CurRwinRcvd {
+                debug_assert!(self.max_snd_wnd >= window && self.st.MaxRwinRcvd >= window as u64);
+                debug_assert!(
+                    window == 0 || (!self.armed(Timer::Persist) && self.persist_backoff == 0 && !self.probe_pending)
+                );
+                return window;
+            }
+            self.snd_wnd = window;
             self.max_snd_wnd = self.max_snd_wnd.max(window);
             self.st.CurRwinRcvd = window as u64;
             self.st.MaxRwinRcvd = self.st.MaxRwinRcvd.max(window as u64);
