@@ -1358,13 +1358,15 @@ impl Connection {
         self.consume_fin(now);
     }
 
-    /// Header prediction at the sender (Linux `tcp_rcv_established`'s fast path for a pure ACK): in
-    /// ESTABLISHED, a segment at RCV.NXT with ACK and no data, SYN, RST or FIN, a timestamp that passes
-    /// PAWS, that acknowledges new data (SND.UNA < SEG.ACK <= SND.NXT) with no SACK blocks and no
-    /// ECN-Echo, on a connection in the Open phase that runs neither RACK nor pacing. Such a segment is
-    /// acceptable, needs no RST, SYN or FIN step, and of [`Self::process_ack`]'s steps only the window
-    /// update and [`Self::on_new_ack`] act on it: the SACK, F-RTO, PRR, RACK, ECN and pacing steps all
-    /// test a condition excluded here, the FIN-acknowledged step needs a closing state.
+    /// Header prediction at the sender (Linux `tcp_rcv_established`'s fast path for a pure ACK): in a
+    /// synchronized state other than SYN-RECEIVED (ESTABLISHED, and the closing states: a sender that
+    /// closed with data still queued takes its ACKs in FIN-WAIT-1, half of flows-1000's ACKs of new data),
+    /// a segment at RCV.NXT with ACK and no data, SYN, RST or FIN, a timestamp that passes PAWS, that
+    /// acknowledges new data (SND.UNA < SEG.ACK <= SND.NXT) with no SACK blocks and no ECN-Echo, on a
+    /// connection in the Open phase that runs neither RACK nor pacing. Such a segment is acceptable, needs
+    /// no RST, SYN or FIN step, and of [`Self::process_ack`]'s steps only the window update,
+    /// [`Self::on_new_ack`] and the FIN-acknowledged step act on it: the SACK, F-RTO, PRR, RACK, ECN and
+    /// pacing steps all test a condition excluded here.
     #[inline]
     fn new_ack_predicted(&self, seg: &TcpSegment) -> bool {
         #[cfg(test)]
@@ -1372,7 +1374,8 @@ impl Connection {
             return false;
         }
         let unexpected = TcpFlags(TcpFlags::SYN.0 | TcpFlags::RST.0 | TcpFlags::FIN.0);
-        self.state == State::Established
+        // Only synchronized states come here; SYN-RECEIVED's ACK completes the handshake.
+        self.state != State::SynReceived
             && seg.payload_len == 0
             && seg.seq == self.rcv_nxt
             && seg.flags.ack()
@@ -1389,10 +1392,11 @@ impl Connection {
     }
 
     /// The predicted ACK's processing: what [`Self::on_segment_synchronized`] and [`Self::process_ack`] do
-    /// for it, in the same order (TS.Recent, the window, the new acknowledgement).
+    /// for it, in the same order (TS.Recent, the window, the new acknowledgement, our FIN acknowledged).
     fn on_new_ack_predicted(&mut self, now: Instant, seg: &TcpSegment) {
         #[cfg(test)]
-        crate::tests::note_ack_predicted();
+        crate::tests::note_ack_predicted(self.state != State::Established);
+        debug_assert!(self.acceptable(seg) && !self.ack_of_nothing(seg) && !self.too_old_ack(seg.ack));
         // The ACK lies in (SND.UNA, SND.NXT]: valid for TS.Recent whatever `ts_recent_needs_valid_ack` says.
         if let (true, Some(ts)) = (self.ts_ok, seg.options.timestamps) {
             if seg.seq <= self.last_ack_sent {
@@ -1401,6 +1405,7 @@ impl Connection {
         }
         self.update_send_window(seg);
         self.on_new_ack(now, seg, 0);
+        self.on_fin_acked(now);
         // The slow path's last step, `consume_fin`, waits for data: RCV.NXT did not move.
         debug_assert!(self.fin_rcvd != Some(self.rcv_nxt));
     }
@@ -1638,9 +1643,19 @@ impl Connection {
         let (ack, old_wnd) = (seg.ack, self.snd_wnd);
         let window = (seg.window as u32) << self.snd_wscale;
         if self.snd_wl1 < seg.seq || (self.snd_wl1 == seg.seq && self.snd_wl2 <= ack) || ack > self.snd_una {
-            self.snd_wnd = window;
             self.snd_wl1 = seg.seq;
             self.snd_wl2 = ack;
+            // The window last recorded again (every data segment of a steady transfer, at the receiver):
+            // the maxima hold it already, and a window above zero cleared the persist state when it came
+            // (the persist timer is armed only on a zero window).
+            if window == old_wnd && window as u64 == self.st.CurRwinRcvd {
+                debug_assert!(self.max_snd_wnd >= window && self.st.MaxRwinRcvd >= window as u64);
+                debug_assert!(
+                    window == 0 || (!self.armed(Timer::Persist) && self.persist_backoff == 0 && !self.probe_pending)
+                );
+                return window;
+            }
+            self.snd_wnd = window;
             self.max_snd_wnd = self.max_snd_wnd.max(window);
             self.st.CurRwinRcvd = window as u64;
             self.st.MaxRwinRcvd = self.st.MaxRwinRcvd.max(window as u64);
@@ -2254,8 +2269,13 @@ impl Connection {
     }
 
     fn ts_now(&self, now: Instant) -> u32 {
-        // Offset by one so that no timestamp is zero: TSecr = 0 means "no echo" in practice.
-        (now.as_nanos() / self.cfg.timestamp_tick.as_nanos()) as u32 + 1
+        // Offset by one so that no timestamp is zero: TSecr = 0 means "no echo" in practice. The usual 1 ms
+        // tick divides by a constant, which compiles to a multiplication (every segment sent asks).
+        let ticks = match self.cfg.timestamp_tick.as_nanos() {
+            1_000_000 => now.as_nanos() / 1_000_000,
+            tick => now.as_nanos() / tick,
+        };
+        ticks as u32 + 1
     }
     /// The RTT a timestamp echo measures. An echo from the current tick is rounded up to one tick, as
     /// Linux's `tcp_rtt_tsopt_us` does: the real RTT lies anywhere in it, and 0 would pull the RTO
