@@ -32,7 +32,7 @@ RULES = [
     ("sender: ACK processing (cwnd, RTT sampling and estimator, congestion control)",
      r"process_ack|ack_of_nothing|update_send_window|on_fin_acked|on_new_ack|grow_cwnd|rtt_sample|/crates/rtt/src/|/crates/tcp/src/(cwnd|congestion/|rtt|sampler)|RttEstimator"),
     ("receiver: in-order data, delayed-ACK policy, receive window",
-     r"process_data|/crates/tcp/src/ack\.rs|Connection::(recv|on_ack_sent|advertise_window|recv_free|recv_free_of|grow_window|unread|recv_buffer_limit|readable|measure_rcv_mss|ack_in_order_data)\b"),
+     r"process_data|/crates/tcp/src/ack\.rs|Connection::(recv|on_ack_sent|advertise_window|recv_free|recv_free_of|grow_window|unread|recv_buffer_limit|readable|measure_rcv_mss|ack_in_order_data|note_data_queued)\b"),
     ("TCP timers (deadlines, RTO restart)", r"Connection::(poll_timeout|restart_rto|set_timer|arm|disarm)\b"),
     ("sender: output (choosing and building a segment)",
      r"next_segment|choose|settle|Connection::(emit|snd|send_window|new_data_rooms|only_an_ack_could_go|pipe\w*|cwnd_validate)\b|poll_transmit|may_send_before_app|/crates/tcp/src/(ecn|pacing)\.rs"),

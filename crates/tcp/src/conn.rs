@@ -2361,22 +2361,8 @@ impl Connection {
                     self.rcv_nxt = e;
                 }
             }
-            if self.rcv_mem.is_some() {
-                // Linux charges the skb as it is queued (`tcp_queue_rcv`), before `tcp_grow_window`.
-                let held = self.rcv_held().saturating_sub(new_bytes);
-                if let Some(m) = self.rcv_mem.as_mut() {
-                    m.charge(held, len, new_bytes);
-                }
-            }
             let psh = seg.flags.contains(TcpFlags::PSH);
-            let v = self.rcv_view();
-            self.ack.on_data_arrival(now, len, psh, &v, &self.cfg);
-            if ecn.quickack {
-                self.ack.enter_quickack(2, &v, &self.cfg);
-            }
-            if self.grow_window(len) && self.ack.on_window_grown() {
-                self.ack_now = true;
-            }
+            let v = self.note_data_queued(now, len, new_bytes, psh, ecn.quickack);
             if had_holes {
                 self.ack_now = true; // RFC 5681 §4.2: a segment that fills a hole is ACKed at once
                 self.ack.on_hole_filled(&v);
@@ -2476,22 +2462,32 @@ impl Connection {
         self.st.ThruOctetsReceived += len as u64;
         self.rcv_nxt = end;
         self.last_data_recv_ms = (now.as_nanos() / 1_000_000) as u32;
+        let psh = seg.flags.contains(TcpFlags::PSH);
+        let v = self.note_data_queued(now, len, len as u64, psh, ecn.quickack);
+        self.ack_in_order_data(now, len, psh, &v);
+    }
+
+    /// Data of `len` bytes (`new_bytes` of them past the old RCV.NXT) queued for the application: receive
+    /// memory charged, the ACK policy's arrival estimator told, the window grown, in Linux's order
+    /// (`tcp_queue_rcv` charges the skb before `tcp_event_data_recv` and `tcp_grow_window`). Returns the
+    /// receive view the ACK decision reads.
+    #[inline(always)]
+    fn note_data_queued(&mut self, now: Instant, len: u32, new_bytes: u64, psh: bool, quickack: bool) -> RcvView {
         if self.rcv_mem.is_some() {
-            let held = self.rcv_held().saturating_sub(len as u64);
+            let held = self.rcv_held().saturating_sub(new_bytes);
             if let Some(m) = self.rcv_mem.as_mut() {
-                m.charge(held, len, len as u64);
+                m.charge(held, len, new_bytes);
             }
         }
-        let psh = seg.flags.contains(TcpFlags::PSH);
         let v = self.rcv_view();
         self.ack.on_data_arrival(now, len, psh, &v, &self.cfg);
-        if ecn.quickack {
+        if quickack {
             self.ack.enter_quickack(2, &v, &self.cfg);
         }
         if self.grow_window(len) && self.ack.on_window_grown() {
             self.ack_now = true;
         }
-        self.ack_in_order_data(now, len, psh, &v);
+        v
     }
 
     /// The peer's segment size as the receiver learns it (Linux `tcp_measure_rcv_mss`): the largest
