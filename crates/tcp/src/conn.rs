@@ -2871,9 +2871,27 @@ impl Connection {
             }
             _ => {}
         }
-        if self.ack_now && self.ack_on_read {
-            return Some(Choice::Ack);
+        if self.ack_now {
+            if self.ack_on_read {
+                return Some(Choice::Ack);
+            }
+            // Nothing but the ACK could go (a bulk receiver's every ACK): the rule below would find no data,
+            // note the sender application-limited and take the ACK; that without the rule.
+            if self.only_an_ack_could_go() {
+                notes.set(Notes::LIM_SND | Notes::VALIDATE);
+                debug_assert!({
+                    let mut full = Notes::default();
+                    matches!(self.choose_synchronized(now, &mut full), Some(Choice::Ack)) && full == *notes
+                });
+                return Some(Choice::Ack);
+            }
         }
+        self.choose_synchronized(now, notes)
+    }
+
+    /// [`Self::choose`] in a synchronized state with no ACK due on a read.
+    #[inline(always)]
+    fn choose_synchronized(&self, now: Instant, notes: &mut Notes) -> Option<Choice> {
         if self.tlp_pending {
             match self.choose_loss_probe() {
                 Some(c) => return Some(c),
