@@ -3253,7 +3253,8 @@ impl Connection {
     /// Fills `seg`, a new segment with only its ports set, with `choice`.
     fn emit(&mut self, now: Instant, choice: Choice, seg: &mut TcpSegment) {
         let mut retransmit = false;
-        match choice {
+        // The payload and the FIN, as locals: what follows asks them of every segment, and `seg` is in memory.
+        let (len, fin) = match choice {
             Choice::Syn | Choice::SynAck => {
                 seg.seq = self.iss;
                 seg.flags = if matches!(choice, Choice::Syn) { TcpFlags::SYN } else { TcpFlags::SYN | TcpFlags::ACK };
@@ -3263,6 +3264,7 @@ impl Connection {
                 }
                 self.snd_nxt = self.iss + 1;
                 self.syn_resend = false;
+                (0, false)
             }
             Choice::Retransmit { seq, len, fin } => {
                 seg.seq = seq;
@@ -3286,6 +3288,7 @@ impl Connection {
                 }
                 let s = self.snd();
                 self.rec.on_retransmit_sent(seq, end, s, len > 0);
+                (len, fin)
             }
             Choice::NewData { len, fin } => {
                 if self.cfg.tso && self.snd_nxt >= self.tso_burst_end {
@@ -3331,6 +3334,7 @@ impl Connection {
                     self.ack.on_data_sent(now, &self.cfg);
                     self.sampler.on_data_sent(self.snd_nxt, now, self.ts_ok);
                 }
+                (len, fin)
             }
             Choice::ZeroWindowProbe => {
                 // An old sequence number draws an ACK with the current window (as Linux's probe0).
@@ -3339,43 +3343,47 @@ impl Connection {
                 self.probe_pending = false;
                 let t = self.rtt.rto_backed_off(self.persist_backoff);
                 self.arm(Timer::Persist, now + t);
+                (0, false)
             }
             Choice::Ack => {
                 seg.seq = self.snd_nxt;
                 seg.flags = TcpFlags::ACK;
+                (0, false)
             }
             Choice::Reset => {
                 self.st.SegsOut += 1;
                 *seg = self.rst.take().map(|r| *r).unwrap_or_default();
                 return;
             }
-        }
-        if seg.payload_len > 0 {
+        };
+        let syn = matches!(choice, Choice::Syn | Choice::SynAck);
+        let ack = !matches!(choice, Choice::Syn);
+        let seq_len = len + syn as u32 + fin as u32;
+        debug_assert_eq!((len, syn, ack, seq_len), (seg.payload_len, seg.flags.syn(), seg.flags.ack(), seg.seq_len()));
+        if len > 0 {
             self.last_data_sent = Some(now);
-            self.rec.on_payload_sent(seg.payload_len);
+            self.rec.on_payload_sent(len);
         }
         if retransmit {
             self.sampler.forget_timed(); // Karn's rule
             self.st.SegsRetrans += 1;
-            self.st.OctetsRetrans += seg.payload_len as u64;
+            self.st.OctetsRetrans += len as u64;
         }
-        if seg.flags.syn() {
+        if syn {
             // A SYN-ACK offers what the SYN's options settled on (RCV.ADV, set by `negotiate`).
-            seg.window = if seg.flags.ack() {
-                (self.rcv_adv - self.rcv_nxt) as u16
-            } else {
-                self.initial_recv_window(false) as u16
-            };
-            seg.options = self.syn_options(seg.flags.ack());
+            seg.window =
+                if ack { (self.rcv_adv - self.rcv_nxt) as u16 } else { self.initial_recv_window(false) as u16 };
+            seg.options = self.syn_options(ack);
         } else {
             seg.window = self.advertise_window();
         }
-        if seg.flags.ack() {
+        if ack {
             seg.ack = self.rcv_nxt;
-            if self.sack_ok && !seg.flags.syn() {
+            if self.sack_ok && !syn {
                 self.sack_blocks(&mut seg.options.sack);
             }
-            self.on_ack_sent(seg);
+            // A pure ACK: no payload, SYN or FIN.
+            self.on_ack_sent(seq_len == 0);
         }
         let what = match choice {
             Choice::Syn => Outgoing::Syn { retransmit },
@@ -3384,24 +3392,24 @@ impl Connection {
             _ => Outgoing::Other,
         };
         self.ecn.on_emit(self.cfg.ecn, seg, what);
-        if self.ts_ok && !seg.flags.syn() {
+        if self.ts_ok && !syn {
             seg.options.timestamps = Some(Timestamps { tsval: self.ts_now(now), tsecr: self.ts_recent });
-        } else if seg.flags.syn() && self.cfg.timestamps && (!seg.flags.ack() || self.ts_ok) {
-            let tsecr = if seg.flags.ack() { self.ts_recent } else { 0 };
+        } else if syn && self.cfg.timestamps && (!ack || self.ts_ok) {
+            let tsecr = if ack { self.ts_recent } else { 0 };
             seg.options.timestamps = Some(Timestamps { tsval: self.ts_now(now), tsecr });
         }
         self.st.SegsOut += 1;
-        if seg.payload_len > 0 {
+        if len > 0 {
             self.st.DataSegsOut += 1;
-            self.st.DataOctetsOut += seg.payload_len as u64;
+            self.st.DataOctetsOut += len as u64;
         }
         if self.pace.is_some() {
             self.on_sent_paced(now, seg, retransmit);
         }
-        if seg.seq_len() > 0 && !self.armed(Timer::Retransmit) {
+        if seq_len > 0 && !self.armed(Timer::Retransmit) {
             self.restart_rto(now); // RFC 6298 (5.1)
         }
-        if self.rack.is_some() && seg.seq_len() > 0 {
+        if self.rack.is_some() && seq_len > 0 {
             if self.tlp_pending {
                 // This segment is the tail loss probe (RFC 8985 §7.3).
                 self.tlp_pending = false;
@@ -3414,7 +3422,7 @@ impl Connection {
                 self.arm_tlp(now); // RFC 8985 §7.2: after new data is sent
             }
         }
-        if seg.seq_len() > 0 {
+        if seq_len > 0 {
             let pipe = self.pipe() as u64;
             self.st.MaxPipeSize = self.st.MaxPipeSize.max(pipe);
         }
@@ -3466,8 +3474,8 @@ impl Connection {
         o
     }
 
-    fn on_ack_sent(&mut self, seg: &TcpSegment) {
-        let pure = seg.payload_len == 0 && !seg.flags.syn() && !seg.flags.fin();
+    /// An ACK went out, `pure` when the segment carries no payload, SYN or FIN.
+    fn on_ack_sent(&mut self, pure: bool) {
         if self.dup_ack_pending && pure {
             self.st.DupAcksOut += 1;
             if !self.last_ack_was_dup {
