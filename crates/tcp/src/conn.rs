@@ -2794,12 +2794,14 @@ impl Connection {
             debug_assert!(self.choose(now, &mut Notes::default()).is_none());
             return None;
         }
+        // The idle time tested here, not behind the call: with nothing outstanding between a request and
+        // its reply (every call of a request-response connection's server), the connection is rarely idle.
         if self.cfg.slow_start_after_idle
             && self.snd_una == self.snd_nxt
-            && self.last_data_sent.is_some()
+            && self.last_data_sent.is_some_and(|t| now.saturating_since(t) > self.rtt.rto())
             && self.is_synchronized()
         {
-            self.restart_after_idle(now);
+            self.restart_after_idle();
         }
         let mut notes = Notes::default();
         let choice = self.choose(now, &mut notes);
@@ -2834,21 +2836,20 @@ impl Connection {
     }
 
     /// RFC 5681 §4.1: after an idle period longer than the RTO (nothing outstanding, no data sent for
-    /// longer than the RTO), sending restarts from RW = min(IW, cwnd) (counted in OtherReductions).
+    /// longer than the RTO, which the caller found), sending restarts from RW = min(IW, cwnd) (counted in
+    /// OtherReductions).
     #[inline(never)]
-    fn restart_after_idle(&mut self, now: Instant) {
+    fn restart_after_idle(&mut self) {
         // "Before beginning transmission": a closed window begins none (a window probe is not data), so
         // the restart waits for the window to open, as Linux's `tcp_slow_start_after_idle_check` runs on
         // a write and on a window update, not on a zero-window probe.
         if self.snd_wnd == 0 {
             return;
         }
-        if self.last_data_sent.is_some_and(|t| now.saturating_since(t) > self.rtt.rto()) {
-            if self.cwnd.restart(self.cfg.initial_window.bytes(self.smss)) {
-                self.st.OtherReductions += 1;
-            }
-            self.last_data_sent = None;
+        if self.cwnd.restart(self.cfg.initial_window.bytes(self.smss)) {
+            self.st.OtherReductions += 1;
         }
+        self.last_data_sent = None;
     }
 
     /// What to send next (a pure choice), noting in `notes` what the sender learned on the way.
