@@ -17,6 +17,7 @@ thread_local! {
     static PREDICTED: Cell<u64> = const { Cell::new(0) };
     static ACK_PREDICTED: Cell<u64> = const { Cell::new(0) };
     static ACK_PREDICTED_CLOSING: Cell<u64> = const { Cell::new(0) };
+    static ACK_PREDICTED_WITH_DATA: Cell<u64> = const { Cell::new(0) };
 }
 
 /// Whether this test thread switched header prediction off.
@@ -30,21 +31,25 @@ pub(crate) fn note_predicted() {
 }
 
 /// Counts an ACK the sender's fast path took; `closing` when it came after the sender's close (what
-/// the prediction covers beyond Linux's ESTABLISHED).
-pub(crate) fn note_ack_predicted(closing: bool) {
+/// the prediction covers beyond Linux's ESTABLISHED), `with_data` when it carried data in order.
+pub(crate) fn note_ack_predicted(closing: bool, with_data: bool) {
     ACK_PREDICTED.with(|c| c.set(c.get() + 1));
     if closing {
         ACK_PREDICTED_CLOSING.with(|c| c.set(c.get() + 1));
+    }
+    if with_data {
+        ACK_PREDICTED_WITH_DATA.with(|c| c.set(c.get() + 1));
     }
 }
 
 /// Everything observable of one run: every transmission (time, sender, segment, fate), what each
 /// application read, both sides' final counters and state.
-fn run(cfg: &TcpConfig, slow_only: bool) -> (String, u64, u64, u64) {
+fn run(cfg: &TcpConfig, slow_only: bool) -> (String, u64, u64, u64, u64) {
     SLOW_PATH_ONLY.with(|c| c.set(slow_only));
     PREDICTED.with(|c| c.set(0));
     ACK_PREDICTED.with(|c| c.set(0));
     ACK_PREDICTED_CLOSING.with(|c| c.set(0));
+    ACK_PREDICTED_WITH_DATA.with(|c| c.set(0));
     let mut p = Pair::new(cfg.clone(), cfg.clone(), dur_ms(10));
     // Drops (one segment in 29 from the client, one in 41 from the server) and a late segment now and
     // then, so that SACK recovery, out-of-order queues and hole-filling segments alternate with long
@@ -84,8 +89,9 @@ fn run(cfg: &TcpConfig, slow_only: bool) -> (String, u64, u64, u64) {
     let predicted = PREDICTED.with(Cell::get);
     let acks_predicted = ACK_PREDICTED.with(Cell::get);
     let acks_closing = ACK_PREDICTED_CLOSING.with(Cell::get);
+    let acks_with_data = ACK_PREDICTED_WITH_DATA.with(Cell::get);
     SLOW_PATH_ONLY.with(|c| c.set(false));
-    (out, predicted, acks_predicted, acks_closing)
+    (out, predicted, acks_predicted, acks_closing, acks_with_data)
 }
 
 #[test]
@@ -113,12 +119,13 @@ fn header_prediction_matches_the_slow_path() {
         ("no sack", no_sack),
     ];
     for (name, cfg) in configs {
-        let (fast, predicted, acks_predicted, acks_closing) = run(&cfg, false);
-        let (slow, never, acks_never, _) = run(&cfg, true);
+        let (fast, predicted, acks_predicted, acks_closing, acks_with_data) = run(&cfg, false);
+        let (slow, never, acks_never, _, _) = run(&cfg, true);
         assert_eq!((never, acks_never), (0, 0), "{name}: the switch turns the fast paths off");
         assert!(predicted > 1000, "{name}: only {predicted} segments took the fast path");
         assert!(acks_predicted > 500, "{name}: only {acks_predicted} ACKs took the sender's fast path");
         assert!(acks_closing > 0, "{name}: no ACK after the close took the sender's fast path");
+        assert!(acks_with_data > 0, "{name}: no data segment took the sender's fast path for its ACK");
         assert!(fast.contains("read [40000, 3000000]"), "{name}: the transfer did not finish:\n{fast}");
         if fast != slow {
             let line = fast.lines().zip(slow.lines()).position(|(a, b)| a != b);
