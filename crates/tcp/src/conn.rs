@@ -2495,16 +2495,17 @@ impl Connection {
     #[inline(always)]
     fn measure_rcv_mss(&mut self, len: u32) {
         let seg_size = if self.rx_gso_size > 0 { (self.rx_gso_size as u32).min(len) } else { len };
-        if self.rcv_mem.is_some() && seg_size >= self.rcv_mss && seg_size != self.rcv_mss {
+        // The common segment, no larger than the estimate, changes nothing below: the estimate only grows
+        // (from 536 it is capped at our MSS, which it never exceeds: `validate` keeps the MSS at 88 or more).
+        debug_assert!(!self.cfg.rcv_mss_estimate_from_536 || self.rcv_mss <= self.cfg.mss.bytes() as u32);
+        if seg_size <= self.rcv_mss {
+            return;
+        }
+        if self.rcv_mem.is_some() {
             self.measure_scaling_ratio(len);
         }
-        if self.cfg.rcv_mss_estimate_from_536 {
-            if seg_size >= self.rcv_mss {
-                self.rcv_mss = seg_size.min(self.cfg.mss.bytes() as u32);
-            }
-        } else if seg_size > self.rcv_mss {
-            self.rcv_mss = seg_size;
-        }
+        self.rcv_mss =
+            if self.cfg.rcv_mss_estimate_from_536 { seg_size.min(self.cfg.mss.bytes() as u32) } else { seg_size };
     }
 
     /// In-order data of `len` bytes that filled no hole: an ACK now by the policy (or by chance, with
