@@ -11,8 +11,10 @@
 use tcplab_units::{Duration, Instant};
 
 use crate::config::{AckPolicy, TcpConfig};
+use crate::rtt::RttEstimator;
 
-/// What an ACK decision needs to know about the receive side of the connection.
+/// What an ACK decision needs to know about the receive side of the connection. (The RTO and SRTT, which
+/// only the Linux policies read, come as the estimator itself: a view is built for every data segment.)
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RcvView {
     /// RCV.NXT − Last.ACK.sent: bytes received in order and not yet acknowledged.
@@ -21,8 +23,6 @@ pub(crate) struct RcvView {
     pub rcv_mss: u32,
     /// The window still open, RCV.ADV − RCV.NXT.
     pub window: u32,
-    pub rto: Duration,
-    pub srtt: Option<Duration>,
     /// The largest window the receive buffer can offer, bytes.
     pub recv_limit: u64,
 }
@@ -128,15 +128,23 @@ impl AckState {
 
     /// In-order data of `len` bytes arrived (a hole fill included): the ATO estimators.
     #[inline(always)]
-    pub fn on_data_arrival(&mut self, now: Instant, len: u32, psh: bool, v: &RcvView, cfg: &TcpConfig) {
+    pub fn on_data_arrival(
+        &mut self,
+        now: Instant,
+        len: u32,
+        psh: bool,
+        v: &RcvView,
+        rtt: &RttEstimator,
+        cfg: &TcpConfig,
+    ) {
         match self {
             AckState::Linux(l) => {
-                l.on_data(now, v, cfg);
+                l.on_data(now, v, rtt.rto(), cfg);
                 if len < v.rcv_mss {
                     l.pushed = (l.pushed + 1).min(2); // tcp_measure_rcv_mss
                 }
             }
-            AckState::Linux22(l) => l.on_data(now, len, psh, v, cfg),
+            AckState::Linux22(l) => l.on_data(now, len, psh, v, rtt.rto(), cfg),
             _ => {}
         }
     }
@@ -230,7 +238,7 @@ impl AckState {
     }
 
     /// When the delayed ACK is due, armed at the first unacknowledged arrival.
-    pub fn deadline(&self, now: Instant, v: &RcvView, cfg: &TcpConfig) -> Instant {
+    pub fn deadline(&self, now: Instant, rtt: &RttEstimator, cfg: &TcpConfig) -> Instant {
         match self {
             // 4.4BSD: the fast timer ticks globally; the ACK goes at the next tick, 0 to 200 ms away.
             AckState::Bsd { .. } => (now + Duration::from_nanos(1)).ceil_to(cfg.delayed_ack_timeout),
@@ -240,7 +248,7 @@ impl AckState {
                 let mut ato = l.ato;
                 if ato > cfg.ato_min {
                     let mut max_ato = if l.pingpong { Duration::from_millis(200) } else { Duration::from_millis(500) };
-                    if let Some(srtt) = v.srtt {
+                    if let Some(srtt) = rtt.srtt() {
                         max_ato = max_ato.min(srtt.max(cfg.ato_min));
                     }
                     ato = ato.min(max_ato);
@@ -265,7 +273,7 @@ impl AckState {
     }
 
     /// The delayed-ACK timer fired.
-    pub fn on_delayed_ack_timeout(&mut self, v: &RcvView, cfg: &TcpConfig) {
+    pub fn on_delayed_ack_timeout(&mut self, v: &RcvView, rtt: &RttEstimator, cfg: &TcpConfig) {
         match self {
             AckState::Avoidance { defer_k, .. } => *defer_k = 2,
             // Solaris 2.5.1 tcp_timer: more than an MSS held until the timer means the sender is out of
@@ -286,7 +294,7 @@ impl AckState {
                     l.pingpong = false;
                     l.ato = cfg.ato_min;
                 } else {
-                    l.ato = l.ato.saturating_mul(2).min(v.rto);
+                    l.ato = l.ato.saturating_mul(2).min(rtt.rto());
                 }
             }
             _ => {}
@@ -348,7 +356,7 @@ impl AckState {
 
 impl LinuxAck {
     /// Linux tcp_event_data_recv: the ATO follows the spacing of arriving data.
-    fn on_data(&mut self, now: Instant, v: &RcvView, cfg: &TcpConfig) {
+    fn on_data(&mut self, now: Instant, v: &RcvView, rto: Duration, cfg: &TcpConfig) {
         let half_min = Duration::from_nanos(cfg.ato_min.as_nanos() / 2);
         match self.last_rcv {
             None => {
@@ -361,8 +369,8 @@ impl LinuxAck {
                 if m <= half_min {
                     self.ato = half_ato + half_min;
                 } else if m < self.ato {
-                    self.ato = (half_ato + m).min(v.rto);
-                } else if m > v.rto {
+                    self.ato = (half_ato + m).min(rto);
+                } else if m > rto {
                     self.quick = v.quickack_budget();
                 }
             }
@@ -376,7 +384,7 @@ impl Linux22Ack {
     /// quick ACK mode with an ATO of one tick; after it, the ATO is half the previous one plus the
     /// interarrival time (at least one tick), or the RTO when the gap exceeds it; a short pushed segment
     /// (under half an MSS) caps it at `ato_min` (HZ/50).
-    fn on_data(&mut self, now: Instant, len: u32, psh: bool, v: &RcvView, cfg: &TcpConfig) {
+    fn on_data(&mut self, now: Instant, len: u32, psh: bool, v: &RcvView, rto: Duration, cfg: &TcpConfig) {
         let tick = jiffy(cfg).as_nanos();
         let jiffies = |t: Instant| t.as_nanos() / tick;
         match self.last_rcv {
@@ -386,8 +394,7 @@ impl Linux22Ack {
             }
             Some(last) => {
                 let m = Duration::from_nanos((jiffies(now) - jiffies(last)).max(1) * tick);
-                self.ato =
-                    if m > v.rto { v.rto } else { Duration::from_nanos(self.ato.as_nanos() / tick / 2 * tick) + m };
+                self.ato = if m > rto { rto } else { Duration::from_nanos(self.ato.as_nanos() / tick / 2 * tick) + m };
                 self.quick = false;
             }
         }
@@ -431,14 +438,7 @@ mod mentat_tests {
     use super::*;
 
     fn view(unacked: u32) -> RcvView {
-        RcvView {
-            unacked,
-            rcv_mss: 1460,
-            window: 57344,
-            rto: Duration::from_millis(500),
-            srtt: None,
-            recv_limit: 57344,
-        }
+        RcvView { unacked, rcv_mss: 1460, window: 57344, recv_limit: 57344 }
     }
 
     #[test]

@@ -797,7 +797,7 @@ impl Connection {
             self.disarm(Timer::DelayedAck);
             self.ack_now = true;
             let v = self.rcv_view();
-            self.ack.on_delayed_ack_timeout(&v, &self.cfg);
+            self.ack.on_delayed_ack_timeout(&v, &self.rtt, &self.cfg);
         }
         if due(self.timers[Timer::CompressedAck as usize]) {
             self.disarm(Timer::CompressedAck);
@@ -1481,7 +1481,7 @@ impl Connection {
             self.ack_now = true;
             return;
         }
-        let at = self.ack.deadline(now, &v, &self.cfg);
+        let at = self.ack.deadline(now, &self.rtt, &self.cfg);
         if !self.armed(Timer::DelayedAck) || at.as_nanos() < self.timers[Timer::DelayedAck as usize] {
             self.arm(Timer::DelayedAck, at);
         }
@@ -2292,8 +2292,6 @@ impl Connection {
             unacked: self.rcv_nxt - self.last_ack_sent,
             rcv_mss: self.rcv_mss,
             window: if self.rcv_adv > self.rcv_nxt { self.rcv_adv - self.rcv_nxt } else { 0 },
-            rto: self.rtt.rto(),
-            srtt: self.rtt.srtt(),
             recv_limit: self.recv_buffer_limit(),
         }
     }
@@ -2375,7 +2373,7 @@ impl Connection {
                 // Measured on Linux 6.18: such a segment is not quick-ACKed; the delayed-ACK timer sends
                 // its ACK (ATO 40 ms, where 1000 or 10000 bytes inside the window are ACKed at once).
                 if !self.armed(Timer::DelayedAck) {
-                    let at = self.ack.deadline(now, &v, &self.cfg);
+                    let at = self.ack.deadline(now, &self.rtt, &self.cfg);
                     self.arm(Timer::DelayedAck, at);
                 }
                 return;
@@ -2480,7 +2478,7 @@ impl Connection {
             }
         }
         let v = self.rcv_view();
-        self.ack.on_data_arrival(now, len, psh, &v, &self.cfg);
+        self.ack.on_data_arrival(now, len, psh, &v, &self.rtt, &self.cfg);
         if quickack {
             self.ack.enter_quickack(2, &v, &self.cfg);
         }
@@ -2518,12 +2516,12 @@ impl Connection {
         if now_by_policy || now_by_chance {
             self.ack_now = true;
         } else if self.ack.moves_timer_earlier() {
-            let at = self.ack.deadline(now, v, &self.cfg);
+            let at = self.ack.deadline(now, &self.rtt, &self.cfg);
             if at.as_nanos() < self.timers[Timer::DelayedAck as usize] {
                 self.arm(Timer::DelayedAck, at);
             }
         } else if !self.armed(Timer::DelayedAck) {
-            let at = self.ack.deadline(now, v, &self.cfg);
+            let at = self.ack.deadline(now, &self.rtt, &self.cfg);
             self.arm(Timer::DelayedAck, at);
         }
     }
