@@ -126,25 +126,27 @@ impl AckState {
         matches!(self, AckState::Bsd { .. })
     }
 
-    /// In-order data of `len` bytes arrived (a hole fill included): the ATO estimators.
+    /// In-order data of `len` bytes arrived (a hole fill included): the ATO estimators. `view` builds the
+    /// receive view for the policies that read it (the RFC ones, on every data segment, do not).
     #[inline(always)]
     pub fn on_data_arrival(
         &mut self,
         now: Instant,
         len: u32,
         psh: bool,
-        v: &RcvView,
+        view: impl FnOnce() -> RcvView,
         rtt: &RttEstimator,
         cfg: &TcpConfig,
     ) {
         match self {
             AckState::Linux(l) => {
+                let v = &view();
                 l.on_data(now, v, rtt.rto(), cfg);
                 if len < v.rcv_mss {
                     l.pushed = (l.pushed + 1).min(2); // tcp_measure_rcv_mss
                 }
             }
-            AckState::Linux22(l) => l.on_data(now, len, psh, v, rtt.rto(), cfg),
+            AckState::Linux22(l) => l.on_data(now, len, psh, &view(), rtt.rto(), cfg),
             _ => {}
         }
     }
@@ -194,13 +196,22 @@ impl AckState {
     }
 
     /// Whether in-order data (not a hole fill) of `len` bytes, `full` when it is a full-sized segment,
-    /// must be acknowledged now. `v.unacked` already counts the segment.
+    /// must be acknowledged now. The view `view` builds (for the policies that read it) already counts the
+    /// segment in `unacked`.
     #[inline(always)]
-    pub fn ack_now(&mut self, len: u32, full: bool, psh: bool, v: &RcvView, cfg: &TcpConfig) -> bool {
+    pub fn ack_now(
+        &mut self,
+        len: u32,
+        full: bool,
+        psh: bool,
+        view: impl FnOnce() -> RcvView,
+        cfg: &TcpConfig,
+    ) -> bool {
         match self {
             // Solaris 2.5.1 tcp_rput: rack_cnt (bytes since the last ACK) against rack_cur_max; then the
             // short-segment rule on the bytes unacknowledged before this one (rnxt - rack).
             AckState::Mentat(m) => {
+                let v = &view();
                 let abs_max = m.abs_max(v, cfg);
                 let mss = v.rcv_mss.max(1);
                 if v.unacked >= m.cur_max {
@@ -219,9 +230,15 @@ impl AckState {
                 *full_segs >= cfg.ack_every
             }
             // Linux 2.2 __tcp_ack_snd_check: two full frames unacknowledged, or quick ACK mode.
-            AckState::Linux22(l) => v.unacked >= 2 * v.rcv_mss || l.quick,
+            AckState::Linux22(l) => {
+                let v = view();
+                v.unacked >= 2 * v.rcv_mss || l.quick
+            }
             // Linux __tcp_ack_snd_check: more than one full segment unacknowledged, or quickack mode.
-            AckState::Linux(l) => v.unacked > v.rcv_mss || (l.quick > 0 && !l.pingpong),
+            AckState::Linux(l) => {
+                let v = view();
+                v.unacked > v.rcv_mss || (l.quick > 0 && !l.pingpong)
+            }
             AckState::Avoidance { full_segs, defer_k } => {
                 *full_segs += full as u32;
                 if !full || psh {
@@ -231,6 +248,7 @@ impl AckState {
                     *defer_k = (*defer_k + 1).min(cfg.deferred_ack_max);
                     true
                 } else {
+                    let v = view();
                     v.unacked as u64 >= (cfg.deferred_ack_max as u64 * v.rcv_mss as u64).min(v.window as u64 / 2 + 1)
                 }
             }
@@ -451,7 +469,7 @@ mod mentat_tests {
         let mut held = 0;
         for _ in 0..30 {
             held += 1460;
-            if a.ack_now(1460, true, false, &view(held), &cfg) {
+            if a.ack_now(1460, true, false, || view(held), &cfg) {
                 acks.push(held / 1460);
                 held = 0;
             }
@@ -468,11 +486,11 @@ mod mentat_tests {
         // Two full segments held, then the 952-byte tail of a response: 2920 bytes before it, a multiple
         // of the MSS: wait for the response, which carries the ACK.
         let mut b = AckState::Mentat(MentatAck { cur_max: 4 * 1460, abs_max: 19 * 1460 });
-        assert!(!b.ack_now(952, false, true, &view(2 * 1460 + 952), &cfg));
+        assert!(!b.ack_now(952, false, true, || view(2 * 1460 + 952), &cfg));
         // A short segment after a short one (unacknowledged bytes not a multiple of the MSS): ACK now.
-        assert!(b.ack_now(128, false, true, &view(2 * 1460 + 952 + 128), &cfg));
+        assert!(b.ack_now(128, false, true, || view(2 * 1460 + 952 + 128), &cfg));
         // Nothing held before a lone request: the timer only.
         let mut c = AckState::Mentat(MentatAck { cur_max: 4 * 1460, abs_max: 19 * 1460 });
-        assert!(!c.ack_now(128, false, true, &view(128), &cfg));
+        assert!(!c.ack_now(128, false, true, || view(128), &cfg));
     }
 }

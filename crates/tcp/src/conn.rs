@@ -378,6 +378,19 @@ impl fmt::Debug for Connection {
     }
 }
 
+/// [`Connection::rcv_view`] from the fields it reads, so that a closure `|| rcv_view!(self)` borrows
+/// those fields alone and can be handed to the ACK policy beside `&mut self.ack`.
+macro_rules! rcv_view {
+    ($c:expr) => {
+        RcvView {
+            unacked: $c.rcv_nxt - $c.last_ack_sent,
+            rcv_mss: $c.rcv_mss,
+            window: if $c.rcv_adv > $c.rcv_nxt { $c.rcv_adv - $c.rcv_nxt } else { 0 },
+            recv_limit: $c.recv_limit,
+        }
+    };
+}
+
 impl Connection {
     fn new(cfg: Arc<TcpConfig>, local_port: u16, remote_port: u16, iss: u32, state: State) -> Self {
         let iss = SeqNumber(iss);
@@ -2288,12 +2301,8 @@ impl Connection {
     /// The receive side as the ACK policy sees it.
     #[inline]
     fn rcv_view(&self) -> RcvView {
-        RcvView {
-            unacked: self.rcv_nxt - self.last_ack_sent,
-            rcv_mss: self.rcv_mss,
-            window: if self.rcv_adv > self.rcv_nxt { self.rcv_adv - self.rcv_nxt } else { 0 },
-            recv_limit: self.recv_buffer_limit(),
-        }
+        debug_assert_eq!(self.recv_limit, self.recv_limit_now());
+        rcv_view!(self)
     }
 
     /// A uniform draw in [0, 1) from the connection's own random stream.
@@ -2360,9 +2369,10 @@ impl Connection {
                 }
             }
             let psh = seg.flags.contains(TcpFlags::PSH);
-            let v = self.note_data_queued(now, len, new_bytes, psh, ecn.quickack);
+            self.note_data_queued(now, len, new_bytes, psh, ecn.quickack);
             if had_holes {
                 self.ack_now = true; // RFC 5681 §4.2: a segment that fills a hole is ACKed at once
+                let v = self.rcv_view();
                 self.ack.on_hole_filled(&v);
                 if !self.ooo.is_empty() {
                     self.dup_ack_pending = false;
@@ -2378,7 +2388,7 @@ impl Connection {
                 }
                 return;
             }
-            self.ack_in_order_data(now, len, psh, &v);
+            self.ack_in_order_data(now, len, psh);
         } else {
             // Out of order: queue it and send a duplicate ACK at once (RFC 5681 §4.2).
             let v = self.rcv_view();
@@ -2461,31 +2471,30 @@ impl Connection {
         self.rcv_nxt = end;
         self.last_data_recv_ms = (now.as_nanos() / 1_000_000) as u32;
         let psh = seg.flags.contains(TcpFlags::PSH);
-        let v = self.note_data_queued(now, len, len as u64, psh, ecn.quickack);
-        self.ack_in_order_data(now, len, psh, &v);
+        self.note_data_queued(now, len, len as u64, psh, ecn.quickack);
+        self.ack_in_order_data(now, len, psh);
     }
 
     /// Data of `len` bytes (`new_bytes` of them past the old RCV.NXT) queued for the application: receive
     /// memory charged, the ACK policy's arrival estimator told, the window grown, in Linux's order
-    /// (`tcp_queue_rcv` charges the skb before `tcp_event_data_recv` and `tcp_grow_window`). Returns the
-    /// receive view the ACK decision reads.
+    /// (`tcp_queue_rcv` charges the skb before `tcp_event_data_recv` and `tcp_grow_window`). The receive view
+    /// is built only where the policy reads it: a closure over the fields it names, beside `&mut self.ack`.
     #[inline(always)]
-    fn note_data_queued(&mut self, now: Instant, len: u32, new_bytes: u64, psh: bool, quickack: bool) -> RcvView {
+    fn note_data_queued(&mut self, now: Instant, len: u32, new_bytes: u64, psh: bool, quickack: bool) {
         if self.rcv_mem.is_some() {
             let held = self.rcv_held().saturating_sub(new_bytes);
             if let Some(m) = self.rcv_mem.as_mut() {
                 m.charge(held, len, new_bytes);
             }
         }
-        let v = self.rcv_view();
-        self.ack.on_data_arrival(now, len, psh, &v, &self.rtt, &self.cfg);
+        self.ack.on_data_arrival(now, len, psh, || rcv_view!(self), &self.rtt, &self.cfg);
         if quickack {
+            let v = self.rcv_view();
             self.ack.enter_quickack(2, &v, &self.cfg);
         }
         if self.grow_window(len) && self.ack.on_window_grown() {
             self.ack_now = true;
         }
-        v
     }
 
     /// The peer's segment size as the receiver learns it (Linux `tcp_measure_rcv_mss`): the largest
@@ -2509,9 +2518,9 @@ impl Connection {
     /// In-order data of `len` bytes that filled no hole: an ACK now by the policy (or by chance, with
     /// `ack_immediate_p`), else the delayed-ACK timer (RFC 1122 §4.2.3.2).
     #[inline(always)]
-    fn ack_in_order_data(&mut self, now: Instant, len: u32, psh: bool, v: &RcvView) {
+    fn ack_in_order_data(&mut self, now: Instant, len: u32, psh: bool) {
         let full = len >= self.rcv_mss;
-        let now_by_policy = self.ack.ack_now(len, full, psh, v, &self.cfg);
+        let now_by_policy = self.ack.ack_now(len, full, psh, || rcv_view!(self), &self.cfg);
         let now_by_chance = self.cfg.ack_immediate_p > 0.0 && self.draw() < self.cfg.ack_immediate_p;
         if now_by_policy || now_by_chance {
             self.ack_now = true;
