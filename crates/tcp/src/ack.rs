@@ -11,8 +11,10 @@
 use tcplab_units::{Duration, Instant};
 
 use crate::config::{AckPolicy, TcpConfig};
+use crate::rtt::RttEstimator;
 
-/// What an ACK decision needs to know about the receive side of the connection.
+/// What an ACK decision needs to know about the receive side of the connection. (The RTO and SRTT, which
+/// only the Linux policies read, come as the estimator itself: a view is built for every data segment.)
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RcvView {
     /// RCV.NXT − Last.ACK.sent: bytes received in order and not yet acknowledged.
@@ -21,8 +23,6 @@ pub(crate) struct RcvView {
     pub rcv_mss: u32,
     /// The window still open, RCV.ADV − RCV.NXT.
     pub window: u32,
-    pub rto: Duration,
-    pub srtt: Option<Duration>,
     /// The largest window the receive buffer can offer, bytes.
     pub recv_limit: u64,
 }
@@ -126,17 +126,27 @@ impl AckState {
         matches!(self, AckState::Bsd { .. })
     }
 
-    /// In-order data of `len` bytes arrived (a hole fill included): the ATO estimators.
+    /// In-order data of `len` bytes arrived (a hole fill included): the ATO estimators. `view` builds the
+    /// receive view for the policies that read it (the RFC ones, on every data segment, do not).
     #[inline(always)]
-    pub fn on_data_arrival(&mut self, now: Instant, len: u32, psh: bool, v: &RcvView, cfg: &TcpConfig) {
+    pub fn on_data_arrival(
+        &mut self,
+        now: Instant,
+        len: u32,
+        psh: bool,
+        view: impl FnOnce() -> RcvView,
+        rtt: &RttEstimator,
+        cfg: &TcpConfig,
+    ) {
         match self {
             AckState::Linux(l) => {
-                l.on_data(now, v, cfg);
+                let v = &view();
+                l.on_data(now, v, rtt.rto(), cfg);
                 if len < v.rcv_mss {
                     l.pushed = (l.pushed + 1).min(2); // tcp_measure_rcv_mss
                 }
             }
-            AckState::Linux22(l) => l.on_data(now, len, psh, v, cfg),
+            AckState::Linux22(l) => l.on_data(now, len, psh, &view(), rtt.rto(), cfg),
             _ => {}
         }
     }
@@ -186,13 +196,22 @@ impl AckState {
     }
 
     /// Whether in-order data (not a hole fill) of `len` bytes, `full` when it is a full-sized segment,
-    /// must be acknowledged now. `v.unacked` already counts the segment.
+    /// must be acknowledged now. The view `view` builds (for the policies that read it) already counts the
+    /// segment in `unacked`.
     #[inline(always)]
-    pub fn ack_now(&mut self, len: u32, full: bool, psh: bool, v: &RcvView, cfg: &TcpConfig) -> bool {
+    pub fn ack_now(
+        &mut self,
+        len: u32,
+        full: bool,
+        psh: bool,
+        view: impl FnOnce() -> RcvView,
+        cfg: &TcpConfig,
+    ) -> bool {
         match self {
             // Solaris 2.5.1 tcp_rput: rack_cnt (bytes since the last ACK) against rack_cur_max; then the
             // short-segment rule on the bytes unacknowledged before this one (rnxt - rack).
             AckState::Mentat(m) => {
+                let v = &view();
                 let abs_max = m.abs_max(v, cfg);
                 let mss = v.rcv_mss.max(1);
                 if v.unacked >= m.cur_max {
@@ -211,9 +230,15 @@ impl AckState {
                 *full_segs >= cfg.ack_every
             }
             // Linux 2.2 __tcp_ack_snd_check: two full frames unacknowledged, or quick ACK mode.
-            AckState::Linux22(l) => v.unacked >= 2 * v.rcv_mss || l.quick,
+            AckState::Linux22(l) => {
+                let v = view();
+                v.unacked >= 2 * v.rcv_mss || l.quick
+            }
             // Linux __tcp_ack_snd_check: more than one full segment unacknowledged, or quickack mode.
-            AckState::Linux(l) => v.unacked > v.rcv_mss || (l.quick > 0 && !l.pingpong),
+            AckState::Linux(l) => {
+                let v = view();
+                v.unacked > v.rcv_mss || (l.quick > 0 && !l.pingpong)
+            }
             AckState::Avoidance { full_segs, defer_k } => {
                 *full_segs += full as u32;
                 if !full || psh {
@@ -223,6 +248,7 @@ impl AckState {
                     *defer_k = (*defer_k + 1).min(cfg.deferred_ack_max);
                     true
                 } else {
+                    let v = view();
                     v.unacked as u64 >= (cfg.deferred_ack_max as u64 * v.rcv_mss as u64).min(v.window as u64 / 2 + 1)
                 }
             }
@@ -230,7 +256,7 @@ impl AckState {
     }
 
     /// When the delayed ACK is due, armed at the first unacknowledged arrival.
-    pub fn deadline(&self, now: Instant, v: &RcvView, cfg: &TcpConfig) -> Instant {
+    pub fn deadline(&self, now: Instant, rtt: &RttEstimator, cfg: &TcpConfig) -> Instant {
         match self {
             // 4.4BSD: the fast timer ticks globally; the ACK goes at the next tick, 0 to 200 ms away.
             AckState::Bsd { .. } => (now + Duration::from_nanos(1)).ceil_to(cfg.delayed_ack_timeout),
@@ -240,7 +266,7 @@ impl AckState {
                 let mut ato = l.ato;
                 if ato > cfg.ato_min {
                     let mut max_ato = if l.pingpong { Duration::from_millis(200) } else { Duration::from_millis(500) };
-                    if let Some(srtt) = v.srtt {
+                    if let Some(srtt) = rtt.srtt() {
                         max_ato = max_ato.min(srtt.max(cfg.ato_min));
                     }
                     ato = ato.min(max_ato);
@@ -265,7 +291,7 @@ impl AckState {
     }
 
     /// The delayed-ACK timer fired.
-    pub fn on_delayed_ack_timeout(&mut self, v: &RcvView, cfg: &TcpConfig) {
+    pub fn on_delayed_ack_timeout(&mut self, v: &RcvView, rtt: &RttEstimator, cfg: &TcpConfig) {
         match self {
             AckState::Avoidance { defer_k, .. } => *defer_k = 2,
             // Solaris 2.5.1 tcp_timer: more than an MSS held until the timer means the sender is out of
@@ -286,7 +312,7 @@ impl AckState {
                     l.pingpong = false;
                     l.ato = cfg.ato_min;
                 } else {
-                    l.ato = l.ato.saturating_mul(2).min(v.rto);
+                    l.ato = l.ato.saturating_mul(2).min(rtt.rto());
                 }
             }
             _ => {}
@@ -348,7 +374,7 @@ impl AckState {
 
 impl LinuxAck {
     /// Linux tcp_event_data_recv: the ATO follows the spacing of arriving data.
-    fn on_data(&mut self, now: Instant, v: &RcvView, cfg: &TcpConfig) {
+    fn on_data(&mut self, now: Instant, v: &RcvView, rto: Duration, cfg: &TcpConfig) {
         let half_min = Duration::from_nanos(cfg.ato_min.as_nanos() / 2);
         match self.last_rcv {
             None => {
@@ -361,8 +387,8 @@ impl LinuxAck {
                 if m <= half_min {
                     self.ato = half_ato + half_min;
                 } else if m < self.ato {
-                    self.ato = (half_ato + m).min(v.rto);
-                } else if m > v.rto {
+                    self.ato = (half_ato + m).min(rto);
+                } else if m > rto {
                     self.quick = v.quickack_budget();
                 }
             }
@@ -376,7 +402,7 @@ impl Linux22Ack {
     /// quick ACK mode with an ATO of one tick; after it, the ATO is half the previous one plus the
     /// interarrival time (at least one tick), or the RTO when the gap exceeds it; a short pushed segment
     /// (under half an MSS) caps it at `ato_min` (HZ/50).
-    fn on_data(&mut self, now: Instant, len: u32, psh: bool, v: &RcvView, cfg: &TcpConfig) {
+    fn on_data(&mut self, now: Instant, len: u32, psh: bool, v: &RcvView, rto: Duration, cfg: &TcpConfig) {
         let tick = jiffy(cfg).as_nanos();
         let jiffies = |t: Instant| t.as_nanos() / tick;
         match self.last_rcv {
@@ -386,8 +412,7 @@ impl Linux22Ack {
             }
             Some(last) => {
                 let m = Duration::from_nanos((jiffies(now) - jiffies(last)).max(1) * tick);
-                self.ato =
-                    if m > v.rto { v.rto } else { Duration::from_nanos(self.ato.as_nanos() / tick / 2 * tick) + m };
+                self.ato = if m > rto { rto } else { Duration::from_nanos(self.ato.as_nanos() / tick / 2 * tick) + m };
                 self.quick = false;
             }
         }
@@ -431,14 +456,7 @@ mod mentat_tests {
     use super::*;
 
     fn view(unacked: u32) -> RcvView {
-        RcvView {
-            unacked,
-            rcv_mss: 1460,
-            window: 57344,
-            rto: Duration::from_millis(500),
-            srtt: None,
-            recv_limit: 57344,
-        }
+        RcvView { unacked, rcv_mss: 1460, window: 57344, recv_limit: 57344 }
     }
 
     #[test]
@@ -451,7 +469,7 @@ mod mentat_tests {
         let mut held = 0;
         for _ in 0..30 {
             held += 1460;
-            if a.ack_now(1460, true, false, &view(held), &cfg) {
+            if a.ack_now(1460, true, false, || view(held), &cfg) {
                 acks.push(held / 1460);
                 held = 0;
             }
@@ -468,11 +486,11 @@ mod mentat_tests {
         // Two full segments held, then the 952-byte tail of a response: 2920 bytes before it, a multiple
         // of the MSS: wait for the response, which carries the ACK.
         let mut b = AckState::Mentat(MentatAck { cur_max: 4 * 1460, abs_max: 19 * 1460 });
-        assert!(!b.ack_now(952, false, true, &view(2 * 1460 + 952), &cfg));
+        assert!(!b.ack_now(952, false, true, || view(2 * 1460 + 952), &cfg));
         // A short segment after a short one (unacknowledged bytes not a multiple of the MSS): ACK now.
-        assert!(b.ack_now(128, false, true, &view(2 * 1460 + 952 + 128), &cfg));
+        assert!(b.ack_now(128, false, true, || view(2 * 1460 + 952 + 128), &cfg));
         // Nothing held before a lone request: the timer only.
         let mut c = AckState::Mentat(MentatAck { cur_max: 4 * 1460, abs_max: 19 * 1460 });
-        assert!(!c.ack_now(128, false, true, &view(128), &cfg));
+        assert!(!c.ack_now(128, false, true, || view(128), &cfg));
     }
 }

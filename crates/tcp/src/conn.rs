@@ -378,6 +378,19 @@ impl fmt::Debug for Connection {
     }
 }
 
+/// [`Connection::rcv_view`] from the fields it reads, so that a closure `|| rcv_view!(self)` borrows
+/// those fields alone and can be handed to the ACK policy beside `&mut self.ack`.
+macro_rules! rcv_view {
+    ($c:expr) => {
+        RcvView {
+            unacked: $c.rcv_nxt - $c.last_ack_sent,
+            rcv_mss: $c.rcv_mss,
+            window: if $c.rcv_adv > $c.rcv_nxt { $c.rcv_adv - $c.rcv_nxt } else { 0 },
+            recv_limit: $c.recv_limit,
+        }
+    };
+}
+
 impl Connection {
     fn new(cfg: Arc<TcpConfig>, local_port: u16, remote_port: u16, iss: u32, state: State) -> Self {
         let iss = SeqNumber(iss);
@@ -797,7 +810,7 @@ impl Connection {
             self.disarm(Timer::DelayedAck);
             self.ack_now = true;
             let v = self.rcv_view();
-            self.ack.on_delayed_ack_timeout(&v, &self.cfg);
+            self.ack.on_delayed_ack_timeout(&v, &self.rtt, &self.cfg);
         }
         if due(self.timers[Timer::CompressedAck as usize]) {
             self.disarm(Timer::CompressedAck);
@@ -1491,7 +1504,7 @@ impl Connection {
             self.ack_now = true;
             return;
         }
-        let at = self.ack.deadline(now, &v, &self.cfg);
+        let at = self.ack.deadline(now, &self.rtt, &self.cfg);
         if !self.armed(Timer::DelayedAck) || at.as_nanos() < self.timers[Timer::DelayedAck as usize] {
             self.arm(Timer::DelayedAck, at);
         }
@@ -2298,14 +2311,8 @@ impl Connection {
     /// The receive side as the ACK policy sees it.
     #[inline]
     fn rcv_view(&self) -> RcvView {
-        RcvView {
-            unacked: self.rcv_nxt - self.last_ack_sent,
-            rcv_mss: self.rcv_mss,
-            window: if self.rcv_adv > self.rcv_nxt { self.rcv_adv - self.rcv_nxt } else { 0 },
-            rto: self.rtt.rto(),
-            srtt: self.rtt.srtt(),
-            recv_limit: self.recv_buffer_limit(),
-        }
+        debug_assert_eq!(self.recv_limit, self.recv_limit_now());
+        rcv_view!(self)
     }
 
     /// A uniform draw in [0, 1) from the connection's own random stream.
@@ -2372,9 +2379,10 @@ impl Connection {
                 }
             }
             let psh = seg.flags.contains(TcpFlags::PSH);
-            let v = self.note_data_queued(now, len, new_bytes, psh, ecn.quickack);
+            self.note_data_queued(now, len, new_bytes, psh, ecn.quickack);
             if had_holes {
                 self.ack_now = true; // RFC 5681 §4.2: a segment that fills a hole is ACKed at once
+                let v = self.rcv_view();
                 self.ack.on_hole_filled(&v);
                 if !self.ooo.is_empty() {
                     self.dup_ack_pending = false;
@@ -2385,12 +2393,12 @@ impl Connection {
                 // Measured on Linux 6.18: such a segment is not quick-ACKed; the delayed-ACK timer sends
                 // its ACK (ATO 40 ms, where 1000 or 10000 bytes inside the window are ACKed at once).
                 if !self.armed(Timer::DelayedAck) {
-                    let at = self.ack.deadline(now, &v, &self.cfg);
+                    let at = self.ack.deadline(now, &self.rtt, &self.cfg);
                     self.arm(Timer::DelayedAck, at);
                 }
                 return;
             }
-            self.ack_in_order_data(now, len, psh, &v);
+            self.ack_in_order_data(now, len, psh);
         } else {
             // Out of order: queue it and send a duplicate ACK at once (RFC 5681 §4.2).
             let v = self.rcv_view();
@@ -2473,31 +2481,30 @@ impl Connection {
         self.rcv_nxt = end;
         self.last_data_recv_ms = (now.as_nanos() / 1_000_000) as u32;
         let psh = seg.flags.contains(TcpFlags::PSH);
-        let v = self.note_data_queued(now, len, len as u64, psh, ecn.quickack);
-        self.ack_in_order_data(now, len, psh, &v);
+        self.note_data_queued(now, len, len as u64, psh, ecn.quickack);
+        self.ack_in_order_data(now, len, psh);
     }
 
     /// Data of `len` bytes (`new_bytes` of them past the old RCV.NXT) queued for the application: receive
     /// memory charged, the ACK policy's arrival estimator told, the window grown, in Linux's order
-    /// (`tcp_queue_rcv` charges the skb before `tcp_event_data_recv` and `tcp_grow_window`). Returns the
-    /// receive view the ACK decision reads.
+    /// (`tcp_queue_rcv` charges the skb before `tcp_event_data_recv` and `tcp_grow_window`). The receive view
+    /// is built only where the policy reads it: a closure over the fields it names, beside `&mut self.ack`.
     #[inline(always)]
-    fn note_data_queued(&mut self, now: Instant, len: u32, new_bytes: u64, psh: bool, quickack: bool) -> RcvView {
+    fn note_data_queued(&mut self, now: Instant, len: u32, new_bytes: u64, psh: bool, quickack: bool) {
         if self.rcv_mem.is_some() {
             let held = self.rcv_held().saturating_sub(new_bytes);
             if let Some(m) = self.rcv_mem.as_mut() {
                 m.charge(held, len, new_bytes);
             }
         }
-        let v = self.rcv_view();
-        self.ack.on_data_arrival(now, len, psh, &v, &self.cfg);
+        self.ack.on_data_arrival(now, len, psh, || rcv_view!(self), &self.rtt, &self.cfg);
         if quickack {
+            let v = self.rcv_view();
             self.ack.enter_quickack(2, &v, &self.cfg);
         }
         if self.grow_window(len) && self.ack.on_window_grown() {
             self.ack_now = true;
         }
-        v
     }
 
     /// The peer's segment size as the receiver learns it (Linux `tcp_measure_rcv_mss`): the largest
@@ -2505,34 +2512,35 @@ impl Connection {
     #[inline(always)]
     fn measure_rcv_mss(&mut self, len: u32) {
         let seg_size = if self.rx_gso_size > 0 { (self.rx_gso_size as u32).min(len) } else { len };
-        if self.rcv_mem.is_some() && seg_size >= self.rcv_mss && seg_size != self.rcv_mss {
+        // The common segment, no larger than the estimate, changes nothing below: the estimate only grows
+        // (from 536 it is capped at our MSS, which it never exceeds: `validate` keeps the MSS at 88 or more).
+        debug_assert!(!self.cfg.rcv_mss_estimate_from_536 || self.rcv_mss <= self.cfg.mss.bytes() as u32);
+        if seg_size <= self.rcv_mss {
+            return;
+        }
+        if self.rcv_mem.is_some() {
             self.measure_scaling_ratio(len);
         }
-        if self.cfg.rcv_mss_estimate_from_536 {
-            if seg_size >= self.rcv_mss {
-                self.rcv_mss = seg_size.min(self.cfg.mss.bytes() as u32);
-            }
-        } else if seg_size > self.rcv_mss {
-            self.rcv_mss = seg_size;
-        }
+        self.rcv_mss =
+            if self.cfg.rcv_mss_estimate_from_536 { seg_size.min(self.cfg.mss.bytes() as u32) } else { seg_size };
     }
 
     /// In-order data of `len` bytes that filled no hole: an ACK now by the policy (or by chance, with
     /// `ack_immediate_p`), else the delayed-ACK timer (RFC 1122 §4.2.3.2).
     #[inline(always)]
-    fn ack_in_order_data(&mut self, now: Instant, len: u32, psh: bool, v: &RcvView) {
+    fn ack_in_order_data(&mut self, now: Instant, len: u32, psh: bool) {
         let full = len >= self.rcv_mss;
-        let now_by_policy = self.ack.ack_now(len, full, psh, v, &self.cfg);
+        let now_by_policy = self.ack.ack_now(len, full, psh, || rcv_view!(self), &self.cfg);
         let now_by_chance = self.cfg.ack_immediate_p > 0.0 && self.draw() < self.cfg.ack_immediate_p;
         if now_by_policy || now_by_chance {
             self.ack_now = true;
         } else if self.ack.moves_timer_earlier() {
-            let at = self.ack.deadline(now, v, &self.cfg);
+            let at = self.ack.deadline(now, &self.rtt, &self.cfg);
             if at.as_nanos() < self.timers[Timer::DelayedAck as usize] {
                 self.arm(Timer::DelayedAck, at);
             }
         } else if !self.armed(Timer::DelayedAck) {
-            let at = self.ack.deadline(now, v, &self.cfg);
+            let at = self.ack.deadline(now, &self.rtt, &self.cfg);
             self.arm(Timer::DelayedAck, at);
         }
     }
