@@ -2907,14 +2907,15 @@ impl Connection {
     /// TSO, counts cwnd in packets nor runs RACK (FlightSize is the pipe, cwnd the send window).
     #[inline(always)]
     fn plain_rooms(&self) -> Option<(u32, u32)> {
-        if self.rec.phase != Phase::Open
+        // RACK and pacing first: a connection with either (the `linux` personality, BBR) never applies.
+        if self.rack.is_some()
+            || self.pace.is_some()
+            || self.rec.phase != Phase::Open
             || self.rec.dupacks > 0
             || self.rec.retransmit_head
             || self.tlp_pending
             || (self.ack_now && self.ack_on_read)
             || !self.is_synchronized()
-            || self.rack.is_some()
-            || self.pace.is_some()
             || self.cfg.tso
             || self.cwnd.counts_packets()
         {
