@@ -364,6 +364,9 @@ pub struct Connection {
     /// A bit for each of `timers` that may be armed (set when one is set, cleared when it is disarmed):
     /// the minimum after every event looks at those only, one or two of the nine as a rule.
     timers_armed: u16,
+    // p14emit:
+    /// The RTO last counted in the RFC 4898 MinRTO and MaxRTO gauges (zero before the first timer start).
+    rto_gauged: Duration,
 }
 
 impl fmt::Debug for Connection {
@@ -498,6 +501,7 @@ impl Connection {
             read_closed: false,
             recv_limit: 0,
             timers_armed: 0,
+            rto_gauged: Duration::ZERO,
             cfg,
         };
         c.set_recv_limit();
@@ -791,9 +795,15 @@ impl Connection {
     }
     fn restart_rto(&mut self, now: Instant) {
         let rto = self.rtt.rto_backed_off(self.backoff);
-        let ms = rto.as_nanos() as f64 / 1e6;
-        self.st.MaxRTO = self.st.MaxRTO.max(ms);
-        self.st.MinRTO = if self.st.MinRTO == 0.0 { ms } else { self.st.MinRTO.min(ms) };
+        // The gauges hold already what the RTO they last counted gives (max and min are idempotent), and
+        // most restarts (every ACK of new data) start the timer with that RTO again: the conversion to
+        // milliseconds and the NaN-aware max and min are skipped then.
+        if rto != self.rto_gauged {
+            self.rto_gauged = rto;
+            let ms = rto.as_nanos() as f64 / 1e6;
+            self.st.MaxRTO = self.st.MaxRTO.max(ms);
+            self.st.MinRTO = if self.st.MinRTO == 0.0 { ms } else { self.st.MinRTO.min(ms) };
+        }
         self.arm(Timer::Retransmit, now + rto);
     }
 
