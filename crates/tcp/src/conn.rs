@@ -3677,7 +3677,17 @@ impl Connection {
     /// min(buffer/2, MSS) at a time (RFC 1122 §4.2.3.3) and never moves left (RFC 9293 §3.8.6.2.2).
     fn advertise_window(&mut self) -> u16 {
         let buf = self.recv_buffer_limit();
-        let edge = self.rcv_nxt + self.recv_free() as u32;
+        let free = self.recv_free();
+        let edge = self.rcv_nxt + free as u32;
+        let s = self.rcv_wscale as u32;
+        // The window of the last segment again, its edge where it was (a bulk sender's every segment:
+        // nothing arrived, nothing was read): the rule would leave RCV.ADV and the gauges as they are, and
+        // the field is the bytes last sent, scaled (a multiple of the scale, at most 65,535 scaled, as the
+        // scale is fixed from the handshake on).
+        if edge == self.rcv_adv && free == self.st.CurRwinSent {
+            debug_assert!(free & ((1 << s) - 1) == 0 && free >> s <= 65_535);
+            return (free >> s) as u16;
+        }
         if edge > self.rcv_adv {
             let inc = (edge - self.rcv_adv) as u64;
             if inc >= (buf / 2).min(self.rcv_mss as u64) || self.rcv_adv <= self.rcv_nxt && inc == buf {
@@ -3685,7 +3695,6 @@ impl Connection {
             }
         }
         let wnd = if self.rcv_adv > self.rcv_nxt { self.rcv_adv - self.rcv_nxt } else { 0 };
-        let s = self.rcv_wscale as u32;
         // The window rounded up to the scale: a shift, not `div_ceil`'s division (~10 instructions a segment).
         let field = ((wnd as u64 + (1 << s) - 1) >> s).min(65_535) as u32;
         self.rcv_adv = self.rcv_nxt + (field << s);
