@@ -364,6 +364,9 @@ pub struct Connection {
     /// A bit for each of `timers` that may be armed (set when one is set, cleared when it is disarmed):
     /// the minimum after every event looks at those only, one or two of the nine as a rule.
     timers_armed: u16,
+    // p14emit:
+    /// The RTO last counted in the RFC 4898 MinRTO and MaxRTO gauges (zero before the first timer start).
+    rto_gauged: Duration,
 }
 
 impl fmt::Debug for Connection {
@@ -498,6 +501,7 @@ impl Connection {
             read_closed: false,
             recv_limit: 0,
             timers_armed: 0,
+            rto_gauged: Duration::ZERO,
             cfg,
         };
         c.set_recv_limit();
@@ -791,9 +795,15 @@ impl Connection {
     }
     fn restart_rto(&mut self, now: Instant) {
         let rto = self.rtt.rto_backed_off(self.backoff);
-        let ms = rto.as_nanos() as f64 / 1e6;
-        self.st.MaxRTO = self.st.MaxRTO.max(ms);
-        self.st.MinRTO = if self.st.MinRTO == 0.0 { ms } else { self.st.MinRTO.min(ms) };
+        // The gauges hold already what the RTO they last counted gives (max and min are idempotent), and
+        // most restarts (every ACK of new data) start the timer with that RTO again: the conversion to
+        // milliseconds and the NaN-aware max and min are skipped then.
+        if rto != self.rto_gauged {
+            self.rto_gauged = rto;
+            let ms = rto.as_nanos() as f64 / 1e6;
+            self.st.MaxRTO = self.st.MaxRTO.max(ms);
+            self.st.MinRTO = if self.st.MinRTO == 0.0 { ms } else { self.st.MinRTO.min(ms) };
+        }
         self.arm(Timer::Retransmit, now + rto);
     }
 
@@ -3747,7 +3757,17 @@ impl Connection {
     /// min(buffer/2, MSS) at a time (RFC 1122 §4.2.3.3) and never moves left (RFC 9293 §3.8.6.2.2).
     fn advertise_window(&mut self) -> u16 {
         let buf = self.recv_buffer_limit();
-        let edge = self.rcv_nxt + self.recv_free() as u32;
+        let free = self.recv_free();
+        let edge = self.rcv_nxt + free as u32;
+        let s = self.rcv_wscale as u32;
+        // The window of the last segment again, its edge where it was (a bulk sender's every segment:
+        // nothing arrived, nothing was read): the rule would leave RCV.ADV and the gauges as they are, and
+        // the field is the bytes last sent, scaled (a multiple of the scale, at most 65,535 scaled, as the
+        // scale is fixed from the handshake on).
+        if edge == self.rcv_adv && free == self.st.CurRwinSent {
+            debug_assert!(free & ((1 << s) - 1) == 0 && free >> s <= 65_535);
+            return (free >> s) as u16;
+        }
         if edge > self.rcv_adv {
             let inc = (edge - self.rcv_adv) as u64;
             if inc >= (buf / 2).min(self.rcv_mss as u64) || self.rcv_adv <= self.rcv_nxt && inc == buf {
@@ -3755,7 +3775,6 @@ impl Connection {
             }
         }
         let wnd = if self.rcv_adv > self.rcv_nxt { self.rcv_adv - self.rcv_nxt } else { 0 };
-        let s = self.rcv_wscale as u32;
         // The window rounded up to the scale: a shift, not `div_ceil`'s division (~10 instructions a segment).
         let field = ((wnd as u64 + (1 << s) - 1) >> s).min(65_535) as u32;
         self.rcv_adv = self.rcv_nxt + (field << s);
