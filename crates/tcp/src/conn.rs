@@ -2020,16 +2020,11 @@ impl Connection {
         if !self.cwnd.growth_allowed(flight_size, self.smss) && !tso_limited {
             return;
         }
-        let info = AckInfo {
-            acked,
-            smss: self.smss,
-            flight_size,
-            after_rto: self.rec.after_rto(),
-            srtt: self.rtt.srtt(),
-            rtt_sample: self.ack_rtt_sample,
-        };
+        let (smss, after_rto) = (self.smss, self.rec.after_rto());
+        let info =
+            || AckInfo { acked, smss, flight_size, after_rto, srtt: self.rtt.srtt(), rtt_sample: self.ack_rtt_sample };
         let in_ss = self.cwnd.window() < self.cwnd.ssthresh();
-        match self.cwnd.on_ack(now, &info) {
+        match self.cwnd.on_ack(now, acked, smss, after_rto, info) {
             Growth::SlowStart => self.st.SlowStart += 1,
             Growth::CongAvoid { grew } => {
                 self.st.CongAvoid += 1;
