@@ -2030,16 +2030,11 @@ impl Connection {
         if !self.cwnd.growth_allowed(flight_size, self.smss) && !tso_limited {
             return;
         }
-        let info = AckInfo {
-            acked,
-            smss: self.smss,
-            flight_size,
-            after_rto: self.rec.after_rto(),
-            srtt: self.rtt.srtt(),
-            rtt_sample: self.ack_rtt_sample,
-        };
+        let (smss, after_rto) = (self.smss, self.rec.after_rto());
+        let info =
+            || AckInfo { acked, smss, flight_size, after_rto, srtt: self.rtt.srtt(), rtt_sample: self.ack_rtt_sample };
         let in_ss = self.cwnd.window() < self.cwnd.ssthresh();
-        match self.cwnd.on_ack(now, &info) {
+        match self.cwnd.on_ack(now, acked, smss, after_rto, info) {
             Growth::SlowStart => self.st.SlowStart += 1,
             Growth::CongAvoid { grew } => {
                 self.st.CongAvoid += 1;
@@ -2521,10 +2516,14 @@ impl Connection {
     /// segment seen, or a GRO batch's own segment size.
     #[inline(always)]
     fn measure_rcv_mss(&mut self, len: u32) {
-        let seg_size = if self.rx_gso_size > 0 { (self.rx_gso_size as u32).min(len) } else { len };
         // The common segment, no larger than the estimate, changes nothing below: the estimate only grows
         // (from 536 it is capped at our MSS, which it never exceeds: `validate` keeps the MSS at 88 or more).
+        // A GRO batch's segment size is at most its length, so the length decides this before it is read.
         debug_assert!(!self.cfg.rcv_mss_estimate_from_536 || self.rcv_mss <= self.cfg.mss.bytes() as u32);
+        if len <= self.rcv_mss {
+            return;
+        }
+        let seg_size = if self.rx_gso_size > 0 { (self.rx_gso_size as u32).min(len) } else { len };
         if seg_size <= self.rcv_mss {
             return;
         }

@@ -189,10 +189,19 @@ impl Cwnd {
         self.set_window(iw);
     }
 
-    /// An ACK of new data the controller may grow cwnd on (see [`Cwnd::growth_allowed`]).
-    #[inline]
-    pub fn on_ack(&mut self, now: Instant, info: &AckInfo) -> Growth {
-        let growth = self.cc.on_ack(now, info);
+    /// An ACK of new data the controller may grow cwnd on (see [`Cwnd::growth_allowed`]): `acked` bytes,
+    /// SMSS, whether slow start follows an RTO; `info` builds the rest for controllers other than Reno
+    /// ([`Controller::on_ack_with`]).
+    #[inline(always)]
+    pub fn on_ack(
+        &mut self,
+        now: Instant,
+        acked: u32,
+        smss: u32,
+        after_rto: bool,
+        info: impl FnOnce() -> AckInfo,
+    ) -> Growth {
+        let growth = self.cc.on_ack_with(now, acked, smss, after_rto, info);
         self.refresh();
         growth
     }

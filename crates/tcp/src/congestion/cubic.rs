@@ -293,8 +293,9 @@ impl Cubic {
             self.cwnd_prior = self.cwnd;
             return Growth::None;
         }
-        self.cwnd =
-            (self.cwnd + self.abc.slow_start_increase(a, self.window(), self.ssthresh) as f64).min(MAX_CWND as f64);
+        self.cwnd = (self.cwnd
+            + self.abc.slow_start_increase(a.acked, a.smss, a.after_rto, self.window(), self.ssthresh) as f64)
+            .min(MAX_CWND as f64);
         Growth::SlowStart
     }
 }

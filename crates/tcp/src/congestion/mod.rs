@@ -51,6 +51,26 @@ macro_rules! dispatch {
     };
 }
 
+impl Controller {
+    /// [`CongestionControl::on_ack`], with Reno's growth inline from the three facts it reads; `info`
+    /// builds the whole [`AckInfo`] (SRTT, the RTT sample, FlightSize) only for the controllers that
+    /// read it.
+    #[inline(always)]
+    pub fn on_ack_with(
+        &mut self,
+        now: Instant,
+        acked: u32,
+        smss: u32,
+        after_rto: bool,
+        info: impl FnOnce() -> AckInfo,
+    ) -> Growth {
+        match self {
+            Controller::Reno(cc) => cc.grow(acked, smss, after_rto),
+            cc => cc.on_ack(now, &info()),
+        }
+    }
+}
+
 impl CongestionControl for Controller {
     #[inline]
     fn window(&self) -> u32 {
@@ -226,13 +246,13 @@ impl Abc {
     /// The slow-start increase for one ACK of new data, bytes. `Unlimited` stops at ssthresh, as Linux's
     /// `tcp_slow_start` does (the rest of the ACK counts toward congestion avoidance there; here it is
     /// dropped, a difference of at most one ACK's worth).
-    pub fn slow_start_increase(self, a: &AckInfo, cwnd: u32, ssthresh: u32) -> u32 {
-        match self.limit(a.smss) {
-            None => a.smss,
+    pub fn slow_start_increase(self, acked: u32, smss: u32, after_rto: bool, cwnd: u32, ssthresh: u32) -> u32 {
+        match self.limit(smss) {
+            None => smss,
             // RFC 3465 §2.3: L = 1 SMSS in the slow start that follows an RTO.
-            Some(_) if a.after_rto => a.acked.min(a.smss),
-            Some(u32::MAX) => a.acked.min(ssthresh.saturating_sub(cwnd)),
-            Some(l) => a.acked.min(l),
+            Some(_) if after_rto => acked.min(smss),
+            Some(u32::MAX) => acked.min(ssthresh.saturating_sub(cwnd)),
+            Some(l) => acked.min(l),
         }
     }
 

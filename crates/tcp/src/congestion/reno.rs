@@ -79,16 +79,48 @@ impl Reno {
         self.cwnd < self.ssthresh || (self.ss_at_ssthresh && self.cwnd == self.ssthresh)
     }
 
-    fn on_ack_packets(&mut self, a: &AckInfo) -> Growth {
-        let smss = a.smss.max(1);
+    /// [`CongestionControl::on_ack`] from the three facts of the ACK that Reno reads (of [`AckInfo`]):
+    /// the connection calls it inline on every ACK of new data, without building the whole `AckInfo`.
+    #[inline(always)]
+    pub(crate) fn grow(&mut self, acked: u32, smss: u32, after_rto: bool) -> Growth {
+        if self.packets {
+            return self.on_ack_packets(acked, smss, after_rto);
+        }
+        if self.in_slow_start() {
+            // RFC 5681 (2); RFC 3465 §2.2 limits the increase per ACK to L, §2.3 to 1 SMSS after an RTO.
+            let inc = self.abc.slow_start_increase(acked, smss, after_rto, self.cwnd, self.ssthresh);
+            self.cwnd = self.cwnd.saturating_add(inc).min(MAX_CWND);
+            return Growth::SlowStart;
+        }
+        let before = self.cwnd;
+        match self.abc_ca {
+            // RFC 5681 (3): cwnd += SMSS*SMSS/cwnd per ACK, at least 1 byte.
+            false => {
+                let inc = (smss as u64 * smss as u64 / self.cwnd.max(1) as u64).max(1) as u32;
+                self.cwnd = self.cwnd.saturating_add(inc).min(MAX_CWND);
+            }
+            // RFC 3465 §2.1: one SMSS per cwnd of acknowledged bytes.
+            true => {
+                self.bytes_acked = self.bytes_acked.saturating_add(acked);
+                if self.bytes_acked >= self.cwnd {
+                    self.bytes_acked -= self.cwnd;
+                    self.cwnd = self.cwnd.saturating_add(smss).min(MAX_CWND);
+                }
+            }
+        }
+        Growth::CongAvoid { grew: self.cwnd > before }
+    }
+
+    fn on_ack_packets(&mut self, acked: u32, smss: u32, after_rto: bool) -> Growth {
+        let smss = smss.max(1);
         // Linux snd_cwnd_clamp: the whole number of segments that fits MAX_CWND.
         let clamp = (MAX_CWND / smss).max(1);
         let mut pkts = (self.cwnd / smss).max(1);
-        let acked = (a.acked / smss).max(1);
+        let acked = (acked / smss).max(1);
         if self.in_slow_start() {
             pkts = pkts.saturating_add(match self.abc {
                 Abc::Off => 1,
-                _ if a.after_rto => 1,
+                _ if after_rto => 1,
                 Abc::L1 => acked.min(1),
                 Abc::L2 => acked.min(2),
                 Abc::Unlimited => acked,
@@ -116,32 +148,7 @@ impl CongestionControl for Reno {
     }
 
     fn on_ack(&mut self, _now: Instant, a: &AckInfo) -> Growth {
-        if self.packets {
-            return self.on_ack_packets(a);
-        }
-        if self.in_slow_start() {
-            // RFC 5681 (2); RFC 3465 §2.2 limits the increase per ACK to L, §2.3 to 1 SMSS after an RTO.
-            let inc = self.abc.slow_start_increase(a, self.cwnd, self.ssthresh);
-            self.cwnd = self.cwnd.saturating_add(inc).min(MAX_CWND);
-            return Growth::SlowStart;
-        }
-        let before = self.cwnd;
-        match self.abc_ca {
-            // RFC 5681 (3): cwnd += SMSS*SMSS/cwnd per ACK, at least 1 byte.
-            false => {
-                let inc = (a.smss as u64 * a.smss as u64 / self.cwnd.max(1) as u64).max(1) as u32;
-                self.cwnd = self.cwnd.saturating_add(inc).min(MAX_CWND);
-            }
-            // RFC 3465 §2.1: one SMSS per cwnd of acknowledged bytes.
-            true => {
-                self.bytes_acked = self.bytes_acked.saturating_add(a.acked);
-                if self.bytes_acked >= self.cwnd {
-                    self.bytes_acked -= self.cwnd;
-                    self.cwnd = self.cwnd.saturating_add(a.smss).min(MAX_CWND);
-                }
-            }
-        }
-        Growth::CongAvoid { grew: self.cwnd > before }
+        self.grow(a.acked, a.smss, a.after_rto)
     }
 
     fn on_congestion_event(&mut self, _now: Instant, event: CongestionEvent, flight_size: u32, smss: u32) {
