@@ -980,6 +980,9 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
         }
     }
 
+    /// Endpoint `e` found its host's NIC full: it waits for room. Out of line: most NICs never fill.
+    #[cold]
+    #[inline(never)]
     fn wait_for_nic(&mut self, ep: &mut Ep<T>, e: u32) {
         ep.waiting = true;
         let h = ep.host;

@@ -40,31 +40,34 @@ impl Transport for Connection {
     fn on_segment(&mut self, now: Instant, seg: &TcpSegment) {
         Connection::on_segment(self, now, seg)
     }
-    #[inline]
+    // The calls the engine makes on every packet are always inlined: its arrival path (`World::on_arrival`)
+    // carries them all and sits at LLVM's inlining threshold, where a few instructions anywhere took one or
+    // another of these out of line as a call (issue 25, eleventh round).
+    #[inline(always)]
     fn poll_transmit(&mut self, now: Instant, room: TxRoom) -> Option<TcpSegment> {
         Connection::poll_transmit(self, now, room)
     }
-    #[inline]
+    #[inline(always)]
     fn may_send_before_app(&self) -> bool {
         !self.only_an_ack_could_go()
     }
-    #[inline]
+    #[inline(always)]
     fn poll_transmit_before_app(&mut self, now: Instant, room: TxRoom) -> Option<TcpSegment> {
         Connection::poll_transmit_before_app(self, now, room)
     }
-    #[inline]
+    #[inline(always)]
     fn before_app_done(&self) -> bool {
         Connection::before_app_done(self)
     }
-    #[inline]
+    #[inline(always)]
     fn stalled(&self) -> bool {
         Connection::stalled(self)
     }
-    #[inline]
+    #[inline(always)]
     fn on_departure(&mut self, now: Instant, departs: Instant, bytes: u32) {
         Connection::on_departure(self, now, departs, bytes);
     }
-    #[inline]
+    #[inline(always)]
     fn poll_timeout(&self) -> Option<Instant> {
         Connection::poll_timeout(self)
     }
@@ -72,15 +75,15 @@ impl Transport for Connection {
     fn on_timeout(&mut self, now: Instant) {
         Connection::on_timeout(self, now)
     }
-    #[inline]
+    #[inline(always)]
     fn is_established(&self) -> bool {
         Connection::is_established(self)
     }
-    #[inline]
+    #[inline(always)]
     fn is_finished(&self) -> bool {
         matches!(self.state(), State::Closed | State::TimeWait)
     }
-    #[inline]
+    #[inline(always)]
     fn is_closed(&self) -> bool {
         self.state() == State::Closed
     }
@@ -103,11 +106,11 @@ impl Transport for Connection {
     fn send_room(&self, bytes: u64) -> u64 {
         Connection::send_room(self, bytes)
     }
-    #[inline]
+    #[inline(always)]
     fn unsent_bytes(&self) -> u64 {
         Connection::unsent_bytes(self)
     }
-    #[inline]
+    #[inline(always)]
     fn readable(&self) -> u64 {
         Connection::readable(self)
     }
@@ -120,7 +123,7 @@ impl Transport for Connection {
     fn close(&mut self) {
         Connection::close(self)
     }
-    #[inline]
+    #[inline(always)]
     fn is_eof(&self) -> bool {
         Connection::is_eof(self)
     }
