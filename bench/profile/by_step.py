@@ -35,7 +35,7 @@ RULES = [
      r"process_data|/crates/tcp/src/ack\.rs|Connection::(recv|on_ack_sent|advertise_window|recv_free|recv_free_of|grow_window|unread|recv_buffer_limit|readable|measure_rcv_mss|ack_in_order_data|note_data_queued)\b"),
     ("TCP timers (deadlines, RTO restart)", r"Connection::(poll_timeout|restart_rto|set_timer|arm|disarm)\b"),
     ("sender: output (choosing and building a segment)",
-     r"next_segment|choose|settle|Connection::(emit|snd|send_window|new_data_rooms|full_segment_goes|plain_rooms|only_an_ack_could_go|pipe\w*|cwnd_validate)\b|poll_transmit|may_send_before_app|/crates/tcp/src/(ecn|pacing)\.rs"),
+     r"next_segment|choose|settle|Connection::(emit|snd|send_window|new_data_rooms|plain_segment_goes|last_segment_goes|plain_rooms|only_an_ack_could_go|pipe\w*|cwnd_validate)\b|poll_transmit|may_send_before_app|/crates/tcp/src/(ecn|pacing)\.rs"),
     ("TCP input: acceptance, PAWS, timestamps, dispatch", r"on_segment|/crates/tcp/src/conn\.rs"),
     ("TCP socket calls and the transport seam", r"/crates/tcp/src/(transport|lib)\.rs"),
     ("application (the bulk stream)", r"/crates/workload/src/"),

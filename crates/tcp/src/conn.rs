@@ -133,7 +133,7 @@ enum SndLim {
 }
 
 /// What the sender will put in its next segment.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Choice {
     Syn,
     SynAck,
@@ -2853,13 +2853,10 @@ impl Connection {
         {
             self.restart_after_idle();
         }
-        if let Some(fills) = self.full_segment_goes() {
-            let choice = Choice::NewData { len: self.smss, fin: false };
+        if let Some((choice, fills)) = self.plain_segment_goes() {
             debug_assert!({
                 let mut full = Notes::default();
-                let c = self.choose(now, &mut full);
-                matches!(c, Some(Choice::NewData { len, fin: false }) if len == self.smss)
-                    && full.0 == if fills { Notes::FILLS } else { 0 }
+                self.choose(now, &mut full) == Some(choice) && full.0 == if fills { Notes::FILLS } else { 0 }
             });
             if room == TxRoom::Full && self.cfg.ifq_full != IfqFull::Drop {
                 self.on_send_stall(now);
@@ -2894,20 +2891,41 @@ impl Connection {
         Some((choice, fills))
     }
 
-    /// A full segment of new data goes, with nothing ahead of it in the rule and nothing to note but
-    /// whether it fills the windows (a bulk sender's every segment): more than a segment unsent and both
-    /// windows open by a segment or more, where the new-data rule is plain ([`Self::plain_rooms`]; no
-    /// Nagle or SWS test for a full segment, no FIN before the last byte). What [`Self::choose`] finds
-    /// then, in fewer tests. `Some(fills)`: the segment leaves less than a full segment in the windows
-    /// (`Notes::FILLS`).
+    /// A segment of new data goes, with nothing ahead of it in the rule and nothing to note but whether
+    /// it fills the windows, where the new-data rule is plain ([`Self::plain_rooms`]). What
+    /// [`Self::choose`] finds then, in fewer tests. `Some((choice, fills))`: `fills` when the segment
+    /// leaves less than a full segment in the windows (`Notes::FILLS`).
+    ///
+    /// A full segment (a bulk sender's every one): more than a segment unsent and both windows open by a
+    /// segment or more; no Nagle or SWS test, no FIN before the last byte. The last segment of what is
+    /// queued (a request's or a reply's end, every message of a request-response connection): it fits
+    /// both windows; a short one passes Nagle without the cork when TCP_NODELAY is set or nothing is
+    /// outstanding (in every Nagle variant), and the FIN goes with it when queued. It empties the queue,
+    /// so fills nothing.
     #[inline(always)]
-    fn full_segment_goes(&self) -> Option<bool> {
-        if self.write_end.diff(self.snd_nxt) <= self.smss as i32 {
+    fn plain_segment_goes(&self) -> Option<(Choice, bool)> {
+        let unsent = self.write_end.diff(self.snd_nxt);
+        if unsent > self.smss as i32 {
+            let (wnd_room, cwnd_room) = self.plain_rooms()?;
+            let room = wnd_room.min(cwnd_room);
+            return (room >= self.smss)
+                .then(|| (Choice::NewData { len: self.smss, fin: false }, room - self.smss < self.smss));
+        }
+        if unsent <= 0 {
+            return None;
+        }
+        self.last_segment_goes(unsent as u32).map(|c| (c, false))
+    }
+
+    /// [`Self::plain_segment_goes`] for the last `unsent` bytes (no more than a segment).
+    #[inline(always)]
+    fn last_segment_goes(&self, unsent: u32) -> Option<Choice> {
+        let nagle_ok = unsent == self.smss || (!self.cfg.cork && (self.cfg.nodelay || self.snd_nxt == self.snd_una));
+        if !nagle_ok {
             return None;
         }
         let (wnd_room, cwnd_room) = self.plain_rooms()?;
-        let room = wnd_room.min(cwnd_room);
-        (room >= self.smss).then(|| room - self.smss < self.smss)
+        (wnd_room.min(cwnd_room) >= unsent).then_some(Choice::NewData { len: unsent, fin: self.fin_queued })
     }
 
     /// The peer's window's and cwnd's room for new data beyond SND.NXT, where nothing ahead of new data
