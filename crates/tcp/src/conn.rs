@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use tcplab_units::{Duration, Instant};
-use tcplab_wire::{SackBlock, SackBlocks, SeqNumber, TcpFlags, TcpOptions, TcpSegment, Timestamps};
+use tcplab_wire::{EcnCodepoint, SackBlock, SackBlocks, SeqNumber, TcpFlags, TcpOptions, TcpSegment, Timestamps};
 
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -3379,8 +3379,9 @@ impl Connection {
     /// Fills `seg`, a new segment with only its ports set, with `choice`.
     fn emit(&mut self, now: Instant, choice: Choice, seg: &mut TcpSegment) {
         let mut retransmit = false;
-        // The payload and the FIN, as locals: what follows asks them of every segment, and `seg` is in memory.
-        let (len, fin) = match choice {
+        // The payload, the FIN and the SYN, as locals: what follows asks them of every segment, and `seg` is
+        // in memory; the SYN from the arm that knows it, not from `choice` again.
+        let (len, fin, syn) = match choice {
             Choice::Syn | Choice::SynAck => {
                 seg.seq = self.iss;
                 seg.flags = if matches!(choice, Choice::Syn) { TcpFlags::SYN } else { TcpFlags::SYN | TcpFlags::ACK };
@@ -3390,7 +3391,7 @@ impl Connection {
                 }
                 self.snd_nxt = self.iss + 1;
                 self.syn_resend = false;
-                (0, false)
+                (0, false, true)
             }
             Choice::Retransmit { seq, len, fin } => {
                 seg.seq = seq;
@@ -3414,7 +3415,7 @@ impl Connection {
                 }
                 let s = self.snd();
                 self.rec.on_retransmit_sent(seq, end, s, len > 0);
-                (len, fin)
+                (len, fin, false)
             }
             Choice::NewData { len, fin } => {
                 if self.cfg.tso && self.snd_nxt >= self.tso_burst_end {
@@ -3460,7 +3461,7 @@ impl Connection {
                     self.ack.on_data_sent(now, &self.cfg);
                     self.sampler.on_data_sent(self.snd_nxt, now, self.ts_ok);
                 }
-                (len, fin)
+                (len, fin, false)
             }
             Choice::ZeroWindowProbe => {
                 // An old sequence number draws an ACK with the current window (as Linux's probe0).
@@ -3469,12 +3470,12 @@ impl Connection {
                 self.probe_pending = false;
                 let t = self.rtt.rto_backed_off(self.persist_backoff);
                 self.arm(Timer::Persist, now + t);
-                (0, false)
+                (0, false, false)
             }
             Choice::Ack => {
                 seg.seq = self.snd_nxt;
                 seg.flags = TcpFlags::ACK;
-                (0, false)
+                (0, false, false)
             }
             Choice::Reset => {
                 self.st.SegsOut += 1;
@@ -3482,8 +3483,8 @@ impl Connection {
                 return;
             }
         };
-        let syn = matches!(choice, Choice::Syn | Choice::SynAck);
-        let ack = !matches!(choice, Choice::Syn);
+        debug_assert_eq!(syn, matches!(choice, Choice::Syn | Choice::SynAck));
+        let ack = !syn || matches!(choice, Choice::SynAck);
         let seq_len = len + syn as u32 + fin as u32;
         debug_assert_eq!((len, syn, ack, seq_len), (seg.payload_len, seg.flags.syn(), seg.flags.ack(), seg.seq_len()));
         if len > 0 {
@@ -3511,13 +3512,18 @@ impl Connection {
             // A pure ACK: no payload, SYN or FIN.
             self.on_ack_sent(seq_len == 0);
         }
-        let what = match choice {
-            Choice::Syn => Outgoing::Syn { retransmit },
-            Choice::SynAck => Outgoing::SynAck,
-            Choice::NewData { .. } => Outgoing::NewData,
-            _ => Outgoing::Other,
-        };
-        self.ecn.on_emit(self.cfg.ecn, seg, what);
+        // ECN sets nothing on a segment of a connection without it but its SYN (the segment is built Not-ECT):
+        // the call, and telling the segment apart for it, only then (~7 instructions a segment).
+        debug_assert_eq!(seg.ecn, EcnCodepoint::NotEct);
+        if syn || self.ecn.ok() {
+            let what = match choice {
+                Choice::Syn => Outgoing::Syn { retransmit },
+                Choice::SynAck => Outgoing::SynAck,
+                Choice::NewData { .. } => Outgoing::NewData,
+                _ => Outgoing::Other,
+            };
+            self.ecn.on_emit(self.cfg.ecn, seg, what);
+        }
         if self.ts_ok && !syn {
             seg.options.timestamps = Some(Timestamps { tsval: self.ts_now(now), tsecr: self.ts_recent });
         } else if syn && self.cfg.timestamps && (!ack || self.ts_ok) {
@@ -3615,10 +3621,14 @@ impl Connection {
         self.ack_now = false;
         self.ack_on_read = false;
         self.comp_pending = 0;
-        self.disarm(Timer::CompressedAck);
+        // Neither ACK timer runs at most segments (a bulk sender's every one): one test of the armed bits,
+        // not two disarms' stores.
+        if self.timers_armed & (1 << Timer::CompressedAck as u16 | 1 << Timer::DelayedAck as u16) != 0 {
+            self.disarm(Timer::CompressedAck);
+            self.disarm(Timer::DelayedAck);
+        }
         self.ack.on_ack_sent(&self.cfg);
         self.dsack = None;
-        self.disarm(Timer::DelayedAck);
         self.last_ack_sent = self.rcv_nxt;
     }
 
