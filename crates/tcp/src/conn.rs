@@ -1811,7 +1811,11 @@ impl Connection {
 
         let mut restart_timer = true;
         let reno = self.cfg.congestion_control == CongestionControlKind::Reno;
-        match self.rec.on_new_ack(ack, data_acked, self.smss, reno) {
+        // Open (nearly every ACK) is answered before the phase's own match: the two matches, on the phase
+        // and then on its verdict, were two jump tables an ACK.
+        let verdict =
+            if self.rec.is_open() { AckVerdict::Open } else { self.rec.on_new_ack(ack, data_acked, self.smss, reno) };
+        match verdict {
             AckVerdict::FastRecoveryEnd => {
                 let flight = self.snd_nxt - self.snd_una;
                 let before = self.cwnd.window();
