@@ -95,6 +95,13 @@ pub fn reset_for(seg: &TcpSegment) -> Option<TcpSegment> {
     Some(r)
 }
 
+/// Whole timestamp ticks of `tick` nanoseconds at `now`, for a tick other than 1 ms ([`Connection`]'s
+/// `ts_now`): out of line, so that the 1 ms tick keeps its division by a constant.
+#[inline(never)]
+fn ticks_of(now: Instant, tick: u64) -> u64 {
+    now.as_nanos() / tick
+}
+
 /// Protocol timers, one deadline each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Timer {
@@ -1478,7 +1485,15 @@ impl Connection {
     }
 
     /// The FIN is processed once everything before it arrived (RFC 9293 §3.10.7.4 "eighth").
+    // The first test inline: every segment that took data asks, and nearly none follows a FIN.
+    #[inline(always)]
     fn consume_fin(&mut self, now: Instant) {
+        if self.fin_rcvd.is_some() {
+            self.take_fin(now);
+        }
+    }
+
+    fn take_fin(&mut self, now: Instant) {
         let Some(fin) = self.fin_rcvd else { return };
         if self.rcv_nxt != fin {
             return;
@@ -1811,7 +1826,11 @@ impl Connection {
 
         let mut restart_timer = true;
         let reno = self.cfg.congestion_control == CongestionControlKind::Reno;
-        match self.rec.on_new_ack(ack, data_acked, self.smss, reno) {
+        // Open (nearly every ACK) is answered before the phase's own match: the two matches, on the phase
+        // and then on its verdict, were two jump tables an ACK.
+        let verdict =
+            if self.rec.is_open() { AckVerdict::Open } else { self.rec.on_new_ack(ack, data_acked, self.smss, reno) };
+        match verdict {
             AckVerdict::FastRecoveryEnd => {
                 let flight = self.snd_nxt - self.snd_una;
                 let before = self.cwnd.window();
@@ -2298,10 +2317,12 @@ impl Connection {
 
     fn ts_now(&self, now: Instant) -> u32 {
         // Offset by one so that no timestamp is zero: TSecr = 0 means "no echo" in practice. The usual 1 ms
-        // tick divides by a constant, which compiles to a multiplication (every segment sent asks).
+        // tick divides by a constant, a multiplication (every segment sent and every ACK of new data asks).
+        // Any other tick divides out of line: inline, the compiler folded the two arms back into one
+        // division by the tick, a `div` behind a zero test and a 32-bit test.
         let ticks = match self.cfg.timestamp_tick.as_nanos() {
             1_000_000 => now.as_nanos() / 1_000_000,
-            tick => now.as_nanos() / tick,
+            tick => ticks_of(now, tick),
         };
         ticks as u32 + 1
     }
