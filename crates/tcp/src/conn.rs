@@ -746,6 +746,9 @@ impl Connection {
         }
         self.state = State::Closed;
         self.disarm_all();
+        // The reset goes at the next `poll_transmit`, even when the call before the application found
+        // the windows closed.
+        self.windows_closed = false;
     }
 
     /// The application will read no more (shutdown for reading, or close): data that arrives from now on
@@ -762,6 +765,8 @@ impl Connection {
     /// The knobs, for a change during the connection (a socket option: TCP_NODELAY, TCP_CORK,
     /// SO_SNDBUF...). The connection gets its own copy of a shared configuration on the first change.
     pub fn config_mut(&mut self) -> &mut TcpConfig {
+        // A changed knob may change what the call after the application chooses: it chooses in full.
+        self.windows_closed = false;
         Arc::make_mut(&mut self.cfg)
     }
 

@@ -66,6 +66,21 @@ fn abort_sends_rst_ack_and_the_peer_reports_reset() {
     assert!(drain(&mut a, ms(4)).is_empty(), "one reset only");
 }
 
+/// An abort from the application between the call before it and the call after it (the engine's order):
+/// the call before found the windows closed, and the reset still leaves at the call after.
+#[test]
+fn abort_behind_closed_windows_still_sends_the_reset() {
+    let (mut a, _b) = pair(linux());
+    assert!(a.send(1_000_000) > 0);
+    let sent = std::iter::from_fn(|| a.poll_transmit_before_app(ms(2), TxRoom::Free)).take(1000).count();
+    assert_eq!(sent, 10, "the initial window (RFC 6928) goes, then cwnd is closed");
+    a.abort(ms(2));
+    let out = drain(&mut a, ms(2));
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0].flags, TcpFlags::RST | TcpFlags::ACK);
+    assert_eq!(out[0].seq, a.snd_nxt());
+}
+
 #[test]
 fn syn_sent_answers_a_bad_ack_with_a_reset_and_a_reset_refuses() {
     let mut a = Connection::connect(linux(), 40000, 80, 1000);
