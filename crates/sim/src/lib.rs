@@ -44,6 +44,7 @@ pub mod graph;
 pub mod probe;
 pub mod progress;
 pub mod queue;
+mod ring;
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -61,6 +62,7 @@ pub use cpu::CpuSpec;
 pub use graph::{DirId, FlowId, HostId, LinkId, LinkSpec, NoRoute, Route, Routes, CLIENT, DOWN, SERVER, UP};
 pub use probe::{EndpointView, Fragment, PacketEvent, Probe, Transit};
 use queue::{Class, EventQueue};
+use ring::Ring;
 
 /// Bytes of an IPv4 header without options: every fragment has one.
 const IPV4_HEADER: u32 = 20;
@@ -429,6 +431,7 @@ impl<C> Host<C> {
     }
 }
 
+#[derive(Clone)]
 struct InFlight<S> {
     arrival: Instant,
     seg: S,
@@ -483,7 +486,7 @@ struct Path<S> {
     to: HostId,
     /// `None`: the drop-tail FIFO's fast path.
     staged: Option<Box<Staged<S>>>,
-    in_flight: VecDeque<InFlight<S>>,
+    in_flight: Ring<InFlight<S>>,
     /// The fragments among `in_flight`, in the same order.
     fragments: VecDeque<Fragment>,
     arrival_seq: u64,
@@ -511,7 +514,7 @@ impl<S: Segment> Path<S> {
         let mut size = first.seg.ip_len();
         let mut prev = &first.seg;
         let mut n = 0;
-        for f in &self.in_flight {
+        for f in self.in_flight.iter() {
             if f.arrival > until || f.fragment || f.route != first.route || !S::coalesces(&first.seg, prev, &f.seg) {
                 break;
             }
@@ -1511,7 +1514,7 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         let ep = &mut self.net.eps[e as usize];
         ep.peer_ep = p.from;
         ep.conn.on_segment(now, &p.seg);
-        path.in_flight.pop_front();
+        path.in_flight.discard_front();
         self.after_segment(h, e);
     }
 
@@ -1858,7 +1861,7 @@ where
                 })
             }),
             // The two-host shape's directions carry every packet of the run: room up front spares regrowth.
-            in_flight: VecDeque::with_capacity(if spec.links.len() == 1 { 1024 } else { 16 }),
+            in_flight: Ring::with_capacity(if spec.links.len() == 1 { 1024 } else { 16 }),
             fragments: VecDeque::new(),
             arrival_seq: 0,
             mtu: cfg.mtu.map_or(u32::MAX, |m| {
