@@ -1490,8 +1490,8 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         io.probe.on_packet(now, PacketEvent::Delivered { dir }, &p.seg);
         // The endpoint the sender named holds the packet's ports on `h` unless released (then they may be
         // another's); else the port table answers.
-        let e = match self.net.eps.get(p.to as usize) {
-            Some(ep) if !ep.released => p.to,
+        let (e, ep) = match self.net.eps.get_mut(p.to as usize) {
+            Some(ep) if !ep.released => (p.to, ep),
             _ => {
                 let src = self.net.eps[p.from as usize].host;
                 let Some(e) = io.hosts[h.index()].demux(port_key(src, p.seg.dst_port(), p.seg.src_port())) else {
@@ -1500,18 +1500,15 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
                     self.deliver(h, src, &p.seg, true);
                     return;
                 };
-                e
+                (e, &mut self.net.eps[e as usize])
             }
         };
+        // The port table holds the packet's ports for `e` (its peer, the sending host, read from `ep`: one
+        // index of the endpoints on the per-packet path, where the lookup and the borrow were two).
         debug_assert_eq!(
-            io.hosts[h.index()].ports.get(&port_key(
-                self.net.eps[p.from as usize].host,
-                p.seg.dst_port(),
-                p.seg.src_port()
-            )),
+            io.hosts[h.index()].ports.get(&port_key(ep.peer, p.seg.dst_port(), p.seg.src_port())),
             Some(&e)
         );
-        let ep = &mut self.net.eps[e as usize];
         ep.peer_ep = p.from;
         ep.conn.on_segment(now, &p.seg);
         path.in_flight.discard_front();
