@@ -44,6 +44,7 @@ pub mod graph;
 pub mod probe;
 pub mod progress;
 pub mod queue;
+mod ring;
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -61,6 +62,7 @@ pub use cpu::CpuSpec;
 pub use graph::{DirId, FlowId, HostId, LinkId, LinkSpec, NoRoute, Route, Routes, CLIENT, DOWN, SERVER, UP};
 pub use probe::{EndpointView, Fragment, PacketEvent, Probe, Transit};
 use queue::{Class, EventQueue};
+use ring::Ring;
 
 /// Bytes of an IPv4 header without options: every fragment has one.
 const IPV4_HEADER: u32 = 20;
@@ -429,6 +431,7 @@ impl<C> Host<C> {
     }
 }
 
+#[derive(Clone)]
 struct InFlight<S> {
     arrival: Instant,
     seg: S,
@@ -483,7 +486,7 @@ struct Path<S> {
     to: HostId,
     /// `None`: the drop-tail FIFO's fast path.
     staged: Option<Box<Staged<S>>>,
-    in_flight: VecDeque<InFlight<S>>,
+    in_flight: Ring<InFlight<S>>,
     /// The fragments among `in_flight`, in the same order.
     fragments: VecDeque<Fragment>,
     arrival_seq: u64,
@@ -511,7 +514,7 @@ impl<S: Segment> Path<S> {
         let mut size = first.seg.ip_len();
         let mut prev = &first.seg;
         let mut n = 0;
-        for f in &self.in_flight {
+        for f in self.in_flight.iter() {
             if f.arrival > until || f.fragment || f.route != first.route || !S::coalesces(&first.seg, prev, &f.seg) {
                 break;
             }
@@ -1487,8 +1490,8 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         io.probe.on_packet(now, PacketEvent::Delivered { dir }, &p.seg);
         // The endpoint the sender named holds the packet's ports on `h` unless released (then they may be
         // another's); else the port table answers.
-        let e = match self.net.eps.get(p.to as usize) {
-            Some(ep) if !ep.released => p.to,
+        let (e, ep) = match self.net.eps.get_mut(p.to as usize) {
+            Some(ep) if !ep.released => (p.to, ep),
             _ => {
                 let src = self.net.eps[p.from as usize].host;
                 let Some(e) = io.hosts[h.index()].demux(port_key(src, p.seg.dst_port(), p.seg.src_port())) else {
@@ -1497,21 +1500,18 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
                     self.deliver(h, src, &p.seg, true);
                     return;
                 };
-                e
+                (e, &mut self.net.eps[e as usize])
             }
         };
+        // The port table holds the packet's ports for `e` (its peer, the sending host, read from `ep`: one
+        // index of the endpoints on the per-packet path, where the lookup and the borrow were two).
         debug_assert_eq!(
-            io.hosts[h.index()].ports.get(&port_key(
-                self.net.eps[p.from as usize].host,
-                p.seg.dst_port(),
-                p.seg.src_port()
-            )),
+            io.hosts[h.index()].ports.get(&port_key(ep.peer, p.seg.dst_port(), p.seg.src_port())),
             Some(&e)
         );
-        let ep = &mut self.net.eps[e as usize];
         ep.peer_ep = p.from;
         ep.conn.on_segment(now, &p.seg);
-        path.in_flight.pop_front();
+        path.in_flight.discard_front();
         self.after_segment(h, e);
     }
 
@@ -1858,7 +1858,7 @@ where
                 })
             }),
             // The two-host shape's directions carry every packet of the run: room up front spares regrowth.
-            in_flight: VecDeque::with_capacity(if spec.links.len() == 1 { 1024 } else { 16 }),
+            in_flight: Ring::with_capacity(if spec.links.len() == 1 { 1024 } else { 16 }),
             fragments: VecDeque::new(),
             arrival_seq: 0,
             mtu: cfg.mtu.map_or(u32::MAX, |m| {
