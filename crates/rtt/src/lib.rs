@@ -302,8 +302,15 @@ impl RttEstimator {
                 let v = self.rttvar.as_nanos();
                 let err = s.abs_diff(r_ns);
                 let (a, b) = (self.rfc6298_alpha, self.rfc6298_beta);
-                self.rttvar = Duration::from_nanos(v - b.of(v) + b.of(err));
-                self.srtt = Some(Duration::from_nanos(s - a.of(s) + a.of(r_ns)));
+                // The RFC's own gains (α = 1/8, β = 1/4) tested once, with the shifts as constants, where
+                // `Gain::of` tests each gain's shift four times a sample and shifts by a variable count.
+                if a.shift == Some(3) && b.shift == Some(2) {
+                    self.rttvar = Duration::from_nanos(v - (v >> 2) + (err >> 2));
+                    self.srtt = Some(Duration::from_nanos(s - (s >> 3) + (r_ns >> 3)));
+                } else {
+                    self.rttvar = Duration::from_nanos(v - b.of(v) + b.of(err));
+                    self.srtt = Some(Duration::from_nanos(s - a.of(s) + a.of(r_ns)));
+                }
             }
         }
         let srtt = self.srtt.unwrap_or_default();
