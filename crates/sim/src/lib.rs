@@ -1488,6 +1488,8 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         }
         let h = path.to;
         io.probe.on_packet(now, PacketEvent::Delivered { dir }, &p.seg);
+        #[cfg(debug_assertions)]
+        let sender = self.net.eps[p.from as usize].host;
         // The endpoint the sender named holds the packet's ports on `h` unless released (then they may be
         // another's); else the port table answers.
         let (e, ep) = match self.net.eps.get_mut(p.to as usize) {
@@ -1503,12 +1505,10 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
                 (e, &mut self.net.eps[e as usize])
             }
         };
-        // The port table holds the packet's ports for `e` (its peer, the sending host, read from `ep`: one
-        // index of the endpoints on the per-packet path, where the lookup and the borrow were two).
-        debug_assert_eq!(
-            io.hosts[h.index()].ports.get(&port_key(ep.peer, p.seg.dst_port(), p.seg.src_port())),
-            Some(&e)
-        );
+        // What the port table answers for the packet's sender and ports (the sender read apart, in debug
+        // builds only: the per-packet path indexes the endpoints once).
+        #[cfg(debug_assertions)]
+        assert_eq!(io.hosts[h.index()].ports.get(&port_key(sender, p.seg.dst_port(), p.seg.src_port())), Some(&e));
         ep.peer_ep = p.from;
         ep.conn.on_segment(now, &p.seg);
         path.in_flight.discard_front();

@@ -338,8 +338,10 @@ pub struct Connection {
     last_ack_sent: SeqNumber,
 
     stalled: bool,
-    /// `poll_transmit_before_app` found cwnd or the peer's window closed: the `poll_transmit` after the
-    /// application (same instant, same windows) can send an ACK at most.
+    /// The next choice can find an ACK at most, its notes settled already: `poll_transmit_before_app`
+    /// found cwnd or the peer's window closed (the `poll_transmit` after the application, same instant,
+    /// same windows), or a pure ACK just went with nothing else to send. Cleared by everything that may
+    /// make something sendable: input, timers, a write behind nothing unsent, close, abort, a knob.
     windows_closed: bool,
     /// One past the last short segment sent (Minshall's rule).
     snd_sml: SeqNumber,
@@ -653,6 +655,9 @@ impl Connection {
             self.check_app_limited();
         }
         let n = self.send_room(bytes);
+        // New data behind a pure ACK that found nothing else to send (a window closed behind queued
+        // data stays closed).
+        self.windows_closed &= self.snd_nxt < self.write_end;
         self.write_end += n as u32;
         n
     }
@@ -705,6 +710,8 @@ impl Connection {
 
     /// The application closes its sending side (RFC 9293 §3.10.4). The FIN follows the queued data.
     pub fn close(&mut self) {
+        // The FIN may go at the call after a pure ACK that found nothing else to send.
+        self.windows_closed = false;
         match self.state {
             State::Listen | State::SynSent => self.state = State::Closed,
             State::SynReceived | State::Established => {
@@ -2914,6 +2921,10 @@ impl Connection {
             self.stalled = true;
             return None;
         }
+        // A pure ACK with nothing else to send (a receiver's every ACK): the call after it, at the same
+        // instant, would find nothing and note the application limit again (`nothing_to_send`: the same
+        // sender-limit state and cwnd validation at the same instant change nothing); it returns at once.
+        self.windows_closed = choice == Choice::Ack && notes.0 == Notes::LIM_SND | Notes::VALIDATE;
         Some((choice, fills))
     }
 

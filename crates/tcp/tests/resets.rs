@@ -81,6 +81,30 @@ fn abort_behind_closed_windows_still_sends_the_reset() {
     assert_eq!(out[0].seq, a.snd_nxt());
 }
 
+/// A write or a close from the application between a pure ACK and the call after it (at one instant):
+/// the ACK found nothing else to send, and the data or the FIN still leaves at the call after.
+#[test]
+fn a_write_or_close_behind_a_pure_ack_still_sends() {
+    for close in [false, true] {
+        let (mut a, mut b) = pair(linux());
+        assert_eq!(a.send(1000), 1000);
+        for s in drain(&mut a, ms(2)) {
+            b.on_segment(ms(3), &s);
+        }
+        assert_eq!(b.recv(u64::MAX), 1000);
+        let ack = b.poll_transmit(ms(3), TxRoom::Free).expect("a quick ACK");
+        assert_eq!((ack.payload_len, ack.flags), (0, TcpFlags::ACK));
+        if close {
+            b.close();
+        } else {
+            assert_eq!(b.send(500), 500);
+        }
+        let out = drain(&mut b, ms(3));
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!((out[0].payload_len, out[0].flags.fin()), (if close { 0 } else { 500 }, close));
+    }
+}
+
 #[test]
 fn syn_sent_answers_a_bad_ack_with_a_reset_and_a_reset_refuses() {
     let mut a = Connection::connect(linux(), 40000, 80, 1000);
