@@ -2921,10 +2921,14 @@ impl Connection {
             self.stalled = true;
             return None;
         }
-        // A pure ACK with nothing else to send (a receiver's every ACK): the call after it, at the same
-        // instant, would find nothing and note the application limit again (`nothing_to_send`: the same
-        // sender-limit state and cwnd validation at the same instant change nothing); it returns at once.
-        self.windows_closed = choice == Choice::Ack && notes.0 == Notes::LIM_SND | Notes::VALIDATE;
+        // A pure ACK with nothing else to send (a receiver's every ACK): the call after it would find
+        // nothing and note the application limit again (`nothing_to_send`), which changes nothing: the
+        // sender-limit state is that already, and cwnd validation repeats itself at the same instant and,
+        // at a later call with no event between, does nothing unless it decays cwnd by the clock (RFC 2861
+        // outside Linux's rule, which validates only in the instant data went). So that call returns at once.
+        self.windows_closed = choice == Choice::Ack
+            && notes.0 == Notes::LIM_SND | Notes::VALIDATE
+            && (self.cfg.cwv == Cwv::Linux || !self.cwnd.decays());
         Some((choice, fills))
     }
 
