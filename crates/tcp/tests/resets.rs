@@ -105,6 +105,26 @@ fn a_write_or_close_behind_a_pure_ack_still_sends() {
     }
 }
 
+/// RFC 2861 validation outside Linux's rule decays cwnd by the clock: a call long after a pure ACK, with no
+/// event between, still validates (the pure ACK's shortcut for the call after it is kept off there).
+#[test]
+fn rfc2861_decay_runs_at_a_later_call_after_a_pure_ack() {
+    let mut cfg = linux();
+    cfg.cwv = tcplab_tcp::config::Cwv::Rfc2861;
+    let (mut a, mut b) = pair(cfg);
+    assert_eq!(a.send(1000), 1000);
+    for s in drain(&mut a, ms(2)) {
+        b.on_segment(ms(3), &s);
+    }
+    assert_eq!(b.recv(u64::MAX), 1000);
+    let ack = b.poll_transmit(ms(3), TxRoom::Free).expect("a quick ACK");
+    assert_eq!((ack.payload_len, ack.flags), (0, TcpFlags::ACK));
+    let cwnd = b.cwnd();
+    // Ten seconds idle, many RTOs: RFC 2861 §3 halves the unused window.
+    assert!(b.poll_transmit(ms(10_003), TxRoom::Free).is_none());
+    assert_eq!(b.cwnd(), cwnd / 2, "cwnd {cwnd} did not decay");
+}
+
 #[test]
 fn syn_sent_answers_a_bad_ack_with_a_reset_and_a_reset_refuses() {
     let mut a = Connection::connect(linux(), 40000, 80, 1000);
