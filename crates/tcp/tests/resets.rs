@@ -81,19 +81,26 @@ fn abort_behind_closed_windows_still_sends_the_reset() {
     assert_eq!(out[0].seq, a.snd_nxt());
 }
 
+/// The server of a fresh pair, at `ms(3)`, just after the quick ACK of 1,000 bytes it received and read:
+/// a pure ACK with nothing else to send.
+fn after_a_pure_ack(cfg: TcpConfig) -> Connection {
+    let (mut a, mut b) = pair(cfg);
+    assert_eq!(a.send(1000), 1000);
+    for s in drain(&mut a, ms(2)) {
+        b.on_segment(ms(3), &s);
+    }
+    assert_eq!(b.recv(u64::MAX), 1000);
+    let ack = b.poll_transmit(ms(3), TxRoom::Free).expect("a quick ACK");
+    assert_eq!((ack.payload_len, ack.flags), (0, TcpFlags::ACK));
+    b
+}
+
 /// A write or a close from the application between a pure ACK and the call after it (at one instant):
 /// the ACK found nothing else to send, and the data or the FIN still leaves at the call after.
 #[test]
 fn a_write_or_close_behind_a_pure_ack_still_sends() {
     for close in [false, true] {
-        let (mut a, mut b) = pair(linux());
-        assert_eq!(a.send(1000), 1000);
-        for s in drain(&mut a, ms(2)) {
-            b.on_segment(ms(3), &s);
-        }
-        assert_eq!(b.recv(u64::MAX), 1000);
-        let ack = b.poll_transmit(ms(3), TxRoom::Free).expect("a quick ACK");
-        assert_eq!((ack.payload_len, ack.flags), (0, TcpFlags::ACK));
+        let mut b = after_a_pure_ack(linux());
         if close {
             b.close();
         } else {
@@ -111,14 +118,7 @@ fn a_write_or_close_behind_a_pure_ack_still_sends() {
 fn rfc2861_decay_runs_at_a_later_call_after_a_pure_ack() {
     let mut cfg = linux();
     cfg.cwv = tcplab_tcp::config::Cwv::Rfc2861;
-    let (mut a, mut b) = pair(cfg);
-    assert_eq!(a.send(1000), 1000);
-    for s in drain(&mut a, ms(2)) {
-        b.on_segment(ms(3), &s);
-    }
-    assert_eq!(b.recv(u64::MAX), 1000);
-    let ack = b.poll_transmit(ms(3), TxRoom::Free).expect("a quick ACK");
-    assert_eq!((ack.payload_len, ack.flags), (0, TcpFlags::ACK));
+    let mut b = after_a_pure_ack(cfg);
     let cwnd = b.cwnd();
     // Ten seconds idle, many RTOs: RFC 2861 §3 halves the unused window.
     assert!(b.poll_transmit(ms(10_003), TxRoom::Free).is_none());
