@@ -159,6 +159,20 @@ enum Choice {
     Reset,
 }
 
+/// Whether the segment chosen leaves the windows less than a full segment (`Notes::FILLS`), so that the
+/// call after it would find them closed (`Connection::settle_closed_windows`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fills {
+    No,
+    /// A full segment of the plain new-data rule (`Connection::plain_segment_goes`), with the rooms in the
+    /// peer's window and in cwnd that the rule found before it, bytes.
+    Plain {
+        wnd_room: u32,
+        cwnd_room: u32,
+    },
+    Yes,
+}
+
 /// What choosing a segment found out on the way, which [`Connection::poll_transmit`] settles whether
 /// or not the segment can go (the interface may be full). Choosing changes nothing; the state changes
 /// of an actual send are in `emit`. A bit set: the common case, nothing, costs one test.
@@ -2805,8 +2819,10 @@ impl Connection {
         let (choice, fills) = self.next_choice(now, room, hold_ack)?;
         let mut seg = TcpSegment { src_port: self.local_port, dst_port: self.remote_port, ..TcpSegment::default() };
         self.emit(now, choice, &mut seg);
-        if fills {
-            self.settle_closed_windows(now);
+        match fills {
+            Fills::No => {}
+            Fills::Plain { wnd_room, cwnd_room } => self.settle_closed_plain(now, wnd_room, cwnd_room),
+            Fills::Yes => self.settle_closed_windows(now),
         }
         Some(seg)
     }
@@ -2830,36 +2846,78 @@ impl Connection {
         {
             return;
         }
-        let mut notes = Notes::default();
         let unsent = self.write_end.diff(self.snd_nxt);
         match self.plain_rooms() {
-            // The plain rule with less than a segment of room and more data than that (the common case):
-            // the smaller window is the limit, and nothing goes unless the room is not zero and sender SWS
-            // avoidance lets a segment of half the largest window go (a short segment empties no queue here).
-            Some((wnd_room, cwnd_room))
-                if !self.cfg.cork && wnd_room.min(cwnd_room) < self.smss && unsent > wnd_room.min(cwnd_room) as i32 =>
-            {
-                let room = wnd_room.min(cwnd_room);
-                if room > 0 && room as u64 * 2 >= self.max_snd_wnd as u64 && self.max_snd_wnd > 0 {
-                    return;
-                }
-                notes.limit(if wnd_room <= cwnd_room { SndLim::Rwin } else { SndLim::Cwnd });
-                if room == 0 {
-                    notes.set(Notes::PERSIST);
-                    if self.cfg.cwv == Cwv::Linux && wnd_room < cwnd_room {
-                        notes.set(Notes::VALIDATE);
-                    }
-                }
+            Some((wnd_room, cwnd_room)) if self.plain_rule_closes(wnd_room, cwnd_room, unsent) => {
+                self.close_plain_windows(now, wnd_room, cwnd_room)
             }
             _ => {
+                let mut notes = Notes::default();
                 if self.choose_new_data(now, &mut notes).is_some()
                     || !notes.has(Notes::LIM_CWND | Notes::LIM_RWIN)
                     || notes.has(Notes::TSO_DEFER)
                 {
                     return;
                 }
+                self.close_windows(now, notes);
             }
         }
+    }
+
+    /// [`Self::settle_closed_windows`] after a full segment the plain rule chose
+    /// ([`Self::plain_segment_goes`]), with the rooms that rule found less the segment: sending it changed
+    /// none of the rule's conditions (no RACK, pacing or TSO; the ACK it carries cleared `ack_now`; no
+    /// recovery phase), so the rooms need not be found again, nor the tests ahead of the new-data rule
+    /// asked again but the zero-window probe's (~25 instructions a bulk sender's ACK).
+    #[inline(never)]
+    fn settle_closed_plain(&mut self, now: Instant, wnd_room: u32, cwnd_room: u32) {
+        let (wnd_room, cwnd_room) = (wnd_room - self.smss, cwnd_room - self.smss);
+        debug_assert_eq!(self.plain_rooms(), Some((wnd_room, cwnd_room)));
+        debug_assert!(!(self.ack_now || self.tlp_pending || self.rec.retransmit_head || self.rec.retransmits()));
+        debug_assert!(self.snd_una != self.snd_nxt);
+        if self.probe_pending {
+            return;
+        }
+        let unsent = self.write_end.diff(self.snd_nxt);
+        if self.plain_rule_closes(wnd_room, cwnd_room, unsent) {
+            self.close_plain_windows(now, wnd_room, cwnd_room);
+        } else {
+            self.settle_closed_windows(now);
+        }
+    }
+
+    /// The plain rule with less than a segment of room and more data than that (the common case): the
+    /// smaller window stops the sender unless sender SWS avoidance lets a short segment go
+    /// ([`Self::close_plain_windows`]); a short segment empties no queue here.
+    #[inline(always)]
+    fn plain_rule_closes(&self, wnd_room: u32, cwnd_room: u32, unsent: i32) -> bool {
+        let room = wnd_room.min(cwnd_room);
+        !self.cfg.cork && room < self.smss && unsent > room as i32
+    }
+
+    /// The smaller window is the limit, and nothing goes unless the room is not zero and sender SWS
+    /// avoidance lets a segment of half the largest window go.
+    #[inline(always)]
+    fn close_plain_windows(&mut self, now: Instant, wnd_room: u32, cwnd_room: u32) {
+        let room = wnd_room.min(cwnd_room);
+        if room > 0 && room as u64 * 2 >= self.max_snd_wnd as u64 && self.max_snd_wnd > 0 {
+            return;
+        }
+        let mut notes = Notes::default();
+        notes.limit(if wnd_room <= cwnd_room { SndLim::Rwin } else { SndLim::Cwnd });
+        if room == 0 {
+            notes.set(Notes::PERSIST);
+            if self.cfg.cwv == Cwv::Linux && wnd_room < cwnd_room {
+                notes.set(Notes::VALIDATE);
+            }
+        }
+        self.close_windows(now, notes);
+    }
+
+    /// The call after this one would find the windows closed and note `notes`: settled now, and that call
+    /// returns at once (`windows_closed`).
+    #[inline(always)]
+    fn close_windows(&mut self, now: Instant, notes: Notes) {
         debug_assert!({
             let mut full = Notes::default();
             self.choose(now, &mut full).is_none() && full == notes
@@ -2871,7 +2929,7 @@ impl Connection {
     /// What [`Self::next_segment`] sends, if anything, with what the choice noted settled, and whether
     /// it fills the windows (`Notes::FILLS`).
     #[inline(always)]
-    fn next_choice(&mut self, now: Instant, room: TxRoom, hold_ack: bool) -> Option<(Choice, bool)> {
+    fn next_choice(&mut self, now: Instant, room: TxRoom, hold_ack: bool) -> Option<(Choice, Fills)> {
         self.stalled = false;
         if !hold_ack && std::mem::take(&mut self.windows_closed) && !self.ack_now {
             debug_assert!(self.choose(now, &mut Notes::default()).is_none());
@@ -2889,7 +2947,8 @@ impl Connection {
         if let Some((choice, fills)) = self.plain_segment_goes() {
             debug_assert!({
                 let mut full = Notes::default();
-                self.choose(now, &mut full) == Some(choice) && full.0 == if fills { Notes::FILLS } else { 0 }
+                self.choose(now, &mut full) == Some(choice)
+                    && full.0 == if fills == Fills::No { 0 } else { Notes::FILLS }
             });
             if room == TxRoom::Full && self.cfg.ifq_full != IfqFull::Drop {
                 self.on_send_stall(now);
@@ -2900,7 +2959,7 @@ impl Connection {
         }
         let mut notes = Notes::default();
         let choice = self.choose(now, &mut notes);
-        let fills = notes.take(Notes::FILLS);
+        let fills = if notes.take(Notes::FILLS) { Fills::Yes } else { Fills::No };
         // Before the application, a pure ACK or nothing is held back. If the windows stopped the sender,
         // nothing the application does opens them: that is settled now, and the call after the application
         // looks for an ACK only (a bulk sender's every ACK). Otherwise that call settles what was found
@@ -2934,8 +2993,8 @@ impl Connection {
 
     /// A segment of new data goes, with nothing ahead of it in the rule and nothing to note but whether
     /// it fills the windows, where the new-data rule is plain ([`Self::plain_rooms`]). What
-    /// [`Self::choose`] finds then, in fewer tests. `Some((choice, fills))`: `fills` when the segment
-    /// leaves less than a full segment in the windows (`Notes::FILLS`).
+    /// [`Self::choose`] finds then, in fewer tests. `Some((choice, fills))`: `fills` not [`Fills::No`] when
+    /// the segment leaves less than a full segment in the windows (`Notes::FILLS`), with the rooms found.
     ///
     /// A full segment (a bulk sender's every one): more than a segment unsent and both windows open by a
     /// segment or more; no Nagle or SWS test, no FIN before the last byte. The last segment of what is
@@ -2944,18 +3003,21 @@ impl Connection {
     /// outstanding (in every Nagle variant), and the FIN goes with it when queued. It empties the queue,
     /// so fills nothing.
     #[inline(always)]
-    fn plain_segment_goes(&self) -> Option<(Choice, bool)> {
+    fn plain_segment_goes(&self) -> Option<(Choice, Fills)> {
         let unsent = self.write_end.diff(self.snd_nxt);
         if unsent > self.smss as i32 {
             let (wnd_room, cwnd_room) = self.plain_rooms()?;
             let room = wnd_room.min(cwnd_room);
-            return (room >= self.smss)
-                .then(|| (Choice::NewData { len: self.smss, fin: false }, room - self.smss < self.smss));
+            if room < self.smss {
+                return None;
+            }
+            let fills = if room - self.smss < self.smss { Fills::Plain { wnd_room, cwnd_room } } else { Fills::No };
+            return Some((Choice::NewData { len: self.smss, fin: false }, fills));
         }
         if unsent <= 0 {
             return None;
         }
-        self.last_segment_goes(unsent as u32).map(|c| (c, false))
+        self.last_segment_goes(unsent as u32).map(|c| (c, Fills::No))
     }
 
     /// [`Self::plain_segment_goes`] for the last `unsent` bytes (no more than a segment).
