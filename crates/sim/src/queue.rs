@@ -108,8 +108,6 @@ pub struct EventQueue {
     /// Entries of `few` in use: `few[1..=few_len]`, latest first.
     few_len: usize,
     heap: BinaryHeap<Reverse<u128>>,
-    /// Next sequence number per (class, source) is kept by the caller's sources; this counts all pushes.
-    pushed: u64,
     popped: u64,
 }
 
@@ -123,7 +121,7 @@ impl Default for EventQueue {
     fn default() -> Self {
         let mut few = [0; FEW + 1];
         few[0] = NONE;
-        EventQueue { few, few_len: 0, heap: BinaryHeap::new(), pushed: 0, popped: 0 }
+        EventQueue { few, few_len: 0, heap: BinaryHeap::new(), popped: 0 }
     }
 }
 
@@ -139,7 +137,6 @@ impl EventQueue {
         debug_assert!(source < 1 << SOURCE_BITS && seq < 1 << SEQ_BITS);
         let low = (class as u64) << (SOURCE_BITS + SEQ_BITS) | (source as u64) << SEQ_BITS | seq;
         let key = (time.as_nanos() as u128) << 64 | low as u128;
-        self.pushed += 1;
         if self.few_len < FEW && (self.heap.is_empty() || class <= Class::Depart) {
             self.push_few(key);
         } else {
@@ -194,11 +191,13 @@ impl EventQueue {
 
     #[inline(always)]
     pub fn pop(&mut self) -> Option<Event> {
-        let few = self.few[self.few_len];
+        let n = self.few_len;
+        let few = self.few[n];
         let key = match self.heap.peek() {
             Some(&Reverse(h)) if h < few => self.pop_heap(),
-            _ if few != NONE => {
-                self.few_len -= 1;
+            // The count, not the 128-bit `NONE`, says whether the store is empty: one test less a pop.
+            _ if n > 0 => {
+                self.few_len = n - 1;
                 few
             }
             _ => return None,

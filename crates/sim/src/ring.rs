@@ -31,9 +31,11 @@ impl<T: Clone> Ring<T> {
         (self.head + i) & self.mask
     }
 
+    // The head is kept wrapped, so the oldest value's slot needs no mask.
     #[inline(always)]
     pub(crate) fn front(&self) -> Option<&T> {
-        self.get(0)
+        debug_assert!(self.head <= self.mask);
+        (self.len > 0).then(|| &self.slots[self.head])
     }
 
     #[inline(always)]
@@ -48,12 +50,14 @@ impl<T: Clone> Ring<T> {
         }
         // The slots in use run from the head around to it, so the one after them is in `slots` unless the
         // ring has not yet reached it (then it is the next to come into being).
-        let i = self.slot(self.len);
+        let len = self.len;
+        let i = self.slot(len);
+        // The count is stored before the value: after the store into the slots it would be read again.
+        self.len = len + 1;
         match self.slots.get_mut(i) {
             Some(s) => *s = x,
             None => self.slots.push(x),
         }
-        self.len += 1;
     }
 
     /// Doubles the full ring, its values moved to the front in order (the new slots come into being as
