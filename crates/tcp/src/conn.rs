@@ -1809,8 +1809,15 @@ impl Connection {
         self.ack_rtt_sample = None;
         // The handshake paths move SND.UNA past the SYN themselves, so everything here is data (or the FIN).
         let data_acked = ack.min(self.write_end).diff(self.snd_una).max(0) as u32;
-        let growth = match self.rack_active().filter(|_| self.cfg.cwnd_growth_packets) {
-            Some(rack) => rack.packets_acked(ack, self.smss).saturating_mul(self.smss) + newly_sacked,
+        // Most connections run neither RACK nor the delivery-rate sampler (BBR's): one test an ACK for
+        // both, where each of their six steps tested its own option (~15 instructions an ACK).
+        let optional = self.rate.is_some() || self.rack.is_some();
+        let rack_growth = match self.rack_active().filter(|_| optional && self.cfg.cwnd_growth_packets) {
+            Some(rack) => Some(rack.packets_acked(ack, self.smss)),
+            None => None,
+        };
+        let growth = match rack_growth {
+            Some(packets) => packets.saturating_mul(self.smss) + newly_sacked,
             None if self.cfg.cwnd_growth_delivered => self.newly_delivered(ack, data_acked, newly_sacked),
             None => data_acked,
         };
@@ -1819,21 +1826,16 @@ impl Connection {
         self.snd_una = ack;
         self.cwnd.on_cumulative_ack(ack);
         self.rec.on_cumulative_ack(ack);
-        if let Some(rate) = self.rate.as_mut() {
-            rate.on_cumulative_ack(ack);
-        }
-        if let Some(rack) = self.rack.as_mut().filter(|_| self.sack_ok) {
-            rack.on_cumulative_ack(ack, now);
-        }
         self.st.CurTimeoutCount = 0;
 
         // RTT sample: every ACK of new data with timestamps (RFC 7323 §4.1), else the timed segment (Karn).
         let ts_rtt = self.ts_rtt(now, seg);
-        if let (Some(rate), Some(r)) = (self.rate.as_mut(), ts_rtt) {
-            rate.on_ts_rtt(r);
+        let sample = self.sampler.on_ack(ack, now, ts_rtt, self.ts_ok);
+        if let Some(r) = sample {
+            self.rtt_sample_own(now, r);
         }
-        if let Some(r) = self.sampler.on_ack(ack, now, ts_rtt, self.ts_ok) {
-            self.rtt_sample(now, r);
+        if optional {
+            self.options_on_new_ack(now, ack, ts_rtt, sample);
         }
 
         let mut restart_timer = true;
@@ -2303,18 +2305,49 @@ impl Connection {
         self.rec.send_window(self.cwnd.window(), self.smss, limited_transmit)
     }
 
-    #[inline(always)]
     fn rtt_sample(&mut self, now: Instant, r: Duration) {
-        self.rtt.on_sample_at(now, r);
+        self.rtt_sample_own(now, r);
+        self.options_on_rtt_sample(now, r);
+    }
+
+    /// [`Self::on_new_ack`]'s steps for RACK and the delivery-rate sampler, in each one's own order (the
+    /// two, the estimator and the RTT sampler share no state, so these may follow the sample).
+    #[inline(never)]
+    fn options_on_new_ack(&mut self, now: Instant, ack: SeqNumber, ts_rtt: Option<Duration>, sample: Option<Duration>) {
+        if let Some(rate) = self.rate.as_mut() {
+            rate.on_cumulative_ack(ack);
+            if let Some(r) = ts_rtt {
+                rate.on_ts_rtt(r);
+            }
+        }
+        if let Some(rack) = self.rack.as_mut().filter(|_| self.sack_ok) {
+            rack.on_cumulative_ack(ack, now);
+        }
+        if let Some(r) = sample {
+            self.options_on_rtt_sample(now, r);
+        }
+    }
+
+    /// An RTT sample's steps for the delivery-rate sampler and RACK, after the estimator took it.
+    #[inline(always)]
+    fn options_on_rtt_sample(&mut self, now: Instant, r: Duration) {
         if let (Some(rate), Some(srtt)) = (self.rate.as_mut(), self.rtt.srtt()) {
             rate.srtt_mean.set(now, srtt);
         }
         if let Some(rack) = self.rack.as_mut() {
             rack.on_rtt_sample(r);
         }
+    }
+
+    /// An RTT sample: the estimator and RFC 4898's RTT gauges.
+    #[inline(always)]
+    fn rtt_sample_own(&mut self, now: Instant, r: Duration) {
+        self.rtt.on_sample_at(now, r);
         self.ack_rtt_sample = Some(r);
         self.backoff = 0;
-        let ms = r.as_nanos() as f64 / 1e6;
+        // Through i64: one conversion instruction where u64's takes five; the same value below 2^63 ns.
+        debug_assert!(r.as_nanos() < 1 << 63);
+        let ms = r.as_nanos() as i64 as f64 / 1e6;
         self.st.SampleRTT = ms;
         // Plain comparisons, not `f64::min`/`max` (which test for NaN): a sample is never NaN.
         if self.st.CountRTT == 0 || ms < self.st.MinRTT {
