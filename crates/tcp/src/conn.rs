@@ -1657,14 +1657,15 @@ impl Connection {
     /// its reordering timer and, with no data out, the loss probe), and the FIN's state change.
     #[inline(always)]
     fn on_ack_of_nothing(&mut self, now: Instant, seg: &TcpSegment) {
+        self.update_send_window(seg);
+        // RACK's steps after the window's (they share no state), behind one test of the option.
         if let Some(rack) = self.rack.as_mut() {
             rack.begin_ack();
-        }
-        self.update_send_window(seg);
-        if self.rack_on() {
-            debug_assert!(self.rack.as_ref().is_some_and(|r| r.lost_out() == 0 && r.pipe() == 0));
-            self.disarm(Timer::Reorder);
-            self.disarm(Timer::LossProbe);
+            if self.sack_ok {
+                debug_assert!(self.rack.as_ref().is_some_and(|r| r.lost_out() == 0 && r.pipe() == 0));
+                self.disarm(Timer::Reorder);
+                self.disarm(Timer::LossProbe);
+            }
         }
         self.on_fin_acked(now);
     }
@@ -1838,13 +1839,44 @@ impl Connection {
             self.options_on_new_ack(now, ack, ts_rtt, sample);
         }
 
+        // Open (nearly every ACK) is answered before the phase's own match, and the other phases' steps are
+        // out of line: the two matches, on the phase and then on its verdict, were two jump tables an ACK.
+        let restart_timer = if self.rec.is_open() {
+            if self.cfg.cwv == Cwv::Rfc7661 {
+                let srtt = self.rtt.srtt().unwrap_or(self.rtt.rto());
+                let iw = self.cfg.initial_window.bytes(self.smss);
+                if self.cwnd.on_open_ack(now, data_acked, srtt, iw) {
+                    self.st.OtherReductions += 1;
+                }
+            }
+            self.grow_cwnd(now, growth, flight_before);
+            true
+        } else {
+            self.new_ack_outside_open(now, ack, data_acked, growth, flight_before)
+        };
+
+        if self.snd_una == self.snd_nxt {
+            self.disarm(Timer::Retransmit); // RFC 6298 (5.2)
+            self.disarm(Timer::Reorder);
+        } else if restart_timer {
+            self.restart_rto(now); // RFC 6298 (5.3)
+        }
+    }
+
+    /// [`Self::on_new_ack`]'s congestion steps outside the Open phase (recovery, CWR, after an RTO);
+    /// returns whether the retransmission timer restarts.
+    #[inline(never)]
+    fn new_ack_outside_open(
+        &mut self,
+        now: Instant,
+        ack: SeqNumber,
+        data_acked: u32,
+        growth: u32,
+        flight_before: u32,
+    ) -> bool {
         let mut restart_timer = true;
         let reno = self.cfg.congestion_control == CongestionControlKind::Reno;
-        // Open (nearly every ACK) is answered before the phase's own match: the two matches, on the phase
-        // and then on its verdict, were two jump tables an ACK.
-        let verdict =
-            if self.rec.is_open() { AckVerdict::Open } else { self.rec.on_new_ack(ack, data_acked, self.smss, reno) };
-        match verdict {
+        match self.rec.on_new_ack(ack, data_acked, self.smss, reno) {
             AckVerdict::FastRecoveryEnd => {
                 let flight = self.snd_nxt - self.snd_una;
                 let before = self.cwnd.window();
@@ -1888,24 +1920,9 @@ impl Connection {
                     self.moderate_cwnd();
                 }
             }
-            AckVerdict::Open => {
-                if self.cfg.cwv == Cwv::Rfc7661 {
-                    let srtt = self.rtt.srtt().unwrap_or(self.rtt.rto());
-                    let iw = self.cfg.initial_window.bytes(self.smss);
-                    if self.cwnd.on_open_ack(now, data_acked, srtt, iw) {
-                        self.st.OtherReductions += 1;
-                    }
-                }
-                self.grow_cwnd(now, growth, flight_before);
-            }
+            AckVerdict::Open => unreachable!("the phase's own match answers Open only in the Open phase"),
         }
-
-        if self.snd_una == self.snd_nxt {
-            self.disarm(Timer::Retransmit); // RFC 6298 (5.2)
-            self.disarm(Timer::Reorder);
-        } else if restart_timer {
-            self.restart_rto(now); // RFC 6298 (5.3)
-        }
+        restart_timer
     }
 
     /// Charges the time since the last change to the old sender-limit state and enters `lim`
@@ -2039,6 +2056,7 @@ impl Connection {
     /// acknowledged bytes not SACKed before, plus what this ACK's blocks newly SACKed. Without: one
     /// segment per duplicate ACK was counted as delivered when it came (`tcp_add_reno_sack`), so the
     /// advance counts the rest, at least one segment (`tcp_remove_reno_sacks`).
+    #[inline(never)]
     fn newly_delivered(&self, ack: SeqNumber, data_acked: u32, newly_sacked: u32) -> u32 {
         if self.sack_ok {
             let sacked_below = self.rec.scoreboard.bytes_within(self.snd_una, ack);
@@ -2376,7 +2394,12 @@ impl Connection {
     /// below the path's RTT when the tick is coarse (RFC 7323 §5.4 allows up to 1 s).
     fn ts_elapsed(&self, now: Instant, tsecr: u32) -> Duration {
         let ticks = self.ts_now(now).wrapping_sub(tsecr).max(1);
-        self.cfg.timestamp_tick.saturating_mul(ticks as u64)
+        // The usual 1 ms tick times 32-bit ticks cannot saturate: a multiplication by a constant, not a
+        // load, a multiplication and an overflow test (every ACK of new data asks).
+        match self.cfg.timestamp_tick.as_nanos() {
+            1_000_000 => Duration::from_nanos(ticks as u64 * 1_000_000),
+            _ => self.cfg.timestamp_tick.saturating_mul(ticks as u64),
+        }
     }
 
     /// The receive side as the ACK policy sees it.
