@@ -184,10 +184,23 @@ struct LinuxState {
 /// Samples beyond this (≈ 18 years) are cut to it so that 8·R fits the signed Linux arithmetic.
 const LINUX_MAX_SAMPLE_NS: u64 = 1 << 59;
 
+/// The arithmetic a sample takes: the model's, with RFC 6298 under its own constants (α = 1/8, β = 1/4,
+/// K = 4) apart, so that a sample dispatches once where the model's match was followed by a test of the
+/// gains (~10 instructions a sample; every ACK of new data with timestamps takes one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    Jacobson,
+    Rfc6298,
+    Linux,
+    Rfc793,
+    Mills,
+}
+
 /// The RTT estimator and RTO of one connection.
 #[derive(Debug, Clone)]
 pub struct RttEstimator {
     model: RtoModel,
+    step: Step,
     srtt: Option<Duration>,
     rttvar: Duration,
     rto: Duration,
@@ -225,8 +238,19 @@ impl RttEstimator {
         max_rto: Duration,
         granularity: Duration,
     ) -> Self {
+        let (alpha, beta) = (Gain::new(ppb(params.rfc6298_alpha, PPB)), Gain::new(ppb(params.rfc6298_beta, PPB)));
+        let step = match model {
+            RtoModel::Rfc6298 if alpha.shift == Some(3) && beta.shift == Some(2) && params.rfc6298_k == 4 => {
+                Step::Jacobson
+            }
+            RtoModel::Rfc6298 => Step::Rfc6298,
+            RtoModel::Linux => Step::Linux,
+            RtoModel::Rfc793 => Step::Rfc793,
+            RtoModel::Mills => Step::Mills,
+        };
         RttEstimator {
             model,
+            step,
             srtt: None,
             rttvar: Duration::ZERO,
             rto: initial_rto.max(min_rto).min(max_rto),
@@ -234,8 +258,8 @@ impl RttEstimator {
             max_rto,
             granularity,
             latest: None,
-            rfc6298_alpha: Gain::new(ppb(params.rfc6298_alpha, PPB)),
-            rfc6298_beta: Gain::new(ppb(params.rfc6298_beta, PPB)),
+            rfc6298_alpha: alpha,
+            rfc6298_beta: beta,
             rfc6298_k: u64::from(params.rfc6298_k),
             rfc793_gain: PPB - ppb(params.rfc793_alpha, PPB),
             rfc793_beta: ppb(params.rfc793_beta, u64::MAX),
@@ -277,17 +301,42 @@ impl RttEstimator {
     // it a call (16 instructions of register saves a sample); the other models stay out of line.
     #[inline(always)]
     fn sample(&mut self, now: Option<Instant>, r: Duration) {
-        match self.model {
-            RtoModel::Rfc6298 => self.sample_rfc6298(r),
-            RtoModel::Linux => self.sample_linux(now, r),
-            RtoModel::Rfc793 => self.sample_rfc793(r, self.rfc793_gain, self.rfc793_gain),
-            RtoModel::Mills => self.sample_rfc793(r, self.mills_up, self.mills_down),
+        match self.step {
+            Step::Jacobson => self.sample_jacobson(r),
+            Step::Rfc6298 => self.sample_rfc6298(r),
+            Step::Linux => self.sample_linux(now, r),
+            Step::Rfc793 => self.sample_rfc793(r, self.rfc793_gain, self.rfc793_gain),
+            Step::Mills => self.sample_rfc793(r, self.mills_up, self.mills_down),
         }
         self.latest = Some(r);
     }
 
-    /// RFC 6298 §2. With α = 1/8, β = 1/4 every step is the shift arithmetic of Jacobson's code, bit for bit.
+    /// RFC 6298 §2 with its own constants (α = 1/8, β = 1/4, K = 4): the shift arithmetic of Jacobson's
+    /// code, bit for bit what [`Self::sample_rfc6298`] computes for them (`Gain::of` is `x >> n` at a
+    /// gain of 1/2ⁿ, and K·RTTVAR saturates alike).
     #[inline(always)]
+    fn sample_jacobson(&mut self, r: Duration) {
+        let r_ns = r.as_nanos();
+        let (srtt, rttvar) = match self.srtt {
+            // RFC 6298 (2.2)
+            None => (r_ns, r_ns / 2),
+            // RFC 6298 (2.3): RTTVAR first, with the old SRTT.
+            Some(srtt) => {
+                let s = srtt.as_nanos();
+                let v = self.rttvar.as_nanos();
+                let err = s.abs_diff(r_ns);
+                (s - (s >> 3) + (r_ns >> 3), v - (v >> 2) + (err >> 2))
+            }
+        };
+        self.srtt = Some(Duration::from_nanos(srtt));
+        self.rttvar = Duration::from_nanos(rttvar);
+        let var_term = Duration::from_nanos(rttvar.saturating_mul(4)).max(self.granularity);
+        // RFC 6298 (2.4), (2.5)
+        self.rto = (Duration::from_nanos(srtt) + var_term).max(self.min_rto).min(self.max_rto);
+    }
+
+    /// RFC 6298 §2 with other gains or K.
+    #[inline(never)]
     fn sample_rfc6298(&mut self, r: Duration) {
         let r_ns = r.as_nanos();
         match self.srtt {
@@ -302,15 +351,8 @@ impl RttEstimator {
                 let v = self.rttvar.as_nanos();
                 let err = s.abs_diff(r_ns);
                 let (a, b) = (self.rfc6298_alpha, self.rfc6298_beta);
-                // The RFC's own gains (α = 1/8, β = 1/4) tested once, with the shifts as constants, where
-                // `Gain::of` tests each gain's shift four times a sample and shifts by a variable count.
-                if a.shift == Some(3) && b.shift == Some(2) {
-                    self.rttvar = Duration::from_nanos(v - (v >> 2) + (err >> 2));
-                    self.srtt = Some(Duration::from_nanos(s - (s >> 3) + (r_ns >> 3)));
-                } else {
-                    self.rttvar = Duration::from_nanos(v - b.of(v) + b.of(err));
-                    self.srtt = Some(Duration::from_nanos(s - a.of(s) + a.of(r_ns)));
-                }
+                self.rttvar = Duration::from_nanos(v - b.of(v) + b.of(err));
+                self.srtt = Some(Duration::from_nanos(s - a.of(s) + a.of(r_ns)));
             }
         }
         let srtt = self.srtt.unwrap_or_default();

@@ -1671,14 +1671,15 @@ impl Connection {
     /// its reordering timer and, with no data out, the loss probe), and the FIN's state change.
     #[inline(always)]
     fn on_ack_of_nothing(&mut self, now: Instant, seg: &TcpSegment) {
+        self.update_send_window(seg);
+        // RACK's steps after the window's (they share no state), behind one test of the option.
         if let Some(rack) = self.rack.as_mut() {
             rack.begin_ack();
-        }
-        self.update_send_window(seg);
-        if self.rack_on() {
-            debug_assert!(self.rack.as_ref().is_some_and(|r| r.lost_out() == 0 && r.pipe() == 0));
-            self.disarm(Timer::Reorder);
-            self.disarm(Timer::LossProbe);
+            if self.sack_ok {
+                debug_assert!(self.rack.as_ref().is_some_and(|r| r.lost_out() == 0 && r.pipe() == 0));
+                self.disarm(Timer::Reorder);
+                self.disarm(Timer::LossProbe);
+            }
         }
         self.on_fin_acked(now);
     }
@@ -1823,8 +1824,15 @@ impl Connection {
         self.ack_rtt_sample = None;
         // The handshake paths move SND.UNA past the SYN themselves, so everything here is data (or the FIN).
         let data_acked = ack.min(self.write_end).diff(self.snd_una).max(0) as u32;
-        let growth = match self.rack_active().filter(|_| self.cfg.cwnd_growth_packets) {
-            Some(rack) => rack.packets_acked(ack, self.smss).saturating_mul(self.smss) + newly_sacked,
+        // Most connections run neither RACK nor the delivery-rate sampler (BBR's): one test an ACK for
+        // both, where each of their six steps tested its own option (~15 instructions an ACK).
+        let optional = self.rate.is_some() || self.rack.is_some();
+        let rack_growth = match self.rack_active().filter(|_| optional && self.cfg.cwnd_growth_packets) {
+            Some(rack) => Some(rack.packets_acked(ack, self.smss)),
+            None => None,
+        };
+        let growth = match rack_growth {
+            Some(packets) => packets.saturating_mul(self.smss) + newly_sacked,
             None if self.cfg.cwnd_growth_delivered => self.newly_delivered(ack, data_acked, newly_sacked),
             None => data_acked,
         };
@@ -1833,30 +1841,56 @@ impl Connection {
         self.snd_una = ack;
         self.cwnd.on_cumulative_ack(ack);
         self.rec.on_cumulative_ack(ack);
-        if let Some(rate) = self.rate.as_mut() {
-            rate.on_cumulative_ack(ack);
-        }
-        if let Some(rack) = self.rack.as_mut().filter(|_| self.sack_ok) {
-            rack.on_cumulative_ack(ack, now);
-        }
         self.st.CurTimeoutCount = 0;
 
         // RTT sample: every ACK of new data with timestamps (RFC 7323 §4.1), else the timed segment (Karn).
         let ts_rtt = self.ts_rtt(now, seg);
-        if let (Some(rate), Some(r)) = (self.rate.as_mut(), ts_rtt) {
-            rate.on_ts_rtt(r);
+        let sample = self.sampler.on_ack(ack, now, ts_rtt, self.ts_ok);
+        if let Some(r) = sample {
+            self.rtt_sample_own(now, r);
         }
-        if let Some(r) = self.sampler.on_ack(ack, now, ts_rtt, self.ts_ok) {
-            self.rtt_sample(now, r);
+        if optional {
+            self.options_on_new_ack(now, ack, ts_rtt, sample);
         }
 
+        // Open (nearly every ACK) is answered before the phase's own match, and the other phases' steps are
+        // out of line: the two matches, on the phase and then on its verdict, were two jump tables an ACK.
+        let restart_timer = if self.rec.is_open() {
+            if self.cfg.cwv == Cwv::Rfc7661 {
+                let srtt = self.rtt.srtt().unwrap_or(self.rtt.rto());
+                let iw = self.cfg.initial_window.bytes(self.smss);
+                if self.cwnd.on_open_ack(now, data_acked, srtt, iw) {
+                    self.st.OtherReductions += 1;
+                }
+            }
+            self.grow_cwnd(now, growth, flight_before);
+            true
+        } else {
+            self.new_ack_outside_open(now, ack, data_acked, growth, flight_before)
+        };
+
+        if self.snd_una == self.snd_nxt {
+            self.disarm(Timer::Retransmit); // RFC 6298 (5.2)
+            self.disarm(Timer::Reorder);
+        } else if restart_timer {
+            self.restart_rto(now); // RFC 6298 (5.3)
+        }
+    }
+
+    /// [`Self::on_new_ack`]'s congestion steps outside the Open phase (recovery, CWR, after an RTO);
+    /// returns whether the retransmission timer restarts.
+    #[inline(never)]
+    fn new_ack_outside_open(
+        &mut self,
+        now: Instant,
+        ack: SeqNumber,
+        data_acked: u32,
+        growth: u32,
+        flight_before: u32,
+    ) -> bool {
         let mut restart_timer = true;
         let reno = self.cfg.congestion_control == CongestionControlKind::Reno;
-        // Open (nearly every ACK) is answered before the phase's own match: the two matches, on the phase
-        // and then on its verdict, were two jump tables an ACK.
-        let verdict =
-            if self.rec.is_open() { AckVerdict::Open } else { self.rec.on_new_ack(ack, data_acked, self.smss, reno) };
-        match verdict {
+        match self.rec.on_new_ack(ack, data_acked, self.smss, reno) {
             AckVerdict::FastRecoveryEnd => {
                 let flight = self.snd_nxt - self.snd_una;
                 let before = self.cwnd.window();
@@ -1900,24 +1934,9 @@ impl Connection {
                     self.moderate_cwnd();
                 }
             }
-            AckVerdict::Open => {
-                if self.cfg.cwv == Cwv::Rfc7661 {
-                    let srtt = self.rtt.srtt().unwrap_or(self.rtt.rto());
-                    let iw = self.cfg.initial_window.bytes(self.smss);
-                    if self.cwnd.on_open_ack(now, data_acked, srtt, iw) {
-                        self.st.OtherReductions += 1;
-                    }
-                }
-                self.grow_cwnd(now, growth, flight_before);
-            }
+            AckVerdict::Open => unreachable!("the phase's own match answers Open only in the Open phase"),
         }
-
-        if self.snd_una == self.snd_nxt {
-            self.disarm(Timer::Retransmit); // RFC 6298 (5.2)
-            self.disarm(Timer::Reorder);
-        } else if restart_timer {
-            self.restart_rto(now); // RFC 6298 (5.3)
-        }
+        restart_timer
     }
 
     /// Charges the time since the last change to the old sender-limit state and enters `lim`
@@ -2051,6 +2070,7 @@ impl Connection {
     /// acknowledged bytes not SACKed before, plus what this ACK's blocks newly SACKed. Without: one
     /// segment per duplicate ACK was counted as delivered when it came (`tcp_add_reno_sack`), so the
     /// advance counts the rest, at least one segment (`tcp_remove_reno_sacks`).
+    #[inline(never)]
     fn newly_delivered(&self, ack: SeqNumber, data_acked: u32, newly_sacked: u32) -> u32 {
         if self.sack_ok {
             let sacked_below = self.rec.scoreboard.bytes_within(self.snd_una, ack);
@@ -2317,18 +2337,49 @@ impl Connection {
         self.rec.send_window(self.cwnd.window(), self.smss, limited_transmit)
     }
 
-    #[inline(always)]
     fn rtt_sample(&mut self, now: Instant, r: Duration) {
-        self.rtt.on_sample_at(now, r);
+        self.rtt_sample_own(now, r);
+        self.options_on_rtt_sample(now, r);
+    }
+
+    /// [`Self::on_new_ack`]'s steps for RACK and the delivery-rate sampler, in each one's own order (the
+    /// two, the estimator and the RTT sampler share no state, so these may follow the sample).
+    #[inline(never)]
+    fn options_on_new_ack(&mut self, now: Instant, ack: SeqNumber, ts_rtt: Option<Duration>, sample: Option<Duration>) {
+        if let Some(rate) = self.rate.as_mut() {
+            rate.on_cumulative_ack(ack);
+            if let Some(r) = ts_rtt {
+                rate.on_ts_rtt(r);
+            }
+        }
+        if let Some(rack) = self.rack.as_mut().filter(|_| self.sack_ok) {
+            rack.on_cumulative_ack(ack, now);
+        }
+        if let Some(r) = sample {
+            self.options_on_rtt_sample(now, r);
+        }
+    }
+
+    /// An RTT sample's steps for the delivery-rate sampler and RACK, after the estimator took it.
+    #[inline(always)]
+    fn options_on_rtt_sample(&mut self, now: Instant, r: Duration) {
         if let (Some(rate), Some(srtt)) = (self.rate.as_mut(), self.rtt.srtt()) {
             rate.srtt_mean.set(now, srtt);
         }
         if let Some(rack) = self.rack.as_mut() {
             rack.on_rtt_sample(r);
         }
+    }
+
+    /// An RTT sample: the estimator and RFC 4898's RTT gauges.
+    #[inline(always)]
+    fn rtt_sample_own(&mut self, now: Instant, r: Duration) {
+        self.rtt.on_sample_at(now, r);
         self.ack_rtt_sample = Some(r);
         self.backoff = 0;
-        let ms = r.as_nanos() as f64 / 1e6;
+        // Through i64: one conversion instruction where u64's takes five; the same value below 2^63 ns.
+        debug_assert!(r.as_nanos() < 1 << 63);
+        let ms = r.as_nanos() as i64 as f64 / 1e6;
         self.st.SampleRTT = ms;
         // Plain comparisons, not `f64::min`/`max` (which test for NaN): a sample is never NaN.
         if self.st.CountRTT == 0 || ms < self.st.MinRTT {
@@ -2357,7 +2408,12 @@ impl Connection {
     /// below the path's RTT when the tick is coarse (RFC 7323 §5.4 allows up to 1 s).
     fn ts_elapsed(&self, now: Instant, tsecr: u32) -> Duration {
         let ticks = self.ts_now(now).wrapping_sub(tsecr).max(1);
-        self.cfg.timestamp_tick.saturating_mul(ticks as u64)
+        // The usual 1 ms tick times 32-bit ticks cannot saturate: a multiplication by a constant, not a
+        // load, a multiplication and an overflow test (every ACK of new data asks).
+        match self.cfg.timestamp_tick.as_nanos() {
+            1_000_000 => Duration::from_nanos(ticks as u64 * 1_000_000),
+            _ => self.cfg.timestamp_tick.saturating_mul(ticks as u64),
+        }
     }
 
     /// The receive side as the ACK policy sees it.
