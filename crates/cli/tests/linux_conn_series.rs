@@ -3,8 +3,8 @@
 //! (docs/linux-backend.md § Connections over time).
 //!
 //! Every test needs root and Linux: elsewhere it is reported as ignored with the reason, except under
-//! CI=true, where it fails (tcplab-testkit's harness). Two 4-second runs at 10 Mbit/s, and one on the
-//! simulator.
+//! CI=true, where it fails (tcplab-testkit's harness). Two 4-second runs at 10 Mbit/s, one at a time
+//! (docs/testing.md), and one on the simulator.
 
 mod common;
 
@@ -61,7 +61,18 @@ fn check_ticks(t: &[f64], interval: f64, start: f64, end: f64) -> usize {
 
 fn a_bulk_run_on_the_kernel_gives_a_well_formed_series() -> Outcome {
     linux_ready()?;
-    let p = point(&["--backend", "linux"], BULK);
+    // A sampler that reached more than 2 of its ticks an interval late (a stall of the VM's vCPU, tens of ms,
+    // which the run's health shows) is measured again, up to three runs, as the backend's invalid runs are.
+    let mut missed_each = Vec::new();
+    let p = loop {
+        let p = point(&["--backend", "linux"], BULK);
+        let sampling = &p["health"]["series_sampling"];
+        if sampling["ticks_missed"].as_u64().unwrap() <= 2 {
+            break p;
+        }
+        missed_each.push(sampling.to_string());
+        assert!(missed_each.len() < 3, "more than 2 ticks missed in each of three runs: {missed_each:?}");
+    };
     let s = &p["series"];
     let cols: Vec<&str> = s["columns"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
     assert_eq!(cols, ["t_s", "CurCwnd", "CurSsthresh", "PipeSize", "SmoothedRTT", "ThruOctetsAcked", "SegsRetrans"]);
@@ -75,7 +86,6 @@ fn a_bulk_run_on_the_kernel_gives_a_well_formed_series() -> Outcome {
     // tick the applications' loop reached an interval late (counted in the health).
     let sampling = &p["health"]["series_sampling"];
     let missed = sampling["ticks_missed"].as_u64().unwrap();
-    assert!(missed <= 2, "{sampling}");
     let inside = check_ticks(&t, 0.01, start, end);
     assert!(inside as u64 + missed >= 401 && inside <= 401, "{inside} ticks in the window, {missed} missed");
     // The reading follows its tick's edge closely, and costs little.
@@ -176,4 +186,7 @@ fn bbr_variables_of_every_end_on_the_kernel() -> Outcome {
     Ok(())
 }
 
-tcplab_testkit::main!(a_bulk_run_on_the_kernel_gives_a_well_formed_series, bbr_variables_of_every_end_on_the_kernel);
+tcplab_testkit::main!(
+    one_at_a_time: a_bulk_run_on_the_kernel_gives_a_well_formed_series,
+    bbr_variables_of_every_end_on_the_kernel
+);

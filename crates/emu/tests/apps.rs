@@ -224,6 +224,7 @@ fn a_bulk_writer_leaves_its_reader_the_loop_at_one_gigabit() -> Outcome {
 }
 
 tcplab_testkit::main!(
+    one_at_a_time:
     rr_one_transaction_in_flight_completes_one_per_round_trip,
     rr_with_a_first_burst_keeps_burst_plus_one_in_flight,
     crr_costs_one_round_trip_more_than_rr,
