@@ -367,6 +367,9 @@ pub struct Connection {
     snd_lim: Option<(SndLim, Instant)>,
     /// The receiver's ACK policy and what it remembers (`ack_policy`).
     ack: AckState,
+    /// The window field [`Self::advertise_window`] found unchanged last time, until the receive side
+    /// changes (data or a FIN arrives, the application reads): a bulk sender's every segment.
+    adv_field: Option<u16>,
     /// ECN negotiation, marking and echo (RFC 3168, `ecn`).
     ecn: EcnState,
     rng: Xoshiro256PlusPlus,
@@ -515,6 +518,7 @@ impl Connection {
             cork_released: false,
             snd_lim: None,
             ack: AckState::new(&cfg),
+            adv_field: None,
             ecn: EcnState::default(),
             rng: Xoshiro256PlusPlus::seed_from_u64(iss.0 as u64),
             st: Estats::default(),
@@ -698,6 +702,7 @@ impl Connection {
         }
         let window_before = self.rcv_adv - self.rcv_nxt;
         self.app_read += n as u32;
+        self.adv_field = None;
         // What is left to read: the read moved only APP.READ (and a state that has data to read counts
         // all of it).
         let left = readable - n;
@@ -1061,6 +1066,8 @@ impl Connection {
         if seg.payload_len > 0 {
             self.st.DataSegsIn += 1;
             self.st.DataOctetsIn += seg.payload_len as u64;
+            // Data moves RCV.NXT, the memory held and the window's growth.
+            self.adv_field = None;
         }
         if seg.ecn.is_ce() {
             self.st.CERcvd += 1;
@@ -1090,6 +1097,7 @@ impl Connection {
         self.irs = seg.seq;
         self.rcv_nxt = seg.seq + 1;
         self.app_read = self.rcv_nxt;
+        self.adv_field = None;
         self.negotiate(seg);
         self.ecn.on_syn(self.cfg.ecn, seg);
         self.snd_wnd = seg.window as u32; // never scaled in a SYN (RFC 7323 §2.2)
@@ -1123,6 +1131,7 @@ impl Connection {
         self.irs = seg.seq;
         self.rcv_nxt = seg.seq + 1;
         self.app_read = self.rcv_nxt;
+        self.adv_field = None;
         self.negotiate(seg);
         self.ecn.on_syn_answer(seg);
         if let Some(ts) = seg.options.timestamps {
@@ -1525,6 +1534,7 @@ impl Connection {
             return;
         }
         self.rcv_nxt = fin + 1;
+        self.adv_field = None;
         // A FIN right at the window's edge is taken (it needs no buffer space; Linux and BSD take it
         // too): the edge moves over it so that RCV.NXT never passes the advertised edge, which the
         // window arithmetic (acceptability, window updates on read) relies on.
@@ -3994,6 +4004,10 @@ impl Connection {
     /// The window field for the next segment. The right edge moves right only by at least
     /// min(buffer/2, MSS) at a time (RFC 1122 §4.2.3.3) and never moves left (RFC 9293 §3.8.6.2.2).
     fn advertise_window(&mut self) -> u16 {
+        if let Some(field) = self.adv_field {
+            debug_assert_eq!(self.window_field_unchanged(), Some(field));
+            return field;
+        }
         let buf = self.recv_buffer_limit();
         let free = self.recv_free();
         let edge = self.rcv_nxt + free as u32;
@@ -4004,6 +4018,8 @@ impl Connection {
         // scale is fixed from the handshake on).
         if edge == self.rcv_adv && free == self.st.CurRwinSent {
             debug_assert!(free & ((1 << s) - 1) == 0 && free >> s <= 65_535);
+            // The same again until the receive side changes.
+            self.adv_field = Some((free >> s) as u16);
             return (free >> s) as u16;
         }
         if edge > self.rcv_adv {
@@ -4023,6 +4039,14 @@ impl Connection {
         self.st.CurRwinSent = bytes;
         self.st.MaxRwinSent = self.st.MaxRwinSent.max(bytes);
         field as u16
+    }
+
+    /// The window field when [`Self::advertise_window`] would find the last window again (its edge and
+    /// size as sent), for the debug check of [`Self::adv_field`].
+    fn window_field_unchanged(&self) -> Option<u16> {
+        let free = self.recv_free();
+        let edge = self.rcv_nxt + free as u32;
+        (edge == self.rcv_adv && free == self.st.CurRwinSent).then_some((free >> self.rcv_wscale) as u16)
     }
 
     /// SACK blocks for an outgoing ACK, into `out` (empty): a D-SACK block first, then the block holding
