@@ -367,6 +367,9 @@ pub struct Connection {
     snd_lim: Option<(SndLim, Instant)>,
     /// The receiver's ACK policy and what it remembers (`ack_policy`).
     ack: AckState,
+    /// The window field [`Self::advertise_window`] found unchanged last time, until the receive side
+    /// changes (data or a FIN arrives, the application reads): a bulk sender's every segment.
+    adv_field: Option<u16>,
     /// ECN negotiation, marking and echo (RFC 3168, `ecn`).
     ecn: EcnState,
     rng: Xoshiro256PlusPlus,
@@ -515,6 +518,7 @@ impl Connection {
             cork_released: false,
             snd_lim: None,
             ack: AckState::new(&cfg),
+            adv_field: None,
             ecn: EcnState::default(),
             rng: Xoshiro256PlusPlus::seed_from_u64(iss.0 as u64),
             st: Estats::default(),
@@ -698,6 +702,7 @@ impl Connection {
         }
         let window_before = self.rcv_adv - self.rcv_nxt;
         self.app_read += n as u32;
+        self.adv_field = None;
         // What is left to read: the read moved only APP.READ (and a state that has data to read counts
         // all of it).
         let left = readable - n;
@@ -1061,6 +1066,8 @@ impl Connection {
         if seg.payload_len > 0 {
             self.st.DataSegsIn += 1;
             self.st.DataOctetsIn += seg.payload_len as u64;
+            // Data moves RCV.NXT, the memory held and the window's growth.
+            self.adv_field = None;
         }
         if seg.ecn.is_ce() {
             self.st.CERcvd += 1;
@@ -1090,6 +1097,7 @@ impl Connection {
         self.irs = seg.seq;
         self.rcv_nxt = seg.seq + 1;
         self.app_read = self.rcv_nxt;
+        self.adv_field = None;
         self.negotiate(seg);
         self.ecn.on_syn(self.cfg.ecn, seg);
         self.snd_wnd = seg.window as u32; // never scaled in a SYN (RFC 7323 §2.2)
@@ -1123,6 +1131,7 @@ impl Connection {
         self.irs = seg.seq;
         self.rcv_nxt = seg.seq + 1;
         self.app_read = self.rcv_nxt;
+        self.adv_field = None;
         self.negotiate(seg);
         self.ecn.on_syn_answer(seg);
         if let Some(ts) = seg.options.timestamps {
@@ -1525,6 +1534,7 @@ impl Connection {
             return;
         }
         self.rcv_nxt = fin + 1;
+        self.adv_field = None;
         // A FIN right at the window's edge is taken (it needs no buffer space; Linux and BSD take it
         // too): the edge moves over it so that RCV.NXT never passes the advertised edge, which the
         // window arithmetic (acceptability, window updates on read) relies on.
@@ -2589,8 +2599,57 @@ impl Connection {
         self.rcv_nxt = end;
         self.last_data_recv_ms = (now.as_nanos() / 1_000_000) as u32;
         let psh = seg.flags.contains(TcpFlags::PSH);
-        self.note_data_queued(now, len, len as u64, psh, ecn.quickack);
-        self.ack_in_order_data(now, len, psh);
+        self.charge_rcv_mem(len, len as u64);
+        let grew = self.grow_window(len);
+        // The two policies the benchmarks run, RFC 1122's delayed ACK (the default) and Linux's, matched
+        // once a segment, where the general body matched the policy five times (arrival, quick ACK, grown
+        // window, verdict, deadline).
+        match &mut self.ack {
+            AckState::Delayed { full_segs } => {
+                *full_segs += (len >= self.rcv_mss) as u32;
+                let now_by_policy = *full_segs >= self.cfg.ack_every;
+                if grew {
+                    self.ack_now = true;
+                }
+                let at = now + self.cfg.delayed_ack_timeout;
+                debug_assert_eq!(at, self.ack.deadline(now, &self.rtt, &self.cfg));
+                self.ack_or_delay(now_by_policy, |_| at);
+            }
+            AckState::Linux(l) => {
+                let v = rcv_view!(self);
+                let now_by_policy = l.on_in_order_data(now, len, &v, self.rtt.rto(), ecn.quickack, grew, &self.cfg);
+                self.ack_or_delay(now_by_policy, |c| c.ack.deadline(now, &c.rtt, &c.cfg));
+            }
+            _ => {
+                self.policy_on_data(now, len, psh, ecn.quickack, grew);
+                self.ack_in_order_data(now, len, psh);
+            }
+        }
+    }
+
+    /// Receive memory charged for `len` bytes queued, `new_bytes` of them past the old RCV.NXT.
+    #[inline(always)]
+    fn charge_rcv_mem(&mut self, len: u32, new_bytes: u64) {
+        if self.rcv_mem.is_some() {
+            let held = self.rcv_held().saturating_sub(new_bytes);
+            if let Some(m) = self.rcv_mem.as_mut() {
+                m.charge(held, len, new_bytes);
+            }
+        }
+    }
+
+    /// The end of [`Self::ack_in_order_data`] for a policy whose verdict is `now_by_policy` and whose
+    /// timer never moves earlier: an ACK now, or the delayed-ACK timer at `deadline`.
+    #[inline(always)]
+    fn ack_or_delay(&mut self, now_by_policy: bool, deadline: impl FnOnce(&Self) -> Instant) {
+        debug_assert!(!self.ack.moves_timer_earlier());
+        let now_by_chance = self.cfg.ack_immediate_p > 0.0 && self.draw() < self.cfg.ack_immediate_p;
+        if now_by_policy || now_by_chance {
+            self.ack_now = true;
+        } else if !self.armed(Timer::DelayedAck) {
+            let at = deadline(self);
+            self.arm(Timer::DelayedAck, at);
+        }
     }
 
     /// Data of `len` bytes (`new_bytes` of them past the old RCV.NXT) queued for the application: receive
@@ -2599,18 +2658,21 @@ impl Connection {
     /// is built only where the policy reads it: a closure over the fields it names, beside `&mut self.ack`.
     #[inline(always)]
     fn note_data_queued(&mut self, now: Instant, len: u32, new_bytes: u64, psh: bool, quickack: bool) {
-        if self.rcv_mem.is_some() {
-            let held = self.rcv_held().saturating_sub(new_bytes);
-            if let Some(m) = self.rcv_mem.as_mut() {
-                m.charge(held, len, new_bytes);
-            }
-        }
+        self.charge_rcv_mem(len, new_bytes);
+        let grew = self.grow_window(len);
+        self.policy_on_data(now, len, psh, quickack, grew);
+    }
+
+    /// [`Self::note_data_queued`]'s policy steps, the window already grown (`grew`): growing reads no
+    /// policy state and the arrival and quick-ACK steps read nothing it writes, so it may go first.
+    #[inline(always)]
+    fn policy_on_data(&mut self, now: Instant, len: u32, psh: bool, quickack: bool, grew: bool) {
         self.ack.on_data_arrival(now, len, psh, || rcv_view!(self), &self.rtt, &self.cfg);
         if quickack {
             let v = self.rcv_view();
             self.ack.enter_quickack(2, &v, &self.cfg);
         }
-        if self.grow_window(len) && self.ack.on_window_grown() {
+        if grew && self.ack.on_window_grown() {
             self.ack_now = true;
         }
     }
@@ -3942,6 +4004,10 @@ impl Connection {
     /// The window field for the next segment. The right edge moves right only by at least
     /// min(buffer/2, MSS) at a time (RFC 1122 §4.2.3.3) and never moves left (RFC 9293 §3.8.6.2.2).
     fn advertise_window(&mut self) -> u16 {
+        if let Some(field) = self.adv_field {
+            debug_assert_eq!(self.window_field_unchanged(), Some(field));
+            return field;
+        }
         let buf = self.recv_buffer_limit();
         let free = self.recv_free();
         let edge = self.rcv_nxt + free as u32;
@@ -3952,6 +4018,8 @@ impl Connection {
         // scale is fixed from the handshake on).
         if edge == self.rcv_adv && free == self.st.CurRwinSent {
             debug_assert!(free & ((1 << s) - 1) == 0 && free >> s <= 65_535);
+            // The same again until the receive side changes.
+            self.adv_field = Some((free >> s) as u16);
             return (free >> s) as u16;
         }
         if edge > self.rcv_adv {
@@ -3971,6 +4039,14 @@ impl Connection {
         self.st.CurRwinSent = bytes;
         self.st.MaxRwinSent = self.st.MaxRwinSent.max(bytes);
         field as u16
+    }
+
+    /// The window field when [`Self::advertise_window`] would find the last window again (its edge and
+    /// size as sent), for the debug check of [`Self::adv_field`].
+    fn window_field_unchanged(&self) -> Option<u16> {
+        let free = self.recv_free();
+        let edge = self.rcv_nxt + free as u32;
+        (edge == self.rcv_adv && free == self.st.CurRwinSent).then_some((free >> self.rcv_wscale) as u16)
     }
 
     /// SACK blocks for an outgoing ACK, into `out` (empty): a D-SACK block first, then the block holding
