@@ -346,6 +346,8 @@ struct Ep<T> {
     route: u32,
     first_dir: DirId,
     one_hop: bool,
+    /// Where a whole packet it sends starts: on the route's first direction.
+    start: Place,
     app: u32,
     local_port: u16,
     remote_port: u16,
@@ -431,29 +433,36 @@ impl<C> Host<C> {
     }
 }
 
-#[derive(Clone)]
-struct InFlight<S> {
-    arrival: Instant,
-    seg: S,
+/// Where a packet is on its way. Eight bytes, which the send path copies whole from its endpoint's
+/// [`Ep::start`] (built field by field, they were some eight instructions a packet: issue 25).
+#[derive(Clone, Copy)]
+struct Place {
     /// The packet's route ([`Routes::get`]), the index of the direction it is on in the route's hops, and
     /// whether that is the last (so that the per-packet path of a one-hop route never looks the route up).
     route: u32,
     hop: u8,
     last_hop: bool,
+    /// A fragment of the segment's datagram, not the whole datagram: its description is the head of the
+    /// path's `fragments` (kept apart so that the common, unfragmented packet stays small).
+    fragment: bool,
+}
+
+#[derive(Clone)]
+struct InFlight<S> {
+    arrival: Instant,
+    seg: S,
+    at: Place,
     /// The sending endpoint (its host keys the receiving host's port table), and the endpoint it is for as
     /// the sender last heard from it ([`Ep::peer_ep`]).
     from: u32,
     to: u32,
-    /// A fragment of the segment's datagram, not the whole datagram: its description is the head of the
-    /// path's `fragments` (kept apart so that the common, unfragmented packet stays small).
-    fragment: bool,
 }
 
 impl<S: Segment> InFlight<S> {
     /// The flow a qdisc classifies the packet by (FQ-CoDel's hash of the 5-tuple, RFC 8290 §4.1.1): its
     /// route (source and destination hosts) and ports, mixed so that nearby values spread.
     fn flow(&self) -> u32 {
-        let key = (self.route as u64) << 32 | (self.seg.src_port() as u64) << 16 | self.seg.dst_port() as u64;
+        let key = (self.at.route as u64) << 32 | (self.seg.src_port() as u64) << 16 | self.seg.dst_port() as u64;
         (stream_seed(0, key) >> 32) as u32
     }
 }
@@ -515,7 +524,11 @@ impl<S: Segment> Path<S> {
         let mut prev = &first.seg;
         let mut n = 0;
         for f in self.in_flight.iter() {
-            if f.arrival > until || f.fragment || f.route != first.route || !S::coalesces(&first.seg, prev, &f.seg) {
+            if f.arrival > until
+                || f.at.fragment
+                || f.at.route != first.at.route
+                || !S::coalesces(&first.seg, prev, &f.seg)
+            {
                 break;
             }
             size += f.seg.payload_len();
@@ -784,6 +797,7 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
             route,
             first_dir,
             one_hop,
+            start: Place { route, hop: 0, last_hop: one_hop, fragment: false },
             app,
             local_port,
             remote_port,
@@ -1043,8 +1057,7 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
         };
         let departs = host.nic_process(departs);
         self.probe.on_packet(self.now, PacketEvent::Sent { host: h, departs }, &seg);
-        let (route, last_hop) = (ep.route, ep.one_hop);
-        let p = InFlight { arrival: departs, seg, route, hop: 0, last_hop, from: e, to: ep.peer_ep, fragment: false };
+        let p = InFlight { arrival: departs, seg, at: ep.start, from: e, to: ep.peer_ep };
         self.offer(dir, ip_len, p, None);
         Some(departs)
     }
@@ -1061,7 +1074,7 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
         match path.link.send(p.arrival, ip_len, p.seg.payload_len() > 0) {
             Verdict::Deliver(arrival) => {
                 p.arrival = arrival;
-                p.fragment = frag.is_some();
+                p.at.fragment = frag.is_some();
                 path.in_flight.push_back(p);
                 if let Some(frag) = frag {
                     path.fragments.push_back(frag);
@@ -1133,7 +1146,7 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
                 Verdict::Deliver(arrival) => {
                     q.p.arrival = if st.reorder { arrival } else { arrival.max(st.last_arrival) };
                     st.last_arrival = st.last_arrival.max(q.p.arrival);
-                    q.p.fragment = q.frag.is_some();
+                    q.p.at.fragment = q.frag.is_some();
                     if let Some(f) = q.frag {
                         path.fragments.push_back(f);
                     }
@@ -1214,7 +1227,8 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
             };
             let departs = self.hosts[h.index()].nic_process(departs);
             self.probe.on_fragment(now, PacketEvent::Sent { host: h, departs }, &seg, frag);
-            let p = InFlight { arrival: departs, seg: seg.clone(), route, hop: 0, last_hop, from, to, fragment: true };
+            let at = Place { route, hop: 0, last_hop, fragment: true };
+            let p = InFlight { arrival: departs, seg: seg.clone(), at, from, to };
             self.offer(dir, IPV4_HEADER + len, p, Some(frag));
         }
     }
@@ -1497,7 +1511,7 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
             path.arrival_seq += 1;
             io.queue.push(next.arrival, Class::Arrival, dir.0, path.arrival_seq);
         }
-        if !(p.last_hop && !p.fragment && path.plain_rx) {
+        if !(p.at.last_hop && !p.at.fragment && path.plain_rx) {
             self.arrive_other(dir);
             return;
         }
@@ -1537,7 +1551,7 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         let io = &mut self.net.io;
         let path = &mut io.paths[dir.index()];
         let p = path.in_flight.pop_front().expect("an arrival event has a packet");
-        if !p.last_hop {
+        if !p.at.last_hop {
             self.forward(dir, p);
             return;
         }
@@ -1553,11 +1567,11 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
     #[inline(never)]
     fn forward(&mut self, dir: DirId, mut p: InFlight<T::Segment>) {
         let io = &mut self.net.io;
-        let frag = if p.fragment { io.paths[dir.index()].fragments.pop_front() } else { None };
-        p.hop += 1;
-        let hops = &io.routes.get(p.route).hops;
-        let next = hops[p.hop as usize];
-        p.last_hop = p.hop as usize + 1 == hops.len();
+        let frag = if p.at.fragment { io.paths[dir.index()].fragments.pop_front() } else { None };
+        p.at.hop += 1;
+        let hops = &io.routes.get(p.at.route).hops;
+        let next = hops[p.at.hop as usize];
+        p.at.last_hop = p.at.hop as usize + 1 == hops.len();
         let ip_len = match frag {
             Some(f) => IPV4_HEADER + f.len,
             None => p.seg.ip_len(),
@@ -1602,7 +1616,7 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         let now = self.net.io.now;
         let h = path.to;
         let src = self.net.eps[p.from as usize].host;
-        if p.fragment {
+        if p.at.fragment {
             let frag = path.fragments.pop_front().expect("a fragment in flight is described");
             self.net.io.probe.on_fragment(now, PacketEvent::Delivered { dir }, &p.seg, frag);
             if !self.net.io.reassemble(h, frag) {
