@@ -1081,11 +1081,16 @@ impl Connection {
         {
             self.st.DupAcksIn += 1;
         }
+        // The synchronized states follow the three others in the declaration: one comparison, where the
+        // match tested the three one by one before the common case.
+        if self.state as u8 > State::SynSent as u8 {
+            self.on_segment_synchronized(now, seg);
+            return;
+        }
         match self.state {
-            State::Closed => {}
             State::Listen => self.on_segment_listen(now, seg),
             State::SynSent => self.on_segment_syn_sent(now, seg),
-            _ => self.on_segment_synchronized(now, seg),
+            _ => debug_assert_eq!(self.state, State::Closed),
         }
     }
 
@@ -1381,9 +1386,8 @@ impl Connection {
 
     /// Header prediction (Linux `tcp_rcv_established`'s fast path, after Van Jacobson): in ESTABLISHED, a
     /// segment whose data starts at RCV.NXT and ends inside the advertised window, with ACK and no SYN,
-    /// RST or FIN, a timestamp that passes PAWS, no out-of-order data queued, and an acknowledgement that
-    /// is not too old (`too_old_ack_challenged`: the slow path drops such a segment) and can tell the sender
-    /// nothing but the window ([`Self::ack_of_nothing`]). For such a segment the steps
+    /// RST or FIN, a timestamp that passes PAWS, no out-of-order data queued, and an acknowledgement of
+    /// SND.UNA that can tell the sender nothing but the window ([`Self::ack_of_nothing`]). For such a segment the steps
     /// of [`Self::on_segment_synchronized`] that [`Self::on_in_order_data`] leaves out all provably do
     /// nothing: it is acceptable, needs no RST or SYN handling, and its ACK is not beyond SND.NXT.
     #[inline]
@@ -1402,8 +1406,9 @@ impl Connection {
             && (!self.ts_ok
                 || seg.options.timestamps.is_some_and(|ts| (ts.tsval.wrapping_sub(self.ts_recent) as i32) >= 0))
             && self.ooo.is_empty()
-            && seg.ack.diff(self.snd_nxt) <= 0
-            && !self.too_old_ack(seg.ack)
+            // Nothing is outstanding (`ack_of_nothing`), so an ACK of SND.UNA is neither beyond SND.NXT nor
+            // too old: one comparison for the two tests (an older ACK takes the slow path).
+            && seg.ack == self.snd_una
             && self.ack_of_nothing(seg)
     }
 
@@ -1413,8 +1418,9 @@ impl Connection {
         #[cfg(test)]
         crate::tests::note_predicted();
         if let (true, Some(ts)) = (self.ts_ok, seg.options.timestamps) {
-            let ack_valid = !self.cfg.ts_recent_needs_valid_ack || seg.ack.diff(self.snd_nxt) <= 0;
-            if seg.seq <= self.last_ack_sent && ack_valid {
+            // The ACK is SND.UNA = SND.NXT: valid whatever `ts_recent_needs_valid_ack` says.
+            debug_assert!(seg.ack == self.snd_nxt);
+            if seg.seq <= self.last_ack_sent {
                 self.ts_recent = ts.tsval;
             }
         }
