@@ -346,6 +346,8 @@ struct Ep<T> {
     route: u32,
     first_dir: DirId,
     one_hop: bool,
+    /// Where a whole packet it sends starts: on the route's first direction.
+    start: Place,
     app: u32,
     local_port: u16,
     remote_port: u16,
@@ -431,29 +433,36 @@ impl<C> Host<C> {
     }
 }
 
-#[derive(Clone)]
-struct InFlight<S> {
-    arrival: Instant,
-    seg: S,
+/// Where a packet is on its way. Eight bytes, which the send path copies whole from its endpoint's
+/// [`Ep::start`] (built field by field, they were some eight instructions a packet: issue 25).
+#[derive(Clone, Copy)]
+struct Place {
     /// The packet's route ([`Routes::get`]), the index of the direction it is on in the route's hops, and
     /// whether that is the last (so that the per-packet path of a one-hop route never looks the route up).
     route: u32,
     hop: u8,
     last_hop: bool,
+    /// A fragment of the segment's datagram, not the whole datagram: its description is the head of the
+    /// path's `fragments` (kept apart so that the common, unfragmented packet stays small).
+    fragment: bool,
+}
+
+#[derive(Clone)]
+struct InFlight<S> {
+    arrival: Instant,
+    seg: S,
+    at: Place,
     /// The sending endpoint (its host keys the receiving host's port table), and the endpoint it is for as
     /// the sender last heard from it ([`Ep::peer_ep`]).
     from: u32,
     to: u32,
-    /// A fragment of the segment's datagram, not the whole datagram: its description is the head of the
-    /// path's `fragments` (kept apart so that the common, unfragmented packet stays small).
-    fragment: bool,
 }
 
 impl<S: Segment> InFlight<S> {
     /// The flow a qdisc classifies the packet by (FQ-CoDel's hash of the 5-tuple, RFC 8290 §4.1.1): its
     /// route (source and destination hosts) and ports, mixed so that nearby values spread.
     fn flow(&self) -> u32 {
-        let key = (self.route as u64) << 32 | (self.seg.src_port() as u64) << 16 | self.seg.dst_port() as u64;
+        let key = (self.at.route as u64) << 32 | (self.seg.src_port() as u64) << 16 | self.seg.dst_port() as u64;
         (stream_seed(0, key) >> 32) as u32
     }
 }
@@ -515,7 +524,11 @@ impl<S: Segment> Path<S> {
         let mut prev = &first.seg;
         let mut n = 0;
         for f in self.in_flight.iter() {
-            if f.arrival > until || f.fragment || f.route != first.route || !S::coalesces(&first.seg, prev, &f.seg) {
+            if f.arrival > until
+                || f.at.fragment
+                || f.at.route != first.at.route
+                || !S::coalesces(&first.seg, prev, &f.seg)
+            {
                 break;
             }
             size += f.seg.payload_len();
@@ -568,12 +581,23 @@ struct Net<T: Transport, P> {
     finished_count: usize,
     /// An application asked to end the measurement now (handled after the event).
     end_requested: bool,
-    /// The event loop has something to look at after the event ([`World::attend`]): the measurement has not
-    /// started or has ended, endpoints wait to be woken, or an application asked to end. False for nearly
-    /// every event of a run: one test instead of four.
-    attention: bool,
+    /// What the event loop looks at after the event ([`World::attend`]): nothing for nearly every event of
+    /// a run (one test instead of four), only the drain's end after the measurement, or everything.
+    attention: Attention,
     /// Per application, on a host with a CPU model: the call it is in.
     calls: Vec<AppCall>,
+}
+
+/// What the event loop looks at after an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Attention {
+    None,
+    /// The measurement has ended and nothing else waits: only whether the drain is over. Half of
+    /// flows-1000's events come after the measurement, and the full look at them cost a percent of its
+    /// instructions (issue 25).
+    Drain,
+    /// The measurement has not started, endpoints wait to be woken, or an application asked to end.
+    All,
 }
 
 /// A send or a receive call.
@@ -724,7 +748,7 @@ impl<T: Transport, P: Probe<T>> Sockets for Ctx<'_, T, P> {
 
     fn end_measurement(&mut self) {
         self.net.end_requested = true;
-        self.net.attention = true;
+        self.net.attention = Attention::All;
     }
 }
 
@@ -773,6 +797,7 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
             route,
             first_dir,
             one_hop,
+            start: Place { route, hop: 0, last_hop: one_hop, fragment: false },
             app,
             local_port,
             remote_port,
@@ -1032,8 +1057,7 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
         };
         let departs = host.nic_process(departs);
         self.probe.on_packet(self.now, PacketEvent::Sent { host: h, departs }, &seg);
-        let (route, last_hop) = (ep.route, ep.one_hop);
-        let p = InFlight { arrival: departs, seg, route, hop: 0, last_hop, from: e, to: ep.peer_ep, fragment: false };
+        let p = InFlight { arrival: departs, seg, at: ep.start, from: e, to: ep.peer_ep };
         self.offer(dir, ip_len, p, None);
         Some(departs)
     }
@@ -1050,7 +1074,7 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
         match path.link.send(p.arrival, ip_len, p.seg.payload_len() > 0) {
             Verdict::Deliver(arrival) => {
                 p.arrival = arrival;
-                p.fragment = frag.is_some();
+                p.at.fragment = frag.is_some();
                 path.in_flight.push_back(p);
                 if let Some(frag) = frag {
                     path.fragments.push_back(frag);
@@ -1122,7 +1146,7 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
                 Verdict::Deliver(arrival) => {
                     q.p.arrival = if st.reorder { arrival } else { arrival.max(st.last_arrival) };
                     st.last_arrival = st.last_arrival.max(q.p.arrival);
-                    q.p.fragment = q.frag.is_some();
+                    q.p.at.fragment = q.frag.is_some();
                     if let Some(f) = q.frag {
                         path.fragments.push_back(f);
                     }
@@ -1203,7 +1227,8 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
             };
             let departs = self.hosts[h.index()].nic_process(departs);
             self.probe.on_fragment(now, PacketEvent::Sent { host: h, departs }, &seg, frag);
-            let p = InFlight { arrival: departs, seg: seg.clone(), route, hop: 0, last_hop, from, to, fragment: true };
+            let at = Place { route, hop: 0, last_hop, fragment: true };
+            let p = InFlight { arrival: departs, seg: seg.clone(), at, from, to };
             self.offer(dir, IPV4_HEADER + len, p, Some(frag));
         }
     }
@@ -1277,6 +1302,8 @@ struct World<T: Transport, P> {
     measure: Duration,
     measure_start: Option<Instant>,
     measure_end: Option<Instant>,
+    /// The measurement's end plus [`DRAIN_LIMIT`]: the run stops after the first event past it.
+    drain_deadline: Instant,
     control_seq: u64,
     /// The probe's sampling interval, and the seq of the one tick event that is current (an earlier one
     /// still queued when the ticks were re-phased to the measurement's start is skipped).
@@ -1434,7 +1461,8 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
     fn end_measurement(&mut self) {
         if self.measure_end.is_none() {
             self.measure_end = Some(self.net.io.now);
-            self.net.attention = true;
+            self.drain_deadline = self.net.io.now + DRAIN_LIMIT;
+            self.net.attention = Attention::All;
             self.snapshot_cpu(1);
             self.broadcast(Event::MeasureStop);
             self.net.io.probe.on_measure_stop(self.net.io.now);
@@ -1483,7 +1511,7 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
             path.arrival_seq += 1;
             io.queue.push(next.arrival, Class::Arrival, dir.0, path.arrival_seq);
         }
-        if !(p.last_hop && !p.fragment && path.plain_rx) {
+        if !(p.at.last_hop && !p.at.fragment && path.plain_rx) {
             self.arrive_other(dir);
             return;
         }
@@ -1523,7 +1551,7 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         let io = &mut self.net.io;
         let path = &mut io.paths[dir.index()];
         let p = path.in_flight.pop_front().expect("an arrival event has a packet");
-        if !p.last_hop {
+        if !p.at.last_hop {
             self.forward(dir, p);
             return;
         }
@@ -1539,11 +1567,11 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
     #[inline(never)]
     fn forward(&mut self, dir: DirId, mut p: InFlight<T::Segment>) {
         let io = &mut self.net.io;
-        let frag = if p.fragment { io.paths[dir.index()].fragments.pop_front() } else { None };
-        p.hop += 1;
-        let hops = &io.routes.get(p.route).hops;
-        let next = hops[p.hop as usize];
-        p.last_hop = p.hop as usize + 1 == hops.len();
+        let frag = if p.at.fragment { io.paths[dir.index()].fragments.pop_front() } else { None };
+        p.at.hop += 1;
+        let hops = &io.routes.get(p.at.route).hops;
+        let next = hops[p.at.hop as usize];
+        p.at.last_hop = p.at.hop as usize + 1 == hops.len();
         let ip_len = match frag {
             Some(f) => IPV4_HEADER + f.len,
             None => p.seg.ip_len(),
@@ -1588,7 +1616,7 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         let now = self.net.io.now;
         let h = path.to;
         let src = self.net.eps[p.from as usize].host;
-        if p.fragment {
+        if p.at.fragment {
             let frag = path.fragments.pop_front().expect("a fragment in flight is described");
             self.net.io.probe.on_fragment(now, PacketEvent::Delivered { dir }, &p.seg, frag);
             if !self.net.io.reassemble(h, frag) {
@@ -1708,7 +1736,7 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         if !self.woken.contains(&e) {
             self.woken.push(e);
         }
-        self.net.attention = true;
+        self.net.attention = Attention::All;
     }
 
     /// The instant's arrivals are all in: each endpoint that took a segment among them is serviced and its
@@ -1762,7 +1790,23 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
     /// What the event loop looks at after an event while `Net::attention` is set: the instant's deferred
     /// wake-ups once its arrivals are in, an end an application asked for, the drain after the measurement
     /// and the connect limit. Returns whether the run is over.
+    #[inline(always)]
     fn attend(&mut self) -> bool {
+        if self.net.attention == Attention::Drain {
+            debug_assert!(self.woken.is_empty() && !self.net.end_requested && self.measure_start.is_some());
+            let now = self.net.io.now;
+            let over = self.all_finished() || now > self.drain_deadline;
+            debug_assert_eq!(
+                over,
+                self.all_finished() || self.measure_end.is_some_and(|end| now.saturating_since(end) > DRAIN_LIMIT)
+            );
+            return over;
+        }
+        self.attend_all()
+    }
+
+    #[inline(never)]
+    fn attend_all(&mut self) -> bool {
         if !self.woken.is_empty() && !self.net.io.more_arrive_now(self.net.eps[self.woken[0] as usize].host) {
             self.wake_deferred();
         }
@@ -1780,7 +1824,13 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         if self.measure_start.is_none() && self.net.io.now > Instant::ZERO + CONNECT_LIMIT {
             return true;
         }
-        self.net.attention = !self.woken.is_empty() || self.measure_start.is_none() || self.measure_end.is_some();
+        self.net.attention = if !self.woken.is_empty() || self.measure_start.is_none() {
+            Attention::All
+        } else if self.measure_end.is_some() {
+            Attention::Drain
+        } else {
+            Attention::None
+        };
         false
     }
 
@@ -1910,7 +1960,7 @@ where
             established_count: 0,
             finished_count: 0,
             end_requested: false,
-            attention: true,
+            attention: Attention::All,
             calls: vec![AppCall::default(); n_apps],
         },
         apps: spec.apps.iter().map(|a| a.app.clone()).collect(),
@@ -1918,6 +1968,7 @@ where
         measure: spec.measure,
         measure_start: None,
         measure_end: None,
+        drain_deadline: Instant::FAR_FUTURE,
         control_seq: 0,
         tick: None,
         tick_seq: 0,
@@ -1964,7 +2015,7 @@ where
             Class::Reassembly => w.net.io.on_reassembly_timer(HostId(ev.source)),
             Class::Call => w.on_call(ev.source),
         }
-        if w.net.attention && w.attend() {
+        if w.net.attention != Attention::None && w.attend() {
             break;
         }
     }

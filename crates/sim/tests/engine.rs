@@ -117,6 +117,34 @@ fn a_segment_for_no_connection_and_no_listener_is_counted() {
     assert_eq!(r.no_socket[CLIENT], 0);
 }
 
+/// A connection whose ACKs are all lost after the handshake never finishes (its ends retransmit with
+/// growing timeouts): the run stops at the first event past `DRAIN_LIMIT` after the measurement's end, not
+/// before it and not at the next retransmission but one.
+#[test]
+fn the_drain_stops_the_run_at_its_limit() {
+    let mut down = common::link("10mbit", "10ms", 100, 0.0);
+    // The SYN-ACK is the direction's frame 0; everything after it is lost.
+    down.loss = tcplab_link::LossModel::Scripted { drop: (1..100_000).collect(), packets: Default::default() };
+    let spec = SimSpec::two_hosts(
+        common::link("10mbit", "10ms", 100, 0.0),
+        down,
+        [common::host(256 << 10), common::host(256 << 10)],
+        vec![
+            (SERVER, common::acceptor(5001, None, true)),
+            (CLIENT, common::opener(5001, Duration::ZERO, Some(16384), true)),
+        ],
+        Duration::from_secs(2),
+    );
+    let r = run::<Connection>(&spec, 1).unwrap();
+    // The measurement starts after the handshake (20 ms) and lasts 2 s; the retransmission timeout backs
+    // off to at most 120 s.
+    let end = r.end_time.as_secs_f64();
+    let limit = tcplab_sim::DRAIN_LIMIT.as_secs_f64();
+    assert!(end > 2.02 + limit, "stopped at {end} s, within the drain limit");
+    assert!(end < 2.1 + limit + 120.0, "stopped at {end} s, long after the drain limit");
+    assert!(r.endpoints.iter().all(|e| e.state != "CLOSED" && e.state != "TIME-WAIT"), "{:?}", r.endpoints);
+}
+
 /// Counts packets at every tap.
 #[derive(Default)]
 struct Taps {

@@ -177,9 +177,7 @@ impl AckState {
     /// quick ACKs, out of pingpong mode, the ATO back to its minimum. The other policies have no such mode.
     pub fn enter_quickack(&mut self, max: u32, v: &RcvView, cfg: &TcpConfig) {
         if let AckState::Linux(l) = self {
-            l.quick = l.quick.max(v.quickack_budget().min(max));
-            l.pingpong = false;
-            l.ato = cfg.ato_min;
+            l.enter_quickack(max, v, cfg);
         }
     }
 
@@ -373,6 +371,40 @@ impl AckState {
 }
 
 impl LinuxAck {
+    /// In-order data (not a hole fill) of `len` bytes: [`AckState::on_data_arrival`], the quick ACKs of
+    /// ECN's CE (`quickack`), a grown window's one (`grew`), and whether to ACK now
+    /// ([`AckState::ack_now`]), on one view.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_in_order_data(
+        &mut self,
+        now: Instant,
+        len: u32,
+        v: &RcvView,
+        rto: Duration,
+        quickack: bool,
+        grew: bool,
+        cfg: &TcpConfig,
+    ) -> bool {
+        self.on_data(now, v, rto, cfg);
+        if len < v.rcv_mss {
+            self.pushed = (self.pushed + 1).min(2); // tcp_measure_rcv_mss
+        }
+        if quickack {
+            self.enter_quickack(2, v, cfg);
+        }
+        if grew {
+            self.quick = self.quick.max(1);
+        }
+        v.unacked > v.rcv_mss || (self.quick > 0 && !self.pingpong)
+    }
+
+    fn enter_quickack(&mut self, max: u32, v: &RcvView, cfg: &TcpConfig) {
+        self.quick = self.quick.max(v.quickack_budget().min(max));
+        self.pingpong = false;
+        self.ato = cfg.ato_min;
+    }
+
     /// Linux tcp_event_data_recv: the ATO follows the spacing of arriving data.
     fn on_data(&mut self, now: Instant, v: &RcvView, rto: Duration, cfg: &TcpConfig) {
         let half_min = Duration::from_nanos(cfg.ato_min.as_nanos() / 2);

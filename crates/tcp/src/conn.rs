@@ -30,7 +30,8 @@ mod info;
 mod rcv_mem;
 pub use info::{TcpInfo, TCP_INFINITE_SSTHRESH};
 
-/// Connection states, named and printed as in RFC 9293 §3.3.2.
+/// Connection states, named and printed as in RFC 9293 §3.3.2. Declared in this order on purpose: the
+/// three before SYN-RECEIVED come first, so that `on_segment` tells every other state by one comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum State {
     Closed,
@@ -367,6 +368,9 @@ pub struct Connection {
     snd_lim: Option<(SndLim, Instant)>,
     /// The receiver's ACK policy and what it remembers (`ack_policy`).
     ack: AckState,
+    /// The window field [`Self::advertise_window`] found unchanged last time, until the receive side
+    /// changes (data or a FIN arrives, the application reads): a bulk sender's every segment.
+    adv_field: Option<u16>,
     /// ECN negotiation, marking and echo (RFC 3168, `ecn`).
     ecn: EcnState,
     rng: Xoshiro256PlusPlus,
@@ -515,6 +519,7 @@ impl Connection {
             cork_released: false,
             snd_lim: None,
             ack: AckState::new(&cfg),
+            adv_field: None,
             ecn: EcnState::default(),
             rng: Xoshiro256PlusPlus::seed_from_u64(iss.0 as u64),
             st: Estats::default(),
@@ -698,6 +703,7 @@ impl Connection {
         }
         let window_before = self.rcv_adv - self.rcv_nxt;
         self.app_read += n as u32;
+        self.adv_field = None;
         // What is left to read: the read moved only APP.READ (and a state that has data to read counts
         // all of it).
         let left = readable - n;
@@ -1061,6 +1067,8 @@ impl Connection {
         if seg.payload_len > 0 {
             self.st.DataSegsIn += 1;
             self.st.DataOctetsIn += seg.payload_len as u64;
+            // Data moves RCV.NXT, the memory held and the window's growth.
+            self.adv_field = None;
         }
         if seg.ecn.is_ce() {
             self.st.CERcvd += 1;
@@ -1074,11 +1082,16 @@ impl Connection {
         {
             self.st.DupAcksIn += 1;
         }
+        // The synchronized states follow the three others in the declaration: one comparison, where the
+        // match tested the three one by one before the common case.
+        if self.state as u8 > State::SynSent as u8 {
+            self.on_segment_synchronized(now, seg);
+            return;
+        }
         match self.state {
-            State::Closed => {}
             State::Listen => self.on_segment_listen(now, seg),
             State::SynSent => self.on_segment_syn_sent(now, seg),
-            _ => self.on_segment_synchronized(now, seg),
+            _ => debug_assert_eq!(self.state, State::Closed),
         }
     }
 
@@ -1090,6 +1103,7 @@ impl Connection {
         self.irs = seg.seq;
         self.rcv_nxt = seg.seq + 1;
         self.app_read = self.rcv_nxt;
+        self.adv_field = None;
         self.negotiate(seg);
         self.ecn.on_syn(self.cfg.ecn, seg);
         self.snd_wnd = seg.window as u32; // never scaled in a SYN (RFC 7323 §2.2)
@@ -1123,6 +1137,7 @@ impl Connection {
         self.irs = seg.seq;
         self.rcv_nxt = seg.seq + 1;
         self.app_read = self.rcv_nxt;
+        self.adv_field = None;
         self.negotiate(seg);
         self.ecn.on_syn_answer(seg);
         if let Some(ts) = seg.options.timestamps {
@@ -1372,9 +1387,8 @@ impl Connection {
 
     /// Header prediction (Linux `tcp_rcv_established`'s fast path, after Van Jacobson): in ESTABLISHED, a
     /// segment whose data starts at RCV.NXT and ends inside the advertised window, with ACK and no SYN,
-    /// RST or FIN, a timestamp that passes PAWS, no out-of-order data queued, and an acknowledgement that
-    /// is not too old (`too_old_ack_challenged`: the slow path drops such a segment) and can tell the sender
-    /// nothing but the window ([`Self::ack_of_nothing`]). For such a segment the steps
+    /// RST or FIN, a timestamp that passes PAWS, no out-of-order data queued, and an acknowledgement of
+    /// SND.UNA that can tell the sender nothing but the window ([`Self::ack_of_nothing`]). For such a segment the steps
     /// of [`Self::on_segment_synchronized`] that [`Self::on_in_order_data`] leaves out all provably do
     /// nothing: it is acceptable, needs no RST or SYN handling, and its ACK is not beyond SND.NXT.
     #[inline]
@@ -1393,8 +1407,9 @@ impl Connection {
             && (!self.ts_ok
                 || seg.options.timestamps.is_some_and(|ts| (ts.tsval.wrapping_sub(self.ts_recent) as i32) >= 0))
             && self.ooo.is_empty()
-            && seg.ack.diff(self.snd_nxt) <= 0
-            && !self.too_old_ack(seg.ack)
+            // Nothing is outstanding (`ack_of_nothing`), so an ACK of SND.UNA is neither beyond SND.NXT nor
+            // too old: one comparison for the two tests (an older ACK takes the slow path).
+            && seg.ack == self.snd_una
             && self.ack_of_nothing(seg)
     }
 
@@ -1404,8 +1419,9 @@ impl Connection {
         #[cfg(test)]
         crate::tests::note_predicted();
         if let (true, Some(ts)) = (self.ts_ok, seg.options.timestamps) {
-            let ack_valid = !self.cfg.ts_recent_needs_valid_ack || seg.ack.diff(self.snd_nxt) <= 0;
-            if seg.seq <= self.last_ack_sent && ack_valid {
+            // The ACK is SND.UNA = SND.NXT: valid whatever `ts_recent_needs_valid_ack` says.
+            debug_assert!(seg.ack == self.snd_nxt);
+            if seg.seq <= self.last_ack_sent {
                 self.ts_recent = ts.tsval;
             }
         }
@@ -1525,6 +1541,7 @@ impl Connection {
             return;
         }
         self.rcv_nxt = fin + 1;
+        self.adv_field = None;
         // A FIN right at the window's edge is taken (it needs no buffer space; Linux and BSD take it
         // too): the edge moves over it so that RCV.NXT never passes the advertised edge, which the
         // window arithmetic (acceptability, window updates on read) relies on.
@@ -2589,8 +2606,57 @@ impl Connection {
         self.rcv_nxt = end;
         self.last_data_recv_ms = (now.as_nanos() / 1_000_000) as u32;
         let psh = seg.flags.contains(TcpFlags::PSH);
-        self.note_data_queued(now, len, len as u64, psh, ecn.quickack);
-        self.ack_in_order_data(now, len, psh);
+        self.charge_rcv_mem(len, len as u64);
+        let grew = self.grow_window(len);
+        // The two policies the benchmarks run, RFC 1122's delayed ACK (the default) and Linux's, matched
+        // once a segment, where the general body matched the policy five times (arrival, quick ACK, grown
+        // window, verdict, deadline).
+        match &mut self.ack {
+            AckState::Delayed { full_segs } => {
+                *full_segs += (len >= self.rcv_mss) as u32;
+                let now_by_policy = *full_segs >= self.cfg.ack_every;
+                if grew {
+                    self.ack_now = true;
+                }
+                let at = now + self.cfg.delayed_ack_timeout;
+                debug_assert_eq!(at, self.ack.deadline(now, &self.rtt, &self.cfg));
+                self.ack_or_delay(now_by_policy, |_| at);
+            }
+            AckState::Linux(l) => {
+                let v = rcv_view!(self);
+                let now_by_policy = l.on_in_order_data(now, len, &v, self.rtt.rto(), ecn.quickack, grew, &self.cfg);
+                self.ack_or_delay(now_by_policy, |c| c.ack.deadline(now, &c.rtt, &c.cfg));
+            }
+            _ => {
+                self.policy_on_data(now, len, psh, ecn.quickack, grew);
+                self.ack_in_order_data(now, len, psh);
+            }
+        }
+    }
+
+    /// Receive memory charged for `len` bytes queued, `new_bytes` of them past the old RCV.NXT.
+    #[inline(always)]
+    fn charge_rcv_mem(&mut self, len: u32, new_bytes: u64) {
+        if self.rcv_mem.is_some() {
+            let held = self.rcv_held().saturating_sub(new_bytes);
+            if let Some(m) = self.rcv_mem.as_mut() {
+                m.charge(held, len, new_bytes);
+            }
+        }
+    }
+
+    /// The end of [`Self::ack_in_order_data`] for a policy whose verdict is `now_by_policy` and whose
+    /// timer never moves earlier: an ACK now, or the delayed-ACK timer at `deadline`.
+    #[inline(always)]
+    fn ack_or_delay(&mut self, now_by_policy: bool, deadline: impl FnOnce(&Self) -> Instant) {
+        debug_assert!(!self.ack.moves_timer_earlier());
+        let now_by_chance = self.cfg.ack_immediate_p > 0.0 && self.draw() < self.cfg.ack_immediate_p;
+        if now_by_policy || now_by_chance {
+            self.ack_now = true;
+        } else if !self.armed(Timer::DelayedAck) {
+            let at = deadline(self);
+            self.arm(Timer::DelayedAck, at);
+        }
     }
 
     /// Data of `len` bytes (`new_bytes` of them past the old RCV.NXT) queued for the application: receive
@@ -2599,18 +2665,21 @@ impl Connection {
     /// is built only where the policy reads it: a closure over the fields it names, beside `&mut self.ack`.
     #[inline(always)]
     fn note_data_queued(&mut self, now: Instant, len: u32, new_bytes: u64, psh: bool, quickack: bool) {
-        if self.rcv_mem.is_some() {
-            let held = self.rcv_held().saturating_sub(new_bytes);
-            if let Some(m) = self.rcv_mem.as_mut() {
-                m.charge(held, len, new_bytes);
-            }
-        }
+        self.charge_rcv_mem(len, new_bytes);
+        let grew = self.grow_window(len);
+        self.policy_on_data(now, len, psh, quickack, grew);
+    }
+
+    /// [`Self::note_data_queued`]'s policy steps, the window already grown (`grew`): growing reads no
+    /// policy state and the arrival and quick-ACK steps read nothing it writes, so it may go first.
+    #[inline(always)]
+    fn policy_on_data(&mut self, now: Instant, len: u32, psh: bool, quickack: bool, grew: bool) {
         self.ack.on_data_arrival(now, len, psh, || rcv_view!(self), &self.rtt, &self.cfg);
         if quickack {
             let v = self.rcv_view();
             self.ack.enter_quickack(2, &v, &self.cfg);
         }
-        if self.grow_window(len) && self.ack.on_window_grown() {
+        if grew && self.ack.on_window_grown() {
             self.ack_now = true;
         }
     }
@@ -3942,6 +4011,10 @@ impl Connection {
     /// The window field for the next segment. The right edge moves right only by at least
     /// min(buffer/2, MSS) at a time (RFC 1122 §4.2.3.3) and never moves left (RFC 9293 §3.8.6.2.2).
     fn advertise_window(&mut self) -> u16 {
+        if let Some(field) = self.adv_field {
+            debug_assert_eq!(self.window_field_unchanged(), Some(field));
+            return field;
+        }
         let buf = self.recv_buffer_limit();
         let free = self.recv_free();
         let edge = self.rcv_nxt + free as u32;
@@ -3952,6 +4025,8 @@ impl Connection {
         // scale is fixed from the handshake on).
         if edge == self.rcv_adv && free == self.st.CurRwinSent {
             debug_assert!(free & ((1 << s) - 1) == 0 && free >> s <= 65_535);
+            // The same again until the receive side changes.
+            self.adv_field = Some((free >> s) as u16);
             return (free >> s) as u16;
         }
         if edge > self.rcv_adv {
@@ -3971,6 +4046,14 @@ impl Connection {
         self.st.CurRwinSent = bytes;
         self.st.MaxRwinSent = self.st.MaxRwinSent.max(bytes);
         field as u16
+    }
+
+    /// The window field when [`Self::advertise_window`] would find the last window again (its edge and
+    /// size as sent), for the debug check of [`Self::adv_field`].
+    fn window_field_unchanged(&self) -> Option<u16> {
+        let free = self.recv_free();
+        let edge = self.rcv_nxt + free as u32;
+        (edge == self.rcv_adv && free == self.st.CurRwinSent).then_some((free >> self.rcv_wscale) as u16)
     }
 
     /// SACK blocks for an outgoing ACK, into `out` (empty): a D-SACK block first, then the block holding

@@ -74,6 +74,11 @@ impl RttSampler {
     /// An ACK of new data up to `ack` at `now`; `ts_rtt` is the elapsed time its timestamp echo gives, if
     /// timestamps were negotiated and it echoes one. Returns the sample, if the policy takes one.
     pub fn on_ack(&mut self, ack: SeqNumber, now: Instant, ts_rtt: Option<Duration>, ts_ok: bool) -> Option<Duration> {
+        // Timestamps the source and no segment timed (only a SYN is, until its ACK): the echo is the
+        // sample, what the steps below give, in two tests (every ACK of new data with timestamps).
+        if self.timed.is_none() && self.by_timestamps(ts_ok) {
+            return ts_rtt;
+        }
         let mut sample = None;
         let mut sampled = false;
         if self.policy == RttSampling::EveryAck {
