@@ -342,11 +342,10 @@ struct Ep<T> {
     conn: T,
     host: HostId,
     peer: HostId,
-    /// The route its packets take to `peer`, its first direction and whether that is all of it.
-    route: u32,
+    /// The first direction of the route its packets take to `peer`.
     first_dir: DirId,
-    one_hop: bool,
-    /// Where a whole packet it sends starts: on the route's first direction.
+    /// Where a whole packet it sends starts: its route, on that route's first direction (and whether that
+    /// direction is all of the route).
     start: Place,
     app: u32,
     local_port: u16,
@@ -794,9 +793,7 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
             conn,
             host,
             peer,
-            route,
             first_dir,
-            one_hop,
             start: Place { route, hop: 0, last_hop: one_hop, fragment: false },
             app,
             local_port,
@@ -1046,7 +1043,7 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
         }
         let dir = ep.first_dir;
         if ip_len > self.paths[dir.index()].mtu {
-            self.send_fragments(h, (ep.route, ep.one_hop), (e, ep.peer_ep), seg, ip_len);
+            self.send_fragments(h, (ep.start.route, ep.start.last_hop), (e, ep.peer_ep), seg, ip_len);
             return None;
         }
         // Only under a drop-on-full reaction does a transport send into a full NIC: the frame is lost there.
