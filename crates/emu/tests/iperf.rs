@@ -68,10 +68,12 @@ fn iperf3_agrees_with_the_stream_driver_within_2_percent() -> Outcome {
     // by up to 10 % with where the losses fall (CI saw 83–91 Mbit/s for both programs): the programs are
     // compared by the mean of each over pairs run in turn, until the means agree within 2 % (up to five
     // pairs whose emulator kept time; a pair it did not is run again, as the backend's docs tell callers).
-    // Every run must be cubic, without hidden drops and under the analytic bound.
+    // In this VM's phases of vCPU steal most pairs are disturbed (p99 release lateness 1.3–7 ms, stalls of
+    // 34 ms: 8 of 8 in one CI run, 7 of 8 and 4 of 5 in two runs alone right after), so up to 16 pairs are
+    // run to find the on-time ones. Every run must be cubic, without hidden drops and under the analytic bound.
     let mut pairs = Vec::new();
     let mut attempts = 0;
-    while pairs.len() < 5 && attempts < 8 {
+    while pairs.len() < 5 && attempts < 16 {
         attempts += 1;
         let (iperf_bps, iperf_cc, hidden, ours_bps, valid) = iperf3_and_ours(5);
         eprintln!(
