@@ -2645,17 +2645,22 @@ impl Connection {
         }
     }
 
-    /// The end of [`Self::ack_in_order_data`] for a policy whose verdict is `now_by_policy` and whose
-    /// timer never moves earlier: an ACK now, or the delayed-ACK timer at `deadline`.
+    /// In-order data's ACK verdict carried out: an ACK now by the policy (`now_by_policy`) or by chance
+    /// (`ack_immediate_p`), else the delayed-ACK timer at `deadline` (RFC 1122 §4.2.3.2), which a pending
+    /// timer keeps unless the policy moves it earlier (Linux 2.2, [`AckState::moves_timer_earlier`]).
     #[inline(always)]
     fn ack_or_delay(&mut self, now_by_policy: bool, deadline: impl FnOnce(&Self) -> Instant) {
-        debug_assert!(!self.ack.moves_timer_earlier());
         let now_by_chance = self.cfg.ack_immediate_p > 0.0 && self.draw() < self.cfg.ack_immediate_p;
         if now_by_policy || now_by_chance {
             self.ack_now = true;
         } else if !self.armed(Timer::DelayedAck) {
             let at = deadline(self);
             self.arm(Timer::DelayedAck, at);
+        } else if self.ack.moves_timer_earlier() {
+            let at = deadline(self);
+            if at.as_nanos() < self.timers[Timer::DelayedAck as usize] {
+                self.arm(Timer::DelayedAck, at);
+            }
         }
     }
 
@@ -2706,24 +2711,13 @@ impl Connection {
             if self.cfg.rcv_mss_estimate_from_536 { seg_size.min(self.cfg.mss.bytes() as u32) } else { seg_size };
     }
 
-    /// In-order data of `len` bytes that filled no hole: an ACK now by the policy (or by chance, with
-    /// `ack_immediate_p`), else the delayed-ACK timer (RFC 1122 §4.2.3.2).
+    /// In-order data of `len` bytes that filled no hole: the policy's verdict, then [`Self::ack_or_delay`]
+    /// ([`Self::process_data_in_order`] asks the two common policies itself).
     #[inline(always)]
     fn ack_in_order_data(&mut self, now: Instant, len: u32, psh: bool) {
         let full = len >= self.rcv_mss;
         let now_by_policy = self.ack.ack_now(len, full, psh, || rcv_view!(self), &self.cfg);
-        let now_by_chance = self.cfg.ack_immediate_p > 0.0 && self.draw() < self.cfg.ack_immediate_p;
-        if now_by_policy || now_by_chance {
-            self.ack_now = true;
-        } else if self.ack.moves_timer_earlier() {
-            let at = self.ack.deadline(now, &self.rtt, &self.cfg);
-            if at.as_nanos() < self.timers[Timer::DelayedAck as usize] {
-                self.arm(Timer::DelayedAck, at);
-            }
-        } else if !self.armed(Timer::DelayedAck) {
-            let at = self.ack.deadline(now, &self.rtt, &self.cfg);
-            self.arm(Timer::DelayedAck, at);
-        }
+        self.ack_or_delay(now_by_policy, |c| c.ack.deadline(now, &c.rtt, &c.cfg));
     }
 
     /// `whole_segment_past_window`: an in-order segment in an open window, with nothing waiting to be
