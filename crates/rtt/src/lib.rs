@@ -136,7 +136,7 @@ fn mul(x: u64, g: u64) -> u64 {
 /// β = 1/4, Jacobson's arithmetic): ⌊x·g⌋ is then `x >> n`, where the general product needs a
 /// multiplication, an overflow test and a division by 10⁹ on every ACK's sample.
 /// Eight bytes, as the plain gain was (a connection's size counts).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 struct Gain {
     /// At most [`PPB`].
     ppb: u32,
@@ -155,6 +155,40 @@ impl Gain {
         match self.shift {
             Some(n) => x >> n,
             None => mul(x, self.ppb as u64),
+        }
+    }
+}
+
+/// The integer forms of [`RtoParams`]' gains, as [`RttEstimator::with_model`] stores them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Derived {
+    alpha: Gain,
+    beta: Gain,
+    rfc793_gain: u64,
+    rfc793_beta: u64,
+    mills_up: u64,
+    mills_down: u64,
+}
+
+impl Derived {
+    /// `Derived::of(&RtoParams::default())`, written out (the test `default_params_derive_their_constants`).
+    const DEFAULT: Derived = Derived {
+        alpha: Gain { ppb: 125_000_000, shift: Some(3) },
+        beta: Gain { ppb: 250_000_000, shift: Some(2) },
+        rfc793_gain: 125_000_000,
+        rfc793_beta: 2_000_000_000,
+        mills_up: 250_000_000,
+        mills_down: 62_500_000,
+    };
+
+    fn of(params: &RtoParams) -> Derived {
+        Derived {
+            alpha: Gain::new(ppb(params.rfc6298_alpha, PPB)),
+            beta: Gain::new(ppb(params.rfc6298_beta, PPB)),
+            rfc793_gain: PPB - ppb(params.rfc793_alpha, PPB),
+            rfc793_beta: ppb(params.rfc793_beta, u64::MAX),
+            mills_up: ppb(params.mills_gain_up, PPB),
+            mills_down: ppb(params.mills_gain_down, PPB),
         }
     }
 }
@@ -238,7 +272,12 @@ impl RttEstimator {
         max_rto: Duration,
         granularity: Duration,
     ) -> Self {
-        let (alpha, beta) = (Gain::new(ppb(params.rfc6298_alpha, PPB)), Gain::new(ppb(params.rfc6298_beta, PPB)));
+        // The default tunables (every connection of a scenario that sets none): their integer forms as
+        // constants, where the general conversion rounds six floats through the library and searches the
+        // shifts (~400 instructions a connection; rr-1000 opens 2,000).
+        let g = if params == RtoParams::default() { Derived::DEFAULT } else { Derived::of(&params) };
+        debug_assert_eq!(g, Derived::of(&params));
+        let (alpha, beta) = (g.alpha, g.beta);
         let step = match model {
             RtoModel::Rfc6298 if alpha.shift == Some(3) && beta.shift == Some(2) && params.rfc6298_k == 4 => {
                 Step::Jacobson
@@ -261,10 +300,10 @@ impl RttEstimator {
             rfc6298_alpha: alpha,
             rfc6298_beta: beta,
             rfc6298_k: u64::from(params.rfc6298_k),
-            rfc793_gain: PPB - ppb(params.rfc793_alpha, PPB),
-            rfc793_beta: ppb(params.rfc793_beta, u64::MAX),
-            mills_up: ppb(params.mills_gain_up, PPB),
-            mills_down: ppb(params.mills_gain_down, PPB),
+            rfc793_gain: g.rfc793_gain,
+            rfc793_beta: g.rfc793_beta,
+            mills_up: g.mills_up,
+            mills_down: g.mills_down,
             linux: LinuxState::default(),
         }
     }
@@ -511,6 +550,24 @@ impl RttEstimator {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The default tunables' constants are what the general conversion gives them, and tunables one
+    /// part per billion off the default take the general conversion.
+    #[test]
+    fn default_params_derive_their_constants() {
+        assert_eq!(Derived::DEFAULT, Derived::of(&RtoParams::default()));
+        let near = RtoParams { rfc6298_alpha: 0.125 + 1e-9, ..RtoParams::default() };
+        let e = RttEstimator::with_model(
+            RtoModel::Rfc6298,
+            near,
+            Duration::from_secs(1),
+            Duration::ZERO,
+            Duration::from_secs(60),
+            Duration::ZERO,
+        );
+        assert_eq!(e.rfc6298_alpha, Gain { ppb: 125_000_001, shift: None });
+        assert_eq!(e.step, Step::Rfc6298);
+    }
 
     #[test]
     fn rto_backed_off_doubles_from_the_rto_up_to_max_rto() {

@@ -394,6 +394,12 @@ pub struct Connection {
     // p14emit:
     /// The RTO last counted in the RFC 4898 MinRTO and MaxRTO gauges (zero before the first timer start).
     rto_gauged: Duration,
+    /// The timestamp clock's tick that [`Self::ts_now`] last found: its start (ns), its length (0: none yet,
+    /// or a tick too long to keep) and its TSval. A sender's segments and ACKs fall in the same tick for
+    /// many in a row (a bulk sender's every one in a millisecond), so the division is made once a tick.
+    ts_tick_start: u64,
+    ts_tick_len: u32,
+    ts_tick_val: u32,
 }
 
 impl fmt::Debug for Connection {
@@ -530,6 +536,9 @@ impl Connection {
             recv_limit: 0,
             timers_armed: 0,
             rto_gauged: Duration::ZERO,
+            ts_tick_start: 0,
+            ts_tick_len: 0,
+            ts_tick_val: 0,
             cfg,
         };
         c.set_recv_limit();
@@ -794,6 +803,8 @@ impl Connection {
     pub fn config_mut(&mut self) -> &mut TcpConfig {
         // A changed knob may change what the call after the application chooses: it chooses in full.
         self.windows_closed = false;
+        // The timestamp tick may change with it.
+        self.ts_tick_len = 0;
         Arc::make_mut(&mut self.cfg)
     }
 
@@ -1252,7 +1263,7 @@ impl Connection {
     }
 
     /// The RTT a segment's timestamp echo gives, when timestamps were negotiated and it echoes one.
-    fn ts_rtt(&self, now: Instant, seg: &TcpSegment) -> Option<Duration> {
+    fn ts_rtt(&mut self, now: Instant, seg: &TcpSegment) -> Option<Duration> {
         let ts = seg.options.timestamps.filter(|t| self.ts_ok && t.tsecr != 0)?;
         Some(self.ts_elapsed(now, ts.tsecr))
     }
@@ -2409,21 +2420,46 @@ impl Connection {
         self.st.CountRTT += 1;
     }
 
-    fn ts_now(&self, now: Instant) -> u32 {
-        // Offset by one so that no timestamp is zero: TSecr = 0 means "no echo" in practice. The usual 1 ms
-        // tick divides by a constant, a multiplication (every segment sent and every ACK of new data asks).
-        // Any other tick divides out of line: inline, the compiler folded the two arms back into one
-        // division by the tick, a `div` behind a zero test and a 32-bit test.
-        let ticks = match self.cfg.timestamp_tick.as_nanos() {
+    /// TSval at `now`: the tick found last time while `now` is in it (a subtraction and a comparison),
+    /// else [`Self::ts_tick`]'s division, kept with the tick's bounds.
+    #[inline(always)]
+    fn ts_now(&mut self, now: Instant) -> u32 {
+        // Exact for any `now`: one before the tick's start wraps to a large offset and misses.
+        if now.as_nanos().wrapping_sub(self.ts_tick_start) < self.ts_tick_len as u64 {
+            debug_assert_eq!(self.ts_tick_val, self.ts_tick(now));
+            return self.ts_tick_val;
+        }
+        let tick = self.cfg.timestamp_tick.as_nanos();
+        let ticks = Self::ticks(now, tick);
+        let val = ticks as u32 + 1;
+        if let Ok(len) = u32::try_from(tick) {
+            self.ts_tick_start = ticks * tick;
+            self.ts_tick_len = len;
+            self.ts_tick_val = val;
+        }
+        val
+    }
+
+    /// TSval at `now`, from the clock. Offset by one so that no timestamp is zero: TSecr = 0 means "no
+    /// echo" in practice.
+    fn ts_tick(&self, now: Instant) -> u32 {
+        Self::ticks(now, self.cfg.timestamp_tick.as_nanos()) as u32 + 1
+    }
+
+    /// Whole ticks of `tick` ns at `now`. The usual 1 ms tick divides by a constant, a multiplication. Any
+    /// other tick divides out of line: inline, the compiler folded the two arms back into one division by
+    /// the tick, a `div` behind a zero test and a 32-bit test.
+    #[inline(always)]
+    fn ticks(now: Instant, tick: u64) -> u64 {
+        match tick {
             1_000_000 => now.as_nanos() / 1_000_000,
             tick => ticks_of(now, tick),
-        };
-        ticks as u32 + 1
+        }
     }
     /// The RTT a timestamp echo measures. An echo from the current tick is rounded up to one tick, as
     /// Linux's `tcp_rtt_tsopt_us` does: the real RTT lies anywhere in it, and 0 would pull the RTO
     /// below the path's RTT when the tick is coarse (RFC 7323 §5.4 allows up to 1 s).
-    fn ts_elapsed(&self, now: Instant, tsecr: u32) -> Duration {
+    fn ts_elapsed(&mut self, now: Instant, tsecr: u32) -> Duration {
         let ticks = self.ts_now(now).wrapping_sub(tsecr).max(1);
         // The usual 1 ms tick times 32-bit ticks cannot saturate: a multiplication by a constant, not a
         // load, a multiplication and an overflow test (every ACK of new data asks).

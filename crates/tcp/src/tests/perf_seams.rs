@@ -41,3 +41,25 @@ fn min_and_max_rto_are_the_extremes_of_the_timeouts_armed() {
     let e = c.estats();
     assert_eq!((e.MinRTO, e.MaxRTO), (1000.0, 4000.0));
 }
+
+/// The TSval of each segment is the clock's tick at its instant, though `ts_now` keeps the tick it found
+/// last: the last nanosecond of a tick and the first of the next, a tick well later, and the tick changed
+/// by a knob at the same instant (10 ms: TSval 21 ms / 10 ms + 1) all give the clock's value.
+#[test]
+fn tsval_is_the_tick_of_each_instant_though_the_tick_is_kept() {
+    let mut c = client_established(TcpConfig { nodelay: true, ..cfg() });
+    let tsval_at = |c: &mut Connection, ns: u64| {
+        assert_eq!(c.send(100), 100);
+        let sent = transmit_all(c, Instant::from_nanos(ns));
+        assert_eq!(sent.len(), 1);
+        sent[0].options.timestamps.expect("timestamps").tsval
+    };
+    assert_eq!(tsval_at(&mut c, 20_999_999), 21);
+    assert_eq!(tsval_at(&mut c, 20_999_999), 21);
+    assert_eq!(tsval_at(&mut c, 21_000_000), 22);
+    assert_eq!(tsval_at(&mut c, 21_999_999), 22);
+    assert_eq!(tsval_at(&mut c, 25_000_001), 26);
+    c.config_mut().timestamp_tick = Duration::from_millis(10);
+    assert_eq!(tsval_at(&mut c, 25_000_001), 3);
+    assert_eq!(tsval_at(&mut c, 30_000_000), 4);
+}
