@@ -938,6 +938,9 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
         if !ep.finished && ep.conn.is_finished() {
             ep.finished = true;
             self.finished_count += 1;
+            // Whether all are finished is asked in the full look after the event, which the drain's one
+            // test leaves out ([`World::attend`]).
+            self.attention = Attention::All;
         }
         if ep.conn.is_closed() {
             ep.released = true;
@@ -1827,12 +1830,12 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
     fn attend(&mut self) -> bool {
         if self.net.attention == Attention::Drain {
             debug_assert!(self.woken.is_empty() && !self.net.end_requested && self.measure_start.is_some());
+            // Only the deadline: the count of finished endpoints grows in `note_end` alone, which sets
+            // `Attention::All` (one test less on half of flows-1000's events: issue 25).
             let now = self.net.io.now;
-            let over = self.all_finished() || now > self.drain_deadline;
-            debug_assert_eq!(
-                over,
-                self.all_finished() || self.measure_end.is_some_and(|end| now.saturating_since(end) > DRAIN_LIMIT)
-            );
+            let over = now > self.drain_deadline;
+            debug_assert!(!self.all_finished());
+            debug_assert_eq!(over, self.measure_end.is_some_and(|end| now.saturating_since(end) > DRAIN_LIMIT));
             return over;
         }
         self.attend_all()
