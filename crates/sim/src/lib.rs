@@ -578,6 +578,10 @@ struct Net<T: Transport, P> {
     /// Endpoints an application acted on, in order; serviced after the application returns. The endpoint
     /// whose event is being handled (`current`) is serviced anyway and not recorded.
     touched: Vec<u32>,
+    /// `touched` is not empty, or the measurement has not started: after an event, the touched endpoints
+    /// are serviced and readiness is looked at (`World::service_touched`). One flag for the two tests
+    /// after every event (issue 25).
+    service_after: bool,
     current: u32,
     apps_ready: Vec<bool>,
     ready_count: usize,
@@ -835,6 +839,7 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
         if !ep.touched {
             ep.touched = true;
             self.touched.push(e);
+            self.service_after = true;
         }
     }
 
@@ -1299,8 +1304,9 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
     /// Keeps the earliest deadline of endpoint `e` (`ep`) in the queue.
     #[inline(always)]
     fn sync_timer(&mut self, ep: &mut Ep<T>, e: u32) {
-        let Some(want) = ep.conn.poll_timeout() else { return };
-        debug_assert!(want < Instant::FAR_FUTURE, "a deadline at the end of time");
+        // None as the end of time, which no scheduled event is later than: TCP's unarmed deadline is that
+        // value already, and the test for `None` compiles away (issue 25).
+        let want = ep.conn.poll_timeout().unwrap_or(Instant::FAR_FUTURE);
         if want < ep.timer_scheduled {
             ep.timer_scheduled = want;
             ep.timer_seq += 1;
@@ -1372,7 +1378,8 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         }
         self.net.current = u32::MAX;
         self.net.service(e);
-        if !self.net.touched.is_empty() || self.measure_start.is_none() {
+        debug_assert_eq!(self.net.service_after, !self.net.touched.is_empty() || self.measure_start.is_none());
+        if self.net.service_after {
             self.service_touched();
         }
     }
@@ -1465,6 +1472,7 @@ impl<T: Transport, P: Probe<T>> World<T, P> {
         if self.measure_start.is_none() && self.net.ready_count == self.apps.len() {
             self.start_measurement();
         }
+        self.net.service_after = !self.net.touched.is_empty() || self.measure_start.is_none();
     }
 
     /// Every application is ready: the window opens for all of them at once.
@@ -1989,6 +1997,7 @@ where
             cpu_busy_at: vec![[Duration::ZERO; 2]; spec.hosts.len()],
             app_route,
             touched: Vec::new(),
+            service_after: true,
             current: u32::MAX,
             apps_ready: vec![false; n_apps],
             ready_count: 0,
