@@ -4,8 +4,9 @@
 //! cannot run here are reported as ignored with the reason (tcplab-testkit; failures under CI=true):
 //! `sudo` lines without root or the Linux backend. `cargo test --workspace` is this suite itself: it is
 //! not run again, but checked to be exactly the command `.ci/run` runs; `cargo run --release -p
-//! tcplab-cli --` is the binary under test. Two long examples are
-//! shortened, visibly: `tcplab bench` gets `--duration 1s`, `tcplab compare` `--set test.duration="2s"`.
+//! tcplab-cli --` is the binary under test. Three long examples are shortened, visibly: `tcplab bench` gets
+//! `--duration 1s`, `tcplab compare` `--set test.duration="2s"`, a run on the Linux backend (a sweep: 14
+//! points of real time) `--set test.duration="500ms"`.
 //! The table the README shows for `tcplab run bulk-10m` must be what that command prints.
 
 use std::path::{Path, PathBuf};
@@ -80,6 +81,8 @@ fn run_line(line: &str, scratch: &Path) -> Outcome {
     } else if command.starts_with("tcplab compare") {
         tcplab_testkit::need(tcplab_emu::check_environment())?;
         format!("{command} --set test.duration=\\\"2s\\\"")
+    } else if command.contains("--backend linux") {
+        format!("{command} --set test.duration=\\\"500ms\\\"")
     } else {
         command
     };
