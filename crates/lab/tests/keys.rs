@@ -258,7 +258,7 @@ fn the_docs_tables_document_every_key_and_no_other() {
             }
         }
     }
-    // `TCPLAB_KEY_ROWS=PREFIX cargo test -p tcplab-lab --test keys docs -- --nocapture` prints the rows of
+    // `TCPLAB_KEY_ROWS=PREFIX cargo test -p tcplab-lab --test scenarios keys::docs -- --nocapture` prints the rows of
     // the keys under PREFIX, for whoever writes a new table.
     if let Ok(prefix) = std::env::var("TCPLAB_KEY_ROWS") {
         for k in registry().iter().filter(|k| k.path.starts_with(&prefix)) {

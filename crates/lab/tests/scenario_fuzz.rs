@@ -15,7 +15,7 @@
 //! - a second run with the same seed gives byte-identical JSON (a run is a pure function of scenario and seed).
 //!
 //! Cases: `TCPLAB_FUZZ_CASES` (default 64, a few seconds in a debug build); each case is a few simulated
-//! seconds at most. `TCPLAB_FUZZ_CASES=2000 cargo test --release -p tcplab-lab --test scenario_fuzz` for a
+//! seconds at most. `TCPLAB_FUZZ_CASES=2000 cargo test --release -p tcplab-lab --test scenarios scenario_fuzz::` for a
 //! longer local hunt; proptest prints the failing document's choices and shrinks them.
 
 use proptest::prelude::*;
