@@ -2,7 +2,7 @@
 //! standing queue in a deep buffer, goodput under random loss, STARTUP's growth, against CUBIC on the
 //! same path. Each figure is derived beside its assertion.
 
-mod common;
+use crate::common;
 
 use common::{run_scenario, scenario, stream};
 use tcplab_lab::result::Point;

@@ -5,7 +5,7 @@
 //! recovery, not a restore and a new packet-conservation cut each round) keeps that climb from being cut
 //! every round trip.
 
-mod common;
+use crate::common;
 
 use common::{run_scenario, scenario, stream};
 

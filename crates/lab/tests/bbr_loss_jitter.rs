@@ -8,7 +8,7 @@
 //! with that jitter (the kernel's two runs with it were within its own spread). These tests pin both: the
 //! slack moves the loss cell, not the clean one, and jitter then moves the loss cell little.
 
-mod common;
+use crate::common;
 
 use common::{run_scenario, scenario};
 

@@ -7,7 +7,7 @@
 //! acknowledged at once. BBR's recovery cwnd (packet conservation, per ACK) then stays higher, the queue
 //! stays full and the retransmissions overflow it again.
 
-mod common;
+use crate::common;
 
 use common::{estats, run_scenario, scenario, shipped_one_point_without_cpu_model};
 use tcplab_lab::result::Point;

@@ -3,7 +3,7 @@
 //! (`tcp_tso_autosize` with `bbr_min_tso_segs`), and paces each whole (`tcp_update_skb_after_send`): the
 //! segments of one leave together, the next after the whole super-packet's time at the rate.
 
-mod common;
+use crate::common;
 
 use common::{estats, run_scenario, scenario};
 

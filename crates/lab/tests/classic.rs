@@ -2,7 +2,7 @@
 //! points of the shipped scenario with `--set` overrides and asserts what physics and the protocols dictate,
 //! with the analytic figure derived beside the assertion.
 
-mod common;
+use crate::common;
 
 use common::{estats, run_scenario, scenario, stream};
 use tcplab_lab::result::{Metrics, Point};

@@ -2,7 +2,7 @@
 //! where a point allows: what the line, netperf's first burst and Mentat's Nagle and deferred ACK dictate,
 //! each with its analytic figure beside the assertion.
 
-mod common;
+use crate::common;
 
 use common::{rr, run_scenario, scenario};
 use tcplab_lab::result::Point;

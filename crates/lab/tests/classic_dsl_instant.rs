@@ -7,7 +7,7 @@
 //! transactions/s. When the engine ran the server's application after the first segment, the responses
 //! joined the tail and the run gave 21.6 (docs/classic.md § Today beside then, "Burst 8, traced").
 
-mod common;
+use crate::common;
 
 use tcplab_lab::Tcp;
 use tcplab_sim::{PacketEvent, Probe, SERVER, UP};

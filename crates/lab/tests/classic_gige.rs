@@ -3,7 +3,7 @@
 //! deferred_ack_max 2 and 32 points only (the NIC's time per frame on the throughputs, the per-packet CPU
 //! costs on the service demands); 4, 8 and 16 are predictions.
 
-mod common;
+use crate::common;
 
 use common::{estats, run_scenario, scenario, stream};
 use tcplab_lab::SHIPPED;

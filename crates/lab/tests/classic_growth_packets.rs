@@ -7,7 +7,7 @@
 //! 13.8 and 21.6 without (20.1 at 7 before the engine processed each instant's arrivals before the
 //! application; docs/classic.md § Today beside then, "Burst 8, traced").
 
-mod common;
+use crate::common;
 
 fn tps(burst: u32, growth_packets: bool) -> f64 {
     let text = common::shipped_one_point_without_cpu_model("classic/dsl-rr-nodelay");

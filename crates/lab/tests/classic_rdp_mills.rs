@@ -7,7 +7,7 @@
 //! give with them; and the arithmetic that puts the report's ~35 s out of reach of the scripted drops and of
 //! independent drops at 4 %, within reach of denser loss.
 
-mod common;
+use crate::common;
 
 use common::{run_scenario, scenario};
 use tcplab_lab::result::Point;

@@ -6,7 +6,7 @@
 //! requests travelled in other groups for the whole run (the `linux` personality 7.8 % over the kernel
 //! at burst 7 of classic/dsl-rr-nodelay).
 
-mod common;
+use crate::common;
 
 use tcplab_lab::{load, Scenario, Source, Tcp};
 use tcplab_sim::{PacketEvent, Probe, CLIENT};

@@ -2,7 +2,7 @@
 //! from a CPU-bound NODELAY writer always ahead of the network, over 100 Mbit/s Ethernet, Linux 2.2 and
 //! 2.4 at both ends. Shortened runs; each assertion says what the protocol or the arithmetic dictates.
 
-mod common;
+use crate::common;
 
 use common::{estats, msg, run_scenario, scenario};
 use tcplab_lab::result::{MsgMetrics, Point};

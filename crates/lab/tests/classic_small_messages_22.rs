@@ -4,7 +4,7 @@
 //! lab gives and the arithmetic that explains it, so that a change to the 2.2 personality that moves them
 //! has to say why.
 
-mod common;
+use crate::common;
 
 use common::{estats, msg, run_scenario, scenario};
 use tcplab_lab::result::Point;

@@ -5,7 +5,7 @@
 //! 2.2 figures: the report's pair (65.2 us plain, 5.5 us with p = 1/8) needs losses under p = 1/8 and
 //! none without it, which no loss of the path gives.
 
-mod common;
+use crate::common;
 
 use common::{estats, msg, run_scenario, scenario};
 use tcplab_lab::result::Point;

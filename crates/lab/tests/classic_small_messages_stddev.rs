@@ -1,7 +1,7 @@
 //! `classic/small-messages` (docs/classic.md § 3, "Which standard deviation"): what the 2001 report's
 //! standard deviations measure, and where the lab's spread between messages comes from in Linux 2.4.
 
-mod common;
+use crate::common;
 
 use common::{estats, msg, run_scenario, scenario};
 use tcplab_lab::sweep::{iteration_seed, plan_with, run_plan, RepeatFlags, RunOptions};

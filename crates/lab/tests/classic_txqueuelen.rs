@@ -1,7 +1,7 @@
 //! The txqueuelen/web100 experiment (`classic/txqueuelen`, docs/classic.md §5), shortened to 1 s points:
 //! what Linux 2.4's stall path and web100's counters give on back-to-back gigabit hosts.
 
-mod common;
+use crate::common;
 
 use common::{estats, run_scenario, scenario, stream};
 use tcplab_lab::result::Point;

@@ -8,7 +8,7 @@
 //! just short of the queue). The report's "no SendStall past 200" therefore needs a cap 2.4's arithmetic
 //! on a 2 MB request does not give; and the run repeats no ACK, so DupAcksIn stays 0 without one either.
 
-mod common;
+use crate::common;
 
 use common::txqueuelen_sender;
 use tcplab_tcp::Estats;

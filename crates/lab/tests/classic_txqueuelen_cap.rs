@@ -6,7 +6,7 @@
 //! window's. So a cap on either side below the queue ends the stalls; the counters alone do not say
 //! which side capped the report's flight.
 
-mod common;
+use crate::common;
 
 use common::txqueuelen_sender as sender;
 use tcplab_tcp::Estats;

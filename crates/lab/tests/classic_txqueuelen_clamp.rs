@@ -5,7 +5,7 @@
 //! end, then no congestion avoidance) with its step at txqueuelen 50-100 instead of the report's 200-300,
 //! which is why the shipped scenario does not use it: the report's hosts had their limits raised.
 
-mod common;
+use crate::common;
 
 use common::txqueuelen_sender;
 use tcplab_tcp::Estats;

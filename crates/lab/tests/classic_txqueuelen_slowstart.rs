@@ -7,7 +7,7 @@
 //! the initial slow start at large queues — the report's "high number of slow starts for small
 //! txqueuelens, which dip between the range 15-200 ... then increases to a mid level".
 
-mod common;
+use crate::common;
 
 use common::txqueuelen_sender as sender;
 

@@ -5,7 +5,7 @@
 //! ACK equals SND.UNA on arrival, window updates and a bare FIN included. `linux-2.4` counts so
 //! (`dup_acks_in = "web100"`); these tests pin what that gives on the report's setup, 1 s a point.
 
-mod common;
+use crate::common;
 
 use common::{estats, run_scenario, scenario, stream};
 use tcplab_lab::result::Point;

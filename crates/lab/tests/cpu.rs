@@ -1,6 +1,6 @@
 //! `host.cpu` in a scenario: the cost model's figures in the metrics, and its validation.
 
-mod common;
+use crate::common;
 
 use tcplab_lab::result::Metrics;
 

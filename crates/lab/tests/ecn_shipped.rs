@@ -2,7 +2,7 @@
 //! same AQM that drops marks instead when both the qdisc and the TCP do ECN, and the bulk flow backs off as
 //! often without retransmitting anything.
 
-mod common;
+use crate::common;
 
 use tcplab_lab::result::Point;
 use tcplab_lab::{load, run_point, Source, SHIPPED};

@@ -1,7 +1,7 @@
 //! Flows that share a bottleneck, from scenario files (`[dumbbell]` and `[[flow]]`, issue 24): the physics
 //! of the shipped scenarios and of identical flows, and the errors of a bad flow.
 
-mod common;
+use crate::common;
 
 use tcplab_lab::result::Point;
 use tcplab_lab::run_point;

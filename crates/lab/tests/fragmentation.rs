@@ -2,7 +2,7 @@
 //! cuts them into fragments that are queued, serialized and lost one by one, and the receiver hands a
 //! datagram to TCP only when every fragment came.
 
-mod common;
+use crate::common;
 
 use tcplab_lab::result::IpCounters;
 use tcplab_lab::ResultDoc;

@@ -3,7 +3,7 @@
 //! retransmitted, the goodput under 1% loss (at 100 and at 10 Mbit/s), and request/response under Nagle on a
 //! DSL-like path.
 
-mod common;
+use crate::common;
 use common::{estats, rr, run_scenario, scenario, stream};
 
 /// Case A: 100 Mbit/s, 20 ms each way, a 500 KB queue; 6 MiB buffers, 64 KiB writes, 20 s.

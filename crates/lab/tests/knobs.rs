@@ -1,6 +1,6 @@
 //! TCP knobs in whole runs: the effect each is documented to have, on a small scenario.
 
-mod common;
+use crate::common;
 
 use tcplab_lab::ResultDoc;
 

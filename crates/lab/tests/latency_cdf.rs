@@ -2,7 +2,7 @@
 //! the percentiles beside it, a single step at the transaction time on an idle deterministic path, and a
 //! spread with a tail under loss; the JSON form reads back to the same steps.
 
-mod common;
+use crate::common;
 
 use common::{rr, run_scenario, scenario};
 use tcplab_lab::result::{LatencyMetrics, Metrics};

@@ -3,7 +3,7 @@
 //! against a delayed ACK), the one-way latency of paced messages on an idle path, and the delayed-ACK stalls
 //! of Linux 2.2 that Linux 2.4 does not have.
 
-mod common;
+use crate::common;
 
 use common::{msg, run_scenario, scenario};
 

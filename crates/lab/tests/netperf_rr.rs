@@ -2,7 +2,7 @@
 //! idle path, the bottleneck's ceiling under a first burst, Nagle against NODELAY, the handshake's extra
 //! round trip, and the ephemeral-port bound of connection churn.
 
-mod common;
+use crate::common;
 
 use common::{rr, run_scenario, scenario};
 

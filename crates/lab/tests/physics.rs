@@ -1,7 +1,7 @@
 //! Whole runs checked against analytic results: the link's capacity, the window/RTT bound, and the
 //! Mathis et al. loss–throughput relation. Each test is an experiment: a scenario, a prediction, a check.
 
-mod common;
+use crate::common;
 
 use common::{run_scenario, scenario};
 

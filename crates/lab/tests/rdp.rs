@@ -2,7 +2,7 @@
 //! EACKs on and off) and RTT feedback, as scenarios. Expected values are Part C of the RDP engineering note
 //! (docs/rdp.md summarizes them): N = 50,000, p = 0.04, q = 0.96, W = 4.
 
-mod common;
+use crate::common;
 
 use common::scenario;
 use tcplab_lab::result::Metrics;

@@ -6,6 +6,9 @@
 //! tcplab-testkit's harness) and `progress.rs`, whose watch of the published simulated time is the
 //! process's, so another file's run at the same time would publish into it.
 
+// The files' shared helpers, once (a file says `use crate::common;`).
+mod common;
+
 #[path = "bbr.rs"]
 mod bbr;
 #[path = "bbr_heavy_loss.rs"]
