@@ -1,6 +1,6 @@
 //! `--csv`: the files hold exactly the JSON's values.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::Value;

@@ -1,6 +1,6 @@
 //! `--plot`: which plots a result gives, what they show, and a sweep drawn from a hand-made document.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::json;

@@ -1,7 +1,7 @@
 //! docs/result.schema.json: every shipped scenario's result validates (shortened to 1 s), with each form
 //! of `test.series`; and the validator catches what it should.
 
-mod common;
+use crate::common;
 
 use serde_json::json;
 use tcplab_lab::{load, run_scenario, Source, SHIPPED};

@@ -2,7 +2,7 @@
 //! every shipped scenario's document reads back and writes again byte for byte, and what does not fit the
 //! model is refused with the field named (#22 item 9).
 
-mod common;
+use crate::common;
 
 use serde_json::{json, Value};
 use tcplab_lab::sweep::{plan, run_plan, RepeatFlags, RunOptions};

@@ -1,7 +1,7 @@
 //! The host CPU cost model on whole runs: a CPU-bound receiver runs at its CPU's rate, service demand is
 //! the configured cost, and fewer ACKs free CPU for data.
 
-mod common;
+use crate::common;
 
 use tcplab_sim::{run, CpuSpec, SimRun, SimSpec, CLIENT, SERVER};
 use tcplab_tcp::config::AckPolicy;

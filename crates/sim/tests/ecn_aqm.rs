@@ -2,7 +2,7 @@
 //! reacting to the marks, and no retransmission on the way; the same path without ECN drops and
 //! retransmits. CoDel (RFC 8289) at a 10 Mbit/s bottleneck, one Linux bulk flow.
 
-mod common;
+use crate::common;
 
 use tcplab_link::qdisc::CodelConfig;
 use tcplab_link::{LinkConfig, QdiscConfig};

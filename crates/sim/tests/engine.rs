@@ -1,6 +1,6 @@
 //! The engine's hosts, listeners, applications and probes, on whole runs.
 
-mod common;
+use crate::common;
 
 use tcplab_link::DropReason;
 use tcplab_sim::{run, run_with, PacketEvent, Probe, SimSpec, CLIENT, DOWN, SERVER, UP};

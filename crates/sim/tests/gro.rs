@@ -2,7 +2,7 @@
 //! reach TCP as one packet, so a saturated gigabit receiver ACKs once per batch, a slower link is untouched,
 //! and a CPU-bound receiver pays its per-packet cost once per batch.
 
-mod common;
+use crate::common;
 
 use tcplab_sim::{run, CpuSpec, HostSpec, SimRun, SimSpec, CLIENT, SERVER};
 use tcplab_tcp::config::AckPolicy;

@@ -2,7 +2,7 @@
 //! RTT unfairness of Reno, and bufferbloat behind a 1000-packet FIFO. Physics, on dumbbells built from the
 //! engine's graph.
 
-mod common;
+use crate::common;
 
 use tcplab_link::LinkConfig;
 use tcplab_sim::{run, AppSpec, FlowId, HostId, LinkSpec, SimRun, SimSpec};

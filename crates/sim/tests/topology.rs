@@ -2,7 +2,7 @@
 //! generic (dequeue-side) path of a link direction against the drop-tail FIFO's fast path, and jitter with
 //! and without reordering.
 
-mod common;
+use crate::common;
 
 use tcplab_link::LinkConfig;
 use tcplab_sim::{
