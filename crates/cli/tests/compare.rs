@@ -79,7 +79,7 @@ fn compare_shows_the_slow_start_exit_beside_the_kernels() -> tcplab_testkit::Out
     panic!("slow-start exits (simulator cwnd, kernel train exits, kernel cwnd), three runs: {exits:?}");
 }
 
-tcplab_testkit::main!(
+tcplab_testkit::tests!(
     a_knob_linux_cannot_express_is_refused_before_the_simulator_runs,
     what_the_backend_lacks_is_named,
     compare_shows_the_slow_start_exit_beside_the_kernels,

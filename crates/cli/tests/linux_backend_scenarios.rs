@@ -7,7 +7,7 @@
 //! root and Linux: elsewhere they are reported as ignored with the reason, except under CI=true, where they
 //! fail (tcplab-testkit's harness).
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Output};
 
@@ -219,7 +219,7 @@ fn no_sweep_and_repetitions_on_the_kernel() -> Outcome {
     Ok(())
 }
 
-tcplab_testkit::main!(
+tcplab_testkit::tests!(
     every_value_the_kernel_cannot_honour_is_refused_at_once,
     a_swept_personality_is_refused_on_the_kernel,
     the_defaults_the_kernel_replaces_are_one_warning,

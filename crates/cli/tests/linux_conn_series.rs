@@ -6,7 +6,7 @@
 //! CI=true, where it fails (tcplab-testkit's harness). Two 4-second runs at 10 Mbit/s, one at a time
 //! (docs/testing.md), and one on the simulator.
 
-mod common;
+use crate::common;
 
 use common::{linux_ready, run_on};
 
@@ -186,7 +186,7 @@ fn bbr_variables_of_every_end_on_the_kernel() -> Outcome {
     Ok(())
 }
 
-tcplab_testkit::main!(
+tcplab_testkit::tests!(
     one_at_a_time: a_bulk_run_on_the_kernel_gives_a_well_formed_series,
     bbr_variables_of_every_end_on_the_kernel
 );

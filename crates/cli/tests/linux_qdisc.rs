@@ -6,7 +6,7 @@
 //! CI=true, where it fails (tcplab-testkit's harness). Each run is a few seconds at 10 Mbit/s, gentle on a
 //! small machine.
 
-mod common;
+use crate::common;
 
 use common::{linux_ready, run_on, TWO_STREAMS};
 use std::process::Output;
@@ -121,7 +121,7 @@ fn compare_sets_two_streams_side_by_side_with_a_fifo_and_with_codel() -> Outcome
     Ok(())
 }
 
-tcplab_testkit::main!(
+tcplab_testkit::tests!(
     codel_on_the_kernel_keeps_the_sojourn_near_target,
     codel_marks_reach_the_kernel_as_ce_on_real_packets,
     compare_sets_two_streams_side_by_side_with_a_fifo_and_with_codel,

@@ -5,7 +5,7 @@
 //! Every test needs root and Linux: elsewhere it is reported as ignored with the reason, except under
 //! CI=true, where it fails (tcplab-testkit's harness). Two 3-second runs at 10 Mbit/s.
 
-mod common;
+use crate::common;
 
 use common::{linux_ready, run_on, TWO_STREAMS};
 
@@ -123,7 +123,7 @@ fn codel_on_the_kernel_is_sampled_from_the_qdisc() -> Outcome {
     Ok(())
 }
 
-tcplab_testkit::main!(
+tcplab_testkit::tests!(
     a_fifo_on_the_kernel_is_sampled_as_the_simulator_samples_it,
     codel_on_the_kernel_is_sampled_from_the_qdisc,
 );

@@ -304,7 +304,7 @@ fn linux_backend_without_a_capability_says_which() -> Outcome {
     Ok(())
 }
 
-tcplab_testkit::main!(
+tcplab_testkit::tests!(
     json_through_links_and_descriptors,
     packetdrill_json_goes_through_the_safe_writer,
     unwritable_outputs_are_refused_before_running,

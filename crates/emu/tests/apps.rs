@@ -3,7 +3,7 @@
 
 // Uses `Testbed` and `run_apps`, which exist on Linux only.
 
-mod common;
+use crate::common;
 
 use tcplab_emu::{run_apps, AppsRun, AppsSpec, Health, Side, Testbed, TestbedSpec};
 use tcplab_testkit::Outcome;
@@ -223,7 +223,7 @@ fn a_bulk_writer_leaves_its_reader_the_loop_at_one_gigabit() -> Outcome {
     panic!("the one-loop driver stayed more than 10% below the threaded one (bit/s): {pairs:?}");
 }
 
-tcplab_testkit::main!(
+tcplab_testkit::tests!(
     one_at_a_time:
     rr_one_transaction_in_flight_completes_one_per_round_trip,
     rr_with_a_first_burst_keeps_burst_plus_one_in_flight,

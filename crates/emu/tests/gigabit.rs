@@ -1,6 +1,6 @@
 //! 1 Gbit/s, 10 ms each way: only possible with GSO batching on this kind of machine.
 
-mod common;
+use crate::common;
 
 use tcplab_emu::{run_stream_until_valid, EmuSpec};
 use tcplab_testkit::Outcome;
@@ -33,4 +33,4 @@ fn bulk_1gbit_20ms_rtt_within_5_percent_of_the_bound() -> Outcome {
     Ok(())
 }
 
-tcplab_testkit::main!(bulk_1gbit_20ms_rtt_within_5_percent_of_the_bound);
+tcplab_testkit::tests!(bulk_1gbit_20ms_rtt_within_5_percent_of_the_bound);

@@ -3,7 +3,7 @@
 
 // Uses `Testbed`, which exists on Linux only.
 
-mod common;
+use crate::common;
 
 use std::process::Stdio;
 
@@ -98,4 +98,4 @@ fn iperf3_agrees_with_the_stream_driver_within_2_percent() -> Outcome {
     panic!("the means of iperf3's and our runs (bit/s) differ by 2% or more over every prefix of {pairs:?}");
 }
 
-tcplab_testkit::main!(iperf3_agrees_with_the_stream_driver_within_2_percent);
+tcplab_testkit::tests!(iperf3_agrees_with_the_stream_driver_within_2_percent);

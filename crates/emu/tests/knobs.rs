@@ -4,7 +4,7 @@
 
 // Uses `Testbed`, which exists on Linux only.
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::net::{TcpListener, TcpStream};
@@ -70,7 +70,7 @@ fn a_knob_linux_cannot_express_is_refused_by_name() {
     assert!(err.to_string().contains("server.tcp.rto_initial"), "{err}");
 }
 
-tcplab_testkit::main!(
+tcplab_testkit::tests!(
     sysctls_and_route_options_shape_a_connection_we_did_not_configure,
     a_knob_linux_cannot_express_is_refused_by_name,
 );

@@ -1,7 +1,7 @@
 //! Drops decided by the emulator's model are the kernel's only losses: scripted drops and queue-full drops
 //! each show up as exactly one kernel retransmission, and nothing is lost where the model cannot see it.
 
-mod common;
+use crate::common;
 
 use tcplab_emu::{run_stream, EmuSpec};
 use tcplab_testkit::Outcome;
@@ -50,7 +50,7 @@ fn queue_drops_are_exactly_the_kernels_retransmissions() -> Outcome {
     Ok(())
 }
 
-tcplab_testkit::main!(
+tcplab_testkit::tests!(
     scripted_drops_are_exactly_the_kernels_retransmissions,
     queue_drops_are_exactly_the_kernels_retransmissions,
 );

@@ -1,6 +1,6 @@
 //! Kernel TCP through the emulator at 100 Mbit/s, 20 ms each way: physics, not just "it runs".
 
-mod common;
+use crate::common;
 
 use tcplab_emu::{run_stream, EmuSpec};
 use tcplab_testkit::Outcome;
@@ -87,10 +87,10 @@ fn an_idle_emulator_wakes_every_heartbeat_and_times_each_wake_up() -> Outcome {
 }
 
 #[cfg(target_os = "linux")]
-tcplab_testkit::main!(
+tcplab_testkit::tests!(
     bulk_100mbit_40ms_rtt_reaches_the_analytic_bound,
     idle_ping_rtt_is_twice_the_delay,
     an_idle_emulator_wakes_every_heartbeat_and_times_each_wake_up,
 );
 #[cfg(not(target_os = "linux"))]
-tcplab_testkit::main!(bulk_100mbit_40ms_rtt_reaches_the_analytic_bound);
+tcplab_testkit::tests!(bulk_100mbit_40ms_rtt_reaches_the_analytic_bound);

@@ -2,7 +2,7 @@
 //! nanosecond: at the server's tap, every frame delivered up (back-to-back frames exactly one serialization
 //! time apart) and every frame the server put on the down direction.
 
-mod common;
+use crate::common;
 
 use tcplab_emu::{run_stream, EmuSpec, PcapSpec, PcapTap};
 use tcplab_testkit::Outcome;
@@ -64,4 +64,4 @@ fn the_servers_tap_has_every_frame_at_its_model_instant() -> Outcome {
     Ok(())
 }
 
-tcplab_testkit::main!(the_servers_tap_has_every_frame_at_its_model_instant);
+tcplab_testkit::tests!(the_servers_tap_has_every_frame_at_its_model_instant);

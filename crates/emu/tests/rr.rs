@@ -3,7 +3,7 @@
 
 // Uses `Testbed`, which exists on Linux only.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 
@@ -43,4 +43,4 @@ fn one_byte_transactions_take_one_round_trip() -> Outcome {
     Ok(())
 }
 
-tcplab_testkit::main!(one_byte_transactions_take_one_round_trip);
+tcplab_testkit::tests!(one_byte_transactions_take_one_round_trip);

@@ -6,7 +6,7 @@
 //! It needs Linux and root; elsewhere it is reported as ignored with the reason, except under CI=true,
 //! where it fails (tcplab-testkit's harness). Two points of 5 s each: about 12 s.
 
-mod common;
+use crate::common;
 
 use tcplab_lab::result::Metrics;
 use tcplab_lab::{load, Scenario, Source};
@@ -55,4 +55,4 @@ fn the_kernel_runs_the_dsl_experiment_at_the_personalitys_rate() -> Outcome {
     Ok(())
 }
 
-tcplab_testkit::main!(the_kernel_runs_the_dsl_experiment_at_the_personalitys_rate);
+tcplab_testkit::tests!(the_kernel_runs_the_dsl_experiment_at_the_personalitys_rate);

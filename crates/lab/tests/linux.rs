@@ -201,7 +201,7 @@ fn back_to_back_messages_under_nagle_coalesce_below_one_minimum_frame_each() -> 
     Ok(())
 }
 
-tcplab_testkit::main!(
+tcplab_testkit::tests!(
     the_clients_trace_shows_exactly_the_kernels_retransmissions,
     cpu_is_measured_system_wide_over_the_window,
     paced_small_messages_arrive_one_way_delay_and_one_frame_later_at_the_writers_rate,

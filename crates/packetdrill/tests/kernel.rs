@@ -4,9 +4,9 @@
 //! with the reason otherwise; a failure under CI=true). Off Linux the file has no tests.
 
 #[cfg(not(target_os = "linux"))]
-fn main() {}
+tcplab_testkit::tests!();
 #[cfg(target_os = "linux")]
-tcplab_testkit::main!(
+tcplab_testkit::tests!(
     our_scripts_pass_on_the_kernel,
     a_changed_expectation_fails_on_the_kernel,
     a_global_sysctl_is_a_named_skip,

@@ -6,9 +6,9 @@
 //! tests.
 
 #[cfg(not(target_os = "linux"))]
-fn main() {}
+tcplab_testkit::tests!();
 #[cfg(target_os = "linux")]
-tcplab_testkit::main!(every_script_of_ours_passes_on_the_kernel);
+tcplab_testkit::tests!(every_script_of_ours_passes_on_the_kernel);
 
 #[cfg(target_os = "linux")]
 use on_linux::*;

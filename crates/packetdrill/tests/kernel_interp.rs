@@ -8,9 +8,9 @@
 //! the file has no tests.
 
 #[cfg(not(target_os = "linux"))]
-fn main() {}
+tcplab_testkit::tests!();
 #[cfg(target_os = "linux")]
-tcplab_testkit::main!(
+tcplab_testkit::tests!(
     a_packet_larger_than_mss_goes_in_as_gso_on_the_kernel,
     sk_meminfo_is_read_on_the_kernel,
     an_earlier_connections_reset_is_ignored_on_the_kernel,
@@ -21,7 +21,7 @@ tcplab_testkit::main!(
 use on_linux::*;
 
 #[cfg(target_os = "linux")]
-mod common;
+use crate::common;
 
 #[cfg(target_os = "linux")]
 mod on_linux {

@@ -2,7 +2,7 @@
 //! (`flent -i FILE -f summary`, from `pip install flent`) loads it. Without `flent` on the PATH the flent
 //! test is reported as ignored, with the reason, except under `CI=true`, where it fails (docs/testing.md).
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::process::Command;
@@ -73,7 +73,7 @@ fn flent_loads_it_and_summarises_every_series() -> Outcome {
     Ok(())
 }
 
-tcplab_testkit::main!(
+tcplab_testkit::tests!(
     the_file_is_version_4_with_the_results_series_and_the_upload_total,
     a_result_without_series_has_no_flent_file,
     flent_loads_it_and_summarises_every_series,

@@ -134,7 +134,7 @@ fn flent_loads_the_rrul_file_and_summarises_it() -> Outcome {
     Ok(())
 }
 
-tcplab_testkit::main!(
+tcplab_testkit::tests!(
     the_rrul_series_carry_flents_names_and_the_physics,
     fq_codel_keeps_the_probes_near_the_idle_round_trip,
     flent_loads_the_rrul_file_and_summarises_it,

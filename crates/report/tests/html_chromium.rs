@@ -3,7 +3,7 @@
 //! on the PATH the browser tests are reported as ignored, with the reason, except under `CI=true`, where
 //! they fail (docs/testing.md).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;
@@ -98,7 +98,7 @@ fn the_checks_catch_a_broken_page_and_a_blank_one() -> Outcome {
     Ok(())
 }
 
-tcplab_testkit::main!(
+tcplab_testkit::tests!(
     the_page_is_self_contained_and_has_every_part,
     chromium_renders_the_page_without_console_errors_and_not_blank,
     the_checks_catch_a_broken_page_and_a_blank_one,

@@ -157,4 +157,4 @@ fn ecn_bits_read_back_as_sent() -> Outcome {
     Ok(())
 }
 
-tcplab_testkit::main!(ecn_bits_read_back_as_sent);
+tcplab_testkit::tests!(ecn_bits_read_back_as_sent);

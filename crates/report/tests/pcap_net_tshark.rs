@@ -4,7 +4,7 @@
 //! there once, none malformed, checksums good. Without `tshark` the tshark tests are reported as ignored,
 //! with the reason, except under `CI=true`, where they fail (crates/testkit, docs/testing.md).
 
-mod common;
+use crate::common;
 
 use common::{count, tshark, BAD};
 use std::collections::BTreeSet;
@@ -155,7 +155,7 @@ fn tap_names_resolve_or_name_the_accepted_ones() {
     assert_eq!(parse_taps(&p, "link[0].backward").unwrap(), [DirId(1)]);
 }
 
-tcplab_testkit::main!(
+tcplab_testkit::tests!(
     dumbbells_bottleneck_holds_every_flow_between_its_hosts,
     a_networks_links_hold_the_flows_that_cross_them,
     tap_names_resolve_or_name_the_accepted_ones

@@ -6,7 +6,7 @@
 //! Without `tshark` on the PATH these tests are reported as ignored, with the reason, except under
 //! `CI=true`, where they fail (crates/testkit, docs/testing.md).
 
-mod common;
+use crate::common;
 
 use common::{count, tshark, BAD};
 use std::path::Path;
@@ -283,7 +283,7 @@ fn fragments_are_clean_ipv4_that_tshark_reassembles_as_the_server_did() -> Outco
     Ok(())
 }
 
-tcplab_testkit::main!(
+tcplab_testkit::tests!(
     every_tap_reads_back_whole_and_clean,
     the_bad_frame_filter_catches_a_corrupted_frame,
     retransmissions_and_handshake_agree_with_tcplab,

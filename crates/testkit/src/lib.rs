@@ -125,10 +125,69 @@ pub fn run_one_at_a_time(tests: Vec<Trial>) -> std::process::ExitCode {
     libtest_mimic::run(&args, tests).exit_code()
 }
 
+/// The tests of one file of a crate's `system` binary (its files on this harness as modules, so that the
+/// crate links one test binary for them instead of one each): what the file's own binary used to run.
+pub struct FileTests {
+    trials: Vec<Trial>,
+    one_at_a_time: bool,
+}
+
+impl FileTests {
+    /// The file's tests, named `FILE::TEST` as libtest names a module's (`module` is `module_path!()`).
+    pub fn new(module: &str, one_at_a_time: bool, tests: Vec<(&str, TestFn)>) -> FileTests {
+        let file = module.split_once("::").map_or(module, |(_, rest)| rest);
+        let trials = tests.into_iter().map(|(name, f)| test(format!("{file}::{}", name.replace(' ', "")), f)).collect();
+        FileTests { trials, one_at_a_time }
+    }
+}
+
+/// A test function of [`tests!`]'s list, whatever it returns.
+pub type TestFn = Box<dyn FnOnce() -> Outcome + Send>;
+
+/// `f` as a [`TestFn`].
+pub fn test_fn<R: IntoOutcome>(f: impl FnOnce() -> R + Send + 'static) -> TestFn {
+    Box::new(move || f().into_outcome())
+}
+
+/// Runs each file's tests as its own binary did, one file after another ([`run`] or
+/// [`run_one_at_a_time`]): a file's testbeds never share the machine with another file's, as before. A file
+/// none of whose tests the command line's filter selects is left out, so `--test system apps::` prints one
+/// summary. Fails if any file's run failed.
+pub fn run_files(files: Vec<FileTests>) -> std::process::ExitCode {
+    let args = Arguments::from_args();
+    let mut failed = false;
+    for file in files {
+        let selected = |t: &Trial| match &args.filter {
+            None => true,
+            Some(f) if args.exact => t.name() == f,
+            Some(f) => t.name().contains(f.as_str()),
+        };
+        if !file.trials.iter().any(selected) {
+            continue;
+        }
+        let mut file_args = args.clone();
+        if file.one_at_a_time {
+            file_args.test_threads.get_or_insert(1);
+        }
+        failed |= libtest_mimic::run(&file_args, file.trials).has_failed();
+    }
+    if failed {
+        std::process::ExitCode::from(101)
+    } else {
+        std::process::ExitCode::SUCCESS
+    }
+}
+
 /// The `main` of a test file: every test function, by name (`main!(a, b, module::c)`);
-/// `main!(one_at_a_time: a, b)` runs them one at a time ([`run_one_at_a_time`]).
+/// `main!(one_at_a_time: a, b)` runs them one at a time ([`run_one_at_a_time`]); `main!(files: a, b)` is a
+/// crate's `system` binary, whose files `a` and `b` are modules that list their tests in [`tests!`].
 #[macro_export]
 macro_rules! main {
+    (files: $($file:ident),* $(,)?) => {
+        fn main() -> std::process::ExitCode {
+            $crate::run_files(vec![$($file::tests()),*])
+        }
+    };
     (one_at_a_time: $($test:path),* $(,)?) => {
         fn main() -> std::process::ExitCode {
             $crate::run_one_at_a_time(vec![$($crate::test(stringify!($test).replace(' ', ""), $test)),*])
@@ -137,6 +196,22 @@ macro_rules! main {
     ($($test:path),* $(,)?) => {
         fn main() -> std::process::ExitCode {
             $crate::run(vec![$($crate::test(stringify!($test).replace(' ', ""), $test)),*])
+        }
+    };
+}
+
+/// A file's list of tests inside a crate's `system` binary (see [`main!`]'s `files:`): `tests!(a, b)` or
+/// `tests!(one_at_a_time: a, b)`, as the file's `main!` was.
+#[macro_export]
+macro_rules! tests {
+    (one_at_a_time: $($test:path),* $(,)?) => {
+        pub(crate) fn tests() -> $crate::FileTests {
+            $crate::FileTests::new(module_path!(), true, vec![$((stringify!($test), $crate::test_fn($test))),*])
+        }
+    };
+    ($($test:path),* $(,)?) => {
+        pub(crate) fn tests() -> $crate::FileTests {
+            $crate::FileTests::new(module_path!(), false, vec![$((stringify!($test), $crate::test_fn($test))),*])
         }
     };
 }

@@ -1,6 +1,7 @@
 //! The test files of the workspace and this harness (issue 22, item 18): a target with `harness = false`
-//! has no `#[test]` left (libtest's attribute does nothing there: such a test would silently never run)
-//! and names its tests in `tcplab_testkit::main!` (or its own `main`); and no test file prints a skip
+//! has no `#[test]` left (libtest's attribute does nothing there: such a test would silently never run),
+//! nor do the files it loads as modules, and names its tests in `tcplab_testkit::main!` (or its own `main`;
+//! a module in `tcplab_testkit::tests!`); and no test file prints a skip
 //! reason into captured output and passes.
 
 use std::path::{Path, PathBuf};
@@ -16,7 +17,7 @@ fn crates() -> Vec<PathBuf> {
     v
 }
 
-/// The `[[test]]` targets of a crate with `harness = false`.
+/// The files of the `[[test]]` targets of a crate with `harness = false`, relative to the crate.
 fn harnessless(manifest: &str) -> Vec<String> {
     let t: toml::Table = toml::from_str(manifest).unwrap();
     t.get("test")
@@ -24,10 +25,18 @@ fn harnessless(manifest: &str) -> Vec<String> {
         .map(|a| {
             a.iter()
                 .filter(|x| x.get("harness").and_then(|h| h.as_bool()) == Some(false))
-                .filter_map(|x| x.get("name")?.as_str().map(String::from))
+                .filter_map(|x| match x.get("path") {
+                    Some(path) => path.as_str().map(String::from),
+                    None => Some(format!("tests/{}.rs", x.get("name")?.as_str()?)),
+                })
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// The files a test target loads as modules (`#[path = "apps.rs"]`), relative to the target's directory.
+fn path_modules(text: &str) -> Vec<String> {
+    text.lines().filter_map(|l| l.trim().strip_prefix("#[path = \"")?.strip_suffix("\"]").map(String::from)).collect()
 }
 
 #[test]
@@ -35,16 +44,25 @@ fn harnessless_targets_list_every_test_and_keep_no_test_attribute() {
     let mut seen = 0;
     for dir in crates() {
         let Ok(manifest) = std::fs::read_to_string(dir.join("Cargo.toml")) else { continue };
-        for name in harnessless(&manifest) {
-            let file = dir.join("tests").join(format!("{name}.rs"));
+        for target in harnessless(&manifest) {
+            let file = dir.join(&target);
             let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-            assert!(
-                !text.lines().any(|l| l.trim() == "#[test]"),
-                "{}: #[test] in a harness = false target never runs; list the function in tcplab_testkit::main!",
-                file.display()
-            );
-            assert!(text.contains("tcplab_testkit::main!(") || text.contains("fn main("), "{}", file.display());
-            seen += 1;
+            let mut files = vec![(file.clone(), text.clone())];
+            for module in path_modules(&text) {
+                let m = file.parent().unwrap().join(module);
+                let t = std::fs::read_to_string(&m).unwrap_or_else(|e| panic!("{}: {e}", m.display()));
+                assert!(t.contains("tcplab_testkit::tests!("), "{}: a module of {target} lists its tests", m.display());
+                files.push((m, t));
+            }
+            for (file, text) in files {
+                assert!(
+                    !text.lines().any(|l| l.trim() == "#[test]"),
+                    "{}: #[test] in a harness = false target never runs; list the function in tcplab_testkit::main!",
+                    file.display()
+                );
+                seen += 1;
+            }
+            assert!(text.contains("tcplab_testkit::main!(") || text.contains("fn main("), "{target}");
         }
     }
     assert!(seen >= 5, "the harness's targets were not found ({seen})");
