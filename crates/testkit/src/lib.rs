@@ -120,9 +120,13 @@ pub fn run(tests: Vec<Trial>) -> std::process::ExitCode {
 /// a 10 ms series sampler missing 10 ticks of 400, an RR client 6% below its round trip, both runs' releases
 /// late enough to be invalid), and the timing each test asserts becomes the neighbour's load.
 pub fn run_one_at_a_time(tests: Vec<Trial>) -> std::process::ExitCode {
-    let mut args = Arguments::from_args();
+    libtest_mimic::run(&one_at_a_time(Arguments::from_args()), tests).exit_code()
+}
+
+/// `args` with one test thread unless the command line named a number.
+fn one_at_a_time(mut args: Arguments) -> Arguments {
     args.test_threads.get_or_insert(1);
-    libtest_mimic::run(&args, tests).exit_code()
+    args
 }
 
 /// The tests of one file of a crate's `system` binary (its files on this harness as modules, so that the
@@ -151,24 +155,16 @@ pub fn test_fn<R: IntoOutcome>(f: impl FnOnce() -> R + Send + 'static) -> TestFn
 
 /// Runs each file's tests as its own binary did, one file after another ([`run`] or
 /// [`run_one_at_a_time`]): a file's testbeds never share the machine with another file's, as before. A file
-/// none of whose tests the command line's filter selects is left out, so `--test system apps::` prints one
-/// summary. Fails if any file's run failed.
+/// whose tests the command line's filter and `--skip` all leave out (libtest-mimic's own test) is not run,
+/// so `--test system apps::` prints one summary. Fails if any file's run failed.
 pub fn run_files(files: Vec<FileTests>) -> std::process::ExitCode {
     let args = Arguments::from_args();
     let mut failed = false;
     for file in files {
-        let selected = |t: &Trial| match &args.filter {
-            None => true,
-            Some(f) if args.exact => t.name() == f,
-            Some(f) => t.name().contains(f.as_str()),
-        };
-        if !file.trials.iter().any(selected) {
+        if file.trials.iter().all(|t| args.is_filtered_out(t)) {
             continue;
         }
-        let mut file_args = args.clone();
-        if file.one_at_a_time {
-            file_args.test_threads.get_or_insert(1);
-        }
+        let file_args = if file.one_at_a_time { one_at_a_time(args.clone()) } else { args.clone() };
         failed |= libtest_mimic::run(&file_args, file.trials).has_failed();
     }
     if failed {
@@ -219,6 +215,20 @@ macro_rules! tests {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_files_tests_are_named_file_then_test_and_filtered_by_that_name() {
+        let file = FileTests::new("system::apps", true, vec![("rr_once", test_fn(|| ())), ("crr", test_fn(|| ()))]);
+        let names: Vec<&str> = file.trials.iter().map(|t| t.name()).collect();
+        assert_eq!(names, ["apps::rr_once", "apps::crr"]);
+        assert!(file.one_at_a_time);
+        let args = Arguments::from_iter(["system", "apps::"]);
+        assert!(!file.trials.iter().any(|t| args.is_filtered_out(t)));
+        let args = Arguments::from_iter(["system", "rr::"]);
+        assert!(file.trials.iter().all(|t| args.is_filtered_out(t)), "rr:: selects no test of apps");
+        assert_eq!(one_at_a_time(Arguments::from_iter(["system"])).test_threads, Some(1));
+        assert_eq!(one_at_a_time(Arguments::from_iter(["system", "--test-threads", "2"])).test_threads, Some(2));
+    }
 
     #[test]
     fn a_skip_is_ignored_with_its_reason_and_fails_under_ci() {

@@ -19,19 +19,7 @@ fn crates() -> Vec<PathBuf> {
 
 /// The files of the `[[test]]` targets of a crate with `harness = false`, relative to the crate.
 fn harnessless(manifest: &str) -> Vec<String> {
-    let t: toml::Table = toml::from_str(manifest).unwrap();
-    t.get("test")
-        .and_then(|x| x.as_array())
-        .map(|a| {
-            a.iter()
-                .filter(|x| x.get("harness").and_then(|h| h.as_bool()) == Some(false))
-                .filter_map(|x| match x.get("path") {
-                    Some(path) => path.as_str().map(String::from),
-                    None => Some(format!("tests/{}.rs", x.get("name")?.as_str()?)),
-                })
-                .collect()
-        })
-        .unwrap_or_default()
+    targets(manifest).into_iter().filter(|(_, harness)| !harness).map(|(file, _)| file).collect()
 }
 
 /// The files a test target loads as modules (`#[path = "apps.rs"]`), relative to the target's directory.
@@ -66,6 +54,60 @@ fn harnessless_targets_list_every_test_and_keep_no_test_attribute() {
         }
     }
     assert!(seen >= 5, "the harness's targets were not found ({seen})");
+}
+
+/// The file of every `[[test]]` target of a crate, relative to the crate, and whether it runs on libtest's
+/// harness.
+fn targets(manifest: &str) -> Vec<(String, bool)> {
+    let t: toml::Table = toml::from_str(manifest).unwrap();
+    t.get("test")
+        .and_then(|x| x.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| {
+                    let file = match x.get("path") {
+                        Some(path) => path.as_str()?.to_string(),
+                        None => format!("tests/{}.rs", x.get("name")?.as_str()?),
+                    };
+                    Some((file, x.get("harness").and_then(|h| h.as_bool()) != Some(false)))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// With `autotests = false` cargo builds only the listed targets: a file in `tests/` that is neither a
+/// target nor a `#[path]` module of one would never be compiled, its tests never run.
+#[test]
+fn every_test_file_is_a_target_or_a_module_of_one() {
+    let mut unlisted = Vec::new();
+    let mut checked = 0;
+    for dir in crates() {
+        let Ok(manifest) = std::fs::read_to_string(dir.join("Cargo.toml")) else { continue };
+        let t: toml::Table = toml::from_str(&manifest).unwrap();
+        let autotests = t.get("package").and_then(|p| p.get("autotests")).and_then(|a| a.as_bool()) != Some(false);
+        if autotests {
+            continue;
+        }
+        let mut listed: Vec<PathBuf> = Vec::new();
+        for (target, _) in targets(&manifest) {
+            let file = dir.join(&target);
+            let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+            listed.extend(path_modules(&text).into_iter().map(|m| file.parent().unwrap().join(m)));
+            listed.push(file);
+        }
+        for e in std::fs::read_dir(dir.join("tests")).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "rs") {
+                checked += 1;
+                if !listed.contains(&p) {
+                    unlisted.push(p.display().to_string());
+                }
+            }
+        }
+    }
+    assert!(checked >= 50, "the crates' test files were not found ({checked})");
+    assert!(unlisted.is_empty(), "{unlisted:?}: not a [[test]] target nor a #[path] module of one: never built");
 }
 
 #[test]
