@@ -357,6 +357,9 @@ struct Ep<T> {
     /// path counts it here (`nic_frames`, added to the NIC's count in the results) without a look at the
     /// host (issue 25: ~10 instructions a packet).
     nic_plain: bool,
+    /// The first direction of its route has an MTU (`PathCfg::mtu`), past which a packet is fragmented:
+    /// without one the send path skips the size test and the direction it would read it from (issue 25).
+    mtu_limited: bool,
     nic_frames: u64,
     /// The earliest timer event in the queue for it (`Instant::FAR_FUTURE`: none, so that the per-service
     /// test is one comparison), and its sequence counter.
@@ -800,6 +803,7 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
         let (first_dir, one_hop) = (hops[0], hops.len() == 1);
         let nic_rate = self.io.hosts[host.index()].nic.has_rate();
         let nic_plain = !nic_rate && self.io.hosts[host.index()].nic_frame_time.is_zero();
+        let mtu_limited = self.io.paths[first_dir.index()].mtu != u32::MAX;
         self.eps.push(Ep {
             conn,
             host,
@@ -811,6 +815,7 @@ impl<T: Transport, P: Probe<T>> Net<T, P> {
             remote_port,
             nic_rate,
             nic_plain,
+            mtu_limited,
             nic_frames: 0,
             timer_scheduled: Instant::FAR_FUTURE,
             timer_seq: 0,
@@ -1059,7 +1064,7 @@ impl<T: Transport, P: Probe<T>> Io<T, P> {
             self.charge(h, |spec| if data { spec.per_segment_out } else { spec.per_ack_out });
         }
         let dir = ep.first_dir;
-        if ip_len > self.paths[dir.index()].mtu {
+        if ep.mtu_limited && ip_len > self.paths[dir.index()].mtu {
             self.send_fragments(h, (ep.start.route, ep.start.last_hop), (e, ep.peer_ep), seg, ip_len);
             return None;
         }
