@@ -701,6 +701,17 @@ impl<T: Transport, P: Probe<T>> Sockets for Ctx<'_, T, P> {
         self.net.eps[c.0 as usize].conn.recv(max)
     }
 
+    #[inline(always)]
+    fn recv_to_eof(&mut self, c: ConnId, max: u64) -> (u64, bool) {
+        self.net.touch(c.0);
+        if self.net.io.any_cpu && self.net.io.cpus[self.host.index()].is_some() {
+            let n = self.net.call(self.host, self.app, c.0, Op::Recv, max);
+            return (n, self.is_eof(c));
+        }
+        let conn = &mut self.net.eps[c.0 as usize].conn;
+        (conn.recv(max), conn.is_eof())
+    }
+
     /// Services the endpoint now (what `after_io` does once the application returns), then reports whether
     /// the NIC is full for it; if it is, the endpoint joins the NIC's waiters so that the application hears
     /// `Writable` when the NIC has room. Off the per-packet path: only a writer that pushes calls it.

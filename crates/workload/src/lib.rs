@@ -80,6 +80,12 @@ pub trait Sockets {
     fn ports(&self, c: ConnId) -> (u16, u16);
     /// Reads up to `max` bytes; returns how many were read.
     fn recv(&mut self, c: ConnId, max: u64) -> u64;
+    /// `recv`, then whether the peer's close has been read (`is_eof` after the read): a reader's two
+    /// questions in one call, for a backend that finds the connection once (issue 25).
+    fn recv_to_eof(&mut self, c: ConnId, max: u64) -> (u64, bool) {
+        let n = self.recv(c, max);
+        (n, self.is_eof(c))
+    }
     /// Closes the sending direction (the transport's close follows the queued data).
     fn close(&mut self, c: ConnId);
     /// The peer closed and everything before its close was read.

@@ -218,8 +218,9 @@ impl Stream {
     #[inline(always)]
     fn read<S: Sockets>(&mut self, i: usize, s: &mut S) {
         let conn = &mut self.conns[i];
-        self.meter.add(s.recv(conn.id, u64::MAX));
-        if !conn.closed && s.is_eof(conn.id) {
+        let (n, eof) = s.recv_to_eof(conn.id, u64::MAX);
+        self.meter.add(n);
+        if !conn.closed && eof {
             conn.closed = true;
             s.close(conn.id);
             if self.cfg.role == Role::ReceiveToEof
