@@ -357,7 +357,7 @@ struct Ep<T> {
     /// path counts it here (`nic_frames`, added to the NIC's count in the results) without a look at the
     /// host (issue 25: ~10 instructions a packet).
     nic_plain: bool,
-    /// The first direction of its route has an MTU (`PathCfg::mtu`), past which a packet is fragmented:
+    /// The first direction of its route has an MTU (`LinkConfig::mtu`), past which a packet is fragmented:
     /// without one the send path skips the size test and the direction it would read it from (issue 25).
     mtu_limited: bool,
     nic_frames: u64,
@@ -703,11 +703,12 @@ impl<T: Transport, P: Probe<T>> Sockets for Ctx<'_, T, P> {
 
     #[inline(always)]
     fn recv_to_eof(&mut self, c: ConnId, max: u64) -> (u64, bool) {
-        self.net.touch(c.0);
-        if self.net.io.any_cpu && self.net.io.cpus[self.host.index()].is_some() {
-            let n = self.net.call(self.host, self.app, c.0, Op::Recv, max);
+        // Under the CPU model the read is a call (`recv` makes it); else the connection is found once.
+        if self.net.io.any_cpu {
+            let n = self.recv(c, max);
             return (n, self.is_eof(c));
         }
+        self.net.touch(c.0);
         let conn = &mut self.net.eps[c.0 as usize].conn;
         (conn.recv(max), conn.is_eof())
     }
