@@ -752,8 +752,7 @@ impl<T: Transport, P: Probe<T>> Sockets for Ctx<'_, T, P> {
 
     #[inline(always)]
     fn has_input(&self, c: ConnId) -> bool {
-        let conn = &self.net.eps[c.0 as usize].conn;
-        conn.readable() > 0 || conn.is_eof()
+        self.net.eps[c.0 as usize].conn.has_input()
     }
 
     fn set_timer(&mut self, at: Instant) {

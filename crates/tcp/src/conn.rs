@@ -737,6 +737,15 @@ impl Connection {
         matches!(self.fin_rcvd, Some(fin) if self.rcv_nxt > fin && self.app_read == fin)
     }
 
+    /// `readable() > 0 || is_eof()` in one comparison: APP.READ stops at a received FIN, so RCV.NXT past
+    /// APP.READ means bytes to read or, once RCV.NXT is past the FIN, either bytes or the close to notice.
+    #[inline(always)]
+    pub fn has_input(&self) -> bool {
+        let input = self.rcv_nxt != self.app_read && !matches!(self.state, State::Listen | State::SynSent);
+        debug_assert_eq!(input, self.readable() > 0 || self.is_eof());
+        input
+    }
+
     /// The application closes its sending side (RFC 9293 §3.10.4). The FIN follows the queued data.
     pub fn close(&mut self) {
         // The FIN may go at the call after a pure ACK that found nothing else to send.

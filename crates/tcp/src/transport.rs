@@ -127,4 +127,8 @@ impl Transport for Connection {
     fn is_eof(&self) -> bool {
         Connection::is_eof(self)
     }
+    #[inline(always)]
+    fn has_input(&self) -> bool {
+        Connection::has_input(self)
+    }
 }

@@ -172,6 +172,11 @@ pub trait Transport: Sized {
     fn close(&mut self);
     /// The peer closed and everything before its close was read.
     fn is_eof(&self) -> bool;
+    /// Bytes to read or the peer's close to notice: `readable() > 0 || is_eof()`, which a transport may
+    /// answer in fewer steps (the engine asks before every read event).
+    fn has_input(&self) -> bool {
+        self.readable() > 0 || self.is_eof()
+    }
 }
 
 impl Segment for tcplab_wire::TcpSegment {

@@ -165,6 +165,26 @@ fn test_established_recv_fin() {
     assert_eq!(c.readable(), 0);
 }
 
+/// `has_input` (what the engine asks before a read event) is `readable() > 0 || is_eof()` at each step:
+/// nothing before the handshake or after a full read, bytes left after a partial one, and once the peer's
+/// FIN is in, its data and then the close to notice.
+#[test]
+fn has_input_is_data_to_read_or_the_close_to_notice() {
+    assert!(!client_syn_sent(cfg()).has_input());
+    let mut c = client_established(cfg());
+    assert!(!c.has_input());
+    send!(c, time 20, peer(50_001, 10_001, PSH_ACK, 1000, 20, 11));
+    assert!(c.has_input());
+    assert_eq!(c.recv(600), 600);
+    assert!(c.has_input(), "400 bytes left");
+    assert_eq!(c.recv(u64::MAX), 400);
+    assert!(!c.has_input());
+    send!(c, time 30, peer(51_001, 10_001, FIN_ACK, 500, 30, 11));
+    assert!(c.has_input() && !c.is_eof());
+    assert_eq!(c.recv(u64::MAX), 500);
+    assert!(c.has_input() && c.is_eof() && c.readable() == 0);
+}
+
 /// CLOSE-WAIT may still send (the connection is half-closed in the other direction only).
 #[test]
 fn test_close_wait_send() {
