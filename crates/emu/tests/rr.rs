@@ -7,7 +7,7 @@ use crate::common;
 
 use std::io::{Read, Write};
 
-use tcplab_emu::{connect_pair, Testbed, TestbedSpec};
+use tcplab_emu::{connect_pair, Health, Testbed, TestbedSpec};
 use tcplab_testkit::Outcome;
 
 fn one_byte_transactions_take_one_round_trip() -> Outcome {
@@ -15,10 +15,28 @@ fn one_byte_transactions_take_one_round_trip() -> Outcome {
     let mut spec = TestbedSpec::symmetric(common::link("100mbit", "20ms", "1000pkt"));
     spec.client.nodelay = true;
     spec.server.nodelay = true;
-    let mut tb = Testbed::start(&spec).unwrap();
+    // 25 transactions: one release late by 5 ms (a stall of this VM) adds 0.2 ms to the mean, so a run whose
+    // health is bad (p99 release lateness over 1 ms) is repeated, as the other emulator tests do (up to 3).
+    for attempt in 1..=3 {
+        let (per_transaction_ms, health) = transactions(&spec, 25);
+        eprintln!("attempt {attempt}: {per_transaction_ms:.3} ms per transaction; health {health:?}");
+        if !health.valid && attempt < 3 {
+            continue;
+        }
+        // 41-byte datagrams: (46 + 38) × 8 bits = 6.72 µs of serialization each way on top of 40 ms.
+        assert!(per_transaction_ms >= 40.0, "{per_transaction_ms}");
+        assert!(per_transaction_ms < 41.0, "{per_transaction_ms} (attempt {attempt}, health valid {})", health.valid);
+        assert_eq!(health.hidden_drops, 0);
+        return Ok(());
+    }
+    unreachable!()
+}
+
+/// `n` one-byte transactions over a fresh testbed: the mean time of one, in ms, and the emulator's health.
+fn transactions(spec: &TestbedSpec, n: u32) -> (f64, Health) {
+    let mut tb = Testbed::start(spec).unwrap();
     let (mut client, mut server) = connect_pair(&tb, 5003).unwrap();
     assert!(client.nodelay().unwrap() && server.nodelay().unwrap(), "the knobs' socket options are applied");
-    let n = 25;
     let echo = std::thread::spawn(move || {
         let mut b = [0u8; 1];
         for _ in 0..n {
@@ -34,13 +52,7 @@ fn one_byte_transactions_take_one_round_trip() -> Outcome {
     }
     let per_transaction_ms = t0.elapsed().as_secs_f64() * 1000.0 / n as f64;
     echo.join().unwrap();
-    let health = tb.finish().unwrap();
-    eprintln!("{per_transaction_ms:.3} ms per transaction; health {health:?}");
-    // 41-byte datagrams: (46 + 38) × 8 bits = 6.72 µs of serialization each way on top of 40 ms.
-    assert!(per_transaction_ms >= 40.0, "{per_transaction_ms}");
-    assert!(per_transaction_ms < 41.0, "{per_transaction_ms}");
-    assert_eq!(health.hidden_drops, 0);
-    Ok(())
+    (per_transaction_ms, tb.finish().unwrap())
 }
 
 tcplab_testkit::tests!(one_byte_transactions_take_one_round_trip);
