@@ -28,7 +28,14 @@ fn bulk_1gbit_20ms_rtt_within_5_percent_of_the_bound() -> Outcome {
     );
     // The series is read by the application, whose read times jitter by a few ms: allow 0.5% over.
     assert!(steady <= bound * 1.005, "faster than the wire allows: {steady}");
-    assert!(steady >= bound * 0.95, "steady goodput {steady} more than 5% below {bound}");
+    // After three unhealthy runs the last is judged anyway; the message says so (a stall, not the physics).
+    assert!(
+        steady >= bound * 0.95,
+        "steady goodput {steady} more than 5% below {bound} (attempt {}, emulator health valid: {}, {:?})",
+        run.attempts,
+        h.valid,
+        h.invalid_reasons
+    );
     assert_eq!(h.hidden_drops, 0);
     Ok(())
 }
