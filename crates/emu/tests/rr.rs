@@ -15,25 +15,29 @@ fn one_byte_transactions_take_one_round_trip() -> Outcome {
     let mut spec = TestbedSpec::symmetric(common::link("100mbit", "20ms", "1000pkt"));
     spec.client.nodelay = true;
     spec.server.nodelay = true;
-    // 25 transactions: one release late by 5 ms (a stall of this VM) adds 0.2 ms to the mean, so a run whose
-    // health is bad (p99 release lateness over 1 ms) is repeated, as the other emulator tests do (up to 3).
+    // Each transaction is timed: the fastest bounds the path from below, the median is the typical one. A mean
+    // moved with one stall of this VM (a CI run: 41.3 ms, one stall of ~30 ms in 25 transactions, the
+    // emulator's releases on time). A run whose health is bad (p99 release lateness over 1 ms) is repeated, as
+    // the other emulator tests do (up to 3).
     for attempt in 1..=3 {
-        let (per_transaction_ms, health) = transactions(&spec, 25);
-        eprintln!("attempt {attempt}: {per_transaction_ms:.3} ms per transaction; health {health:?}");
+        let (mut times_ms, health) = transactions(&spec, 25);
+        times_ms.sort_by(f64::total_cmp);
+        let (fastest, median) = (times_ms[0], times_ms[times_ms.len() / 2]);
+        eprintln!("attempt {attempt}: transactions {fastest:.3} ms fastest, {median:.3} ms median, {:.3} ms slowest; health {health:?}", times_ms[times_ms.len() - 1]);
         if !health.valid && attempt < 3 {
             continue;
         }
         // 41-byte datagrams: (46 + 38) × 8 bits = 6.72 µs of serialization each way on top of 40 ms.
-        assert!(per_transaction_ms >= 40.0, "{per_transaction_ms}");
-        assert!(per_transaction_ms < 41.0, "{per_transaction_ms} (attempt {attempt}, health valid {})", health.valid);
+        assert!(fastest >= 40.0, "{times_ms:?}");
+        assert!(median < 41.0, "{times_ms:?} (attempt {attempt}, health valid {})", health.valid);
         assert_eq!(health.hidden_drops, 0);
         return Ok(());
     }
     unreachable!()
 }
 
-/// `n` one-byte transactions over a fresh testbed: the mean time of one, in ms, and the emulator's health.
-fn transactions(spec: &TestbedSpec, n: u32) -> (f64, Health) {
+/// `n` one-byte transactions over a fresh testbed: the time of each, in ms, and the emulator's health.
+fn transactions(spec: &TestbedSpec, n: u32) -> (Vec<f64>, Health) {
     let mut tb = Testbed::start(spec).unwrap();
     let (mut client, mut server) = connect_pair(&tb, 5003).unwrap();
     assert!(client.nodelay().unwrap() && server.nodelay().unwrap(), "the knobs' socket options are applied");
@@ -44,15 +48,17 @@ fn transactions(spec: &TestbedSpec, n: u32) -> (f64, Health) {
             server.write_all(&b).unwrap();
         }
     });
-    let t0 = std::time::Instant::now();
     let mut b = [7u8; 1];
-    for _ in 0..n {
-        client.write_all(&b).unwrap();
-        client.read_exact(&mut b).unwrap();
-    }
-    let per_transaction_ms = t0.elapsed().as_secs_f64() * 1000.0 / n as f64;
+    let times_ms = (0..n)
+        .map(|_| {
+            let t0 = std::time::Instant::now();
+            client.write_all(&b).unwrap();
+            client.read_exact(&mut b).unwrap();
+            t0.elapsed().as_secs_f64() * 1000.0
+        })
+        .collect();
     echo.join().unwrap();
-    (per_transaction_ms, tb.finish().unwrap())
+    (times_ms, tb.finish().unwrap())
 }
 
 tcplab_testkit::tests!(one_byte_transactions_take_one_round_trip);
