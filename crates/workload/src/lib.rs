@@ -11,6 +11,7 @@
 //! and TCP_CRR ([`RrClient`], [`RrServer`]), and the small-message stream of `tcp_msg` ([`MsgSender`],
 //! [`MsgReceiver`]).
 
+mod conns;
 mod msg;
 mod rr;
 mod stats;

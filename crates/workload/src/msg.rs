@@ -27,6 +27,7 @@ use std::sync::{Arc, Mutex};
 
 use tcplab_units::{Duration, Instant};
 
+use crate::conns::ConnTable;
 use crate::stats::{Latency, LatencySummary};
 use crate::{ConnId, Event, Sockets};
 
@@ -142,8 +143,7 @@ struct Out {
 #[derive(Debug, Clone)]
 pub struct MsgSender {
     cfg: MsgSenderConfig,
-    conns: Vec<Out>,
-    index: Vec<u32>,
+    conns: ConnTable<Out>,
     opened: u32,
     established: u32,
     measuring: bool,
@@ -159,8 +159,7 @@ impl MsgSender {
         assert!(cfg.message > 0, "a message carries at least a byte");
         MsgSender {
             cfg,
-            conns: Vec::new(),
-            index: Vec::new(),
+            conns: ConnTable::default(),
             opened: 0,
             established: 0,
             measuring: false,
@@ -180,10 +179,6 @@ impl MsgSender {
         self.measuring && !self.stopped
     }
 
-    fn slot(&self, c: ConnId) -> Option<usize> {
-        self.index.get(c.0 as usize).copied().filter(|&i| i != u32::MAX).map(|i| i as usize)
-    }
-
     fn open_due<S: Sockets>(&mut self, s: &mut S) {
         while self.opened < self.cfg.connections {
             let due = self.cfg.at + self.cfg.spacing.saturating_mul(self.opened as u64);
@@ -196,11 +191,7 @@ impl MsgSender {
             let n = self.cfg.connections as u64;
             let k = self.opened as u64;
             let share = self.cfg.count.map_or(u64::MAX, |count| count / n + u64::from(k < count % n));
-            if self.index.len() <= c.0 as usize {
-                self.index.resize(c.0 as usize + 1, u32::MAX);
-            }
-            self.index[c.0 as usize] = self.conns.len() as u32;
-            self.conns.push(Out { id: c, key: (0, 0), left: 0, started: 0, share, due: 0, closed: false });
+            self.conns.adopt(c, || Out { id: c, key: (0, 0), left: 0, started: 0, share, due: 0, closed: false });
             self.opened += 1;
         }
     }
@@ -247,7 +238,7 @@ impl MsgSender {
         let Some(interval) = self.cfg.interval else { return };
         let now = s.now();
         while self.next_due <= now {
-            for c in &mut self.conns {
+            for c in self.conns.iter_mut() {
                 if c.started + c.due < c.share {
                     c.due += 1;
                 }
@@ -272,7 +263,7 @@ impl MsgSender {
                 }
             }
             Event::Established(c) => {
-                if let Some(i) = self.slot(c) {
+                if let Some(i) = self.conns.slot(c) {
                     let key = s.ports(c);
                     self.conns[i].key = key;
                     self.cfg.book.open(key);
@@ -283,7 +274,7 @@ impl MsgSender {
                 }
             }
             Event::Writable(c) => {
-                if let Some(i) = self.slot(c) {
+                if let Some(i) = self.conns.slot(c) {
                     self.write(i, s);
                 }
             }
@@ -301,7 +292,7 @@ impl MsgSender {
             }
             Event::MeasureStop => {
                 self.stopped = true;
-                for c in &mut self.conns {
+                for c in self.conns.iter_mut() {
                     if !c.closed {
                         c.closed = true;
                         s.close(c.id);
@@ -341,8 +332,7 @@ struct In {
 #[derive(Debug, Clone)]
 pub struct MsgReceiver {
     cfg: MsgReceiverConfig,
-    conns: Vec<In>,
-    index: Vec<u32>,
+    conns: ConnTable<In>,
     measuring: bool,
     stopped: bool,
     window: (Instant, Instant),
@@ -360,8 +350,7 @@ impl MsgReceiver {
         assert!(cfg.message > 0, "a message carries at least a byte");
         MsgReceiver {
             cfg,
-            conns: Vec::new(),
-            index: Vec::new(),
+            conns: ConnTable::default(),
             measuring: false,
             stopped: false,
             window: (Instant::ZERO, Instant::ZERO),
@@ -382,10 +371,6 @@ impl MsgReceiver {
     #[inline]
     pub fn wants_writable(&self) -> bool {
         false
-    }
-
-    fn slot(&self, c: ConnId) -> Option<usize> {
-        self.index.get(c.0 as usize).copied().filter(|&i| i != u32::MAX).map(|i| i as usize)
     }
 
     fn read<S: Sockets>(&mut self, i: usize, s: &mut S) {
@@ -434,17 +419,13 @@ impl MsgReceiver {
             }
             Event::Established(c) => {
                 let (local, remote) = s.ports(c);
-                if self.index.len() <= c.0 as usize {
-                    self.index.resize(c.0 as usize + 1, u32::MAX);
-                }
-                self.index[c.0 as usize] = self.conns.len() as u32;
-                self.conns.push(In { id: c, key: (remote, local), got: 0, msgs: 0, closed: false });
+                self.conns.adopt(c, || In { id: c, key: (remote, local), got: 0, msgs: 0, closed: false });
                 if self.conns.len() as u32 == self.cfg.connections {
                     s.ready();
                 }
             }
             Event::Readable(c) => {
-                if let Some(i) = self.slot(c) {
+                if let Some(i) = self.conns.slot(c) {
                     self.read(i, s);
                 }
             }

@@ -9,6 +9,7 @@ use std::collections::VecDeque;
 
 use tcplab_units::{Duration, Instant};
 
+use crate::conns::ConnTable;
 use crate::stats::{Latency, LatencySummary};
 use crate::{ConnId, ConnectError, Event, Sockets};
 
@@ -60,32 +61,9 @@ struct Conn {
     slot: u32,
 }
 
-/// Connections by id: a dense index, since ids are small integers the host hands out in order.
-#[derive(Debug, Clone, Default)]
-struct Conns {
-    conns: Vec<Conn>,
-    index: Vec<u32>,
-}
-
-impl Conns {
-    /// `u32::MAX` (not ours) lies past the end of `conns`: the one test against its length also spares the
-    /// caller's bounds check.
-    #[inline(always)]
-    fn slot(&self, c: ConnId) -> Option<usize> {
-        self.index.get(c.0 as usize).map(|&i| i as usize).filter(|&i| i < self.conns.len())
-    }
-
-    fn adopt(&mut self, c: ConnId, slot: u32) -> usize {
-        if let Some(i) = self.slot(c) {
-            return i;
-        }
-        let i = self.conns.len();
-        if self.index.len() <= c.0 as usize {
-            self.index.resize(c.0 as usize + 1, u32::MAX);
-        }
-        self.index[c.0 as usize] = i as u32;
-        self.conns.push(Conn { id: c, to_send: 0, got: 0, outstanding: VecDeque::new(), closed: false, slot });
-        i
+impl Conn {
+    fn new(id: ConnId, slot: u32) -> Self {
+        Conn { id, to_send: 0, got: 0, outstanding: VecDeque::new(), closed: false, slot }
     }
 }
 
@@ -106,7 +84,7 @@ fn flush<S: Sockets>(conn: &mut Conn, blocked: &mut u32, s: &mut S) {
 #[derive(Debug, Clone)]
 pub struct RrClient {
     cfg: RrClientConfig,
-    conns: Conns,
+    conns: ConnTable<Conn>,
     opened: u32,
     established: u32,
     measuring: bool,
@@ -128,7 +106,7 @@ impl RrClient {
         assert!(cfg.request > 0 && cfg.response > 0, "requests and responses carry at least a byte");
         RrClient {
             cfg,
-            conns: Conns::default(),
+            conns: ConnTable::default(),
             opened: 0,
             established: 0,
             measuring: false,
@@ -154,12 +132,12 @@ impl RrClient {
     }
 
     fn write<S: Sockets>(&mut self, i: usize, s: &mut S) {
-        flush(&mut self.conns.conns[i], &mut self.blocked, s);
+        flush(&mut self.conns[i], &mut self.blocked, s);
     }
 
     /// Starts a transaction on connection `i` whose clock started at `t0`: writes its request.
     fn request<S: Sockets>(&mut self, i: usize, t0: Instant, s: &mut S) {
-        let c = &mut self.conns.conns[i];
+        let c = &mut self.conns[i];
         c.outstanding.push_back(t0);
         let was_blocked = c.to_send > 0;
         c.to_send += self.cfg.request;
@@ -182,7 +160,7 @@ impl RrClient {
             let remote = self.cfg.port + (self.opened % self.cfg.ports.max(1) as u32) as u16;
             match s.connect(remote) {
                 Ok(c) => {
-                    self.conns.adopt(c, self.opened);
+                    self.conns.adopt(c, || Conn::new(c, self.opened));
                     self.opened += 1;
                     self.connections_opened += 1;
                 }
@@ -197,8 +175,8 @@ impl RrClient {
         let remote = self.cfg.port + (slot % self.cfg.ports.max(1) as u32) as u16;
         match s.connect(remote) {
             Ok(c) => {
-                let i = self.conns.adopt(c, slot);
-                self.conns.conns[i].outstanding.push_back(t0);
+                let i = self.conns.adopt(c, || Conn::new(c, slot));
+                self.conns[i].outstanding.push_back(t0);
                 self.connections_opened += 1;
             }
             Err(ConnectError::NoFreePort) => {
@@ -225,8 +203,8 @@ impl RrClient {
             let remote = self.cfg.port + (slot % self.cfg.ports.max(1) as u32) as u16;
             match s.connect(remote) {
                 Ok(c) => {
-                    let i = self.conns.adopt(c, slot);
-                    self.conns.conns[i].outstanding.push_back(t0);
+                    let i = self.conns.adopt(c, || Conn::new(c, slot));
+                    self.conns[i].outstanding.push_back(t0);
                     self.connections_opened += 1;
                 }
                 Err(ConnectError::NoFreePort) => {
@@ -249,9 +227,9 @@ impl RrClient {
     /// they take the bytes and notice a close; the rest is out of line.
     #[inline(always)]
     fn read<S: Sockets>(&mut self, i: usize, s: &mut S) {
-        let id = self.conns.conns[i].id;
+        let id = self.conns[i].id;
         let n = s.recv(id, u64::MAX);
-        let c = &mut self.conns.conns[i];
+        let c = &mut self.conns[i];
         c.got += n;
         if c.got >= self.cfg.response || self.cfg.per_transaction {
             self.complete(i, s);
@@ -267,10 +245,10 @@ impl RrClient {
     /// next ones (TCP_CRR: closes and opens the next connection), and closes after the peer's close.
     #[inline(never)]
     fn complete<S: Sockets>(&mut self, i: usize, s: &mut S) {
-        let id = self.conns.conns[i].id;
+        let id = self.conns[i].id;
         let now = s.now();
         let resp = self.cfg.response;
-        let c = &mut self.conns.conns[i];
+        let c = &mut self.conns[i];
         let mut completed = 0;
         while c.got >= resp {
             let Some(t0) = c.outstanding.pop_front() else { break };
@@ -283,7 +261,7 @@ impl RrClient {
         }
         let eof = s.is_eof(id);
         if self.cfg.per_transaction {
-            let c = &mut self.conns.conns[i];
+            let c = &mut self.conns[i];
             if completed > 0 && !c.closed {
                 c.closed = true;
                 let slot = c.slot;
@@ -302,7 +280,7 @@ impl RrClient {
                 self.request(i, now, s);
             }
         }
-        let c = &mut self.conns.conns[i];
+        let c = &mut self.conns[i];
         if eof && !c.closed {
             c.closed = true;
             s.close(id);
@@ -349,8 +327,7 @@ impl RrClient {
             Event::Established(c) => {
                 if self.cfg.per_transaction {
                     if let Some(i) = self.conns.slot(c) {
-                        let t0 =
-                            self.conns.conns[i].outstanding.pop_back().expect("a CRR connection has a transaction");
+                        let t0 = self.conns[i].outstanding.pop_back().expect("a CRR connection has a transaction");
                         self.request(i, t0, s);
                     }
                     return;
@@ -370,7 +347,7 @@ impl RrClient {
                         self.crr_open(slot, now, s);
                     }
                 } else {
-                    for i in 0..self.conns.conns.len() {
+                    for i in 0..self.conns.len() {
                         for _ in 0..=self.cfg.burst {
                             self.request(i, now, s);
                         }
@@ -385,7 +362,7 @@ impl RrClient {
                 self.stopped = true;
                 self.waiting.clear();
                 if !self.cfg.per_transaction {
-                    for c in &mut self.conns.conns {
+                    for c in self.conns.iter_mut() {
                         if !c.closed {
                             c.closed = true;
                             s.close(c.id);
@@ -417,7 +394,7 @@ impl RrClient {
 #[derive(Debug, Clone)]
 pub struct RrServer {
     cfg: RrServerConfig,
-    conns: Conns,
+    conns: ConnTable<Conn>,
     established: u32,
     blocked: u32,
     total: u64,
@@ -426,7 +403,7 @@ pub struct RrServer {
 impl RrServer {
     pub fn new(cfg: RrServerConfig) -> Self {
         assert!(cfg.request > 0 && cfg.response > 0, "requests and responses carry at least a byte");
-        RrServer { cfg, conns: Conns::default(), established: 0, blocked: 0, total: 0 }
+        RrServer { cfg, conns: ConnTable::default(), established: 0, blocked: 0, total: 0 }
     }
 
     #[inline]
@@ -440,7 +417,7 @@ impl RrServer {
     }
 
     fn write<S: Sockets>(&mut self, i: usize, s: &mut S) {
-        flush(&mut self.conns.conns[i], &mut self.blocked, s);
+        flush(&mut self.conns[i], &mut self.blocked, s);
     }
 
     pub fn on_event<S: Sockets>(&mut self, ev: Event, s: &mut S) {
@@ -454,7 +431,7 @@ impl RrServer {
                 }
             }
             Event::Established(c) => {
-                self.conns.adopt(c, 0);
+                self.conns.adopt(c, || Conn::new(c, 0));
                 self.established += 1;
                 if self.established == self.cfg.connections {
                     s.ready();
@@ -463,7 +440,7 @@ impl RrServer {
             Event::Readable(c) => {
                 let Some(i) = self.conns.slot(c) else { return };
                 let n = s.recv(c, u64::MAX);
-                let conn = &mut self.conns.conns[i];
+                let conn = &mut self.conns[i];
                 conn.got += n;
                 let k = conn.got / self.cfg.request;
                 conn.got %= self.cfg.request;
@@ -479,7 +456,7 @@ impl RrServer {
                         self.blocked += 1;
                     }
                 }
-                let conn = &mut self.conns.conns[i];
+                let conn = &mut self.conns[i];
                 if !conn.closed && s.is_eof(c) {
                     conn.closed = true;
                     s.close(c);

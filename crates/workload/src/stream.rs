@@ -3,6 +3,7 @@
 
 use tcplab_units::{Duration, Instant};
 
+use crate::conns::ConnTable;
 use crate::{ConnId, Event, Sockets, StreamMeter, StreamReport};
 
 /// How the application gets its connections.
@@ -64,11 +65,9 @@ struct Conn {
 #[derive(Debug, Clone)]
 pub struct Stream {
     cfg: StreamConfig,
-    conns: Vec<Conn>,
+    conns: ConnTable<Conn>,
     /// The role reads (else it writes): asked at every segment's arrival, so kept apart from the role.
     reads: bool,
-    /// Index into `conns` by connection id (`u32::MAX`: not ours).
-    index: Vec<u32>,
     opened: u32,
     established: u32,
     measuring: bool,
@@ -90,8 +89,7 @@ impl Stream {
         Stream {
             reads: cfg.role.receives(),
             cfg,
-            conns: Vec::new(),
-            index: Vec::new(),
+            conns: ConnTable::default(),
             opened: 0,
             established: 0,
             measuring: false,
@@ -130,24 +128,8 @@ impl Stream {
         }
     }
 
-    /// `u32::MAX` (not ours) lies past the end of `conns`: the one test against its length also spares the
-    /// caller's bounds check.
-    #[inline(always)]
-    fn slot(&self, c: ConnId) -> Option<usize> {
-        self.index.get(c.0 as usize).map(|&i| i as usize).filter(|&i| i < self.conns.len())
-    }
-
     fn adopt(&mut self, c: ConnId) -> usize {
-        if let Some(i) = self.slot(c) {
-            return i;
-        }
-        let i = self.conns.len();
-        if self.index.len() <= c.0 as usize {
-            self.index.resize(c.0 as usize + 1, u32::MAX);
-        }
-        self.index[c.0 as usize] = i as u32;
-        self.conns.push(Conn { id: c, left_in_call: 0, calls_done: 0, closed: false });
-        i
+        self.conns.adopt(c, || Conn { id: c, left_in_call: 0, calls_done: 0, closed: false })
     }
 
     /// Opens every connection due by now; asks for a timer for the next one.
@@ -274,12 +256,12 @@ impl Stream {
                 }
             }
             Event::Writable(c) => {
-                if let Some(i) = self.slot(c) {
+                if let Some(i) = self.conns.slot(c) {
                     self.write(i, s);
                 }
             }
             Event::Readable(c) => {
-                if let Some(i) = self.slot(c) {
+                if let Some(i) = self.conns.slot(c) {
                     self.read(i, s);
                 }
             }
@@ -294,7 +276,7 @@ impl Stream {
                 if let Role::Send { .. } | Role::SendCalls { .. } = self.cfg.role {
                     if !self.stopped {
                         self.stopped = true;
-                        for conn in &mut self.conns {
+                        for conn in self.conns.iter_mut() {
                             if !conn.closed {
                                 conn.closed = true;
                                 s.close(conn.id);
