@@ -86,6 +86,7 @@ const KNOBS: &[(&str, &[&str])] = &[
     ("dupthresh", &["1", "3", "50", "0"]),
     ("slow_start_after_idle", &["true", "false"]),
     ("prr", &["true", "false"]),
+    ("prr_cwr", &["true", "false"]),
     ("undo", &["true", "false"]),
     ("lost_retransmit_detection", &["true", "false"]),
     ("limited_transmit", &["true", "false"]),

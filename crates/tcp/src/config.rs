@@ -226,6 +226,16 @@ pub struct TcpConfig {
     /// one SMSS on every ACK. Default off.
     #[serde(skip_serializing_if = "is_false")]
     pub prr_ssrb_advance_only: bool,
+    /// Under `prr`, a CWR reduction (an ECN-Echo, RFC 3168 §6.1.2; a full interface queue under
+    /// `ifq_full = "cwr"`) spread over the ACKs that follow by PRR (RFC 6937 §3's rule, as `prr` sizes SACK
+    /// recovery, from RecoverFS = the flight at the signal) until the data then outstanding is
+    /// acknowledged, as Linux's `tcp_cwnd_reduction` does in CA_CWR, with its one segment on the first ACKs
+    /// until one has gone. Off: cwnd is ssthresh at once (RFC 3168 §6.1.2 halves it) and the sender waits
+    /// for the flight to fall below it (half a round trip after a halving, about a third after CUBIC's
+    /// 0.7). Not with a controller that owns the window (BBR), nor under `ifq_full = "linux-2.4"`, whose
+    /// CWR is 2.4's own. Default off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub prr_cwr: bool,
     /// Undo a fast recovery shown spurious by D-SACK (RFC 3708 detection, RFC 4015 / RFC 9438 §4.9 response;
     /// Linux `tcp_try_undo_dsack`): when every retransmission of the episode is reported as a duplicate,
     /// cwnd and ssthresh return to their values before it, counted in CongOverCount. Default off.
@@ -655,6 +665,7 @@ pub const OMITTED_AT_DEFAULT: &[(&str, &str)] = &[
     ("cwnd_growth_delivered", "false"),
     ("cwnd_growth_packets", "false"),
     ("prr_ssrb_advance_only", "false"),
+    ("prr_cwr", "false"),
     ("rack_dsack_after_reordering", "false"),
     ("rack_rtt_every_delivery", "false"),
     ("slow_start_at_ssthresh", "false"),
@@ -731,6 +742,7 @@ impl Default for TcpConfig {
             undo: false,
             prr: false,
             prr_ssrb_advance_only: false,
+            prr_cwr: false,
             lost_retransmit_detection: false,
             limited_transmit: true,
             ssthresh_from_cwnd: false,
@@ -1071,6 +1083,7 @@ mod tests {
             cwnd_growth_delivered: true,
             cwnd_growth_packets: true,
             prr_ssrb_advance_only: true,
+            prr_cwr: true,
             rack_dsack_after_reordering: true,
             rack_rtt_every_delivery: true,
             wscale_space: ByteSize::new(1),

@@ -1624,7 +1624,8 @@ impl Connection {
         }
         let una_before = self.snd_una;
         let prior_in_flight = if self.pace.is_some() { self.pipe() } else { 0 };
-        let prr = self.prr_on() && self.sack_ok;
+        let prr_any = self.prr_on();
+        let prr = prr_any && self.sack_ok;
         let sacked_before = if prr { self.rec.scoreboard.bytes_within(self.snd_una, self.snd_nxt) } else { 0 };
         let lost_before = self.st.RackMarkedLost;
         if let Some(rack) = self.rack.as_mut() {
@@ -1686,18 +1687,24 @@ impl Connection {
                 self.arm_tlp(now);
             }
         }
-        if prr && self.rec.in_sack_recovery() {
+        if self.ecn.echoed(seg) {
+            self.on_ecn_echo(now);
+        }
+        // After the ECN-Echo's reduction: the ACK that starts a CWR reduction feeds it (Linux's
+        // `tcp_cong_control` runs `tcp_cwnd_reduction` after `tcp_fastretrans_alert` entered CA_CWR).
+        if prr_any
+            && ((prr && self.rec.in_sack_recovery())
+                || (matches!(self.rec.phase, Phase::Cwr { .. }) && self.prr_cwr_on()))
+        {
             // RFC 6937 §3: DeliveredData = Δsnd.una + ΔSACKd, ΔSACKd net of the SACKed bytes the
             // cumulative ACK took off the scoreboard (counting them again would deliver them twice).
-            let sacked_after = self.rec.scoreboard.bytes_within(self.snd_una, self.snd_nxt) as i64;
+            let sacked_after =
+                if self.sack_ok { self.rec.scoreboard.bytes_within(self.snd_una, self.snd_nxt) as i64 } else { 0 };
             let delivered = self.snd_una.diff(una_before).max(0) as i64 + sacked_after - sacked_before as i64;
             let (s, ssthresh, pipe) = (self.snd(), self.cwnd.ssthresh(), self.pipe());
             // Linux adds the bound's extra segment only when SND.UNA advanced and nothing was newly lost.
             let extra = !self.cfg.prr_ssrb_advance_only || (ack > una_before && self.st.RackMarkedLost == lost_before);
             self.rec.prr_on_ack(delivered.max(0) as u64, s, ssthresh, pipe, extra);
-        }
-        if self.ecn.echoed(seg) {
-            self.on_ecn_echo(now);
         }
         if self.pace.is_some() && ack >= una_before {
             self.after_ack_paced(now, prior_in_flight);
@@ -2054,7 +2061,7 @@ impl Connection {
     }
 
     /// The interface refused a segment: count the stall and, under `ifq_full = "cwr"`, reduce cwnd once per
-    /// window (at once to ssthresh); under `"linux-2.4"` as 2.4's `tcp_enter_cwr`, whose every call web100
+    /// window (at once to ssthresh, or spread by PRR under `prr_cwr`); under `"linux-2.4"` as 2.4's `tcp_enter_cwr`, whose every call web100
     /// counted in CongSignals, the reduction itself made one segment per two ACKs (`tcp_cwnd_down`).
     fn on_send_stall(&mut self, now: Instant) {
         self.st.SendStall += 1;
@@ -2063,14 +2070,14 @@ impl Connection {
                 self.count_congestion_signal();
                 let cwnd = self.cwnd.window();
                 self.cwnd.on_congestion_event(now, CongestionEvent::FastRetransmit, cwnd, self.smss);
-                self.rec.enter_cwr(self.snd_nxt);
+                self.rec.enter_cwr(self.snd());
             }
             IfqFull::Linux24 => {
                 self.count_congestion_signal();
                 if self.rec.is_open() {
                     let flight = self.cwnd_flight();
                     self.cwnd.enter_cwr_linux24(flight, self.smss);
-                    self.rec.enter_cwr(self.snd_nxt);
+                    self.rec.enter_cwr(self.snd());
                 }
             }
             _ => {}
@@ -2080,8 +2087,8 @@ impl Connection {
     /// An ACK carried ECN-Echo (RFC 3168 §6.1.2): treated as a loss would be, cwnd and ssthresh reduced
     /// as at a fast retransmit, but at most once per window of data and not during loss recovery, which
     /// has reduced already; no retransmission. Linux `tcp_enter_cwr` from `tcp_try_to_open`: only in the
-    /// Open or Disorder state, ssthresh from the controller, CA_CWR until SND.NXT of then is passed (here
-    /// the cwnd is set to ssthresh at once, as `ifq_full = "cwr"` does, not lowered per ACK by PRR).
+    /// Open or Disorder state, ssthresh from the controller, CA_CWR until SND.NXT of then is passed: under
+    /// `prr_cwr` what may be sent meanwhile is PRR's (`tcp_cwnd_reduction`), else cwnd is ssthresh at once.
     fn on_ecn_echo(&mut self, now: Instant) {
         self.st.ECNsignals += 1;
         if !self.rec.is_open() || !self.ecn.may_react(self.snd_una) {
@@ -2090,7 +2097,7 @@ impl Connection {
         self.count_congestion_signal();
         let flight = self.reduction_base(self.snd_nxt - self.snd_una);
         self.cwnd.on_congestion_event(now, CongestionEvent::FastRetransmit, flight, self.smss);
-        self.rec.enter_cwr(self.snd_nxt);
+        self.rec.enter_cwr(self.snd());
         self.ecn.on_reduced(self.snd_nxt);
     }
 
@@ -2255,6 +2262,13 @@ impl Connection {
     #[inline]
     fn prr_on(&self) -> bool {
         self.cwnd.prr()
+    }
+
+    /// A CWR reduction is spread by PRR (`prr_cwr`, under `prr`: not when the controller owns the window),
+    /// unless 2.4's own reduction runs the CWR phase (`ifq_full = "linux-2.4"`: `tcp_cwnd_down`).
+    #[inline]
+    fn prr_cwr_on(&self) -> bool {
+        self.prr_on() && self.cfg.prr_cwr && self.cfg.ifq_full != IfqFull::Linux24
     }
 
     /// Linux's `icsk_ca_state` from the recovery phase.
@@ -3524,7 +3538,7 @@ impl Connection {
     fn new_data_rooms(&self, cwnd: u32, pipe: u32) -> (u32, u32) {
         let wnd_edge = self.snd_una + self.snd_wnd;
         let wnd_room = if wnd_edge > self.snd_nxt { wnd_edge - self.snd_nxt } else { 0 };
-        let cwnd_room = match self.rec.prr_allowance(self.prr_on()) {
+        let cwnd_room = match self.rec.prr_allowance(self.prr_on(), self.prr_cwr_on()) {
             Some(allowance) => allowance.min(u32::MAX as u64) as u32,
             // Linux `tcp_snd_test` (2.2, 2.4): outside recovery a segment goes while fewer packets than
             // cwnd are in flight, whatever their size; it may then carry a whole SMSS.

@@ -105,6 +105,7 @@ impl TcpConfig {
                 cwnd_growth_delivered: true,
                 cwnd_growth_packets: true,
                 prr_ssrb_advance_only: true,
+                prr_cwr: true,
                 limit_output_bytes: ByteSize::new(4 << 20),
                 rcv_mss_estimate_from_536: true,
                 rcv_ssthresh_from_initial_window: true,

@@ -37,7 +37,9 @@ pub(crate) struct Prr {
     pub allowance: u64,
 }
 
-/// The sender's recovery phase; each variant carries the state that lives only as long as it.
+/// The sender's recovery phase; each variant carries the state that lives only as long as it. In this
+/// order, the two that retransmit (`Loss`, `Sack`) and the two whose data PRR counts (`Sack`, `Cwr`) are
+/// neighbours: each question is one comparison of the tag on the per-segment path (issue 25).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Phase {
     Open,
@@ -46,6 +48,12 @@ pub(crate) enum Phase {
     NewReno {
         inflation: i64,
         partial_acks: u32,
+    },
+    /// After a retransmission timeout, until `high` (SND.NXT at the timeout) is acknowledged: go-back-N
+    /// retransmission from `rtx_next`, in the slow start that follows an RTO (RFC 3465 §2.3).
+    Loss {
+        high: SeqNumber,
+        rtx_next: SeqNumber,
     },
     /// RFC 6675 SACK-based recovery until `point` (RecoveryPoint) is acknowledged. `high_rxt` is HighRxt
     /// (one past the highest byte retransmitted in this recovery), `rtx_marker` SND.NXT when the latest
@@ -56,16 +64,14 @@ pub(crate) enum Phase {
         rtx_marker: SeqNumber,
         prr: Prr,
     },
-    /// After a retransmission timeout, until `high` (SND.NXT at the timeout) is acknowledged: go-back-N
-    /// retransmission from `rtx_next`, in the slow start that follows an RTO (RFC 3465 §2.3).
-    Loss {
-        high: SeqNumber,
-        rtx_next: SeqNumber,
-    },
-    /// Congestion window reduced for a local cause (interface queue full, Linux CWR) until `high` is
-    /// acknowledged; cwnd does not grow meanwhile.
+    /// Congestion window reduced (an ECN-Echo, a full interface queue: Linux's CA_CWR) until `high` is
+    /// acknowledged; cwnd does not grow meanwhile. Under `prr_cwr` the reduction is spread over the ACKs
+    /// by `prr` (Linux `tcp_cwnd_reduction` in CA_CWR), else cwnd is at ssthresh from the start and the
+    /// counters run unread. (Not an `Option`: in its niche the compiler kept the phase's variant, and
+    /// every test of the phase on the per-segment path cost more; issue 25.)
     Cwr {
         high: SeqNumber,
+        prr: Prr,
     },
 }
 
@@ -248,7 +254,7 @@ impl Recovery {
                 }
                 AckVerdict::AfterTimeout { ended }
             }
-            Phase::Cwr { high } => {
+            Phase::Cwr { high, .. } => {
                 let ended = ack >= *high;
                 if ended {
                     self.phase = Phase::Open;
@@ -312,9 +318,12 @@ impl Recovery {
         }
     }
 
-    /// The interface refused a segment under `ifq_full = "cwr"`: a reduction until SND.NXT is acknowledged.
-    pub fn enter_cwr(&mut self, nxt: SeqNumber) {
-        self.phase = Phase::Cwr { high: nxt };
+    /// A window reduction (an ECN-Echo, or the interface refused a segment under `ifq_full = "cwr"`) until
+    /// SND.NXT is acknowledged, with PRR's counters from RecoverFS = FlightSize now (they govern what is
+    /// sent only under `prr_cwr`: [`Recovery::prr_allowance`]).
+    pub fn enter_cwr(&mut self, s: Snd) {
+        let prr = Prr { delivered: 0, out: 0, recover_fs: (s.nxt - s.una) as u64, allowance: 0 };
+        self.phase = Phase::Cwr { high: s.nxt, prr };
     }
 
     /// A segment `[seq, end)` was retransmitted (SND.NXT `nxt`): HighRxt or the go-back-N pointer moves
@@ -411,7 +420,7 @@ impl Recovery {
     /// `len` payload bytes left (new or retransmitted): PRR counts them (RFC 6937 prr_out).
     #[inline]
     pub fn on_payload_sent(&mut self, len: u32) {
-        if let Phase::Sack { prr, .. } = &mut self.phase {
+        if let Phase::Sack { prr, .. } | Phase::Cwr { prr, .. } = &mut self.phase {
             prr.out += len as u64;
             prr.allowance = prr.allowance.saturating_sub(len as u64);
         }
@@ -494,11 +503,13 @@ impl Recovery {
         w.max(smss as i64) as u32
     }
 
-    /// What PRR allows to send now, when PRR runs this SACK recovery (`prr`); `None` otherwise.
+    /// What PRR allows to send now, when PRR runs this SACK recovery (`prr`) or this CWR reduction
+    /// (`prr_cwr`); `None` otherwise.
     #[inline]
-    pub fn prr_allowance(&self, prr: bool) -> Option<u64> {
+    pub fn prr_allowance(&self, prr: bool, prr_cwr: bool) -> Option<u64> {
         match self.phase {
             Phase::Sack { prr: p, .. } if prr => Some(p.allowance),
+            Phase::Cwr { prr: p, .. } if prr_cwr => Some(p.allowance),
             _ => None,
         }
     }
@@ -506,13 +517,20 @@ impl Recovery {
     /// RFC 6937 §3 (PRR-SSRB): how much may be sent in response to an ACK that delivered `delivered`
     /// bytes, with the recovery's pipe (RACK's marks when RACK runs, else RFC 6675's, as `pipe`
     /// computes it). `extra`: whether the slow-start reduction bound adds its SMSS on this ACK (always
-    /// under RFC 6937; see `prr_ssrb_advance_only`). Only in SACK recovery.
+    /// under RFC 6937; see `prr_ssrb_advance_only`). In SACK recovery, and in a CWR reduction (the
+    /// caller's under `prr_cwr`), where Linux's `tcp_cwnd_reduction` also lets one segment go on every ACK that delivers
+    /// something until one has gone (its "force a fast retransmit", which in CA_CWR is new data) and an
+    /// ACK that delivers nothing changes nothing.
     pub fn prr_on_ack(&mut self, delivered: u64, s: Snd, ssthresh: u32, pipe: u32, extra: bool) {
-        let Phase::Sack { prr: p, .. } = self.phase else { return };
+        let (p, cwr) = match &mut self.phase {
+            Phase::Sack { prr, .. } => (prr, false),
+            Phase::Cwr { prr, .. } if delivered > 0 => (prr, true),
+            _ => return,
+        };
         let pipe = pipe as u64;
         let delivered_total = p.delivered + delivered;
         let ssthresh = ssthresh as u64;
-        let sndcnt = if pipe > ssthresh {
+        let mut sndcnt = if pipe > ssthresh {
             // Proportional part: spread the reduction over the recovery, ceil(delivered · ssthresh / RecoverFS).
             ((delivered_total * ssthresh).div_ceil(p.recover_fs.max(1))) as i64 - p.out as i64
         } else {
@@ -520,10 +538,11 @@ impl Recovery {
             let limit = (delivered_total as i64 - p.out as i64).max(delivered as i64) + extra as i64 * s.smss as i64;
             (ssthresh as i64 - pipe as i64).min(limit)
         };
-        if let Phase::Sack { prr, .. } = &mut self.phase {
-            prr.delivered = delivered_total;
-            prr.allowance = sndcnt.max(0) as u64;
+        if cwr && p.out == 0 {
+            sndcnt = sndcnt.max(s.smss as i64);
         }
+        p.delivered = delivered_total;
+        p.allowance = sndcnt.max(0) as u64;
     }
 
     /// Lost retransmissions (Linux `tcp_mark_lost_retrans`, before RACK): once DupThresh segments sent

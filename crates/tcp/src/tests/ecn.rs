@@ -85,7 +85,11 @@ struct Marked {
 }
 
 fn transfer_with_marks(base: &str, k: usize, also: Option<usize>) -> Marked {
-    let mut p = Pair::new(with_ecn(base, EcnMode::On), with_ecn(base, EcnMode::Accept), dur_ms(10));
+    transfer_with_marks_from(with_ecn(base, EcnMode::On), with_ecn(base, EcnMode::Accept), k, also)
+}
+
+fn transfer_with_marks_from(client: TcpConfig, server: TcpConfig, k: usize, also: Option<usize>) -> Marked {
+    let mut p = Pair::new(client, server, dur_ms(10));
     p.establish();
     let mut n = 0;
     let mut highest = SeqNumber(0);
@@ -269,4 +273,85 @@ fn test_established_without_ecn_a_marking_queue_drops() {
     assert!(!retransmitted.is_empty(), "the queue dropped the Not-ECT segment");
     assert!(retransmitted.iter().all(|&q| q == retransmitted[0]), "only the dropped segment: {retransmitted:?}");
     assert_eq!(p.client.estats().SegsRetrans, retransmitted.len() as u64);
+}
+
+/// What the sender did in a CWR reduction: from the first ACK that echoed ECE to the ACK that ended it
+/// (the first to cover SND.NXT of the signal).
+struct Cwr {
+    /// Data bytes the sender sent in answer to the first ECE ACK (before the next ACK arrived).
+    first_answer: u32,
+    /// Data bytes sent from the first ECE ACK until the ACK that ended the reduction.
+    sent: u32,
+    /// Bytes acknowledged meanwhile: DeliveredData summed (no SACK in play here).
+    delivered: u32,
+    /// FlightSize at the signal (RFC 6937 RecoverFS).
+    recover_fs: u32,
+    /// Data bytes sent from the first ECE ACK while the first quarter of RecoverFS was delivered, and
+    /// what those ACKs delivered.
+    early: (u32, u32),
+}
+
+fn cwr_episode(p: &Pair) -> Cwr {
+    let to_client: Vec<_> = p.arrivals.iter().filter(|a| a.to == Side::Client && !a.seg.flags.syn()).collect();
+    let i = to_client.iter().position(|a| a.seg.flags.contains(TcpFlags::ECE)).expect("an ECE ACK");
+    let first = to_client[i];
+    let before = to_client[i - 1].seg.ack;
+    let high = p.trace[..first.trace_len]
+        .iter()
+        .filter(|s| s.from == Side::Client)
+        .map(|s| s.seg.seq + s.seg.seq_len())
+        .fold(first.seg.ack, |a, b| if b > a { b } else { a });
+    let end = to_client[i..].iter().position(|a| a.seg.ack >= high).map(|j| i + j).expect("the reduction ends");
+    let data = |from: usize, to: usize| -> u32 {
+        p.trace[from..to].iter().filter(|s| s.from == Side::Client).map(|s| s.seg.payload_len).sum()
+    };
+    let quarter = to_client[i..].iter().position(|a| 4 * (a.seg.ack - before) >= high - before).unwrap() + i;
+    Cwr {
+        first_answer: data(first.trace_len, to_client[i + 1].trace_len),
+        early: (data(first.trace_len, to_client[quarter].trace_len), to_client[quarter - 1].seg.ack - before),
+        sent: data(first.trace_len, to_client[end].trace_len),
+        delivered: to_client[end - 1].seg.ack - before,
+        recover_fs: high - before,
+    }
+}
+
+/// `prr_cwr` (the `linux` personality; Linux `tcp_cwnd_reduction` in CA_CWR): after an ECN-Echo the
+/// sender keeps sending, PRR's share of what the ACKs deliver (ssthresh / RecoverFS of it, CUBIC's 0.7),
+/// from the first ECE ACK on (Linux lets one segment go until one has); without it cwnd is ssthresh at
+/// once and the first ECE ACK, with the flight above it, lets nothing go.
+#[test]
+fn test_established_linux_cwr_reduction_is_spread_by_prr() {
+    let smss = 1448;
+    let Marked { p, .. } = transfer_with_marks("linux", 31, None);
+    let c = cwr_episode(&p);
+    let ssthresh = p.client.ssthresh();
+    let client = p.client.estats();
+    assert_eq!((client.CongSignals, client.SegsRetrans), (1, 0));
+    assert!(c.first_answer >= smss, "the first ECE ACK lets a segment go: {}", c.first_answer);
+    // RFC 6937 §3's proportional part, in whole segments as the byte allowance lets them go.
+    let share = (c.delivered as u64 * ssthresh as u64).div_ceil(c.recover_fs as u64) as u32;
+    assert!(
+        c.sent <= share + smss && c.sent + 2 * smss >= share,
+        "sent {} of PRR's {share} (delivered {}, RecoverFS {}, ssthresh {ssthresh})",
+        c.sent,
+        c.delivered,
+        c.recover_fs
+    );
+    assert!(c.delivered > 4 * smss, "an episode long enough to say something: {}", c.delivered);
+    // Spread: while the first quarter of the flight is delivered, PRR's share of it goes.
+    let (early_sent, early_delivered) = c.early;
+    let early_share = (early_delivered as u64 * ssthresh as u64).div_ceil(c.recover_fs as u64) as u32;
+    assert!(early_sent + 2 * smss >= early_share && early_sent > 0, "{early_sent} of {early_share} early");
+    assert!(p.client.cwnd() >= ssthresh, "cwnd {} below ssthresh {ssthresh} after the reduction", p.client.cwnd());
+
+    // The same transfer with the reduction made at once: nothing answers the first ECE ACK.
+    let mut at_once = with_ecn("linux", EcnMode::On);
+    at_once.prr_cwr = false;
+    let Marked { p, .. } = transfer_with_marks_from(at_once, with_ecn("linux", EcnMode::Accept), 31, None);
+    let c = cwr_episode(&p);
+    assert_eq!(c.first_answer, 0);
+    // The flight must fall below ssthresh first: a quarter of it delivered sends nothing (about 30 %
+    // under CUBIC's β = 0.7).
+    assert_eq!(c.early.0, 0, "sent while the first quarter was delivered");
+    assert_eq!(p.client.estats().CongSignals, 1);
 }
