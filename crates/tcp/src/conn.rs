@@ -2061,8 +2061,9 @@ impl Connection {
     }
 
     /// The interface refused a segment: count the stall and, under `ifq_full = "cwr"`, reduce cwnd once per
-    /// window (at once to ssthresh, or spread by PRR under `prr_cwr`); under `"linux-2.4"` as 2.4's `tcp_enter_cwr`, whose every call web100
-    /// counted in CongSignals, the reduction itself made one segment per two ACKs (`tcp_cwnd_down`).
+    /// window (at once to ssthresh, or spread by PRR under `prr_cwr`); under `"linux-2.4"` as 2.4's
+    /// `tcp_enter_cwr`, whose every call web100 counted in CongSignals, the reduction itself made one
+    /// segment per two ACKs (`tcp_cwnd_down`).
     fn on_send_stall(&mut self, now: Instant) {
         self.st.SendStall += 1;
         match self.cfg.ifq_full {

@@ -518,9 +518,9 @@ impl Recovery {
     /// bytes, with the recovery's pipe (RACK's marks when RACK runs, else RFC 6675's, as `pipe`
     /// computes it). `extra`: whether the slow-start reduction bound adds its SMSS on this ACK (always
     /// under RFC 6937; see `prr_ssrb_advance_only`). In SACK recovery, and in a CWR reduction (the
-    /// caller's under `prr_cwr`), where Linux's `tcp_cwnd_reduction` also lets one segment go on every ACK that delivers
-    /// something until one has gone (its "force a fast retransmit", which in CA_CWR is new data) and an
-    /// ACK that delivers nothing changes nothing.
+    /// caller's under `prr_cwr`), where Linux's `tcp_cwnd_reduction` also lets one segment go on every ACK
+    /// that delivers something until one has gone (its "force a fast retransmit", which in CA_CWR is new
+    /// data) and an ACK that delivers nothing changes nothing.
     pub fn prr_on_ack(&mut self, delivered: u64, s: Snd, ssthresh: u32, pipe: u32, extra: bool) {
         let (p, cwr) = match &mut self.phase {
             Phase::Sack { prr, .. } => (prr, false),
