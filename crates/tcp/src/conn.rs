@@ -2187,19 +2187,22 @@ impl Connection {
     /// Fast retransmit and the start of loss recovery (RFC 5681 §3.2, RFC 6582 §3.2, RFC 6675 §5).
     fn enter_recovery(&mut self, now: Instant) {
         self.st.FastRetran += 1;
-        self.count_congestion_signal();
-        // RFC 5681 §3.2 step 2 (and RFC 6675 §5 step 4.2): limited-transmit segments MUST NOT count.
-        let flight = (self.snd_nxt - self.snd_una) - self.rec.limited_sent;
-        let flight = self.cwnd.loss_flight(flight, self.smss, || {
-            // RFC 7661 §4.4.3's "data presumed lost": unSACKed bytes below IsLost's boundary (one
-            // segment when nothing IsLost yet).
-            self.rec.lost_below(self.smss).map_or(self.smss, |l| {
-                let l = l.max(self.snd_una);
-                (l - self.snd_una) - self.rec.scoreboard.bytes_within(self.snd_una, l)
-            })
-        });
-        let flight = self.reduction_base(flight);
-        self.cwnd.on_congestion_event(now, CongestionEvent::FastRetransmit, flight, self.smss);
+        // Within a CWR reduction the window is reduced already: no second decrease, no second CWR flag.
+        if !self.rec.reduced_already() {
+            self.count_congestion_signal();
+            // RFC 5681 §3.2 step 2 (and RFC 6675 §5 step 4.2): limited-transmit segments MUST NOT count.
+            let flight = (self.snd_nxt - self.snd_una) - self.rec.limited_sent;
+            let flight = self.cwnd.loss_flight(flight, self.smss, || {
+                // RFC 7661 §4.4.3's "data presumed lost": unSACKed bytes below IsLost's boundary (one
+                // segment when nothing IsLost yet).
+                self.rec.lost_below(self.smss).map_or(self.smss, |l| {
+                    let l = l.max(self.snd_una);
+                    (l - self.snd_una) - self.rec.scoreboard.bytes_within(self.snd_una, l)
+                })
+            });
+            let flight = self.reduction_base(flight);
+            self.cwnd.on_congestion_event(now, CongestionEvent::FastRetransmit, flight, self.smss);
+        }
         self.cwnd.on_recovery_start();
         let (s, rack) = (self.snd(), self.rack_on());
         self.rec.enter_fast_recovery(s, self.sack_ok, rack);

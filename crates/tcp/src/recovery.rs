@@ -174,6 +174,14 @@ impl Recovery {
     pub fn is_open(&self) -> bool {
         self.phase == Phase::Open
     }
+    /// A fast recovery starting now finds the window reduced already: a CWR reduction (an ECN-Echo, a local
+    /// congestion signal) is under way, within the window of data outstanding when it began. RFC 3168
+    /// §6.1.2: ssthresh SHOULD NOT be decreased again within a round trip; Linux (2.4's
+    /// `tcp_fastretrans_alert`, 6.x `tcp_enter_recovery`) recalculates ssthresh only below CA_CWR.
+    #[inline]
+    pub fn reduced_already(&self) -> bool {
+        matches!(self.phase, Phase::Cwr { .. })
+    }
     /// Open or CWR: no loss recovery under way (a TLP may be sent, RACK may start a recovery).
     #[inline]
     pub fn open_or_cwr(&self) -> bool {
@@ -286,13 +294,20 @@ impl Recovery {
     /// until everything now outstanding is acknowledged, else NewReno with the window inflated by the
     /// three segments that left the network. RFC 5681 §3.2 step 3 retransmits the first unacknowledged
     /// segment; with RACK the first retransmission is of what RACK found lost, which need not be the head.
+    /// From a CWR reduction the window is not reduced again ([`Recovery::reduced_already`]): nothing to
+    /// undo, and PRR goes on with the reduction's counters (Linux `tcp_enter_recovery` calls
+    /// `tcp_init_cwnd_reduction` only below CA_CWR).
     pub fn enter_fast_recovery(&mut self, s: Snd, sack: bool, rack: bool) {
-        self.undo = Some(Undo { start: s.una, end: s.nxt, retrans: 0 });
+        let cwr = match self.phase {
+            Phase::Cwr { prr, .. } => Some(prr),
+            _ => None,
+        };
+        self.undo = cwr.is_none().then_some(Undo { start: s.una, end: s.nxt, retrans: 0 });
         self.recover = s.nxt + u32::MAX; // HighData
         self.limited_sent = 0;
         self.retransmit_head = !rack;
         self.phase = if sack {
-            let prr = Prr { delivered: 0, out: 0, recover_fs: (s.nxt - s.una) as u64, allowance: 0 };
+            let prr = cwr.unwrap_or(Prr { delivered: 0, out: 0, recover_fs: (s.nxt - s.una) as u64, allowance: 0 });
             Phase::Sack { point: s.nxt, high_rxt: s.una, rtx_marker: s.nxt, prr }
         } else {
             Phase::NewReno { inflation: 3 * s.smss as i64, partial_acks: 0 }

@@ -355,3 +355,45 @@ fn test_established_linux_cwr_reduction_is_spread_by_prr() {
     assert_eq!(c.early.0, 0, "sent while the first quarter was delivered");
     assert_eq!(p.client.estats().CongSignals, 1);
 }
+
+/// A transfer whose `mark`-th new data segment is CE-marked and `drop`-th dropped: what the sender counted.
+fn mark_then_drop(base: &str, mark: usize, drop: usize) -> (u64, u64, u64) {
+    let mut p = Pair::new(with_ecn(base, EcnMode::On), with_ecn(base, EcnMode::On), dur_ms(10));
+    p.establish();
+    let mut n = 0;
+    let mut highest = SeqNumber(0);
+    p.set_filter(move |side, seg| {
+        if side != Side::Client || !is_new_data(seg, &mut highest) {
+            return Fate::Deliver;
+        }
+        n += 1;
+        match n {
+            _ if n == mark => Fate::MarkCe,
+            _ if n == drop => Fate::Drop,
+            _ => Fate::Deliver,
+        }
+    });
+    p.to_write[0] = 400 * 1448;
+    p.run_to_idle();
+    assert_eq!(p.read[1], 400 * 1448);
+    let c = p.client.estats();
+    (c.CongSignals, c.FastRetran, c.SegsRetrans)
+}
+
+/// RFC 3168 §6.1.2 (ssthresh is not decreased again within a round trip) and Linux (`tcp_enter_recovery`
+/// recalculates ssthresh only below CA_CWR): a loss found while the ECN-Echo's reduction is under way is
+/// fast-retransmitted without a second reduction; found after the reduction ended, it reduces again.
+#[test]
+fn test_established_loss_within_the_ecn_reduction_reduces_once() {
+    for base in ["rfc", "linux"] {
+        let (signals, fast, _) = mark_then_drop(base, 0, 34);
+        assert_eq!((signals, fast), (1, 1), "{base}: the loss alone");
+        let (signals, fast, retrans) = mark_then_drop(base, 30, 34);
+        assert_eq!((signals, fast), (1, 1), "{base}: a loss in the reduced window");
+        assert!(retrans >= 1);
+        let (signals, fast, _) = mark_then_drop(base, 30, 200);
+        assert_eq!((signals, fast), (2, 1), "{base}: a loss windows later");
+    }
+    // `rfc` retransmits the lost segment once, whatever else happened.
+    assert_eq!(mark_then_drop("rfc", 30, 34).2, 1);
+}
