@@ -46,6 +46,10 @@ struct Seg {
     end: SeqNumber,
     /// Segment.xmit_ts: its latest transmission.
     xmit: Instant,
+    /// The rank of that transmission among the connection's, modulo 2^32 (compared as sequence numbers
+    /// are: a window holds far fewer than 2^31 transmissions): what orders two segments sent at the same
+    /// instant (see [`Rack::sent_after`]). 32 bits fit the record's padding: it stays 24 bytes.
+    order: u32,
     /// Retransmitted at least once (Linux `TCPCB_EVER_RETRANS`): its ACK is ambiguous.
     ever_rtx: bool,
     /// A retransmission of it is in flight (RFC 8985 Segment.retransmitted; Linux `TCPCB_SACKED_RETRANS`).
@@ -105,9 +109,13 @@ impl Marks {
 #[derive(Debug, Clone)]
 pub(crate) struct Rack {
     segs: VecDeque<Seg>,
-    /// RACK.xmit_ts and RACK.end_seq: the most recently sent segment known delivered.
+    /// RACK.xmit_ts and RACK.end_seq: the most recently sent segment known delivered, and its
+    /// transmission's rank.
     xmit_ts: Option<Instant>,
     end_seq: SeqNumber,
+    xmit_order: u32,
+    /// Transmissions so far (modulo 2^32): the rank of the latest.
+    sent: u32,
     /// RACK.rtt: the RTT of that segment.
     rtt: Duration,
     min_rtt: Option<Duration>,
@@ -162,6 +170,8 @@ impl Rack {
             segs: VecDeque::new(),
             xmit_ts: None,
             end_seq: iss,
+            xmit_order: 0,
+            sent: 0,
             rtt: Duration::ZERO,
             min_rtt: None,
             fack: iss,
@@ -185,7 +195,9 @@ impl Rack {
 
     /// New data `[start, end)` was sent at `now`.
     pub fn on_send(&mut self, start: SeqNumber, end: SeqNumber, now: Instant) {
-        let s = Seg { start, end, xmit: now, ever_rtx: false, rtx: false, lost: false, sacked: false };
+        self.sent = self.sent.wrapping_add(1);
+        let s =
+            Seg { start, end, xmit: now, order: self.sent, ever_rtx: false, rtx: false, lost: false, sacked: false };
         self.marks.add(&s);
         self.segs.push_back(s);
     }
@@ -194,6 +206,7 @@ impl Rack {
     pub fn on_retransmit(&mut self, start: SeqNumber, end: SeqNumber, now: Instant) {
         // The first lost segment is the one retransmitted (NextSeg): the next one starts beyond it.
         let first_lost = self.next_lost().is_some_and(|(s, _)| s == start);
+        self.sent = self.sent.wrapping_add(1);
         let i = self.segs.partition_point(|s| s.end <= start);
         for s in self.segs.range_mut(i..) {
             if s.start >= end {
@@ -201,6 +214,7 @@ impl Rack {
             }
             self.marks.remove(s);
             s.xmit = now;
+            s.order = self.sent;
             s.ever_rtx = true;
             s.rtx = true;
             self.marks.add(s);
@@ -260,10 +274,7 @@ impl Rack {
         // (`tcp_rack_advance`, the knob `rtt_every_delivery`) does take it: it sets RACK.rtt for every
         // segment the ACK delivers, SACKed blocks first and then the cumulatively acknowledged ones, each
         // in sequence order, and advances only RACK.xmit_ts and RACK.end_seq conditionally.
-        let newer = match self.xmit_ts {
-            None => true,
-            Some(t) => s.xmit > t || (s.xmit == t && s.end > self.end_seq),
-        };
+        let newer = self.xmit_ts.is_none_or(|t| Self::sent_after(&s, t, self.xmit_order, self.end_seq));
         if !newer && !self.rtt_every_delivery {
             return;
         }
@@ -281,7 +292,22 @@ impl Rack {
         if newer {
             self.xmit_ts = Some(s.xmit);
             self.end_seq = s.end;
+            self.xmit_order = s.order;
         }
+    }
+
+    /// RFC 8985's "sent after" (Linux `tcp_rack_sent_after`): a later transmit time, or at the same time a
+    /// later sequence number. In the simulator a connection's sends at one instant all share it, where a
+    /// kernel's clock moves between them (a retransmission goes out after the new data an earlier ACK of
+    /// the same instant released); the tie is broken by the order of transmission, and by sequence number
+    /// only within one transmission (the segments of one retransmitted run). By sequence number alone a
+    /// retransmission sent after new data of the same instant counted as sent before it, and the SACK of
+    /// that data one round trip later marked the retransmission lost (reordering window 0 in recovery): a
+    /// spurious second retransmission, reported by D-SACK.
+    #[inline]
+    fn sent_after(s: &Seg, xmit: Instant, order: u32, end: SeqNumber) -> bool {
+        let later = s.order.wrapping_sub(order) as i32;
+        s.xmit > xmit || (s.xmit == xmit && (later > 0 || (later == 0 && s.end > end)))
     }
 
     /// A SACK block `[left, right)` arrived: the segments it covers whole are delivered.
@@ -435,9 +461,9 @@ impl Rack {
     pub fn detect_loss(&mut self, now: Instant, reo_wnd: Duration) -> Detection {
         let mut d = Detection { newly_lost: 0, newly_lost_bytes: 0, timer: None };
         let Some(rack_xmit) = self.xmit_ts else { return d };
-        let (rack_end, rtt) = (self.end_seq, self.rtt);
+        let (rack_end, rack_order, rtt) = (self.end_seq, self.xmit_order, self.rtt);
         for s in self.segs.iter_mut() {
-            let after = s.xmit > rack_xmit || (s.xmit == rack_xmit && s.end > rack_end);
+            let after = Self::sent_after(s, rack_xmit, rack_order, rack_end);
             if after {
                 if s.ever_rtx {
                     continue; // a retransmission out of sequence order; later originals may be older

@@ -129,3 +129,39 @@ fn test_established_loss_probe_recovery_reduces_cwnd_once() {
     assert_eq!((e.LossProbes, e.DSACKDups, e.LossProbeRecoveries, e.CongSignals), (1, 1, 0, 0));
     assert!(after >= before, "cwnd kept: {before} -> {after}");
 }
+
+/// One segment dropped in slow start (`linux`, 10 ms each way): the SACKs of the data after it make RACK
+/// mark it lost, and it is retransmitted at the instant the last of them arrives, after new data the
+/// instant's earlier ACKs released. One round trip later the SACK of that new data arrives before the
+/// ACK of the retransmission; the new data was sent before the retransmission, so the retransmission is
+/// not overdue, and it is not sent again. (Ordered by sequence number, the tie of their equal transmit
+/// times made the retransmission look older: a second, spurious retransmission that D-SACK reported.)
+#[test]
+fn test_established_retransmission_after_new_data_of_its_instant_is_not_lost() {
+    let cfg = TcpConfig::personality("linux").unwrap();
+    let cfg = TcpConfig { send_buffer: cfg_bytes(1 << 20), recv_buffer: cfg_bytes(1 << 20), ..cfg };
+    let mut p = Pair::new(cfg.clone(), cfg, dur_ms(10));
+    p.establish();
+    let first = p.client.snd_nxt();
+    let lost = first + 33 * SMSS_TS;
+    let mut dropped = false;
+    p.set_filter(move |side, seg| {
+        if side == Side::Client && seg.seq == lost && !std::mem::replace(&mut dropped, true) {
+            Fate::Drop
+        } else {
+            Fate::Deliver
+        }
+    });
+    p.to_write[0] = 400 * SMSS_TS as u64;
+    p.run_to_idle();
+    assert_eq!(p.read[1], 400 * SMSS_TS as u64);
+    let resent: Vec<_> =
+        p.sent_by(Side::Client).filter(|s| s.seg.seq == lost && s.seg.payload_len > 0).map(|s| s.at).collect();
+    assert_eq!(resent.len(), 2, "the original and one retransmission: {resent:?}");
+    // The retransmission went after new data sent at the same instant.
+    let rtx_at = resent[1];
+    let before: Vec<_> = p.trace.iter().take_while(|s| !(s.at == rtx_at && s.seg.seq == lost)).collect();
+    assert!(before.iter().any(|s| s.from == Side::Client && s.at == rtx_at && s.seg.seq > lost));
+    let c = p.client.estats();
+    assert_eq!((c.SegsRetrans, c.DSACKDups, c.FastRetran), (1, 0, 1));
+}
