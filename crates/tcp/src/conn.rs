@@ -2205,7 +2205,8 @@ impl Connection {
         }
         self.cwnd.on_recovery_start();
         let (s, rack) = (self.snd(), self.rack_on());
-        self.rec.enter_fast_recovery(s, self.sack_ok, rack);
+        let prr_cwr = self.prr_cwr_on();
+        self.rec.enter_fast_recovery(s, self.sack_ok, rack, prr_cwr);
         if let Some(rack) = self.rack.as_mut() {
             rack.clear_tlp();
         }

@@ -37,6 +37,13 @@ pub(crate) struct Prr {
     pub allowance: u64,
 }
 
+impl Prr {
+    /// The counters of a reduction that starts with `s` outstanding (RecoverFS = FlightSize).
+    fn start(s: Snd) -> Self {
+        Prr { delivered: 0, out: 0, recover_fs: (s.nxt - s.una) as u64, allowance: 0 }
+    }
+}
+
 /// The sender's recovery phase; each variant carries the state that lives only as long as it. In this
 /// order, the two that retransmit (`Loss`, `Sack`) and the two whose data PRR counts (`Sack`, `Cwr`) are
 /// neighbours: each question is one comparison of the tag on the per-segment path (issue 25).
@@ -295,19 +302,21 @@ impl Recovery {
     /// three segments that left the network. RFC 5681 §3.2 step 3 retransmits the first unacknowledged
     /// segment; with RACK the first retransmission is of what RACK found lost, which need not be the head.
     /// From a CWR reduction the window is not reduced again ([`Recovery::reduced_already`]): nothing to
-    /// undo, and PRR goes on with the reduction's counters (Linux `tcp_enter_recovery` calls
-    /// `tcp_init_cwnd_reduction` only below CA_CWR).
-    pub fn enter_fast_recovery(&mut self, s: Snd, sack: bool, rack: bool) {
-        let cwr = match self.phase {
-            Phase::Cwr { prr, .. } => Some(prr),
+    /// undo, and when PRR ran that reduction (`prr_cwr`) it goes on with its counters (Linux
+    /// `tcp_enter_recovery` calls `tcp_init_cwnd_reduction` only below CA_CWR); counters that did not
+    /// govern it (their `delivered` never fed) start afresh.
+    pub fn enter_fast_recovery(&mut self, s: Snd, sack: bool, rack: bool, prr_cwr: bool) {
+        let from_cwr = self.reduced_already();
+        let carried = match self.phase {
+            Phase::Cwr { prr, .. } if prr_cwr => Some(prr),
             _ => None,
         };
-        self.undo = cwr.is_none().then_some(Undo { start: s.una, end: s.nxt, retrans: 0 });
+        self.undo = (!from_cwr).then_some(Undo { start: s.una, end: s.nxt, retrans: 0 });
         self.recover = s.nxt + u32::MAX; // HighData
         self.limited_sent = 0;
         self.retransmit_head = !rack;
         self.phase = if sack {
-            let prr = cwr.unwrap_or(Prr { delivered: 0, out: 0, recover_fs: (s.nxt - s.una) as u64, allowance: 0 });
+            let prr = carried.unwrap_or(Prr::start(s));
             Phase::Sack { point: s.nxt, high_rxt: s.una, rtx_marker: s.nxt, prr }
         } else {
             Phase::NewReno { inflation: 3 * s.smss as i64, partial_acks: 0 }
@@ -337,8 +346,7 @@ impl Recovery {
     /// SND.NXT is acknowledged, with PRR's counters from RecoverFS = FlightSize now (they govern what is
     /// sent only under `prr_cwr`: [`Recovery::prr_allowance`]).
     pub fn enter_cwr(&mut self, s: Snd) {
-        let prr = Prr { delivered: 0, out: 0, recover_fs: (s.nxt - s.una) as u64, allowance: 0 };
-        self.phase = Phase::Cwr { high: s.nxt, prr };
+        self.phase = Phase::Cwr { high: s.nxt, prr: Prr::start(s) };
     }
 
     /// A segment `[seq, end)` was retransmitted (SND.NXT `nxt`): HighRxt or the go-back-N pointer moves
@@ -665,6 +673,30 @@ impl Recovery {
                 NextSeg::None
             }
             _ => NextSeg::None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fast recovery entered from a CWR reduction keeps that reduction's PRR counters only when PRR ran
+    /// it (`prr_cwr`): counters that only counted sends, never deliveries, would hold the recovery's
+    /// sending back by everything sent during the reduction.
+    #[test]
+    fn recovery_from_cwr_carries_prr_counters_only_when_they_governed() {
+        let s = Snd { una: SeqNumber(1000), nxt: SeqNumber(11000), smss: 1000 };
+        for (prr_cwr, carried_out) in [(true, 2000), (false, 0)] {
+            let mut r = Recovery::new(SeqNumber(0), 3);
+            r.enter_cwr(s);
+            r.on_payload_sent(1000);
+            r.on_payload_sent(1000);
+            r.enter_fast_recovery(Snd { nxt: SeqNumber(13000), ..s }, true, true, prr_cwr);
+            let Phase::Sack { prr, .. } = r.phase else { panic!("SACK recovery: {:?}", r.phase) };
+            assert_eq!(prr.out, carried_out, "prr_cwr {prr_cwr}");
+            assert_eq!(prr.recover_fs, if prr_cwr { 10000 } else { 12000 });
+            assert!(r.undo.is_none(), "nothing to undo from a CWR reduction");
         }
     }
 }
