@@ -152,6 +152,9 @@ struct TxRecord {
     end: SeqNumber,
     /// When this (re)transmission went.
     sent: Instant,
+    /// The rank of that transmission among the connection's, modulo 2^32: what orders two transmissions
+    /// of the same instant (see [`DeliveryRate::sample_from`]). It fits the record's padding.
+    order: u32,
     /// `first_tx_mstamp` at the send: the start of the send interval the segment closes.
     first_tx: Instant,
     /// `delivered_mstamp` at the send.
@@ -175,6 +178,8 @@ struct TxRecord {
 pub struct DeliveryRate {
     /// The transmissions not yet cumulatively acknowledged, in sequence order.
     records: VecDeque<TxRecord>,
+    /// Transmissions so far (modulo 2^32): the rank of the latest.
+    sent: u32,
     /// Bytes delivered (ACKed or SACKed, each once) over the connection's life (`tp->delivered`).
     delivered: u64,
     /// When `delivered` last grew (`tp->delivered_mstamp`).
@@ -219,6 +224,7 @@ impl Default for DeliveryRate {
     fn default() -> Self {
         DeliveryRate {
             records: VecDeque::new(),
+            sent: 0,
             delivered: 0,
             delivered_at: Instant::ZERO,
             first_tx: Instant::ZERO,
@@ -274,10 +280,12 @@ impl DeliveryRate {
             self.first_tx = now;
             self.delivered_at = now;
         }
+        self.sent = self.sent.wrapping_add(1);
         let snap = TxRecord {
             start,
             end,
             sent: now,
+            order: self.sent,
             first_tx: self.first_tx,
             delivered_at: self.delivered_at,
             delivered: self.delivered,
@@ -302,12 +310,20 @@ impl DeliveryRate {
         self.records.push_back(snap);
     }
 
-    /// `tcp_rate_skb_delivered` for one record.
+    /// `tcp_rate_skb_delivered` for one record: the newest transmission delivered decides the sample
+    /// (`tcp_skb_sent_after`: a later send time, or at the same time a later sequence number). In the
+    /// simulator a connection's sends at one instant all share it, where a kernel's clock moves between
+    /// them, so the tie is broken by the order of transmission, and by sequence number only within one
+    /// transmission (the records of one retransmitted run). By sequence number alone a retransmission sent
+    /// after new data of the same instant (a second ACK of that instant finding the loss) counted as the
+    /// older, and the sample took the new data's snapshot of `delivered`, from before that ACK.
     fn sample_from(&mut self, r: TxRecord) {
-        // The newest transmission delivered decides the sample (`tcp_skb_sent_after`).
         let newer = match self.cur {
             None => true,
-            Some((c, _)) => r.sent > c.sent || (r.sent == c.sent && r.end > c.end),
+            Some((c, _)) => {
+                let later = r.order.wrapping_sub(c.order) as i32;
+                r.sent > c.sent || (r.sent == c.sent && (later > 0 || (later == 0 && r.end > c.end)))
+            }
         };
         if newer {
             self.cur = Some((r, r.sent.saturating_since(r.first_tx)));
@@ -556,6 +572,32 @@ mod tests {
         let rs = d.on_ack_done(ms(101), MSS, None);
         assert!(rs.is_app_limited, "sent while app-limited");
         assert!(!d.app_limited(), "delivered beyond the mark");
+    }
+
+    /// Two ACKs at one instant: the first releases new data (segment 5), the second SACKs more and the
+    /// retransmission of the lost segment 0 goes after the new data, at the same instant. The ACK that
+    /// delivers both samples the retransmission, the later transmission, whose snapshot of `delivered` is
+    /// from after the second ACK (a kernel's clock, moving between the two sends, orders them so); by
+    /// sequence number the new data would decide and count the second ACK's SACKed bytes again.
+    #[test]
+    fn a_retransmission_after_new_data_of_its_instant_is_the_newer() {
+        let mut d = DeliveryRate::default();
+        let iss = SeqNumber(0);
+        let seg = |i: u32| (iss + i * MSS, iss + (i + 1) * MSS);
+        for i in 0..5 {
+            d.on_sent(seg(i).0, seg(i).1, ms(0), i == 0, false);
+        }
+        d.on_sacked(seg(1).0, seg(1).1);
+        d.on_ack_done(ms(50), 5 * MSS, None);
+        d.on_sent(seg(5).0, seg(5).1, ms(50), false, false);
+        d.on_sacked(seg(2).0, seg(4).1);
+        d.on_ack_done(ms(50), 5 * MSS, None);
+        d.on_sent(seg(0).0, seg(0).1, ms(50), false, true);
+        d.on_cumulative_ack(seg(5).1);
+        let rs = d.on_ack_done(ms(100), 2 * MSS, None);
+        assert_eq!(rs.prior_delivered, 4 * MSS as u64, "the retransmission's snapshot, not segment 5's (1000)");
+        assert_eq!(rs.delivered, Some(2 * MSS as u64));
+        assert_eq!(rs.rate(), Some(2 * MSS as u64 * 1000 / 50));
     }
 
     /// `rs->rtt_us` as `tcp_ack_update_rtt`'s `ca_rtt_us`: segments 0..4 sent at 0 ms, segment 0 lost and
