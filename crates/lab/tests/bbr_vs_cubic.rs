@@ -45,7 +45,7 @@ fn bbr_takes_a_shallow_buffer_and_cubic_gains_as_it_deepens() {
     for &(bdp, share) in &shares[..2] {
         assert!(share > 0.75, "{bdp} BDP: BBR's share {share}");
     }
-    // At 8 BDP CUBIC has the larger share (BBR 0.27 over 60 s, 0.16 over these 30 s), and CUBIC's share grew
+    // At 8 BDP CUBIC has the larger share (BBR 0.25 over 60 s, 0.16 over these 30 s), and CUBIC's share grew
     // by more than half of the link from the shallow buffer.
     let deep = shares[2].1;
     assert!(deep < 0.5, "8 BDP: BBR's share {deep}");

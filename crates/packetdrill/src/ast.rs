@@ -43,6 +43,32 @@ pub enum TcpOpt {
     Unsupported(String),
 }
 
+/// A packet line's ECN field (`[noecn]`, `[ect0]`, `[ect1]`, `[ce]`, `[ect01]`): what an inbound packet's IP
+/// header carries, and what an outbound one's must (packetdrill's `TOS_CHECK_ECN`, `TOS_CHECK_ECN_ECT01`).
+/// A line without one injects Not-ECT and checks nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IpEcn {
+    NotEct,
+    Ect0,
+    Ect1,
+    Ce,
+    /// ECT(0) or ECT(1): outbound packets only.
+    Ect01,
+}
+
+impl IpEcn {
+    /// The script's word for it.
+    pub fn word(self) -> &'static str {
+        match self {
+            IpEcn::NotEct => "noecn",
+            IpEcn::Ect0 => "ect0",
+            IpEcn::Ect1 => "ect1",
+            IpEcn::Ce => "ce",
+            IpEcn::Ect01 => "ect01",
+        }
+    }
+}
+
 /// The options list of a packet line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Options {
@@ -67,7 +93,9 @@ pub struct Packet {
     /// `win N`; `None` leaves an outbound window unchecked (an inbound one defaults to 65535... as written).
     pub win: Option<u32>,
     pub options: Options,
-    /// Features of the line this interpreter does not model (`[ect0]`, `urg`, a non-TCP packet...).
+    /// The ECN field, when the line names one.
+    pub ecn: Option<IpEcn>,
+    /// Features of the line this interpreter does not model (`[tos 0x4]`, `urg`, a non-TCP packet...).
     pub unsupported: Option<String>,
 }
 

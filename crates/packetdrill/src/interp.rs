@@ -22,7 +22,7 @@
 
 use std::collections::HashMap;
 
-use tcplab_wire::{SackBlock, SackBlocks, SeqNumber, TcpFlags, TcpOptions, TcpSegment, Timestamps};
+use tcplab_wire::{EcnCodepoint, SackBlock, SackBlocks, SeqNumber, TcpFlags, TcpOptions, TcpSegment, Timestamps};
 
 use crate::ast::*;
 use crate::code;
@@ -142,8 +142,8 @@ pub(crate) fn unsupported(
                 if let Some(u) = &p.unsupported {
                     return Some(u.clone());
                 }
-                if p.flags & 0xe0 != 0 {
-                    return Some("ECN and urgent flags (E, W, U)".into());
+                if p.flags & 0x20 != 0 {
+                    return Some("the urgent flag (U)".into());
                 }
             }
             EventKind::Syscall(c) => {
@@ -320,23 +320,27 @@ fn opts_text(o: &[TcpOpt]) -> String {
     format!("<{}>", items.join(","))
 }
 
+/// The codepoint a line's ECN word names (`[ect01]`, outbound only, is checked apart).
+fn ecn_codepoint(e: IpEcn) -> EcnCodepoint {
+    match e {
+        IpEcn::NotEct | IpEcn::Ect01 => EcnCodepoint::NotEct,
+        IpEcn::Ect0 => EcnCodepoint::Ect0,
+        IpEcn::Ect1 => EcnCodepoint::Ect1,
+        IpEcn::Ce => EcnCodepoint::Ce,
+    }
+}
+
 /// A packet line in the script's notation.
-pub(crate) fn packet_text(
-    dir: Direction,
-    flags: u8,
-    seq: u32,
-    len: u32,
-    ack: Option<u32>,
-    win: Option<u32>,
-    o: &Options,
-) -> String {
+pub(crate) fn packet_text(p: &Packet) -> String {
+    let ecn = p.ecn.map(|e| format!("[{}] ", e.word())).unwrap_or_default();
+    let (ack, win, o) = (p.ack, p.win, &p.options);
     let mut s = format!(
-        "{} {} {}:{}({})",
-        if dir == Direction::Inbound { "<" } else { ">" },
-        flags_text(flags),
-        seq,
-        seq.wrapping_add(len),
-        len
+        "{} {ecn}{} {}:{}({})",
+        if p.dir == Direction::Inbound { "<" } else { ">" },
+        flags_text(p.flags),
+        p.seq,
+        p.seq.wrapping_add(p.len),
+        p.len
     );
     if let Some(a) = ack {
         s += &format!(" ack {a}");
@@ -606,7 +610,7 @@ impl<B: Backend> Interp<B> {
                 let msg = if got.is_empty() {
                     format!(
                         "expected outbound packet {} but the stack sent nothing by {:.6} s",
-                        packet_text(p.dir, p.flags, p.seq, p.len, p.ack, p.win, &p.options),
+                        packet_text(p),
                         deadline as f64 / 1e6
                     )
                 } else {
@@ -655,7 +659,7 @@ impl<B: Backend> Interp<B> {
             }
         }
         let text = self.actual_text(&Outbound { at_us: last.at_us, conn: i, seg: actual, opts: actual_opts.clone() });
-        let expected = packet_text(p.dir, p.flags, p.seq, p.len, p.ack, p.win, &p.options);
+        let expected = packet_text(p);
         let mismatch = |what: String| -> Result<(), Fail> {
             Err(Fail {
                 loc: self.loc,
@@ -672,6 +676,16 @@ impl<B: Backend> Interp<B> {
         let ack = actual.ack.0.wrapping_sub(REMOTE_ISN).wrapping_add(script_remote);
         if actual.flags.0 != p.flags {
             return mismatch(format!("bad flags {} (expected {})", flags_text(actual.flags.0), flags_text(p.flags)));
+        }
+        // packetdrill's verify_outbound_live_tos: the ECN field of the last segment, when the line names one.
+        let ecn_ok = match p.ecn {
+            None => true,
+            Some(IpEcn::Ect01) => matches!(actual.ecn, EcnCodepoint::Ect0 | EcnCodepoint::Ect1),
+            Some(want) => ecn_codepoint(want) == actual.ecn,
+        };
+        if !ecn_ok {
+            let want = p.ecn.map_or("", IpEcn::word);
+            return mismatch(format!("bad ECN field {:?} (expected [{want}])", actual.ecn));
         }
         if seq != p.seq {
             return mismatch(format!("bad sequence number {seq} (expected {})", p.seq));
@@ -777,15 +791,25 @@ impl<B: Backend> Interp<B> {
             }
         }
         let options = if opts.is_empty() { Options::None } else { Options::List(opts) };
-        packet_text(
-            Direction::Outbound,
-            s.flags.0,
+        // The ECN field is shown when it is set (Not-ECT, the usual, is left out).
+        let ecn = match s.ecn {
+            EcnCodepoint::NotEct => None,
+            EcnCodepoint::Ect0 => Some(IpEcn::Ect0),
+            EcnCodepoint::Ect1 => Some(IpEcn::Ect1),
+            EcnCodepoint::Ce => Some(IpEcn::Ce),
+        };
+        packet_text(&Packet {
+            dir: Direction::Outbound,
+            flags: s.flags.0,
             seq,
-            s.payload_len,
-            s.flags.ack().then_some(ack),
-            Some(s.window as u32),
-            &options,
-        )
+            end: seq.wrapping_add(s.payload_len),
+            len: s.payload_len,
+            ack: s.flags.ack().then_some(ack),
+            win: Some(s.window as u32),
+            options,
+            ecn,
+            unsupported: None,
+        })
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -936,8 +960,7 @@ pub(crate) fn inbound_segment(view: Option<&View>, no_conn_port: u16, p: &Packet
             window: p.win.unwrap_or(0) as u16,
             options: TcpOptions::default(),
             payload_len: p.len,
-            // A line's `[ect0]`/`[ce]` annotation is among the features not modelled (ast.rs).
-            ecn: tcplab_wire::EcnCodepoint::NotEct,
+            ecn: p.ecn.map_or(EcnCodepoint::NotEct, ecn_codepoint),
         };
         if let Options::List(list) = &p.options {
             for o in list {

@@ -209,8 +209,10 @@ impl Parser {
 
     fn packet(&mut self, dir: Direction) -> Result<Packet, ParseError> {
         let mut unsupported = None;
-        // IP-level attributes: `[noecn]` is the default; ECN codepoints, TOS, TTL and the like are not modelled.
+        let mut ecn = None;
+        // IP-level attributes: the ECN field is modelled (`ast::IpEcn`); TOS, TTL and flow labels are not.
         if self.eat_punct("[") {
+            let loc = self.loc();
             let mut words = Vec::new();
             while !self.is_punct("]") {
                 match self.next() {
@@ -223,9 +225,20 @@ impl Parser {
             }
             self.pos += 1;
             let w = words.join(" ");
-            if w != "noecn" {
-                unsupported = Some(format!("IP attribute [{w}]"));
-            }
+            ecn = match w.as_str() {
+                "noecn" => Some(IpEcn::NotEct),
+                "ect0" => Some(IpEcn::Ect0),
+                "ect1" => Some(IpEcn::Ect1),
+                "ce" => Some(IpEcn::Ce),
+                "ect01" if dir == Direction::Outbound => Some(IpEcn::Ect01),
+                "ect01" => {
+                    return Err(ParseError { loc, msg: "[ect01] can only be used with outbound packets".into() });
+                }
+                _ => {
+                    unsupported = Some(format!("IP attribute [{w}]"));
+                    None
+                }
+            };
         }
         // Flags: letters, then `.` for ACK, adjacent (`S.`), or `.` alone.
         let mut flags = 0u8;
@@ -263,6 +276,7 @@ impl Parser {
                     ack: None,
                     win: None,
                     options: Options::Any,
+                    ecn,
                     unsupported: Some(format!("{w} packets")),
                 });
             }
@@ -283,7 +297,8 @@ impl Parser {
                 ),
             });
         }
-        let mut p = Packet { dir, flags, seq, end, len, ack: None, win: None, options: Options::None, unsupported };
+        let mut p =
+            Packet { dir, flags, seq, end, len, ack: None, win: None, options: Options::None, ecn, unsupported };
         loop {
             if self.is_ident("ack") {
                 self.pos += 1;

@@ -50,6 +50,23 @@ fn a_changed_expectation_fails_at_its_line() {
     }
 }
 
+/// The ECN field of an outbound line is checked as packetdrill checks it (`verify_outbound_live_tos`): our
+/// data is ECT(0), so `[ect1]` fails at its line and `[ect01]` passes; `[ect01]` on an inbound line is
+/// packetdrill's parse error.
+#[test]
+fn the_ecn_field_is_checked() {
+    let base = linux();
+    let path = "scripts/ecn-ce-echo.pkt";
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).expect("the script");
+    let line = text.lines().position(|l| l.contains("> [ect0] P.")).expect("an ECT(0) data segment") + 1;
+    let r = run_text(path, &text.replace("> [ect0] P.", "> [ect1] P."), &base);
+    assert_eq!((r.status, r.line), ("fail", Some(line as u32)), "{:?}", r.reason);
+    assert!(r.reason.as_deref().unwrap_or("").contains("bad ECN field"), "{:?}", r.reason);
+    assert_eq!(run_text(path, &text.replace("> [ect0] P.", "> [ect01] P."), &base).status, "pass");
+    let r = run_text(path, &text.replace("< [ce]", "< [ect01]"), &base);
+    assert!(r.reason.as_deref().unwrap_or("").contains("[ect01] can only be used with outbound packets"), "{r:?}");
+}
+
 #[test]
 fn results_are_deterministic() {
     let base = linux();
@@ -66,7 +83,7 @@ fn unsupported_features_skip_with_their_name() {
     let cases = [
         ("0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 epoll_create(1) = 4\n", "system call epoll_create()"),
         ("`sysctl -q net.ipv4.tcp_ecn=3`\n0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n", "tcp_ecn"),
-        ("0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 < [ect0] S 0:0(0) win 100\n", "IP attribute [ect0]"),
+        ("0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 < [tos 0x4] S 0:0(0) win 100\n", "IP attribute [tos 0x4]"),
         ("--ip_version=ipv6\n0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n", "only IPv4"),
         (
             "0 socket(..., SOCK_STREAM, IPPROTO_TCP) = 3\n+0 %{ assert tcpi_fastopen_client_fail == 0 }%\n",

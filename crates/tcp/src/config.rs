@@ -211,6 +211,13 @@ pub struct TcpConfig {
     /// blocks newly cover still counts in bytes. Off = by bytes. Default off.
     #[serde(skip_serializing_if = "is_false")]
     pub cwnd_growth_packets: bool,
+    /// The ACK that ends a SACK recovery or a CWR reduction also grows cwnd, from ssthresh, by what it
+    /// delivered, as Linux's `tcp_ack` does: `tcp_fastretrans_alert` ends the reduction
+    /// (`tcp_end_cwnd_reduction`, the state Open again) before `tcp_cong_control`, which then grows
+    /// (`tcp_cong_avoid`). Off: that ACK leaves cwnd at ssthresh (as 2.4's `tcp_may_raise_cwnd`, tested
+    /// before the state changes, did). Default off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub cwnd_growth_at_reduction_end: bool,
     /// Duplicate ACKs that trigger fast retransmit (RFC 5681 §3.2, RFC 6675 DupThresh). Default 3.
     pub dupthresh: u32,
     /// Restart after idle (RFC 5681 §4.1): when data has not been sent for more than an RTO and nothing is
@@ -236,6 +243,13 @@ pub struct TcpConfig {
     /// CWR is 2.4's own. Default off.
     #[serde(skip_serializing_if = "is_false")]
     pub prr_cwr: bool,
+    /// Under `prr`, PRR's arithmetic as Linux's `tcp_cwnd_reduction` does it: in whole segments (what an
+    /// ACK delivered, prr_delivered, prr_out, the pipe and ssthresh counted in SMSS, the proportional part
+    /// rounded up to a segment), from RecoverFS = cwnd when the reduction began (`prior_cwnd`) rather than
+    /// the flight. So an ACK whose share is 1.4 segments lets 2 go where bytes let 1 and carry 0.4 over.
+    /// Off: RFC 6937 §3 in bytes, RecoverFS = FlightSize. Default off.
+    #[serde(skip_serializing_if = "is_false")]
+    pub prr_packets: bool,
     /// Undo a fast recovery shown spurious by D-SACK (RFC 3708 detection, RFC 4015 / RFC 9438 §4.9 response;
     /// Linux `tcp_try_undo_dsack`): when every retransmission of the episode is reported as a duplicate,
     /// cwnd and ssthresh return to their values before it, counted in CongOverCount. Default off.
@@ -664,8 +678,10 @@ pub const OMITTED_AT_DEFAULT: &[(&str, &str)] = &[
     ("sack_blocks_expected", "4"),
     ("cwnd_growth_delivered", "false"),
     ("cwnd_growth_packets", "false"),
+    ("cwnd_growth_at_reduction_end", "false"),
     ("prr_ssrb_advance_only", "false"),
     ("prr_cwr", "false"),
+    ("prr_packets", "false"),
     ("rack_dsack_after_reordering", "false"),
     ("rack_rtt_every_delivery", "false"),
     ("slow_start_at_ssthresh", "false"),
@@ -737,12 +753,14 @@ impl Default for TcpConfig {
             abc_ca: false,
             cwnd_growth_delivered: false,
             cwnd_growth_packets: false,
+            cwnd_growth_at_reduction_end: false,
             dupthresh: 3,
             slow_start_after_idle: true,
             undo: false,
             prr: false,
             prr_ssrb_advance_only: false,
             prr_cwr: false,
+            prr_packets: false,
             lost_retransmit_detection: false,
             limited_transmit: true,
             ssthresh_from_cwnd: false,
@@ -1082,8 +1100,10 @@ mod tests {
             sack_blocks_expected: 1,
             cwnd_growth_delivered: true,
             cwnd_growth_packets: true,
+            cwnd_growth_at_reduction_end: true,
             prr_ssrb_advance_only: true,
             prr_cwr: true,
+            prr_packets: true,
             rack_dsack_after_reordering: true,
             rack_rtt_every_delivery: true,
             wscale_space: ByteSize::new(1),

@@ -1704,7 +1704,7 @@ impl Connection {
             let (s, ssthresh, pipe) = (self.snd(), self.cwnd.ssthresh(), self.pipe());
             // Linux adds the bound's extra segment only when SND.UNA advanced and nothing was newly lost.
             let extra = !self.cfg.prr_ssrb_advance_only || (ack > una_before && self.st.RackMarkedLost == lost_before);
-            self.rec.prr_on_ack(delivered.max(0) as u64, s, ssthresh, pipe, extra);
+            self.rec.prr_on_ack(delivered.max(0) as u64, s, ssthresh, pipe, extra, self.cfg.prr_packets);
         }
         if self.pace.is_some() && ack >= una_before {
             self.after_ack_paced(now, prior_in_flight);
@@ -1910,7 +1910,11 @@ impl Connection {
                     self.st.OtherReductions += 1;
                 }
             }
-            self.grow_cwnd(now, growth, flight_before);
+            // Under `prr_cwr` an ACK that starts a CWR reduction grows nothing: Linux's `tcp_cong_control`
+            // either reduces (the state is CWR once `tcp_fastretrans_alert` saw the ECN-Echo) or grows.
+            if !(self.ecn.echoed(seg) && self.prr_cwr_on() && self.ecn.may_react(ack)) {
+                self.grow_cwnd(now, growth, flight_before);
+            }
             true
         } else {
             self.new_ack_outside_open(now, ack, data_acked, growth, flight_before)
@@ -1957,6 +1961,9 @@ impl Connection {
                         rack.on_recovery_exit();
                     }
                     self.moderate_cwnd();
+                }
+                if ended && self.cfg.cwnd_growth_at_reduction_end {
+                    self.grow_cwnd(now, growth, flight_before);
                 }
                 if !sack && self.cfg.ifq_full == IfqFull::Linux24 {
                     // 2.4's tcp_fastretrans_alert in CWR: tcp_cwnd_down on each ACK, or, on the ACK that
@@ -2070,15 +2077,17 @@ impl Connection {
             IfqFull::Cwr if self.rec.is_open() => {
                 self.count_congestion_signal();
                 let cwnd = self.cwnd.window();
+                let recover_fs = self.recover_fs(cwnd);
                 self.cwnd.on_congestion_event(now, CongestionEvent::FastRetransmit, cwnd, self.smss);
-                self.rec.enter_cwr(self.snd());
+                self.rec.enter_cwr(self.snd(), recover_fs);
             }
             IfqFull::Linux24 => {
                 self.count_congestion_signal();
                 if self.rec.is_open() {
                     let flight = self.cwnd_flight();
                     self.cwnd.enter_cwr_linux24(flight, self.smss);
-                    self.rec.enter_cwr(self.snd());
+                    // 2.4's CWR has no PRR: the counters are never read.
+                    self.rec.enter_cwr(self.snd(), 0);
                 }
             }
             _ => {}
@@ -2096,9 +2105,10 @@ impl Connection {
             return;
         }
         self.count_congestion_signal();
+        let recover_fs = self.recover_fs(self.cwnd.window());
         let flight = self.reduction_base(self.snd_nxt - self.snd_una);
         self.cwnd.on_congestion_event(now, CongestionEvent::FastRetransmit, flight, self.smss);
-        self.rec.enter_cwr(self.snd());
+        self.rec.enter_cwr(self.snd(), recover_fs);
         self.ecn.on_reduced(self.snd_nxt);
     }
 
@@ -2187,6 +2197,7 @@ impl Connection {
     /// Fast retransmit and the start of loss recovery (RFC 5681 §3.2, RFC 6582 §3.2, RFC 6675 §5).
     fn enter_recovery(&mut self, now: Instant) {
         self.st.FastRetran += 1;
+        let recover_fs = self.recover_fs(self.cwnd.window());
         // Within a CWR reduction the window is reduced already: no second decrease, no second CWR flag.
         if !self.rec.reduced_already() {
             self.count_congestion_signal();
@@ -2206,7 +2217,7 @@ impl Connection {
         self.cwnd.on_recovery_start();
         let (s, rack) = (self.snd(), self.rack_on());
         let prr_cwr = self.prr_cwr_on();
-        self.rec.enter_fast_recovery(s, self.sack_ok, rack, prr_cwr);
+        self.rec.enter_fast_recovery(s, self.sack_ok, rack, prr_cwr, recover_fs);
         if let Some(rack) = self.rack.as_mut() {
             rack.clear_tlp();
         }
@@ -2274,6 +2285,28 @@ impl Connection {
     #[inline]
     fn prr_cwr_on(&self) -> bool {
         self.prr_on() && self.cfg.prr_cwr && self.cfg.ifq_full != IfqFull::Linux24
+    }
+
+    /// PRR's RecoverFS for a reduction starting now with the window at `cwnd` before it: the flight
+    /// (RFC 6937 §3), or under `prr_packets` that window (Linux's `prior_cwnd`).
+    fn recover_fs(&self, cwnd: u32) -> u32 {
+        if self.cfg.prr_packets {
+            cwnd
+        } else {
+            self.snd_nxt - self.snd_una
+        }
+    }
+
+    /// Linux's `snd_cwnd`, bytes, as `tcp_info` and the RFC 4898 `CurCwnd` report it: while PRR governs
+    /// what is sent (a SACK recovery under `prr`, a CWR reduction under `prr_cwr`) what is in flight plus
+    /// what PRR still allows, as `tcp_cwnd_reduction` sets it on every ACK (snd_cwnd = in_flight + sndcnt,
+    /// each send then taking one from the allowance and adding one to the flight); else the window
+    /// (`cwnd`), to which the reduction's end sets it.
+    pub(crate) fn linux_snd_cwnd(&self) -> u32 {
+        match self.rec.prr_allowance(self.prr_on(), self.prr_cwr_on()) {
+            Some(allowance) => self.pipe().saturating_add(allowance.min(u32::MAX as u64) as u32),
+            None => self.cwnd.window(),
+        }
     }
 
     /// Linux's `icsk_ca_state` from the recovery phase.
@@ -4194,7 +4227,7 @@ impl Connection {
     /// RFC 4898 statistics, gauges filled in as of now.
     pub fn estats(&self) -> Estats {
         let mut e = self.st.clone();
-        e.CurCwnd = self.cwnd.window() as u64;
+        e.CurCwnd = self.linux_snd_cwnd() as u64;
         let ss = self.cwnd.ssthresh();
         e.CurSsthresh = (ss != INFINITE_SSTHRESH).then_some(ss as u64);
         e.CurMSS = self.smss as u64;

@@ -38,9 +38,10 @@ pub(crate) struct Prr {
 }
 
 impl Prr {
-    /// The counters of a reduction that starts with `s` outstanding (RecoverFS = FlightSize).
-    fn start(s: Snd) -> Self {
-        Prr { delivered: 0, out: 0, recover_fs: (s.nxt - s.una) as u64, allowance: 0 }
+    /// The counters of a reduction that starts with RecoverFS = `recover_fs` bytes (RFC 6937: the flight;
+    /// Linux: cwnd, `prior_cwnd`; the connection chooses by `prr_packets`).
+    fn start(recover_fs: u32) -> Self {
+        Prr { delivered: 0, out: 0, recover_fs: recover_fs as u64, allowance: 0 }
     }
 }
 
@@ -305,7 +306,7 @@ impl Recovery {
     /// undo, and when PRR ran that reduction (`prr_cwr`) it goes on with its counters (Linux
     /// `tcp_enter_recovery` calls `tcp_init_cwnd_reduction` only below CA_CWR); counters that did not
     /// govern it (their `delivered` never fed) start afresh.
-    pub fn enter_fast_recovery(&mut self, s: Snd, sack: bool, rack: bool, prr_cwr: bool) {
+    pub fn enter_fast_recovery(&mut self, s: Snd, sack: bool, rack: bool, prr_cwr: bool, recover_fs: u32) {
         let from_cwr = self.reduced_already();
         let carried = match self.phase {
             Phase::Cwr { prr, .. } if prr_cwr => Some(prr),
@@ -316,7 +317,7 @@ impl Recovery {
         self.limited_sent = 0;
         self.retransmit_head = !rack;
         self.phase = if sack {
-            let prr = carried.unwrap_or(Prr::start(s));
+            let prr = carried.unwrap_or(Prr::start(recover_fs));
             Phase::Sack { point: s.nxt, high_rxt: s.una, rtx_marker: s.nxt, prr }
         } else {
             Phase::NewReno { inflation: 3 * s.smss as i64, partial_acks: 0 }
@@ -343,10 +344,10 @@ impl Recovery {
     }
 
     /// A window reduction (an ECN-Echo, or the interface refused a segment under `ifq_full = "cwr"`) until
-    /// SND.NXT is acknowledged, with PRR's counters from RecoverFS = FlightSize now (they govern what is
-    /// sent only under `prr_cwr`: [`Recovery::prr_allowance`]).
-    pub fn enter_cwr(&mut self, s: Snd) {
-        self.phase = Phase::Cwr { high: s.nxt, prr: Prr::start(s) };
+    /// SND.NXT is acknowledged, with PRR's counters from RecoverFS = `recover_fs` (they govern what is sent
+    /// only under `prr_cwr`: [`Recovery::prr_allowance`]).
+    pub fn enter_cwr(&mut self, s: Snd, recover_fs: u32) {
+        self.phase = Phase::Cwr { high: s.nxt, prr: Prr::start(recover_fs) };
     }
 
     /// A segment `[seq, end)` was retransmitted (SND.NXT `nxt`): HighRxt or the go-back-N pointer moves
@@ -544,23 +545,30 @@ impl Recovery {
     /// caller's under `prr_cwr`), where Linux's `tcp_cwnd_reduction` also lets one segment go on every ACK
     /// that delivers something until one has gone (its "force a fast retransmit", which in CA_CWR is new
     /// data) and an ACK that delivers nothing changes nothing.
-    pub fn prr_on_ack(&mut self, delivered: u64, s: Snd, ssthresh: u32, pipe: u32, extra: bool) {
+    /// With `packets` (`prr_packets`) every quantity is counted in segments of SMSS as Linux counts them in
+    /// packets (byte counts rounded up, ssthresh down), and the result is whole segments.
+    pub fn prr_on_ack(&mut self, delivered: u64, s: Snd, ssthresh: u32, pipe: u32, extra: bool, packets: bool) {
         let (p, cwr) = match &mut self.phase {
             Phase::Sack { prr, .. } => (prr, false),
             Phase::Cwr { prr, .. } if delivered > 0 => (prr, true),
             _ => return,
         };
-        let pipe = pipe as u64;
         let delivered_total = p.delivered + delivered;
-        let ssthresh = ssthresh as u64;
-        let mut sndcnt = if pipe > ssthresh {
-            // Proportional part: spread the reduction over the recovery, ceil(delivered · ssthresh / RecoverFS).
-            ((delivered_total * ssthresh).div_ceil(p.recover_fs.max(1))) as i64 - p.out as i64
-        } else {
-            // Slow-start reduction bound: grow back toward ssthresh no faster than slow start.
-            let limit = (delivered_total as i64 - p.out as i64).max(delivered as i64) + extra as i64 * s.smss as i64;
-            (ssthresh as i64 - pipe as i64).min(limit)
-        };
+        // In units of `unit` bytes: 1 (RFC 6937) or SMSS (Linux).
+        let unit = if packets { s.smss.max(1) as u64 } else { 1 };
+        let count = |bytes: u64| bytes.div_ceil(unit);
+        let (pipe, ssthresh) = (count(pipe as u64), ssthresh as u64 / unit);
+        let (total, out, now) = (count(delivered_total), count(p.out), count(delivered));
+        let mut sndcnt = unit as i64
+            * if pipe > ssthresh {
+                // Proportional part: spread the reduction over the recovery, ceil(delivered · ssthresh / RecoverFS).
+                ((total * ssthresh).div_ceil(count(p.recover_fs).max(1))) as i64 - out as i64
+            } else {
+                // Slow-start reduction bound: grow back toward ssthresh no faster than slow start.
+                let extra = if extra { s.smss as u64 / unit } else { 0 };
+                let limit = (total as i64 - out as i64).max(now as i64) + extra as i64;
+                (ssthresh as i64 - pipe as i64).min(limit)
+            };
         if cwr && p.out == 0 {
             sndcnt = sndcnt.max(s.smss as i64);
         }
@@ -681,6 +689,29 @@ impl Recovery {
 mod tests {
     use super::*;
 
+    /// PRR's share in packets (`prr_packets`, Linux's `tcp_cwnd_reduction`) against bytes (RFC 6937): an
+    /// ACK delivering 2 of a 10-segment RecoverFS toward ssthresh 7 lets ceil(1.4) = 2 segments go where
+    /// bytes let 1,400 (one segment, 400 carried); the next ACK of one segment then lets one more go under
+    /// both (ceil(2.1) − 2 = 1; 2,100 − 1,000 bytes sent).
+    #[test]
+    fn prr_in_packets_rounds_the_share_up_to_a_segment() {
+        let s = Snd { una: SeqNumber(2000), nxt: SeqNumber(10000), smss: 1000 };
+        for (packets, first, second) in [(true, 2000, 1000), (false, 1400, 1100)] {
+            let mut r = Recovery::new(SeqNumber(0), 3);
+            r.enter_cwr(s, 10000);
+            r.prr_on_ack(2000, s, 7000, 8000, true, packets);
+            assert_eq!(r.prr_allowance(true, true), Some(first), "packets {packets}");
+            r.on_payload_sent(1000);
+            if packets {
+                r.on_payload_sent(1000);
+            }
+            let s = Snd { una: SeqNumber(3000), nxt: SeqNumber(if packets { 12000 } else { 11000 }), ..s };
+            let pipe = s.nxt - s.una;
+            r.prr_on_ack(1000, s, 7000, pipe, true, packets);
+            assert_eq!(r.prr_allowance(true, true), Some(second), "packets {packets}");
+        }
+    }
+
     /// A fast recovery entered from a CWR reduction keeps that reduction's PRR counters only when PRR ran
     /// it (`prr_cwr`): counters that only counted sends, never deliveries, would hold the recovery's
     /// sending back by everything sent during the reduction.
@@ -689,10 +720,10 @@ mod tests {
         let s = Snd { una: SeqNumber(1000), nxt: SeqNumber(11000), smss: 1000 };
         for (prr_cwr, carried_out) in [(true, 2000), (false, 0)] {
             let mut r = Recovery::new(SeqNumber(0), 3);
-            r.enter_cwr(s);
+            r.enter_cwr(s, 10000);
             r.on_payload_sent(1000);
             r.on_payload_sent(1000);
-            r.enter_fast_recovery(Snd { nxt: SeqNumber(13000), ..s }, true, true, prr_cwr);
+            r.enter_fast_recovery(Snd { nxt: SeqNumber(13000), ..s }, true, true, prr_cwr, 12000);
             let Phase::Sack { prr, .. } = r.phase else { panic!("SACK recovery: {:?}", r.phase) };
             assert_eq!(prr.out, carried_out, "prr_cwr {prr_cwr}");
             assert_eq!(prr.recover_fs, if prr_cwr { 10000 } else { 12000 });

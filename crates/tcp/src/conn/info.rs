@@ -51,6 +51,8 @@ pub struct TcpInfo {
     pub rttvar: u32,
     /// Slow-start threshold and congestion window, segments ([`TCP_INFINITE_SSTHRESH`] before a loss).
     pub snd_ssthresh: u32,
+    /// Linux's `snd_cwnd`: while PRR sizes the sends of a recovery or CWR reduction, in flight plus what
+    /// PRR allows (`tcp_cwnd_reduction`), else the window.
     pub snd_cwnd: u32,
     /// The MSS this endpoint advertised.
     pub advmss: u32,
@@ -143,7 +145,7 @@ impl Connection {
             rtt: self.rtt.srtt().map_or(0, us),
             rttvar: us(self.rtt.rttvar()),
             snd_ssthresh: if ss == INFINITE_SSTHRESH { TCP_INFINITE_SSTHRESH } else { ss / smss },
-            snd_cwnd: self.cwnd.window() / smss,
+            snd_cwnd: self.linux_snd_cwnd() / smss,
             advmss: self.cfg.mss.bytes() as u32,
             reordering,
             reord_seen,

@@ -356,6 +356,45 @@ fn test_established_linux_cwr_reduction_is_spread_by_prr() {
     assert_eq!(p.client.estats().CongSignals, 1);
 }
 
+/// The window as the ACK that ends the `linux` CWR reduction leaves it, and ssthresh, with and without
+/// `cwnd_growth_at_reduction_end`.
+fn at_the_reduction_end(growth_at_end: bool) -> (u32, u32) {
+    let mut client = with_ecn("linux", EcnMode::On);
+    client.cwnd_growth_at_reduction_end = growth_at_end;
+    let mut p = Pair::new(client, with_ecn("linux", EcnMode::Accept), dur_ms(10));
+    p.establish();
+    let (mut n, mut highest) = (0, SeqNumber(0));
+    p.set_filter(move |side, seg| {
+        if side == Side::Client && is_new_data(seg, &mut highest) {
+            n += 1;
+            if n == 31 {
+                return Fate::MarkCe;
+            }
+        }
+        Fate::Deliver
+    });
+    p.to_write[0] = 400 * 1448;
+    let in_cwr = |p: &Pair| p.client.tcp_info(tcplab_units::Instant::ZERO).ca_state == 2;
+    p.run_while(|p| !in_cwr(p));
+    p.run_while(in_cwr);
+    (p.client.cwnd(), p.client.ssthresh())
+}
+
+/// Linux's `tcp_ack` runs `tcp_fastretrans_alert` before `tcp_cong_control`: the ACK that ends a CWR
+/// reduction (`tcp_end_cwnd_reduction`, the state Open again) then grows the window from ssthresh
+/// (`cwnd_growth_at_reduction_end`). The harness delivers the ACKs of one instant together, so the ACKs
+/// after that one grow the window as well, with or without the knob: the knob's growth is the
+/// difference, less than a segment in congestion avoidance. (That the ECE ACK which starts the reduction
+/// grows nothing is `crates/packetdrill/scripts/ecn-cwr-prr.pkt`'s ssthresh 7, beside the kernel's.)
+#[test]
+fn test_established_linux_ack_that_ends_the_cwr_reduction_grows_the_window() {
+    let (with, ssthresh) = at_the_reduction_end(true);
+    let (without, ssthresh_without) = at_the_reduction_end(false);
+    assert_eq!(ssthresh, ssthresh_without);
+    assert!(without >= ssthresh, "cwnd {without} below ssthresh {ssthresh}");
+    assert!(with > without && with < without + 1448, "cwnd {with} with the knob, {without} without");
+}
+
 /// A transfer whose `mark`-th new data segment is CE-marked and `drop`-th dropped: what the sender counted.
 fn mark_then_drop(base: &str, mark: usize, drop: usize) -> (u64, u64, u64) {
     let mut p = Pair::new(with_ecn(base, EcnMode::On), with_ecn(base, EcnMode::On), dur_ms(10));
