@@ -574,6 +574,21 @@ mod tests {
         assert!(!d.app_limited(), "delivered beyond the mark");
     }
 
+    /// Segment `i` of MSS bytes from sequence number 0.
+    fn seg(i: u32) -> (SeqNumber, SeqNumber) {
+        (SeqNumber(i * MSS), SeqNumber((i + 1) * MSS))
+    }
+
+    /// Segments 0..5 sent at 0 ms, the first from idle; segment 1 SACKed (the ACK not yet done).
+    fn five_sent_second_sacked() -> DeliveryRate {
+        let mut d = DeliveryRate::default();
+        for i in 0..5 {
+            d.on_sent(seg(i).0, seg(i).1, ms(0), i == 0, false);
+        }
+        d.on_sacked(seg(1).0, seg(1).1);
+        d
+    }
+
     /// Two ACKs at one instant: the first releases new data (segment 5), the second SACKs more and the
     /// retransmission of the lost segment 0 goes after the new data, at the same instant. The ACK that
     /// delivers both samples the retransmission, the later transmission, whose snapshot of `delivered` is
@@ -581,13 +596,7 @@ mod tests {
     /// sequence number the new data would decide and count the second ACK's SACKed bytes again.
     #[test]
     fn a_retransmission_after_new_data_of_its_instant_is_the_newer() {
-        let mut d = DeliveryRate::default();
-        let iss = SeqNumber(0);
-        let seg = |i: u32| (iss + i * MSS, iss + (i + 1) * MSS);
-        for i in 0..5 {
-            d.on_sent(seg(i).0, seg(i).1, ms(0), i == 0, false);
-        }
-        d.on_sacked(seg(1).0, seg(1).1);
+        let mut d = five_sent_second_sacked();
         d.on_ack_done(ms(50), 5 * MSS, None);
         d.on_sent(seg(5).0, seg(5).1, ms(50), false, false);
         d.on_sacked(seg(2).0, seg(4).1);
@@ -608,13 +617,7 @@ mod tests {
     /// newest segment.
     #[test]
     fn the_rtt_of_an_ack_of_a_retransmission_is_the_timestamp_echo() {
-        let mut d = DeliveryRate::default();
-        let iss = SeqNumber(0);
-        let seg = |i: u32| (iss + i * MSS, iss + (i + 1) * MSS);
-        for i in 0..5 {
-            d.on_sent(seg(i).0, seg(i).1, ms(0), i == 0, false);
-        }
-        d.on_sacked(seg(1).0, seg(1).1);
+        let mut d = five_sent_second_sacked();
         let rs = d.on_ack_done(ms(40), 5 * MSS, None);
         assert_eq!(rs.rtt, Some(Duration::from_millis(40)));
         d.on_sent(seg(0).0, seg(0).1, ms(50), false, true);

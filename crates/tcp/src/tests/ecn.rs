@@ -29,6 +29,20 @@ fn is_new_data(seg: &TcpSegment, highest: &mut SeqNumber) -> bool {
     new
 }
 
+/// A filter that gives the client's `n`-th new data segment `fate` and delivers everything else.
+fn nth_new_data(n: usize, fate: Fate) -> impl FnMut(Side, &TcpSegment) -> Fate {
+    let (mut k, mut highest) = (0, SeqNumber(0));
+    move |side, seg| {
+        if side == Side::Client && is_new_data(seg, &mut highest) {
+            k += 1;
+            if k == n {
+                return fate;
+            }
+        }
+        Fate::Deliver
+    }
+}
+
 /// Linux `tcp_ecn`: the client asks only with 1 (`on`); the server agrees with 1 or 2 (`accept`). The SYN
 /// is an ECN-setup SYN (ECE and CWR) exactly when the client asks, the SYN-ACK has ECE (without CWR)
 /// exactly when ECN is agreed, and tcp_info's TCPI_OPT_ECN says so at both ends.
@@ -198,17 +212,7 @@ fn test_established_linux_acks_ce_and_cwr_at_once() {
 fn test_established_retransmission_is_not_ect() {
     let mut p = Pair::new(with_ecn("rfc", EcnMode::On), with_ecn("rfc", EcnMode::On), dur_ms(10));
     p.establish();
-    let mut n = 0;
-    let mut highest = SeqNumber(0);
-    p.set_filter(move |side, seg| {
-        if side == Side::Client && is_new_data(seg, &mut highest) {
-            n += 1;
-            if n == 20 {
-                return Fate::Drop;
-            }
-        }
-        Fate::Deliver
-    });
+    p.set_filter(nth_new_data(20, Fate::Drop));
     p.to_write[0] = 100 * 1448;
     p.run_to_idle();
     assert_eq!(p.read[1], 100 * 1448);
@@ -239,17 +243,7 @@ fn test_established_retransmission_is_not_ect() {
 fn test_established_without_ecn_a_marking_queue_drops() {
     let mut p = Pair::new(with_ecn("linux", EcnMode::Accept), with_ecn("linux", EcnMode::Accept), dur_ms(10));
     p.establish();
-    let mut n = 0;
-    let mut highest = SeqNumber(0);
-    p.set_filter(move |side, seg| {
-        if side == Side::Client && is_new_data(seg, &mut highest) {
-            n += 1;
-            if n == 20 {
-                return Fate::MarkCe;
-            }
-        }
-        Fate::Deliver
-    });
+    p.set_filter(nth_new_data(20, Fate::MarkCe));
     p.to_write[0] = 100 * 1448;
     p.run_to_idle();
     assert_eq!(p.read[1], 100 * 1448);
@@ -363,16 +357,7 @@ fn at_the_reduction_end(growth_at_end: bool) -> (u32, u32) {
     client.cwnd_growth_at_reduction_end = growth_at_end;
     let mut p = Pair::new(client, with_ecn("linux", EcnMode::Accept), dur_ms(10));
     p.establish();
-    let (mut n, mut highest) = (0, SeqNumber(0));
-    p.set_filter(move |side, seg| {
-        if side == Side::Client && is_new_data(seg, &mut highest) {
-            n += 1;
-            if n == 31 {
-                return Fate::MarkCe;
-            }
-        }
-        Fate::Deliver
-    });
+    p.set_filter(nth_new_data(31, Fate::MarkCe));
     p.to_write[0] = 400 * 1448;
     let in_cwr = |p: &Pair| p.client.tcp_info(tcplab_units::Instant::ZERO).ca_state == 2;
     p.run_while(|p| !in_cwr(p));
