@@ -667,10 +667,11 @@ impl<B: Backend> Interp<B> {
                 time_us: last.at_us,
             })
         };
-        // Connection-less resets map with zero ISNs (their SEQ is the script's own ACK field).
-        let (iss, script_local, script_remote, first_ts) = match self.b.view(i) {
-            Some(c) => (c.live_local_isn, c.script_local_isn, c.script_remote_isn, c.first_ts),
-            None => (0, 0, 0, None),
+        // Connection-less resets map with zero ISNs (their SEQ is the script's own ACK field). A segment
+        // with SYN is written with absolute numbers, any other relative to the ISNs (`script_isns`).
+        let (iss, (script_local, script_remote), first_ts) = match self.b.view(i) {
+            Some(c) => (c.live_local_isn, script_isns(c, actual.flags.syn()), c.first_ts),
+            None => (0, (0, 0), None),
         };
         let seq = actual.seq.0.wrapping_sub(iss).wrapping_add(script_local);
         let ack = actual.ack.0.wrapping_sub(REMOTE_ISN).wrapping_add(script_remote);
@@ -772,20 +773,21 @@ impl<B: Backend> Interp<B> {
     /// An actual segment in the script's notation (sequence numbers relative, options as on the wire).
     fn actual_text(&mut self, o: &Outbound) -> String {
         let s = &o.seg;
-        let view = self.b.view(o.conn).map(|c| (c.live_local_isn, c.script_local_isn, c.script_remote_isn));
+        let view = self.b.view(o.conn).map(|c| (c.live_local_isn, script_isns(c, s.flags.syn())));
         let (seq, ack) = match view {
-            Some((iss, sl, sr)) => {
+            Some((iss, (sl, sr))) => {
                 (s.seq.0.wrapping_sub(iss).wrapping_add(sl), s.ack.0.wrapping_sub(REMOTE_ISN).wrapping_add(sr))
             }
             None => (s.seq.0, s.ack.0.wrapping_sub(REMOTE_ISN)),
         };
         let mut opts = o.opts.clone();
-        if let Some((_, _, sr)) = view {
+        // SACK blocks (never on a SYN) are relative to the remote ISN.
+        if view.is_some() {
             for op in &mut opts {
                 if let TcpOpt::Sack(b) = op {
                     for (l, r) in b.iter_mut() {
-                        *l = l.wrapping_sub(REMOTE_ISN).wrapping_add(sr);
-                        *r = r.wrapping_sub(REMOTE_ISN).wrapping_add(sr);
+                        *l = l.wrapping_sub(REMOTE_ISN);
+                        *r = r.wrapping_sub(REMOTE_ISN);
                     }
                 }
             }
@@ -938,16 +940,30 @@ impl<B: Backend> Interp<B> {
     }
 }
 
+/// The script's (local, remote) ISNs that a packet's numbers are written from: packetdrill writes a segment
+/// with SYN in absolute numbers and any other relative to the ISNs, as tcpdump prints them (socket.h,
+/// `local_seq_script_to_live_offset`); so a script's SYN at 999000 is followed by `1:1(0)`.
+fn script_isns(c: &View, syn: bool) -> (u32, u32) {
+    if syn {
+        (c.script_local_isn, c.script_remote_isn)
+    } else {
+        (0, 0)
+    }
+}
+
 /// The live segment for a script packet on the connection `view` (or for no connection: from
 /// `no_conn_port`, with the script's numbers as they are).
 pub(crate) fn inbound_segment(view: Option<&View>, no_conn_port: u16, p: &Packet) -> Result<TcpSegment, String> {
     let (remote_port, local_port, seq_off, ack_off) = match view {
-        Some(c) => (
-            c.remote_port,
-            c.local_port,
-            REMOTE_ISN.wrapping_sub(c.script_remote_isn),
-            c.live_local_isn.wrapping_sub(c.script_local_isn),
-        ),
+        Some(c) => {
+            let (script_local, script_remote) = script_isns(c, p.flags & 0x02 != 0);
+            (
+                c.remote_port,
+                c.local_port,
+                REMOTE_ISN.wrapping_sub(script_remote),
+                c.live_local_isn.wrapping_sub(script_local),
+            )
+        }
         None => (no_conn_port, LOCAL_PORT, REMOTE_ISN, 0),
     };
     {
