@@ -197,6 +197,19 @@ fn kernel_shell(cmd: &str, apply: bool, offload: &mut dyn FnMut(bool) -> Result<
             // sniffer then sees) or segments them first. GSO alone does not: TCP's skbs stay GSO packets
             // whatever the device offers (`sk_setup_caps`), and a device without TSO gets their segments.
             Cmd::Offload { tso: true, on } if apply => offload(on)?,
+            // A module parameter is the host's, not the namespace's: never written, only read, and the
+            // script runs when it already has the value asked for.
+            Cmd::HystartDetect(d) => {
+                let path = "/sys/module/tcp_cubic/parameters/hystart_detect";
+                let now = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+                if now.trim() != d.to_string() {
+                    return Err(format!(
+                        "{path} is {} where the script asks {d}: a module parameter is global to the host and the \
+                         kernel backend changes nothing outside its namespace",
+                        now.trim()
+                    ));
+                }
+            }
             Cmd::Offload { .. } | Cmd::Nothing => {}
         }
     }

@@ -337,6 +337,9 @@ pub enum Cmd {
     /// `ethtool -K tun0 tso|gso on|off`: segmentation offload of the device under test (`tso`: the
     /// feature is TSO, not GSO; `on`: turned on).
     Offload { tso: bool, on: bool },
+    /// `echo N > /sys/module/tcp_cubic/parameters/hystart_detect`: CUBIC's HyStart detectors (a module
+    /// parameter, global to the host): 0 none, 3 both (the ACK train and the delay), as modelled.
+    HystartDetect(u8),
     /// A command with nothing to do in a fresh stack (`tc ... root pfifo`, `ip tcp_metrics flush`, the
     /// restore script `set_sysctls.py` writes).
     Nothing,
@@ -391,6 +394,13 @@ pub fn parse_commands(text: &str) -> Result<Vec<Cmd>, String> {
             }
             "tc" if line.ends_with("root pfifo") => out.push(Cmd::Nothing), // a FIFO already
             "ip" if line.starts_with("ip tcp_metrics flush") => out.push(Cmd::Nothing), // none kept yet
+            "echo" if line.ends_with("> /sys/module/tcp_cubic/parameters/hystart_detect") => {
+                match words.get(1).map(String::as_str) {
+                    Some("0") => out.push(Cmd::HystartDetect(0)),
+                    Some("3") => out.push(Cmd::HystartDetect(3)),
+                    _ => return Err(format!("command `{line}`: only 0 and 3 (both detectors) are modelled")),
+                }
+            }
             _ => return Err(format!("command `{line}` is not supported")),
         }
     }
@@ -423,6 +433,7 @@ pub fn run_commands(text: &str, s: &mut Settings) -> Result<(), String> {
             // gso off`, a write of 4000 or 8000 bytes leaves as 2-segment packets, PSH on each second
             // segment, as `tcp_nagle_https_client` expects). So only `on` changes the stack.
             Cmd::Offload { on, .. } => s.tcp.tso |= on,
+            Cmd::HystartDetect(d) => s.tcp.cubic.hystart = d == 3,
             Cmd::Nothing => {}
         }
     }
@@ -492,6 +503,19 @@ mod tests {
 
     fn settings() -> Settings {
         kernel_defaults(TcpConfig::personality("linux").unwrap())
+    }
+
+    /// CUBIC's HyStart module parameter: 0 and 3 (both detectors, what the model runs) are read; one
+    /// detector alone is a named skip.
+    #[test]
+    fn hystart_detect_module_parameter() {
+        let mut s = settings();
+        run_commands("echo 0 > /sys/module/tcp_cubic/parameters/hystart_detect", &mut s).unwrap();
+        assert!(!s.tcp.cubic.hystart);
+        run_commands("echo 3 > /sys/module/tcp_cubic/parameters/hystart_detect", &mut s).unwrap();
+        assert!(s.tcp.cubic.hystart);
+        let e = run_commands("echo 2 > /sys/module/tcp_cubic/parameters/hystart_detect", &mut s).unwrap_err();
+        assert!(e.contains("only 0 and 3"), "{e}");
     }
 
     #[test]
