@@ -2077,17 +2077,16 @@ impl Connection {
             IfqFull::Cwr if self.rec.is_open() => {
                 self.count_congestion_signal();
                 let cwnd = self.cwnd.window();
-                let recover_fs = self.recover_fs(cwnd);
+                let recover_fs = self.recover_fs();
                 self.cwnd.on_congestion_event(now, CongestionEvent::FastRetransmit, cwnd, self.smss);
                 self.rec.enter_cwr(self.snd(), recover_fs);
             }
             IfqFull::Linux24 => {
                 self.count_congestion_signal();
                 if self.rec.is_open() {
-                    let flight = self.cwnd_flight();
+                    let (flight, recover_fs) = (self.cwnd_flight(), self.recover_fs());
                     self.cwnd.enter_cwr_linux24(flight, self.smss);
-                    // 2.4's CWR has no PRR: the counters are never read.
-                    self.rec.enter_cwr(self.snd(), 0);
+                    self.rec.enter_cwr(self.snd(), recover_fs);
                 }
             }
             _ => {}
@@ -2105,7 +2104,7 @@ impl Connection {
             return;
         }
         self.count_congestion_signal();
-        let recover_fs = self.recover_fs(self.cwnd.window());
+        let recover_fs = self.recover_fs();
         let flight = self.reduction_base(self.snd_nxt - self.snd_una);
         self.cwnd.on_congestion_event(now, CongestionEvent::FastRetransmit, flight, self.smss);
         self.rec.enter_cwr(self.snd(), recover_fs);
@@ -2197,7 +2196,7 @@ impl Connection {
     /// Fast retransmit and the start of loss recovery (RFC 5681 §3.2, RFC 6582 §3.2, RFC 6675 §5).
     fn enter_recovery(&mut self, now: Instant) {
         self.st.FastRetran += 1;
-        let recover_fs = self.recover_fs(self.cwnd.window());
+        let recover_fs = self.recover_fs();
         // Within a CWR reduction the window is reduced already: no second decrease, no second CWR flag.
         if !self.rec.reduced_already() {
             self.count_congestion_signal();
@@ -2287,11 +2286,11 @@ impl Connection {
         self.prr_on() && self.cfg.prr_cwr && self.cfg.ifq_full != IfqFull::Linux24
     }
 
-    /// PRR's RecoverFS for a reduction starting now with the window at `cwnd` before it: the flight
-    /// (RFC 6937 §3), or under `prr_packets` that window (Linux's `prior_cwnd`).
-    fn recover_fs(&self, cwnd: u32) -> u32 {
+    /// PRR's RecoverFS for a reduction starting now, taken before the window is reduced: the flight
+    /// (RFC 6937 §3), or under `prr_packets` the window (Linux's `prior_cwnd`).
+    fn recover_fs(&self) -> u32 {
         if self.cfg.prr_packets {
-            cwnd
+            self.cwnd.window()
         } else {
             self.snd_nxt - self.snd_una
         }
