@@ -210,6 +210,8 @@ fn kernel_shell(cmd: &str, apply: bool, offload: &mut dyn FnMut(bool) -> Result<
                     ));
                 }
             }
+            // Not installed: the kernel backend sets up no qdisc (and this machine's kernel has no sch_fq).
+            Cmd::FqQdisc => return Err("the fq qdisc: the kernel backend installs no qdisc".into()),
             Cmd::Offload { .. } | Cmd::Nothing => {}
         }
     }

@@ -3,6 +3,7 @@
 //! `tc`); the simulator has no shell, so each recognised command is translated through [`SYSCTLS`], and
 //! anything else makes the script a skip naming the command. docs/packetdrill.md prints the table.
 
+use tcplab_tcp::config::Pacing;
 use tcplab_tcp::{CongestionControlKind, EcnMode, TcpConfig};
 use tcplab_units::ByteSize;
 
@@ -340,17 +341,18 @@ pub enum Cmd {
     /// `echo N > /sys/module/tcp_cubic/parameters/hystart_detect`: CUBIC's HyStart detectors (a module
     /// parameter, global to the host): 0 none, 3 both (the ACK train and the delay), as modelled.
     HystartDetect(u8),
+    /// `tc qdisc replace dev tun0 root fq`: the fq qdisc on the device under test, which paces every
+    /// connection of the host (`SK_PACING_FQ`).
+    FqQdisc,
     /// A command with nothing to do in a fresh stack (`tc ... root pfifo`, `ip tcp_metrics flush`, the
     /// restore script `set_sysctls.py` writes).
     Nothing,
 }
 
-/// `/proc/sys/net/ipv4/x` or `net.ipv4.x` as the dotted name.
+/// `/proc/sys/net/ipv4/x`, `net/ipv4/x` (sysctl(8) takes either separator) or `net.ipv4.x` as the dotted
+/// name.
 fn dotted(k: &str) -> String {
-    match k.strip_prefix("/proc/sys/") {
-        Some(rest) => rest.replace('/', "."),
-        None => k.to_string(),
-    }
+    k.strip_prefix("/proc/sys/").unwrap_or(k).replace('/', ".")
 }
 
 /// Parses a backquoted command block: one command per line (`\` continues a line). `Err` is a skip reason.
@@ -393,6 +395,7 @@ pub fn parse_commands(text: &str) -> Result<Vec<Cmd>, String> {
                 }
             }
             "tc" if line.ends_with("root pfifo") => out.push(Cmd::Nothing), // a FIFO already
+            "tc" if words.join(" ") == "tc qdisc replace dev tun0 root fq" => out.push(Cmd::FqQdisc),
             "ip" if line.starts_with("ip tcp_metrics flush") => out.push(Cmd::Nothing), // none kept yet
             "echo" if line.ends_with("> /sys/module/tcp_cubic/parameters/hystart_detect") => {
                 match words.get(1).map(String::as_str) {
@@ -434,6 +437,8 @@ pub fn run_commands(text: &str, s: &mut Settings) -> Result<(), String> {
             // segment, as `tcp_nagle_https_client` expects). So only `on` changes the stack.
             Cmd::Offload { on, .. } => s.tcp.tso |= on,
             Cmd::HystartDetect(d) => s.tcp.cubic.hystart = d == 3,
+            // fq paces every connection at its pacing rate, whatever its congestion control.
+            Cmd::FqQdisc => s.tcp.pacing = Pacing::Fq,
             Cmd::Nothing => {}
         }
     }
@@ -542,6 +547,9 @@ mod tests {
         )
         .unwrap();
         assert_eq!((s.tcp.min_tso_segs, s.tcp.tso_win_divisor), (10, 100));
+        // sysctl(8) takes slashes as well as dots.
+        run_commands("sysctl -q net/ipv4/tcp_tso_win_divisor=7", &mut s).unwrap();
+        assert_eq!(s.tcp.tso_win_divisor, 7);
         let e = run_commands("sysctl -q net.ipv4.tcp_min_tso_segs=0", &mut s).unwrap_err();
         assert!(e.contains("tcp_min_tso_segs") && e.contains("1 to 255"), "{e}");
     }
@@ -555,7 +563,9 @@ mod tests {
         assert!(e.contains("tcp_ecn") && e.contains("0 to 2"), "AccECN is not modelled: {e}");
         let e = run_commands("sysctl -q net.ipv4.tcp_wat=1", &mut s).unwrap_err();
         assert!(e.contains("net.ipv4.tcp_wat") && e.contains("not supported"), "{e}");
-        let e = run_commands("tc qdisc replace dev tun0 root fq", &mut s).unwrap_err();
+        let e = run_commands("tc qdisc replace dev tun0 root fq_codel", &mut s).unwrap_err();
         assert!(e.contains("not supported"), "{e}");
+        run_commands("tc qdisc replace dev tun0 root fq", &mut s).unwrap();
+        assert_eq!(s.tcp.pacing, Pacing::Fq);
     }
 }
