@@ -183,7 +183,17 @@ fn resolved(kind: &str) -> Vec<(&'static str, Value)> {
                 for (knob, value) in r.omitted_at_default.iter().filter(|(_, v)| !v.is_empty()) {
                     let value: toml::Value = toml::from_str(&format!("v = {value}")).ok()?;
                     let value = serde_json::to_value(&value["v"]).ok()?;
-                    table.entry(knob.to_string()).or_insert(value);
+                    // `cubic.bictcp`: a field of a table knob.
+                    match knob.split_once('.') {
+                        Some((t, field)) => {
+                            if let Some(Value::Object(inner)) = table.get_mut(t) {
+                                inner.entry(field.to_string()).or_insert(value);
+                            }
+                        }
+                        None => {
+                            table.entry(knob.to_string()).or_insert(value);
+                        }
+                    }
                 }
             }
             Some((*p, v))

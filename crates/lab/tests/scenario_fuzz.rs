@@ -106,7 +106,7 @@ const KNOBS: &[(&str, &[&str])] = &[
             "{ mills_gain_up = 1.0 }",
         ],
     ),
-    ("rtt_sampling", &["\"auto\"", "\"karn\"", "\"every_ack\""]),
+    ("rtt_sampling", &["\"auto\"", "\"karn\"", "\"every_ack\"", "\"linux\""]),
     ("rto_initial", &["\"1ms\"", "\"1s\"", "\"100s\""]),
     ("rto_min", &["\"1us\"", "\"200ms\"", "\"1s\""]),
     ("rto_max", &["\"10ms\"", "\"60s\"", "\"1h\""]),

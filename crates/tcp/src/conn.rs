@@ -23,7 +23,7 @@ use crate::ranges::RangeSet;
 use crate::recovery::{AckVerdict, FrtoVerdict, NextSeg, Phase, Recovery, Snd};
 use crate::rtt::RttEstimator;
 use crate::sampler::DeliveryRate;
-use crate::sampler::RttSampler;
+use crate::sampler::{RttSampler, SackedSent};
 use rcv_mem::RcvMem;
 
 mod info;
@@ -295,6 +295,10 @@ pub struct Connection {
     /// segment reach the wire with PSH on their last segment (measured on 6.18 through a TUN device:
     /// `tcp_min_tso_segs` = 1 gives no PSH inside a write, 2 and 4 give PSH every 2 and 4 segments).
     tso_burst_multi: bool,
+    /// Under `cwv = "linux"`: a send of the current window found cwnd full (Linux `is_cwnd_limited`, kept
+    /// by `tcp_cwnd_validate` with `max_flight` below): cwnd grows while it holds, and it holds until a
+    /// send after the window that does not fill cwnd, so the ACKs of the last data still grow cwnd.
+    cwnd_limited: bool,
     /// SND.NXT when `tso` last held data back for cwnd: until SND.UNA passes it the sender counts as
     /// cwnd-limited for cwnd growth, as Linux's deferral sets `is_cwnd_limited`.
     tso_cwnd_limited_until: SeqNumber,
@@ -488,6 +492,7 @@ impl Connection {
             tso_burst_end: iss,
             tso_burst_multi: false,
             tso_cwnd_limited_until: iss,
+            cwnd_limited: false,
             max_flight: 0,
             max_flight_until: iss,
             rtt,
@@ -936,8 +941,8 @@ impl Connection {
     }
 
     /// RFC 8985 §7.2: (re)arms the PTO after new data is sent or an ACK arrives: 2·SRTT, plus the
-    /// worst-case delayed ACK when a single segment is in flight, 1 s before any RTT sample; never
-    /// later than the RTO.
+    /// worst-case delayed ACK when a single segment is in flight (else Linux's `timeout_min`), 1 s
+    /// before any RTT sample; never later than the RTO.
     fn arm_tlp(&mut self, now: Instant) {
         if !self.tlp_allowed() {
             self.disarm(Timer::LossProbe);
@@ -946,6 +951,8 @@ impl Connection {
         let mut pto = self.rtt.srtt().map_or(Duration::from_secs(1), |s| s.saturating_mul(2));
         if self.snd_nxt - self.snd_una <= self.smss {
             pto += self.cfg.tlp_max_ack_delay;
+        } else if self.rtt.srtt().is_some() {
+            pto += self.cfg.timeout_min;
         }
         let mut at = now + pto;
         if self.armed(Timer::Retransmit) {
@@ -974,7 +981,7 @@ impl Connection {
         }
         self.st.RackMarkedLost += d.newly_lost as u64;
         match d.timer {
-            Some(at) => self.arm(Timer::Reorder, at),
+            Some(at) => self.arm(Timer::Reorder, at + self.cfg.timeout_min),
             None => self.disarm(Timer::Reorder),
         }
         // Linux `tcp_time_to_recover` with RACK: recovery starts whenever a segment is marked lost
@@ -1269,8 +1276,13 @@ impl Connection {
     fn rtt_sample_from_handshake(&mut self, now: Instant, seg: &TcpSegment) {
         // Karn: no sample if the SYN was retransmitted, unless the timestamp echo identifies it.
         let ts_rtt = self.ts_rtt(now, seg);
-        if let Some(r) = self.sampler.on_handshake_ack(now, ts_rtt, self.syn_retransmitted) {
-            self.rtt_sample(now, r);
+        let sample = if self.sampler.linux() {
+            self.sampler.on_handshake_ack_linux(now, ts_rtt, self.syn_retransmitted)
+        } else {
+            self.sampler.on_handshake_ack(now, ts_rtt, self.syn_retransmitted)
+        };
+        if let Some(r) = sample {
+            self.rtt_sample(now, r, r);
         }
     }
 
@@ -1503,7 +1515,7 @@ impl Connection {
             }
         }
         self.update_send_window(seg);
-        self.on_new_ack(now, seg, 0);
+        self.on_new_ack(now, seg, 0, None);
         self.on_fin_acked(now);
         if seg.payload_len > 0 {
             // `process_data` takes its in-order body for this segment; out of line, as on the slow path.
@@ -1633,7 +1645,8 @@ impl Connection {
         }
         let frto = self.cfg.frto && self.rec.after_rto();
         let orig_sacked_before = if frto { self.rec.frto_orig_sacked(self.snd_una) } else { 0 };
-        let (sacked, dsack_of_probe) = if self.sack_ok { self.process_sack_blocks(now, seg) } else { (0, false) };
+        let (sacked, dsack_of_probe, sacked_sent) =
+            if self.sack_ok { self.process_sack_blocks(now, seg) } else { (0, false, None) };
         let new_sack = sacked > 0;
         if new_sack {
             self.detect_lost_retransmissions();
@@ -1643,8 +1656,15 @@ impl Connection {
         if frto {
             self.frto_on_ack(seg, new_sack, orig_sacked_before);
         }
+        if ack == self.snd_una {
+            // Linux samples the RTT on every ACK (`tcp_clean_rtx_queue`): one that moves SND.UNA nowhere
+            // from the segments its SACK blocks newly cover (one below SND.UNA never gets that far).
+            if let Some(s) = RttSampler::sack_sample(now, sacked_sent) {
+                self.rtt_sample(now, s.rtt, s.ca_rtt);
+            }
+        }
         if ack > self.snd_una {
-            self.on_new_ack(now, seg, sacked as u32);
+            self.on_new_ack(now, seg, sacked as u32, sacked_sent);
         } else if ack == self.snd_una && self.snd_nxt != self.snd_una {
             // Without SACK, RFC 5681 §2's duplicate ACK. With SACK, RFC 6675 §2's DupAck: an ACK whose
             // SACK blocks tell of data above SND.UNA not SACKed before. A D-SACK-only ACK reports a
@@ -1815,11 +1835,14 @@ impl Connection {
 
     /// Updates the scoreboard (and RACK) from the SACK option; returns the bytes newly SACKed, and
     /// whether a D-SACK reports the last tail loss probe as a duplicate.
-    fn process_sack_blocks(&mut self, now: Instant, seg: &TcpSegment) -> (u64, bool) {
+    /// Returns the bytes newly SACKed, whether a D-SACK reported the loss probe, and under `rtt_sampling =
+    /// "linux"` the send times the SACK sample takes.
+    fn process_sack_blocks(&mut self, now: Instant, seg: &TcpSegment) -> (u64, bool, SackedSent) {
         let blocks = seg.options.sack.as_slice();
         if blocks.is_empty() {
-            return (0, false);
+            return (0, false, None);
         }
+        let mut sacked_sent = None;
         let mut dsack_of_probe = false;
         self.st.SACKsRcvd += 1;
         self.st.SACKBlocksRcvd += blocks.len() as u64;
@@ -1854,6 +1877,7 @@ impl Connection {
             }
             if right > left {
                 new += self.rec.scoreboard.insert(left, right) as u64;
+                self.sampler.on_sack(left, right, &mut sacked_sent);
                 if let Some(rate) = self.rate.as_mut() {
                     rate.on_sacked(left, right);
                 }
@@ -1862,11 +1886,12 @@ impl Connection {
                 }
             }
         }
-        (new, dsack_of_probe)
+        (new, dsack_of_probe, sacked_sent)
     }
 
     /// `newly_sacked`: the bytes this ACK's SACK blocks newly SACKed.
-    fn on_new_ack(&mut self, now: Instant, seg: &TcpSegment, newly_sacked: u32) {
+    /// `sacked_sent`: under `rtt_sampling = "linux"`, what the SACK blocks newly covered (the SACK sample).
+    fn on_new_ack(&mut self, now: Instant, seg: &TcpSegment, newly_sacked: u32, sacked_sent: SackedSent) {
         let ack = seg.ack;
         self.ack_rtt_sample = None;
         // The handshake paths move SND.UNA past the SYN themselves, so everything here is data (or the FIN).
@@ -1890,12 +1915,24 @@ impl Connection {
         self.rec.on_cumulative_ack(ack);
         self.st.CurTimeoutCount = 0;
 
-        // RTT sample: every ACK of new data with timestamps (RFC 7323 §4.1), else the timed segment (Karn).
+        // RTT sample: every ACK of new data with timestamps (RFC 7323 §4.1), else the timed segment (Karn);
+        // under `linux`, every ACK from the segments' send times.
         let ts_rtt = self.ts_rtt(now, seg);
-        let sample = self.sampler.on_ack(ack, now, ts_rtt, self.ts_ok);
-        if let Some(r) = sample {
-            self.rtt_sample_own(now, r);
-        }
+        let sample = if self.sampler.linux() {
+            let s = self.sampler.on_ack_linux(ack, now, ts_rtt, sacked_sent);
+            if let Some(s) = s {
+                self.rtt_sample_own(now, s.rtt);
+                // HyStart and RACK's minimum read the newest segment's RTT (`ca_rtt_us`).
+                self.ack_rtt_sample = Some(s.ca_rtt);
+            }
+            s.map(|s| s.ca_rtt)
+        } else {
+            let sample = self.sampler.on_ack(ack, now, ts_rtt, self.ts_ok);
+            if let Some(r) = sample {
+                self.rtt_sample_own(now, r);
+            }
+            sample
+        };
         if optional {
             self.options_on_new_ack(now, ack, ts_rtt, sample);
         }
@@ -2047,7 +2084,7 @@ impl Connection {
         // within an RTO of that.
         if self.cfg.cwv == Cwv::Linux
             && self.cwnd.window() < self.cwnd.ssthresh()
-            && (self.cwnd.window() as u64) < 2 * self.max_flight as u64
+            && (self.cwnd_limited || (self.cwnd.window() as u64) < 2 * self.max_flight as u64)
         {
             self.cwnd.fed(now);
             return;
@@ -2148,8 +2185,13 @@ impl Connection {
         // cwnd-limited SND.NXT. Without it that mark is never set, and a comparison with it (an ISS) would
         // flip once 2^31 bytes have been sent.
         let tso_limited = self.cfg.tso && self.snd_una <= self.tso_cwnd_limited_until;
-        let flight_size = if self.cfg.cwv == Cwv::Linux { flight_size.max(self.max_flight) } else { flight_size };
-        if !self.cwnd.growth_allowed(flight_size, self.smss) && !tso_limited {
+        // Linux `tcp_is_cwnd_limited`: the window's flag, else in slow start twice its largest flight.
+        let used = match self.cfg.cwv {
+            Cwv::Linux if self.cwnd_limited => self.cwnd.window(),
+            Cwv::Linux => flight_size.max(self.max_flight),
+            _ => flight_size,
+        };
+        if !self.cwnd.growth_allowed(used, self.smss) && !tso_limited {
             return;
         }
         let (smss, after_rto) = (self.smss, self.rec.after_rto());
@@ -2428,9 +2470,12 @@ impl Connection {
         self.rec.send_window(self.cwnd.window(), self.smss, limited_transmit)
     }
 
-    fn rtt_sample(&mut self, now: Instant, r: Duration) {
+    /// The estimator takes `r`; congestion control and RACK's minimum `ca_rtt` (Linux's `ca_rtt_us`, the
+    /// newest segment's RTT, under `rtt_sampling = "linux"`; `r` otherwise).
+    fn rtt_sample(&mut self, now: Instant, r: Duration, ca_rtt: Duration) {
         self.rtt_sample_own(now, r);
-        self.options_on_rtt_sample(now, r);
+        self.ack_rtt_sample = Some(ca_rtt);
+        self.options_on_rtt_sample(now, ca_rtt);
     }
 
     /// [`Self::on_new_ack`]'s steps for RACK and the delivery-rate sampler, in each one's own order (the
@@ -3734,6 +3779,7 @@ impl Connection {
                 if let Some(rack) = self.rack.as_mut() {
                     rack.on_retransmit(seq, end, now);
                 }
+                self.sampler.on_retransmit(seq, end);
                 let s = self.snd();
                 self.rec.on_retransmit_sent(seq, end, s, len > 0);
                 (len, fin, false)
@@ -3760,8 +3806,15 @@ impl Connection {
                     self.cwnd.on_segment_sent(self.snd_nxt);
                 }
                 if self.cfg.cwv == Cwv::Linux {
+                    // `tcp_cwnd_validate`: a window's first send, a send that fills cwnd, or a larger flight
+                    // while not cwnd-limited starts the record again.
                     let flight = self.snd_nxt - self.snd_una;
-                    if self.snd_una >= self.max_flight_until || flight > self.max_flight {
+                    let limited = flight + self.smss > self.cwnd.window();
+                    if self.snd_una >= self.max_flight_until
+                        || limited
+                        || (!self.cwnd_limited && flight > self.max_flight)
+                    {
+                        self.cwnd_limited = limited;
                         self.max_flight = flight;
                         self.max_flight_until = self.snd_nxt;
                     }
@@ -3781,6 +3834,9 @@ impl Connection {
                 if len > 0 {
                     self.ack.on_data_sent(now, &self.cfg);
                     self.sampler.on_data_sent(self.snd_nxt, now, self.ts_ok);
+                    if seg.seq == self.snd_una {
+                        self.after_idle(now);
+                    }
                 }
                 (len, fin, false)
             }
@@ -3905,6 +3961,15 @@ impl Connection {
             if let (Some(r), Some(pace)) = (self.cwnd.pacing_rate(), self.pace.as_mut()) {
                 pace.set_rate(r);
             }
+        }
+    }
+
+    /// New data leaves with nothing outstanding (Linux `CA_EVENT_TX_START`): congestion control learns the
+    /// idle time since the last data sent (`lsndtime`), which `last_data_sent` still holds.
+    #[inline(never)]
+    fn after_idle(&mut self, now: Instant) {
+        if let Some(last) = self.last_data_sent {
+            self.cwnd.on_idle_restart(now, last);
         }
     }
 

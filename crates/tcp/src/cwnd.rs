@@ -120,6 +120,9 @@ impl Cwnd {
         self.cc.on_tx_start(now, app_limited);
         self.refresh();
     }
+    pub fn on_idle_restart(&mut self, now: Instant, last_sent: Instant) {
+        self.cc.on_idle_restart(now, last_sent);
+    }
     pub fn pacing_rate(&self) -> Option<u64> {
         self.cc.pacing_rate()
     }

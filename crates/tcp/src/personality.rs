@@ -4,7 +4,7 @@
 use tcplab_units::{ByteSize, Duration};
 
 use crate::config::{
-    AckPolicy, CongestionControlKind, CwndUnit, Cwv, DupAcksIn, EcnMode, IfqFull, InitialWindow, TcpConfig,
+    AckPolicy, CongestionControlKind, CwndUnit, Cwv, DupAcksIn, EcnMode, IfqFull, InitialWindow, RttSampling, TcpConfig,
 };
 use crate::congestion::{Abc, CubicConfig};
 use crate::rtt::RtoModel;
@@ -57,6 +57,7 @@ impl TcpConfig {
                     alpha_switch: false,
                     growth_floor_before_loss: true,
                     whole_segments: true,
+                    bictcp: true,
                     ..CubicConfig::default()
                 },
                 initial_window: InitialWindow::Segments(10),
@@ -66,6 +67,8 @@ impl TcpConfig {
                 ato_min: Duration::from_millis(40),
                 delayed_ack_timeout: Duration::from_millis(200),
                 rto_model: RtoModel::Linux,
+                // Samples from the segments' send times on every ACK, whatever the options.
+                rtt_sampling: RttSampling::Linux,
                 rto_min: Duration::from_millis(200),
                 rto_max: Duration::from_secs(120),
                 abc: Abc::Unlimited,
@@ -121,6 +124,8 @@ impl TcpConfig {
                 rcv_skb_overhead: ByteSize::new(856),
                 // net.ipv4.tcp_comp_sack_slack_ns = 100000: the compressed-SACK timer's range.
                 comp_sack_slack: Duration::from_micros(100),
+                // TCP_TIMEOUT_MIN_US: the loss probe's and the reordering timer's 2 ms.
+                timeout_min: Duration::from_millis(2),
                 ..rfc.clone()
             }),
             "linux-2.4" => Some(TcpConfig {

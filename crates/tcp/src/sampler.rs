@@ -16,19 +16,49 @@ use crate::config::RttSampling;
 use crate::congestion::RateSample;
 use crate::ranges::WalkedBlocks;
 
+/// One transmission of new data, under `every_ack` and `linux`.
+#[derive(Debug, Clone, Copy)]
+struct Sent {
+    /// One past the segment's end.
+    end: SeqNumber,
+    /// When it was first sent.
+    at: Instant,
+    /// Under `linux`: sent again since (Linux `TCPCB_EVER_RETRANS`), or SACKed.
+    retransmitted: bool,
+    sacked: bool,
+}
+
 /// The sampling state of one connection.
 #[derive(Debug, Clone)]
 pub(crate) struct RttSampler {
     policy: RttSampling,
     /// The timed segment (Karn): one past its end, and when it was sent.
     timed: Option<(SeqNumber, Instant)>,
-    /// Under `every_ack`: one past each new segment, and when it was first sent.
-    sent: VecDeque<(SeqNumber, Instant)>,
+    /// Under `every_ack` and `linux`: each new segment, oldest first.
+    sent: VecDeque<Sent>,
+}
+
+/// Under `linux`: the earliest and latest first transmission of the never-retransmitted segments an ACK's
+/// SACK blocks newly cover (`first_sackt`, `last_sackt` of `tcp_sacktag_one`).
+pub(crate) type SackedSent = Option<(Instant, Instant)>;
+
+/// Under `linux`, an ACK's sample: what the estimator takes (`seq_rtt_us`), and the RTT of the newest
+/// segment behind it, which HyStart and the minimum RTT read (`ca_rtt_us`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LinuxSample {
+    pub rtt: Duration,
+    pub ca_rtt: Duration,
 }
 
 impl RttSampler {
     pub fn new(policy: RttSampling) -> Self {
         RttSampler { policy, timed: None, sent: VecDeque::new() }
+    }
+
+    /// Whether the samples come from the segments' send times as Linux takes them (`linux`).
+    #[inline]
+    pub fn linux(&self) -> bool {
+        self.policy == RttSampling::Linux
     }
 
     /// Whether the timestamp echo is the sample source (`auto` with timestamps negotiated).
@@ -43,12 +73,71 @@ impl RttSampler {
 
     /// New data ending at `end` went out at `now`.
     pub fn on_data_sent(&mut self, end: SeqNumber, now: Instant, ts_ok: bool) {
+        // (Under `linux` the timed segment is never read after the handshake.)
         if self.timed.is_none() && !self.by_timestamps(ts_ok) {
             self.timed = Some((end, now));
         }
-        if self.policy == RttSampling::EveryAck {
-            self.sent.push_back((end, now));
+        if matches!(self.policy, RttSampling::EveryAck | RttSampling::Linux) {
+            self.sent.push_back(Sent { end, at: now, retransmitted: false, sacked: false });
         }
+    }
+
+    /// Under `linux`: `[start, end)` was sent again; the segments it overlaps never give a sample.
+    #[inline]
+    pub fn on_retransmit(&mut self, start: SeqNumber, end: SeqNumber) {
+        if self.linux() {
+            self.mark_retransmitted(start, end);
+        }
+    }
+
+    fn mark_retransmitted(&mut self, start: SeqNumber, end: SeqNumber) {
+        let mut i = self.sent.partition_point(|s| s.end <= start);
+        let mut from = if i == 0 { None } else { Some(self.sent[i - 1].end) };
+        while let Some(s) = self.sent.get_mut(i) {
+            if from.is_some_and(|f| f >= end) {
+                break;
+            }
+            s.retransmitted = true;
+            from = Some(s.end);
+            i += 1;
+        }
+    }
+
+    /// Under `linux`: a SACK block newly covers `[left, right)` (above SND.UNA); the never-retransmitted
+    /// segments it covers whole and SACKs for the first time join the ACK's SACK sample, `sacked`.
+    #[inline]
+    pub fn on_sack(&mut self, left: SeqNumber, right: SeqNumber, sacked: &mut SackedSent) {
+        if self.linux() {
+            self.mark_sacked(left, right, sacked);
+        }
+    }
+
+    fn mark_sacked(&mut self, left: SeqNumber, right: SeqNumber, sacked: &mut SackedSent) {
+        let mut i = self.sent.partition_point(|s| s.end <= left);
+        let mut start = if i == 0 { None } else { Some(self.sent[i - 1].end) };
+        while let Some(s) = self.sent.get_mut(i) {
+            if s.end > right {
+                break;
+            }
+            if start.is_some_and(|st| st >= left) && !s.sacked {
+                s.sacked = true;
+                if !s.retransmitted {
+                    let (first, last) = sacked.get_or_insert((s.at, s.at));
+                    *first = (*first).min(s.at);
+                    *last = (*last).max(s.at);
+                }
+            }
+            start = Some(s.end);
+            i += 1;
+        }
+    }
+
+    /// Under `linux`: an ACK that moved SND.UNA nowhere samples from the segments its SACK blocks newly
+    /// covered, `sacked` (Linux samples on every ACK: `tcp_clean_rtx_queue` → `tcp_ack_update_rtt` with
+    /// `sack_rtt_us`).
+    pub fn sack_sample(now: Instant, sacked: SackedSent) -> Option<LinuxSample> {
+        let (first, last) = sacked?;
+        Some(LinuxSample { rtt: now - first, ca_rtt: now - last })
     }
 
     /// Karn's rule: a retransmission (or a timeout, or a recovery) leaves no timed segment.
@@ -71,6 +160,18 @@ impl RttSampler {
         (!syn_retransmitted).then(|| now - sent)
     }
 
+    /// Under `linux`, the ACK that completes the handshake: the SYN's (or SYN-ACK's) send time unless it
+    /// was retransmitted, else the timestamp echo (`tcp_synack_rtt_meas`, `tcp_ack_update_rtt`).
+    pub fn on_handshake_ack_linux(
+        &mut self,
+        now: Instant,
+        ts_rtt: Option<Duration>,
+        syn_retransmitted: bool,
+    ) -> Option<Duration> {
+        let timed = self.timed.take().filter(|_| !syn_retransmitted).map(|(_, sent)| now - sent);
+        timed.or(ts_rtt)
+    }
+
     /// An ACK of new data up to `ack` at `now`; `ts_rtt` is the elapsed time its timestamp echo gives, if
     /// timestamps were negotiated and it echoes one. Returns the sample, if the policy takes one.
     pub fn on_ack(&mut self, ack: SeqNumber, now: Instant, ts_rtt: Option<Duration>, ts_ok: bool) -> Option<Duration> {
@@ -85,11 +186,11 @@ impl RttSampler {
             // Every ACK, timed from the first transmission of the newest segment it covers, retransmitted or
             // not: Karn's ambiguity left in on purpose.
             let mut first_sent = None;
-            while let Some(&(end, t)) = self.sent.front() {
+            while let Some(&Sent { end, at, .. }) = self.sent.front() {
                 if end > ack {
                     break;
                 }
-                first_sent = Some(t);
+                first_sent = Some(at);
                 self.sent.pop_front();
             }
             sample = first_sent.map(|t| now - t);
@@ -108,6 +209,45 @@ impl RttSampler {
             }
         }
         sample
+    }
+
+    /// Linux's sample (`tcp_clean_rtx_queue`, `tcp_ack_update_rtt`): from the first transmission of the
+    /// oldest segment the ACK acknowledges, unless a retransmitted one is among them (Karn, per segment);
+    /// else from the oldest it newly SACKed; else from the timestamp echo. `ca_rtt` is the newest such
+    /// segment's instead of the oldest (the SACKed one's when there is one). `sacked`: what the ACK's SACK
+    /// blocks newly covered.
+    #[inline(never)]
+    pub fn on_ack_linux(
+        &mut self,
+        ack: SeqNumber,
+        now: Instant,
+        ts_rtt: Option<Duration>,
+        sacked: SackedSent,
+    ) -> Option<LinuxSample> {
+        let mut acked: Option<(Instant, Instant)> = None;
+        let mut retransmitted = false;
+        while let Some(&s) = self.sent.front() {
+            if s.end > ack {
+                break;
+            }
+            self.sent.pop_front();
+            if s.retransmitted {
+                retransmitted = true;
+            } else if !s.sacked {
+                acked = Some(acked.map_or((s.at, s.at), |(first, _)| (first, s.at)));
+            }
+        }
+        let seq = acked.filter(|_| !retransmitted);
+        // The estimator's from the oldest acknowledged, `ca_rtt` from the newest SACKed if any.
+        let (first, last) = match (seq, sacked) {
+            (Some((first, _)), Some((_, last))) => (first, last),
+            (Some(times), None) | (None, Some(times)) => times,
+            (None, None) => {
+                let ts = ts_rtt?;
+                return Some(LinuxSample { rtt: ts, ca_rtt: ts });
+            }
+        };
+        Some(LinuxSample { rtt: now - first, ca_rtt: now - last })
     }
 }
 
@@ -465,6 +605,66 @@ mod tests {
 
     fn ms(n: u64) -> Instant {
         Instant::ZERO + Duration::from_millis(n)
+    }
+
+    fn us(n: u64) -> Duration {
+        Duration::from_micros(n)
+    }
+
+    /// Four segments sent 100 µs apart; `linux` samples every ACK without timestamps, the estimator from the
+    /// oldest segment it acknowledges and `ca_rtt` from the newest, where Karn's rule times one segment a
+    /// round trip; a timestamp echo is not used while the send times give a sample.
+    #[test]
+    fn linux_samples_every_ack_from_the_send_times() {
+        let iss = SeqNumber(0);
+        let send_four = |p: &mut RttSampler| {
+            for i in 0..4u32 {
+                p.on_data_sent(iss + (i + 1) * MSS, ms(0) + us(100 * i as u64), false);
+            }
+        };
+        let mut linux = RttSampler::new(RttSampling::Linux);
+        send_four(&mut linux);
+        let echo = Some(Duration::from_millis(7));
+        let first = linux.on_ack_linux(iss + 2 * MSS, ms(10), echo, None);
+        assert_eq!(first, Some(LinuxSample { rtt: us(10_000), ca_rtt: us(9_900) }));
+        let second = linux.on_ack_linux(iss + 4 * MSS, ms(11), None, None);
+        assert_eq!(second, Some(LinuxSample { rtt: us(10_800), ca_rtt: us(10_700) }));
+
+        let mut karn = RttSampler::new(RttSampling::Auto);
+        send_four(&mut karn);
+        assert_eq!(karn.on_ack(iss + 2 * MSS, ms(10), None, false), Some(us(10_000)));
+        assert_eq!(karn.on_ack(iss + 4 * MSS, ms(11), None, false), None, "one timed segment per round trip");
+    }
+
+    /// Karn's rule per segment: an ACK that covers a retransmitted segment takes nothing from the send
+    /// times (the timestamp echo if there is one); a SACK of never-retransmitted segments gives the sample
+    /// on an ACK that advances nothing, and the SACKed segments add nothing when the cumulative ACK later
+    /// covers them.
+    #[test]
+    fn linux_skips_retransmitted_segments_and_samples_sacks() {
+        let iss = SeqNumber(0);
+        let mut p = RttSampler::new(RttSampling::Linux);
+        for i in 0..4u32 {
+            p.on_data_sent(iss + (i + 1) * MSS, ms(i as u64), false);
+        }
+        p.on_retransmit(iss, iss + MSS);
+        let mut sacked = None;
+        p.on_sack(iss + 2 * MSS, iss + 4 * MSS, &mut sacked);
+        assert_eq!(sacked, Some((ms(2), ms(3))));
+        assert_eq!(RttSampler::sack_sample(ms(20), sacked), Some(LinuxSample { rtt: us(18_000), ca_rtt: us(17_000) }));
+        // The same block again SACKs nothing new.
+        let mut again = None;
+        p.on_sack(iss + 2 * MSS, iss + 4 * MSS, &mut again);
+        assert_eq!(again, None);
+        // The retransmission's ACK: segment 1 retransmitted, segment 2 not, 3 and 4 SACKed before.
+        assert_eq!(p.on_ack_linux(iss + 4 * MSS, ms(30), None, None), None);
+        let ts = Some(us(9_000));
+        p.on_data_sent(iss + 5 * MSS, ms(31), false);
+        p.on_retransmit(iss + 4 * MSS, iss + 5 * MSS);
+        assert_eq!(
+            p.on_ack_linux(iss + 5 * MSS, ms(40), ts, None),
+            Some(LinuxSample { rtt: us(9_000), ca_rtt: us(9_000) })
+        );
     }
 
     /// A sender that sends a window of 10 segments back to back at t = 0, then each ACK arrives 1 ms apart

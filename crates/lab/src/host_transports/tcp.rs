@@ -130,6 +130,7 @@ impl TransportConfig for TcpConfig {
             range: Range::Size(0, 1 << 16),
             why: "bookkeeping bytes per received skb",
         },
+        Limit { key: "*.tcp.timeout_min", range: Range::Time(Duration::ZERO, s(1)), why: TIMER_WHY },
         Limit {
             key: "*.tcp.comp_sack_slack",
             range: Range::Time(Duration::ZERO, ms(500)),

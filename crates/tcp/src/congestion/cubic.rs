@@ -74,6 +74,23 @@ pub struct CubicConfig {
     /// a cycle against RFC 9438 §4.6's FlightSize·β in bytes (−11% goodput at 10 Mbit/s, 20 ms, 1% loss;
     /// docs/tcp.md). Default off (the RFC).
     pub whole_segments: bool,
+    /// Congestion avoidance in Linux's integer arithmetic (`bictcp_update`, `tcp_cong_avoid_ai`), in whole
+    /// packets and timer ticks (`TcpConfig::tick`, the jiffy): the target is the origin point (W_max, or
+    /// cwnd when the stage starts at or above it) ± C·(t − K)³ with t the ticks since the stage began plus
+    /// the minimum RTT, in 1/1024 s, and K an integer cube root; cwnd grows by one packet per `cnt` =
+    /// cwnd / (target − cwnd) packets ACKed, `cnt` at least 2 (1.5× per RTT), at most 20 before the first
+    /// loss, at most cwnd / (W_est − cwnd) behind a Reno estimate that gains a packet per cwnd·15/8
+    /// packets ACKed (`beta_scale`); `cnt` is recomputed at most once a tick, and not within HZ/32 while
+    /// cwnd stays. So growth comes in whole packets at the ACKs where the count fills, where RFC 9438's
+    /// W_cubic(t + SRTT) in bytes grows cwnd by a fraction on every ACK. Linux's cube root is a table
+    /// lookup and a Newton step; this one is exact (they differ by a fraction of a percent of K). Default
+    /// off (the RFC).
+    #[serde(skip_serializing_if = "is_false")]
+    pub bictcp: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl Default for CubicConfig {
@@ -88,6 +105,7 @@ impl Default for CubicConfig {
             alpha_switch: true,
             growth_floor_before_loss: false,
             whole_segments: false,
+            bictcp: false,
         }
     }
 }
@@ -118,6 +136,9 @@ const HYSTART_MIN_SAMPLES: u32 = 8;
 /// HyStart: bounds of the RTT increase that ends slow start (Linux `HYSTART_DELAY_MIN`/`MAX`, RFC 9406 §4.2).
 const HYSTART_DELAY_MIN: Duration = Duration::from_millis(4);
 const HYSTART_DELAY_MAX: Duration = Duration::from_millis(16);
+/// HyStart: what the ACK train's threshold adds to the minimum RTT (Linux 5.7+ `hystart_ack_delay`:
+/// min(1 ms, 2·`sk_gso_max_segs` segments at the pacing rate), 1 ms below ~130 Gbit/s with GSO_MAX_SEGS).
+const HYSTART_ACK_DELAY: Duration = Duration::from_millis(1);
 
 /// CUBIC (RFC 9438) as a [`CongestionControl`]. See the module documentation for the choices it makes.
 #[derive(Debug, Clone)]
@@ -143,6 +164,28 @@ pub struct Cubic {
     /// No fast retransmit since the start or the last timeout (Linux `last_max_cwnd` = 0), for
     /// `growth_floor_before_loss`.
     no_loss_yet: bool,
+    /// Under `bictcp`: Linux's `struct bictcp` counters, and the tick they count time in.
+    bic: Bic,
+    tick: Duration,
+    /// The connection is paced (fq, or a pacing rate set): HyStart's ACK train waits twice as long.
+    paced: bool,
+}
+
+/// Linux's `bictcp_update` state (`bictcp`), in packets; the stage's start is [`Epoch::start`].
+#[derive(Debug, Clone, Copy, Default)]
+struct Bic {
+    /// Packets ACKed per packet of growth (`cnt`), and the growth credit (`snd_cwnd_cnt`).
+    cnt: u32,
+    cwnd_cnt: u32,
+    /// cwnd and the tick when `cnt` was last computed.
+    last_cwnd: u32,
+    last_time: u64,
+    /// The stage's origin point, packets, and K, 1/1024 s.
+    origin: u32,
+    k: u64,
+    /// The Reno-friendly estimate, packets, and the packets ACKed toward its next increment.
+    tcp_cwnd: u32,
+    ack_cnt: u32,
 }
 
 /// One congestion-avoidance stage (RFC 9438 §4.2).
@@ -159,12 +202,16 @@ struct Epoch {
 }
 
 /// Linux HyStart (`tcp_cubic.c`: `bictcp_hystart_reset`, `hystart_update`, `bictcp_acked`), with rounds
-/// counted in bytes: a round ends once everything that was outstanding at its first ACK is acknowledged
-/// (Linux: SND.UNA passes `end_seq` = SND.NXT at the round's start).
+/// counted in bytes: a round ends with the ACK that takes SND.UNA past everything that was outstanding
+/// when it began (Linux: `after(snd_una, end_seq)`, `end_seq` = SND.NXT at the round's first ACK). Rounds
+/// run from the first slow-start ACK; the detectors look only from cwnd = 16 segments on (Linux 6.13,
+/// "tcp_cubic: fix incorrect HyStart round start detection": before it, rounds too began only at 16, and
+/// a round begun there ran past the RTT round it started in).
 #[derive(Debug, Clone, Copy, Default)]
 struct HyStart {
-    /// Bytes still to be acknowledged before the current round ends; 0 starts a new round at the next ACK.
-    round_left: u32,
+    /// Bytes of the current round still to be acknowledged; below zero the round is over, and the ACK
+    /// that took it there begins the next one.
+    round_left: i64,
     /// When the round's first ACK arrived, and the last ACK of the round's unbroken ACK train.
     round_start: Option<Instant>,
     last_ack: Option<Instant>,
@@ -188,29 +235,34 @@ impl HyStart {
 
     /// `hystart_update` for one slow-start ACK with cwnd (before this ACK's growth); true when slow start
     /// should end.
-    fn on_ack(&mut self, now: Instant, a: &AckInfo, cwnd: u32, ack_delta: Duration) -> bool {
+    /// `paced`: the connection is paced (Linux's `sk_pacing_status` not NONE), which makes the ACK train's
+    /// threshold twice as long.
+    fn on_ack(&mut self, now: Instant, a: &AckInfo, cwnd: u32, ack_delta: Duration, paced: bool) -> bool {
         if self.found {
             return false;
         }
-        if self.round_left == 0 {
-            // bictcp_hystart_reset: a new round.
-            self.round_left = a.flight_size;
+        self.round_left -= a.acked as i64;
+        if self.round_left < 0 || self.round_start.is_none() {
+            // bictcp_hystart_reset: a new round, to end past SND.NXT (the flight after this ACK).
+            self.round_left = a.flight_size.saturating_sub(a.acked) as i64;
             self.round_start = Some(now);
             self.last_ack = Some(now);
             self.round_min = None;
             self.samples = 0;
         }
-        self.round_left = self.round_left.saturating_sub(a.acked);
         if cwnd < HYSTART_LOW_WINDOW.saturating_mul(a.smss) {
             return false;
         }
         let Some(delay_min) = self.delay_min else { return false };
         // ACK train: ACKs no more than `ack_delta` apart since the round began; once the train is longer
-        // than delay_min / 2 (unpaced), cwnd is about to fill the path.
+        // than delay_min plus `hystart_ack_delay` (1 ms at any rate below ~100 Gbit/s), halved for an
+        // unpaced connection, cwnd is about to fill the path.
         if let (Some(start), Some(last)) = (self.round_start, self.last_ack) {
             if now.saturating_since(last) <= ack_delta {
                 self.last_ack = Some(now);
-                if now.saturating_since(start) > Duration::from_nanos(delay_min.as_nanos() / 2) {
+                let threshold = delay_min + HYSTART_ACK_DELAY;
+                let threshold = if paced { threshold } else { Duration::from_nanos(threshold.as_nanos() / 2) };
+                if now.saturating_since(start) > threshold {
                     self.found = true;
                     self.exit = Some(SlowStartExit::AckTrain);
                     return true;
@@ -254,7 +306,22 @@ impl Cubic {
             hystart: HyStart::default(),
             prior: None,
             no_loss_yet: true,
+            bic: Bic::default(),
+            tick: Duration::ZERO,
+            paced: false,
         }
+    }
+
+    /// The connection is paced whatever the controller asks (the fq qdisc, `max_pacing_rate`).
+    pub fn paced(mut self, paced: bool) -> Self {
+        self.paced = paced;
+        self
+    }
+
+    /// Under `bictcp`, time counts in ticks of `tick` (Linux's jiffy; 1 ms when zero).
+    pub fn with_tick(mut self, tick: Duration) -> Self {
+        self.tick = tick;
+        self
     }
 
     /// The parameters this controller runs with.
@@ -271,6 +338,9 @@ impl Cubic {
     /// K of the current congestion-avoidance stage, the time from its start until W_cubic reaches W_max
     /// (RFC 9438 §4.2 eq. 2); zero when the stage started at or above W_max, `None` outside a stage.
     pub fn k(&self) -> Option<Duration> {
+        if self.cfg.bictcp {
+            return self.epoch.map(|_| Duration::from_nanos(self.bic.k * 1_000_000_000 / 1024));
+        }
         self.epoch.map(|e| Duration::from_secs_f64(e.k.max(0.0)))
     }
 
@@ -288,7 +358,7 @@ impl Cubic {
     /// ACK grows nothing.
     fn slow_start(&mut self, now: Instant, a: &AckInfo) -> Growth {
         self.epoch = None;
-        if self.cfg.hystart && self.hystart.on_ack(now, a, self.window(), self.cfg.hystart_ack_delta) {
+        if self.cfg.hystart && self.hystart.on_ack(now, a, self.window(), self.cfg.hystart_ack_delta, self.paced) {
             self.ssthresh = self.window();
             self.cwnd_prior = self.cwnd;
             return Growth::None;
@@ -298,6 +368,105 @@ impl Cubic {
             .min(MAX_CWND as f64);
         Growth::SlowStart
     }
+}
+
+impl Cubic {
+    /// The tick `bictcp` counts time in (1 ms when the connection's timers have none).
+    fn tick_len(&self) -> Duration {
+        if self.tick.is_zero() {
+            Duration::from_millis(1)
+        } else {
+            self.tick
+        }
+    }
+
+    /// Congestion avoidance as Linux's `cubictcp_cong_avoid` after slow start: `bictcp_update`, then
+    /// `tcp_cong_avoid_ai` (the `bictcp` knob). Idle time leaves the stage through `on_idle_restart`
+    /// (Linux moves `epoch_start` when it sends again), not through the gap between ACKs.
+    fn bictcp_avoid(&mut self, now: Instant, a: &AckInfo) -> Growth {
+        let smss = a.smss.max(1);
+        let cwnd = (self.window() / smss).max(1);
+        let acked = a.acked.div_ceil(smss);
+        let tick = self.tick_len();
+        let hz = (1_000_000_000 / tick.as_nanos()).max(1);
+        let ticks = |t: Instant| t.as_nanos() / tick.as_nanos();
+        let now_t = ticks(now);
+        let last_max = if self.no_loss_yet { 0 } else { self.w_max.map_or(0, |w| (w / smss as f64) as u32) };
+        let delay_min = self.hystart.delay_min.unwrap_or(Duration::ZERO);
+        let cube_rtt_scale = (self.cfg.c * 1024.0).round() as u64;
+        let beta = (self.cfg.beta * 1024.0).round() as u32;
+        let b = &mut self.bic;
+        b.ack_cnt = b.ack_cnt.saturating_add(acked);
+        let same = b.last_cwnd == cwnd && now_t.saturating_sub(b.last_time) <= hz / 32;
+        if !same {
+            if self.epoch.is_none() || now_t != b.last_time {
+                b.last_cwnd = cwnd;
+                b.last_time = now_t;
+                let ep = *self.epoch.get_or_insert_with(|| {
+                    b.ack_cnt = acked;
+                    b.tcp_cwnd = cwnd;
+                    if last_max <= cwnd {
+                        (b.k, b.origin) = (0, cwnd);
+                    } else {
+                        // K = ∛((W_max − cwnd) / C) seconds, in 1/1024 s: ∛((W_max − cwnd) · 2^40 / (1024·C)).
+                        let factor = (1u64 << 40) / cube_rtt_scale.max(1);
+                        (b.k, b.origin) = (cube_root(factor.saturating_mul((last_max - cwnd) as u64)), last_max);
+                    }
+                    Epoch { start: now, k: 0.0, w_max: 0.0, w_est: 0.0 }
+                });
+                let rtt_ticks = delay_min.as_nanos().div_ceil(tick.as_nanos());
+                let t = ((now_t.saturating_sub(ticks(ep.start)) + rtt_ticks) << 10) / hz;
+                let offs = t.abs_diff(b.k) as u128;
+                let delta = ((cube_rtt_scale as u128 * offs * offs * offs) >> 40).min(u32::MAX as u128) as u32;
+                let target = if t < b.k { b.origin.saturating_sub(delta) } else { b.origin.saturating_add(delta) };
+                b.cnt = if target > cwnd { cwnd / (target - cwnd) } else { 100 * cwnd };
+                if self.cfg.growth_floor_before_loss && last_max == 0 {
+                    b.cnt = b.cnt.min(20);
+                }
+            }
+            if self.cfg.reno_friendly {
+                // W_est in packets: one more every cwnd · beta_scale / 8 packets ACKed, where beta_scale =
+                // 8(1024 + β)/3/(1024 − β) (15 for β = 717) makes its slope 3(1 − β)/(1 + β) per RTT.
+                let beta_scale = 8 * (1024 + beta) / 3 / (1024 - beta).max(1);
+                let per = ((cwnd * beta_scale) >> 3).max(1);
+                if b.ack_cnt > per {
+                    let n = (b.ack_cnt - 1) / per;
+                    b.ack_cnt -= n * per;
+                    b.tcp_cwnd += n;
+                }
+                if b.tcp_cwnd > cwnd {
+                    b.cnt = b.cnt.min(cwnd / (b.tcp_cwnd - cwnd));
+                }
+            }
+            b.cnt = b.cnt.max(2);
+        }
+        // tcp_cong_avoid_ai: credit left from a larger `cnt` is spent first.
+        let mut grown = cwnd;
+        if b.cwnd_cnt >= b.cnt {
+            b.cwnd_cnt = 0;
+            grown += 1;
+        }
+        b.cwnd_cnt += acked;
+        if b.cwnd_cnt >= b.cnt {
+            let n = b.cwnd_cnt / b.cnt;
+            b.cwnd_cnt -= n * b.cnt;
+            grown += n;
+        }
+        self.cwnd = (grown as f64 * smss as f64).min(MAX_CWND as f64);
+        Growth::CongAvoid { grew: grown > cwnd }
+    }
+}
+
+/// ⌊∛x⌋.
+fn cube_root(x: u64) -> u64 {
+    let mut r = (x as f64).cbrt() as u64;
+    while r > 0 && (r as u128).pow(3) > x as u128 {
+        r -= 1;
+    }
+    while ((r + 1) as u128).pow(3) <= x as u128 {
+        r += 1;
+    }
+    r
 }
 
 impl CongestionControl for Cubic {
@@ -318,7 +487,22 @@ impl CongestionControl for Cubic {
             }
         }
         if self.window() < self.ssthresh {
-            return self.slow_start(now, a);
+            let before = self.window();
+            let growth = self.slow_start(now, a);
+            if !self.cfg.bictcp || self.window() < self.ssthresh {
+                return growth;
+            }
+            // Linux: `tcp_slow_start` hands back what it did not use once cwnd reaches ssthresh, and when
+            // HyStart ends slow start (in `pkts_acked`, before `cong_avoid`) the whole ACK is left; either
+            // way `bictcp_update` takes the rest on the same ACK.
+            let rest = a.acked.saturating_sub(self.window().saturating_sub(before));
+            if rest == 0 {
+                return growth;
+            }
+            return self.bictcp_avoid(now, &AckInfo { acked: rest, ..*a });
+        }
+        if self.cfg.bictcp {
+            return self.bictcp_avoid(now, a);
         }
         let smss = a.smss.max(1) as f64;
         let mut ep = match self.epoch {
@@ -367,6 +551,9 @@ impl CongestionControl for Cubic {
 
     fn on_congestion_event(&mut self, _now: Instant, event: CongestionEvent, flight_size: u32, smss: u32) {
         self.epoch = None;
+        // Linux zeroes `snd_cwnd_cnt` as a reduction or a loss begins (`tcp_init_cwnd_reduction`,
+        // `tcp_enter_loss`).
+        self.bic.cwnd_cnt = 0;
         if event == (CongestionEvent::Timeout { first: false }) {
             // A repeated timeout of the same segment: loss window again, ssthresh and W_max held.
             self.cwnd = smss as f64;
@@ -430,6 +617,19 @@ impl CongestionControl for Cubic {
 
     fn set_ssthresh(&mut self, ssthresh: u32) {
         self.ssthresh = ssthresh;
+    }
+
+    fn on_idle_restart(&mut self, now: Instant, last_sent: Instant) {
+        // `bictcp_cwnd_event`: the stage's start moves by the idle time, in ticks, at most to now.
+        if !self.cfg.bictcp {
+            return;
+        }
+        let tick = self.tick_len().as_nanos();
+        if let Some(ep) = self.epoch.as_mut() {
+            let idle = (now.as_nanos() / tick).saturating_sub(last_sent.as_nanos() / tick);
+            let start = (ep.start.as_nanos() / tick + idle).min(now.as_nanos() / tick);
+            ep.start = Instant::from_nanos(start * tick);
+        }
     }
 
     fn set_window(&mut self, cwnd: u32) {
@@ -557,6 +757,49 @@ mod tests {
         cc.on_congestion_event(Instant::ZERO, CongestionEvent::FastRetransmit, 90 * MSS + 600, MSS);
         assert_eq!(cc.w_max(), Some(76 * MSS));
         assert_eq!(cc.ssthresh(), 63 * MSS);
+    }
+
+    /// `bictcp`, in Linux's numbers: a loss at 10 packets (W_max 10, ssthresh ⌊10·717/1024⌋ = 7), minimum RTT
+    /// 100 ms, 4 ms ticks. The stage's first ACK computes K = ⌊∛(3·2⁴⁰/410)⌋ = 2003/1024 s and, at t = 25
+    /// ticks (the RTT) = 102/1024 s, target = 10 − ⌊410·1901³/2⁴⁰⌋ = 8, so `cnt` = 7/(8 − 7) = 7: cwnd
+    /// becomes 8 at the 7th packet ACKed and not before, where RFC 9438's bytes grow a fraction every ACK.
+    /// Much later, past K, the target is far above cwnd and `cnt` is its floor 2: one packet of growth per
+    /// two packets ACKed.
+    #[test]
+    fn bictcp_counts_packets_as_linux() {
+        let cfg = CubicConfig { whole_segments: true, bictcp: true, ..CubicConfig::default() };
+        let mut cc = Cubic::new(10 * MSS, Abc::L1, cfg).with_tick(Duration::from_millis(4));
+        cc.on_ack(Instant::ZERO, &ack(MSS, 10 * MSS, Some(RTT)));
+        cc.set_window(10 * MSS);
+        cc.on_congestion_event(Instant::ZERO, CongestionEvent::FastRetransmit, 10 * MSS, MSS);
+        cc.on_recovery_exit(Instant::ZERO, 0, MSS);
+        assert_eq!((cc.window(), cc.ssthresh()), (7 * MSS, 7 * MSS));
+        let start = Instant::from_nanos(2_000_000_000);
+        let mut seen = Vec::new();
+        for i in 0..8u64 {
+            cc.on_ack(start + Duration::from_micros(100 * i), &ack(MSS, 7 * MSS, Some(RTT)));
+            seen.push(cc.window() / MSS);
+        }
+        assert_eq!(seen, [7, 7, 7, 7, 7, 7, 8, 8]);
+        assert_eq!(cc.k(), Some(Duration::from_nanos(2003 * 1_000_000_000 / 1024)));
+        // An ACK every 10 ms for 10 s, then 6 more: far past K the target runs away and `cnt` is 2.
+        let mut now = start;
+        for _ in 0..1000 {
+            now += Duration::from_millis(10);
+            cc.on_ack(now, &ack(MSS, cc.window(), Some(RTT)));
+        }
+        let before = cc.window() / MSS;
+        for _ in 0..6 {
+            now += Duration::from_millis(10);
+            cc.on_ack(now, &ack(MSS, cc.window(), Some(RTT)));
+        }
+        assert_eq!(cc.window() / MSS, before + 3);
+
+        let rfc = CubicConfig { whole_segments: true, ..CubicConfig::default() };
+        let mut cc = after_loss(10, rfc);
+        cc.on_ack(Instant::ZERO, &ack(MSS, 7 * MSS, Some(RTT)));
+        cc.on_ack(start, &ack(MSS, 7 * MSS, Some(RTT)));
+        assert!(cc.cwnd > 7.0 * MSS as f64 && cc.window() < 8 * MSS, "RFC 9438 grows a fraction: {}", cc.cwnd);
     }
 
     /// cwnd in segments at the first ACK at or after each of `checks` seconds into the stage that starts
@@ -731,20 +974,32 @@ mod tests {
     }
 
     /// Rounds of slow start from IW 10 with ACK L1 counting (+1 segment per ACK): round k carries as many
-    /// ACKs as cwnd held at its start, `spacing` apart, starting k·RTT in; from round 4 on the RTT is
-    /// RTT + `bump`. Returns (cwnd, ssthresh, round) at the first ACK after slow start ended, and the
-    /// detector that ended it.
+    /// ACKs as cwnd held at its start, `spacing` apart, starting k·RTT in (or `spacing` after the previous
+    /// round's last ACK, if that is later); from round 4 on the RTT is RTT + `bump`. Returns (cwnd,
+    /// ssthresh, round) at the first ACK after slow start ended, and the detector that ended it.
     fn hystart_run(cfg: CubicConfig, spacing: Duration, bump: Duration) -> (u32, u32, u32, Option<SlowStartExit>) {
-        let mut cc = Cubic::new(10 * MSS, Abc::L1, cfg);
+        hystart_run_paced(cfg, spacing, bump, false)
+    }
+
+    fn hystart_run_paced(
+        cfg: CubicConfig,
+        spacing: Duration,
+        bump: Duration,
+        paced: bool,
+    ) -> (u32, u32, u32, Option<SlowStartExit>) {
+        let mut cc = Cubic::new(10 * MSS, Abc::L1, cfg).paced(paced);
         let mut exit = None;
+        let mut last = Instant::ZERO;
         for round in 0..8u32 {
             let rtt = if round >= 4 { RTT + bump } else { RTT };
             let n = cc.window() / MSS;
+            let start = (Instant::ZERO + RTT.saturating_mul(round as u64 + 1)).max(last + spacing);
             for i in 0..n {
                 if cc.window() >= cc.ssthresh() {
                     return (cc.window() / MSS, cc.ssthresh() / MSS, round, exit);
                 }
-                let now = Instant::ZERO + RTT.saturating_mul(round as u64 + 1) + spacing.saturating_mul(i as u64);
+                let now = start + spacing.saturating_mul(i as u64);
+                last = now;
                 cc.on_ack(now, &ack(MSS, cc.window(), Some(rtt)));
                 exit = exit.or(cc.take_slow_start_exit());
             }
@@ -756,7 +1011,9 @@ mod tests {
     fn hystart_delay_detector_against_the_minimum_rtt() {
         // Linux hystart_update: after 8 samples in the round, a round minimum above delay_min +
         // clamp(delay_min / 8, 4 ms, 16 ms) = 100 + 12.5 ms ends slow start. ACKs 3 ms apart never form a
-        // train (2 ms limit). Round 4 starts at cwnd 160; its 9th ACK (cwnd 168) fires, and grows nothing.
+        // train (2 ms limit). HyStart's rounds run from the first ACK, each ending past what was in flight
+        // at its start: here the RTT rounds. Round 4 starts at cwnd 160; its 9th ACK (cwnd 168) fires, and
+        // grows nothing.
         let on = CubicConfig { hystart: true, ..CubicConfig::default() };
         let spaced = Duration::from_millis(3);
         let got = hystart_run(on, spaced, Duration::from_millis(13));
@@ -767,18 +1024,22 @@ mod tests {
 
     #[test]
     fn hystart_ack_train_detector() {
-        // ACKs 1 ms apart: a round's train passes delay_min / 2 = 50 ms at its 52nd ACK (51 ms after the
-        // first). Round 3 starts at cwnd 80: exit at 80 + 51 = 131 segments, before any delay increase.
-        // Rounds 0-2 (10, 20, 40 ACKs) are too short.
+        // ACKs 1 ms apart: a round's train passes (delay_min + 1 ms) / 2 = 50.5 ms at its 52nd ACK (51 ms
+        // after the first). Round 3 starts at cwnd 80: exit at 80 + 51 = 131 segments, before any delay
+        // increase. Rounds 0-2 (10, 20, 40 ACKs) are too short.
         let on = CubicConfig { hystart: true, ..CubicConfig::default() };
         let got = hystart_run(on, Duration::from_millis(1), Duration::ZERO);
         assert_eq!(got, (131, 131, 3, Some(SlowStartExit::AckTrain)));
         // 3 ms gaps break the train under the 2 ms limit; with a 3 ms limit they form one, and round 1
-        // (20 ACKs over 57 ms, cwnd past 16 segments) passes 50 ms at its 18th ACK: 20 + 17 = 37.
+        // (20 ACKs over 57 ms, cwnd past 16 segments) passes 50.5 ms at its 18th ACK: 20 + 17 = 37.
         assert_eq!(hystart_run(on, Duration::from_millis(3), Duration::ZERO).1, INFINITE_SSTHRESH);
         let wide = CubicConfig { hystart_ack_delta: Duration::from_millis(3), ..on };
         let got = hystart_run(wide, Duration::from_millis(3), Duration::ZERO);
         assert_eq!(got, (37, 37, 1, Some(SlowStartExit::AckTrain)));
+        // Paced (fq), Linux waits for a train of the whole delay_min + 1 ms = 101 ms: round 3's 80 ACKs are
+        // too few, round 4 (cwnd 160) passes 101 ms at its 103rd ACK: 160 + 102 = 262.
+        let got = hystart_run_paced(on, Duration::from_millis(1), Duration::ZERO, true);
+        assert_eq!(got, (262, 262, 4, Some(SlowStartExit::AckTrain)));
     }
 
     #[test]

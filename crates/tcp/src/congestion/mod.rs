@@ -113,6 +113,9 @@ impl CongestionControl for Controller {
     fn on_tx_start(&mut self, now: Instant, app_limited: bool) {
         dispatch!(self, cc => cc.on_tx_start(now, app_limited))
     }
+    fn on_idle_restart(&mut self, now: Instant, last_sent: Instant) {
+        dispatch!(self, cc => cc.on_idle_restart(now, last_sent))
+    }
     fn pacing_rate(&self) -> Option<u64> {
         dispatch!(self, cc => cc.pacing_rate())
     }
@@ -160,11 +163,16 @@ impl ControllerFactory for RenoFactory {
 pub struct CubicFactory {
     pub abc: Abc,
     pub cubic: CubicConfig,
+    /// The timer tick, which `bictcp` counts time in (`TcpConfig::tick`).
+    pub tick: Duration,
+    /// The connection is paced whatever its controller asks (`pacing = "fq"` or `max_pacing_rate`).
+    pub paced: bool,
 }
 
 impl ControllerFactory for CubicFactory {
     fn build(&self, initial_window: u32, _smss: u32, _seed: u64) -> Controller {
-        Controller::Cubic(Box::new(Cubic::new(initial_window, self.abc, self.cubic)))
+        let cubic = Cubic::new(initial_window, self.abc, self.cubic).with_tick(self.tick).paced(self.paced);
+        Controller::Cubic(Box::new(cubic))
     }
 }
 
@@ -387,6 +395,9 @@ pub trait CongestionControl {
     fn on_rate_sample(&mut self, _now: Instant, _rs: &RateSample, _cx: &AckContext) {}
     /// New data leaves with nothing in flight (`CA_EVENT_TX_START`); `app_limited` as the sampler says.
     fn on_tx_start(&mut self, _now: Instant, _app_limited: bool) {}
+    /// New data leaves with nothing in flight, the last data having left at `last_sent` (CUBIC's
+    /// `CA_EVENT_TX_START` with `lsndtime`); every connection reports it, paced or not.
+    fn on_idle_restart(&mut self, _now: Instant, _last_sent: Instant) {}
     /// The pacing rate the controller sets, bytes per second (`sk_pacing_rate`); `Some` also asks for
     /// pacing (`SK_PACING_NEEDED`). `None`: the connection derives the rate from cwnd and SRTT.
     fn pacing_rate(&self) -> Option<u64> {

@@ -59,6 +59,46 @@ fn test_established_tail_drop_repaired_by_loss_probe() {
     assert_eq!((e.LossProbes, e.Timeouts), (0, 1));
 }
 
+/// Linux's `TCP_TIMEOUT_MIN_US` (`timeout_min`, 2 ms in the `linux` personality) on both RACK-TLP timers,
+/// over a 100 ms RTT. The tail drop above: the probe goes 2·SRTT + 2 ms after the last ACK (RFC 8985 §7.2
+/// alone: 2·SRTT), and RACK's repair on its SACK 100 ms later. Four segments of which the first three
+/// are lost: the SACK of the fourth (T+100) finds them sent 100 ms ago, within RACK.rtt + reo_wnd
+/// (min_RTT/4 = 25 ms, no reordering seen, one segment SACKed), and the reordering timer fires when the
+/// window has passed, at T+125, or 2 ms later.
+#[test]
+fn test_established_timeout_min_delays_the_probe_and_the_reordering_timer() {
+    let run = |timeout_min: Duration, sent: u32, lost: &'static [u32]| {
+        let cfg = TcpConfig { initial_window: InitialWindow::Segments(12), timeout_min, ..rack_cfg(true) };
+        let mut p = Pair::new(cfg.clone(), cfg, dur_ms(50));
+        p.establish();
+        let start = p.now;
+        let first = p.client.snd_nxt();
+        let mut dropped = 0;
+        p.set_filter(move |side, seg| {
+            if side == Side::Client && lost.iter().any(|&i| seg.seq == first + i * SMSS_TS) && dropped < lost.len() {
+                dropped += 1;
+                Fate::Drop
+            } else {
+                Fate::Deliver
+            }
+        });
+        p.to_write[0] = (sent * SMSS_TS) as u64;
+        p.run_while(|p| p.client.snd_una() != first + sent * SMSS_TS);
+        let us = |t: Instant| t.saturating_since(start).as_micros();
+        let rtx: Vec<_> = p
+            .sent_by(Side::Client)
+            .filter(|s| s.seg.payload_len > 0)
+            .skip(sent as usize)
+            .map(|s| (us(s.at), (s.seg.seq - first) / SMSS_TS))
+            .collect();
+        rtx
+    };
+    assert_eq!(run(Duration::ZERO, 11, &[9, 10]), vec![(300_000, 10), (400_000, 9)]);
+    assert_eq!(run(dur_ms(2), 11, &[9, 10]), vec![(302_000, 10), (402_000, 9)]);
+    assert_eq!(run(Duration::ZERO, 4, &[0, 1, 2])[0], (125_000, 0));
+    assert_eq!(run(dur_ms(2), 4, &[0, 1, 2])[0], (127_000, 0));
+}
+
 /// A bulk transfer over a 50 ms RTT in which every 150th data segment arrives 10 ms late (reordered,
 /// not lost). DupThresh-based recovery retransmits a late segment whenever three SACKs arrive before
 /// it (8 of the 20 times here; later in the run the bursts are shorter). RACK does so the first time only (no reordering seen yet: the window is zero once
