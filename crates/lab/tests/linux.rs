@@ -165,7 +165,9 @@ fn paced_small_messages_arrive_one_way_delay_and_one_frame_later_at_the_writers_
     // window (10) lets messages 0-9 of each connection go at 0-9 ms; message 10, written at 10 ms, waits for
     // the first ACK, one round trip (40 ms) after message 0, so it arrives at 40 ms + 20 ms: 50 ms after it
     // was written. Slow start then grows cwnd by one per ACK until it covers the 40 messages per round trip.
-    assert!(l.max >= 50_000.0, "the initial window holds the eleventh message: max {} us", l.max);
+    // Less 1 ms: a writer that wakes late for message 10 (as above, a millisecond on this VM) measures it
+    // from its late write (49.68 ms in one CI run).
+    assert!(l.max >= 49_000.0, "the initial window holds the eleventh message: max {} us", l.max);
     // Each connection writes one message per ms from the start of the window; those written in its last
     // 20 ms are still on the wire at its end: (3 s - 20 ms) / 3 s = 99.3% of 2 x 1000/s.
     let expect = 2.0 * 1000.0;
