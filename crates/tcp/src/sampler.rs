@@ -23,8 +23,9 @@ struct Sent {
     end: SeqNumber,
     /// When it was first sent.
     at: Instant,
-    /// Under `linux`: sent again since (Linux `TCPCB_EVER_RETRANS`), or SACKed.
+    /// Under `linux`: sent again since (Linux `TCPCB_EVER_RETRANS`): never a sample.
     retransmitted: bool,
+    /// Under `linux`: SACKed already, so a later cumulative ACK takes no sample from it.
     sacked: bool,
 }
 
