@@ -6,7 +6,7 @@
 use crate::common;
 
 use tcplab_emu::{run_apps, AppsRun, AppsSpec, Health, Side, Testbed, TestbedSpec};
-use tcplab_testkit::Outcome;
+use tcplab_testkit::{realtime, Outcome, Rerun, Skip};
 use tcplab_units::{ByteSize, Duration, Instant};
 use tcplab_workload::{
     App, Opening, Report, Role, RrClient, RrClientConfig, RrReport, RrServer, RrServerConfig, Stream, StreamConfig,
@@ -14,18 +14,20 @@ use tcplab_workload::{
 
 const PORT: u16 = 5001;
 
-/// Runs the applications over a fresh testbed, repeating a run whose health is bad (up to 3 runs).
-fn run(spec: &TestbedSpec, apps: Vec<(Side, App)>, measure: Duration) -> (AppsRun, Health) {
-    for attempt in 1..=3 {
+/// Runs the applications over a fresh testbed until a run's health is valid (up to 5 runs; none valid:
+/// the test is inconclusive, `tcplab_testkit::realtime`).
+fn run(spec: &TestbedSpec, apps: Vec<(Side, App)>, measure: Duration) -> Result<(AppsRun, Health), Skip> {
+    realtime("the applications through the emulator", 5, |attempt| {
         let mut tb = Testbed::start(spec).unwrap();
         let run = run_apps(&tb, AppsSpec::new(apps.clone(), measure)).unwrap();
         let health = tb.finish().unwrap();
-        if health.valid || attempt == 3 {
-            eprintln!("attempt {attempt}; realtime {}; health {health:?}", run.realtime);
-            return (run, health);
+        eprintln!("attempt {attempt}; realtime {}; health {health:?}", run.realtime);
+        if health.valid {
+            Ok((run, health))
+        } else {
+            Err(Rerun::Unfit(health.invalid_reasons.join("; ")))
         }
-    }
-    unreachable!()
+    })
 }
 
 fn rr_apps(request: u64, response: u64, burst: u32, crr: bool) -> Vec<(Side, App)> {
@@ -71,7 +73,7 @@ fn ser_s(payload: u64) -> f64 {
 
 fn rr_one_transaction_in_flight_completes_one_per_round_trip() -> Outcome {
     common::ready()?;
-    let (run, health) = run(&rr_path(), rr_apps(1, 1, 0, false), Duration::from_secs(4));
+    let (run, health) = run(&rr_path(), rr_apps(1, 1, 0, false), Duration::from_secs(4))?;
     let r = client_report(&run);
     eprintln!("{r:?}");
     // One transaction takes the round trip plus the two one-byte segments' serializations:
@@ -91,7 +93,7 @@ fn rr_with_a_first_burst_keeps_burst_plus_one_in_flight() -> Outcome {
     common::ready()?;
     // burst 3: four one-byte transactions in flight, each still one round trip long, so four per round trip
     // (the server answers each request as it comes; with TCP_NODELAY nothing waits for an ACK).
-    let (run, health) = run(&rr_path(), rr_apps(1, 1, 3, false), Duration::from_secs(4));
+    let (run, health) = run(&rr_path(), rr_apps(1, 1, 3, false), Duration::from_secs(4))?;
     let r = client_report(&run);
     eprintln!("{r:?}");
     let per = 0.040 + 2.0 * ser_s(1);
@@ -116,8 +118,8 @@ fn crr_costs_one_round_trip_more_than_rr() -> Outcome {
     // instead of 40.0): a pair of runs that misses 3% is repeated (up to three), as the backend's docs say.
     let mut diffs = Vec::new();
     let (crr, crr_r, health) = loop {
-        let (rr, _) = run(&spec, rr_apps(100, 1000, 0, false), Duration::from_secs(4));
-        let (crr, health) = run(&spec, rr_apps(100, 1000, 0, true), Duration::from_secs(4));
+        let (rr, _) = run(&spec, rr_apps(100, 1000, 0, false), Duration::from_secs(4))?;
+        let (crr, health) = run(&spec, rr_apps(100, 1000, 0, true), Duration::from_secs(4))?;
         let (rr, crr_r) = (client_report(&rr), client_report(&crr));
         eprintln!("rr {rr:?}\ncrr {crr_r:?}");
         assert!(rr.latency.min >= rr_per * 1e6 && crr_r.latency.min >= crr_per * 1e6, "faster than physics");
@@ -177,7 +179,7 @@ fn maerts_reaches_the_analytic_bound_server_to_client() -> Outcome {
     // repeated (up to three), as the Linux backend's docs say of a kernel's exit moved by timing.
     let mut early = Vec::new();
     let (run, health) = loop {
-        let (run, health) = run(&spec, stream_apps(Side::Server), Duration::from_secs(10));
+        let (run, health) = run(&spec, stream_apps(Side::Server), Duration::from_secs(10))?;
         let delay_exit = run.server_netstat.get("TcpExt.TCPHystartDelayDetect").copied().unwrap_or(0) > 0;
         let at = run.server_netstat.get("TcpExt.TCPHystartDelayCwnd").copied().unwrap_or(0);
         if !delay_exit || at >= 200 || early.len() == 2 {
@@ -225,7 +227,7 @@ fn a_bulk_writer_leaves_its_reader_the_loop_at_one_gigabit() -> Outcome {
     let mut pairs = Vec::new();
     for _ in 0..3 {
         let t = tcplab_emu::run_stream_until_valid(&threaded, 3).unwrap().stream.throughput_bps;
-        let (run, _) = run(&spec, apps.clone(), Duration::from_secs(3));
+        let (run, _) = run(&spec, apps.clone(), Duration::from_secs(3))?;
         let received = stream_report(&run, Side::Server);
         let one_loop = received.window_bytes as f64 * 8.0 / received.elapsed.as_secs_f64();
         eprintln!("threaded {:.1} Mbit/s, one loop {:.1}", t / 1e6, one_loop / 1e6);

@@ -28,13 +28,19 @@ use std::fmt;
 pub use libtest_mimic;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
-/// Why a test cannot run on this machine (a missing tool, not root, no network namespaces).
+/// Why a test did not check anything here: it cannot run on this machine (a missing tool, not root, no
+/// network namespaces), or it ran but no run was fit to judge ([`inconclusive`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Skip(pub String);
+pub struct Skip {
+    pub reason: String,
+    /// The test ran, but this machine could not keep the real time its measurement needs in any of its
+    /// runs: reported as ignored under CI too (the machine, not a missing install, is at fault).
+    pub inconclusive: bool,
+}
 
 impl fmt::Display for Skip {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.reason)
     }
 }
 
@@ -44,7 +50,53 @@ pub type Outcome = Result<(), Skip>;
 
 /// A test that cannot run here, for the reason given.
 pub fn skip(reason: impl Into<String>) -> Skip {
-    Skip(reason.into())
+    Skip { reason: reason.into(), inconclusive: false }
+}
+
+/// A test that ran but whose every run the machine spoiled (the emulator's health invalid: releases late, a
+/// thread stalled), for the reason given: reported as ignored, with "inconclusive: " before the reason,
+/// under CI as elsewhere. Only [`realtime`] should need it.
+pub fn inconclusive(reason: impl Into<String>) -> Skip {
+    Skip { reason: reason.into(), inconclusive: true }
+}
+
+/// Why a real-time run is not the one [`realtime`] returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rerun {
+    /// The machine did not keep real time (the emulator's health names why): the run measured the VM.
+    Unfit(String),
+    /// The run was fit to judge and missed a bound that a busy machine can still make it miss (a
+    /// wake-up of the test's own threads, which the emulator's health does not see): run again, and fail if
+    /// no run makes it.
+    Missed(String),
+}
+
+/// Runs a real-time measurement (`run(attempt)`, attempts from 1) until one run is fit and passes, up to
+/// `attempts` runs, pausing 1 s more before each new one so that a slow phase of a shared VM can pass.
+/// Returns that run's value. When none passes: a failure naming every run's reason if any run was fit
+/// to judge ([`Rerun::Missed`]), else [`inconclusive`] — the machine never kept time, so the test checked
+/// nothing, and says so instead of judging a spoiled run.
+pub fn realtime<T>(what: &str, attempts: u32, mut run: impl FnMut(u32) -> Result<T, Rerun>) -> Result<T, Skip> {
+    let mut reasons = Vec::new();
+    for attempt in 1..=attempts {
+        if attempt > 1 {
+            std::thread::sleep(std::time::Duration::from_secs(u64::from(attempt - 1)));
+        }
+        match run(attempt) {
+            Ok(value) => return Ok(value),
+            Err(rerun) => {
+                eprintln!("{what}: run {attempt} of {attempts} not kept: {rerun:?}");
+                reasons.push(rerun);
+            }
+        }
+    }
+    let missed: Vec<&String> =
+        reasons.iter().filter_map(|r| if let Rerun::Missed(m) = r { Some(m) } else { None }).collect();
+    assert!(
+        missed.is_empty(),
+        "{what}: no run of {attempts} passed; the fit ones missed: {missed:?} (all: {reasons:?})"
+    );
+    Err(inconclusive(format!("{what}: the machine kept real time in none of {attempts} runs ({reasons:?})")))
 }
 
 /// Whether the tests run under CI (`CI=true`), where a test that cannot run is a failure.
@@ -100,12 +152,13 @@ pub fn test<R: IntoOutcome>(name: impl Into<String>, f: impl FnOnce() -> R + Sen
 }
 
 /// A test's outcome as the harness reports it: a skip is "ignored" with its reason, or, under CI, a
-/// failure that gives the reason.
+/// failure that gives the reason; an inconclusive run is "ignored" everywhere.
 fn completion(outcome: Outcome, ci: bool) -> Result<Completion, Failed> {
     match outcome {
         Ok(()) => Ok(Completion::Completed),
-        Err(Skip(reason)) if ci => Err(format!("CI=true and this test cannot run: {reason}").into()),
-        Err(Skip(reason)) => Ok(Completion::ignored_with(reason)),
+        Err(Skip { reason, inconclusive: true }) => Ok(Completion::ignored_with(format!("inconclusive: {reason}"))),
+        Err(Skip { reason, .. }) if ci => Err(format!("CI=true and this test cannot run: {reason}").into()),
+        Err(Skip { reason, .. }) => Ok(Completion::ignored_with(reason)),
     }
 }
 
@@ -239,6 +292,46 @@ mod tests {
         }
         let Err(failed) = completion(Err(skip("needs root")), true) else { panic!("a skip under CI fails") };
         assert_eq!(failed.message(), Some("CI=true and this test cannot run: needs root"));
-        assert!(need_tool("tcplab-no-such-program", "it does not exist").unwrap_err().0.contains("not on the PATH"));
+        assert!(need_tool("tcplab-no-such-program", "it does not exist")
+            .unwrap_err()
+            .reason
+            .contains("not on the PATH"));
+    }
+
+    #[test]
+    fn an_inconclusive_test_is_ignored_under_ci_too() {
+        for ci in [false, true] {
+            match completion(Err(inconclusive("no run kept real time")), ci) {
+                Ok(Completion::Ignored { reason }) => {
+                    assert_eq!(reason.as_deref(), Some("inconclusive: no run kept real time"))
+                }
+                _ => panic!("an inconclusive test is ignored (CI {ci})"),
+            }
+        }
+    }
+
+    #[test]
+    fn realtime_returns_the_first_fit_run_and_fails_only_on_a_fit_miss() {
+        let mut runs = 0;
+        let value = realtime("t", 3, |attempt| {
+            runs += 1;
+            if attempt == 1 {
+                Err(Rerun::Unfit("late".into()))
+            } else {
+                Ok(attempt)
+            }
+        });
+        assert_eq!((value, runs), (Ok(2), 2));
+        let all_unfit = realtime("t", 2, |_| Err::<(), _>(Rerun::Unfit("stalled".into()))).unwrap_err();
+        assert!(all_unfit.inconclusive && all_unfit.reason.contains("none of 2 runs"), "{all_unfit:?}");
+        let missed = std::panic::catch_unwind(|| {
+            let mut first = true;
+            realtime("t", 2, |_| {
+                let r = if first { Rerun::Missed("p90 6 ms".into()) } else { Rerun::Unfit("late".into()) };
+                first = false;
+                Err::<(), _>(r)
+            })
+        });
+        assert!(missed.is_err(), "a fit run that missed fails the test even when the others were unfit");
     }
 }
