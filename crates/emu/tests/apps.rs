@@ -14,10 +14,10 @@ use tcplab_workload::{
 
 const PORT: u16 = 5001;
 
-/// Runs the applications over a fresh testbed until a run's health is valid (up to 5 runs; none valid:
+/// Runs the applications over a fresh testbed until a run's health is valid (up to 4 runs; none valid:
 /// the test is inconclusive, `tcplab_testkit::realtime`).
 fn run(spec: &TestbedSpec, apps: Vec<(Side, App)>, measure: Duration) -> Result<(AppsRun, Health), Skip> {
-    realtime("the applications through the emulator", 5, |attempt| {
+    realtime("the applications through the emulator", 4, |attempt| {
         let mut tb = Testbed::start(spec).unwrap();
         let run = run_apps(&tb, AppsSpec::new(apps.clone(), measure)).unwrap();
         let health = tb.finish().unwrap();

@@ -45,9 +45,9 @@ fn idle_ping_rtt_is_twice_the_delay() -> Outcome {
     // 84-byte echo datagrams: (84 + 38) × 8 bits at 100 Mbit/s = 9.76 µs each way on top of 40 ms. The
     // rest is the four wake-ups of the emulator's threads per round trip, which a busy 2-vCPU VM can
     // stretch by a few hundred µs (the model's departures stay exact: only the wake-ups are late), so a
-    // run above the bound is repeated (up to five runs, `tcplab_testkit::realtime`), as the Linux backend's
+    // run above the bound is repeated (up to four runs, `tcplab_testkit::realtime`), as the Linux backend's
     // docs tell callers to do: it fails if a run whose emulator kept time missed the bound in every try.
-    tcplab_testkit::realtime("idle ping through the emulator", 5, |_| {
+    tcplab_testkit::realtime("idle ping through the emulator", 4, |_| {
         let mut tb = Testbed::start(&TestbedSpec::symmetric(common::link("100mbit", "20ms", "1000pkt"))).unwrap();
         let rtt = tb.ping(10, "0.1").unwrap();
         let health = tb.finish().unwrap();

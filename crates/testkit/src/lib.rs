@@ -72,7 +72,7 @@ pub enum Rerun {
 }
 
 /// Runs a real-time measurement (`run(attempt)`, attempts from 1) until one run is fit and passes, up to
-/// `attempts` runs, pausing 1 s more before each new one so that a slow phase of a shared VM can pass.
+/// `attempts` runs, 1 s apart so that a short slow phase of a shared VM can pass.
 /// Returns that run's value. When none passes: a failure naming every run's reason if any run was fit
 /// to judge ([`Rerun::Missed`]), else [`inconclusive`] — the machine never kept time, so the test checked
 /// nothing, and says so instead of judging a spoiled run.
@@ -80,7 +80,7 @@ pub fn realtime<T>(what: &str, attempts: u32, mut run: impl FnMut(u32) -> Result
     let mut reasons = Vec::new();
     for attempt in 1..=attempts {
         if attempt > 1 {
-            std::thread::sleep(std::time::Duration::from_secs(u64::from(attempt - 1)));
+            std::thread::sleep(std::time::Duration::from_secs(1));
         }
         match run(attempt) {
             Ok(value) => return Ok(value),
