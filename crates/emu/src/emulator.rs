@@ -28,8 +28,10 @@ pub use os::Emulator;
 #[derive(Debug, Clone)]
 pub struct DirectionSpec {
     pub link: LinkConfig,
-    /// Seed of this direction's loss stream.
+    /// Seed of this direction's loss stream (the simulator's for the same run seed: `tcplab_link::stream_seed`).
     pub seed: u64,
+    /// Seed of its qdisc's own stream, apart from the loss model's (as the simulator keeps them apart).
+    pub qdisc_seed: u64,
     /// Frames to drop on the wire regardless of the loss model, by 0-based index among the frames that
     /// entered this direction (a super-packet counts one per wire frame). A scripted drop uses its
     /// serialization slot, as a random loss does. Ascending.
@@ -659,8 +661,7 @@ mod os {
             let mask = if len == 0 { 0 } else { u32::MAX << (32 - len as u32) };
             Direction {
                 link: LinkDirection::new(&spec.link, spec.seed),
-                // The qdisc's own stream, apart from the loss model's (as the simulator keeps them apart).
-                staged: spec.link.is_staged().then(|| Staged::new(&spec.link, spec.seed ^ 0x71d1_5c00_0000_0001)),
+                staged: spec.link.is_staged().then(|| Staged::new(&spec.link, spec.qdisc_seed)),
                 fates: Vec::new(),
                 drop_frames: spec.drop_frames,
                 next_drop: 0,

@@ -130,20 +130,27 @@ fn rr_under_nagle_runs_at_the_kernels_transaction_rate() {
 #[test]
 fn random_loss_at_ten_megabits_costs_what_it_costs_the_kernel() {
     // The shipped lossy-10m (10 Mbit/s, 20 ms each way, 1% loss on the data path, 60 s) with `linux` on
-    // both ends. Linux 6.18 here: 2.81 Mbit/s (sd 0.05, 3 runs; 2.79 on 29 Nov 2026). Windows of 10–15
-    // segments, so how a loss rounds the window matters: the kernel's packet-counted CUBIC sets ssthresh =
-    // ⌊⌊cwnd⌋·717/1024⌋ packets (cubic.whole_segments); in bytes, as RFC 9438 writes it, the personality
-    // ran 11% faster (3.25 Mbit/s over the same seeds). The simulator's seeds spread widely (sd 0.18
-    // Mbit/s: the count of losses varies), hence 12 of them. Since CUBIC's growth is Linux's integer
-    // arithmetic (`cubic.bictcp`, exact against the kernel without loss) the mean is 5% above the
-    // kernel's (2.96 Mbit/s over 24 seeds, 2.87 with RFC 9438's growth): a mechanism of the loss regime
-    // is still to be found (docs/linux-backend.md), and this band holds the gap as measured, not a target.
+    // both ends. The emulator seeds its loss streams as the simulator does (`tcplab_link::stream_seed`), so
+    // one seed drops the same frames, by index, on both backends, and the runs are compared seed by seed:
+    // `tcplab compare lossy-10m --runs 6` on Linux 6.18 here, 29 Nov 2026 (seed 3's kernel run was invalid,
+    // a 47 ms stall of the emulator). Windows of 10–15 segments, so how a loss rounds the window matters:
+    // the kernel's packet-counted CUBIC sets ssthresh = ⌊⌊cwnd⌋·717/1024⌋ packets (cubic.whole_segments);
+    // in bytes, as RFC 9438 writes it, the personality ran 11% faster. Unpaired (each backend its own
+    // draws) the seeds' goodput spreads by 0.2 Mbit/s with the count of losses drawn, which a 3-run mean
+    // of the kernel's did not average out: that, not a mechanism, was the 5% once recorded here.
     let text = shipped("lossy-10m");
     let s = scenario(text, &["client.stack=\"linux\"", "server.stack=\"linux\""]);
-    let seeds = 1..=12u64;
-    let n = seeds.clone().count() as f64;
-    let mean = seeds.map(|seed| stream(&run_scenario(&s, seed).points[0]).throughput_bps).sum::<f64>() / n;
-    assert!((0.97..1.08).contains(&(mean / 2.81e6)), "mean goodput {mean} b/s, the kernel 2.81 Mbit/s");
+    let kernel = [(1u64, 2.8259e6), (2, 2.8738e6), (4, 2.9813e6), (5, 2.8369e6), (6, 3.2248e6)];
+    let mut ratios = Vec::new();
+    for (seed, linux) in kernel {
+        let got = stream(&run_scenario(&s, seed).points[0]).throughput_bps;
+        eprintln!("seed {seed}: {got} b/s, the kernel {linux}");
+        // Measured: −0.3% to +1.0% per seed.
+        assert!((got / linux - 1.0).abs() < 0.02, "seed {seed}: {got} b/s against the kernel's {linux}");
+        ratios.push(got / linux);
+    }
+    let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
+    assert!((mean - 1.0).abs() < 0.01, "the mean ratio {mean}");
     // RFC 9438 throughout: the reduction in bytes and the growth by fractions.
     let rfc = scenario(
         text,

@@ -20,3 +20,76 @@ mod queue;
 pub use config::{Framing, IdleCredit, LinkConfig, LossFilter, LossModel, QueueLimit};
 pub use qdisc::{PacketMeta, Qdisc, QdiscConfig, QdiscStats};
 pub use queue::{DropReason, LinkDirection, LinkStats, NicQueue, NicStats, Verdict};
+
+/// The seed of a random component's own stream: SplitMix64 of the run seed mixed with the component's id.
+/// The simulator seeds every component with it (tcplab-sim's crate docs list the ids: link direction `d`
+/// 1 + d, its qdisc 3,000,000 + d), and the Linux backend's emulator seeds its directions the same way, so a
+/// scenario run with one seed on both backends draws the same loss verdict for the n-th frame offered to a
+/// direction: the same Bernoulli losses, by frame index, on the simulator and the kernel.
+pub fn stream_seed(seed: u64, component: u64) -> u64 {
+    fn splitmix(mut z: u64) -> u64 {
+        z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    splitmix(seed ^ splitmix(component))
+}
+
+/// [`stream_seed`]'s component id of link direction `d` (up 0, down 1) of a two-host path.
+pub const fn direction_stream(d: u64) -> u64 {
+    1 + d
+}
+
+/// [`stream_seed`]'s component id of the qdisc of link direction `d`.
+pub const fn qdisc_stream(d: u64) -> u64 {
+    3_000_000 + d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stream_seeds_are_pinned_and_apart() {
+        // Pinned: both backends derive a direction's losses from these, so a change here moves every
+        // simulated result and unpairs the kernel's draws from the simulator's.
+        assert_eq!(stream_seed(1, direction_stream(0)), 0xe9fd_6049_d65a_f21e);
+        assert_eq!(stream_seed(1, direction_stream(1)), 0xe06d_d043_328b_d285);
+        let ids = [direction_stream(0), direction_stream(1), qdisc_stream(0), qdisc_stream(1)];
+        let seeds: std::collections::BTreeSet<u64> = ids.iter().map(|&id| stream_seed(7, id)).collect();
+        assert_eq!(seeds.len(), ids.len(), "each component its own stream");
+    }
+
+    #[test]
+    fn one_seed_gives_one_loss_pattern_by_frame_index() {
+        // The emulator and the simulator each build a LinkDirection from the same stream seed: the n-th
+        // frame offered meets the same verdict whatever the frames' timing.
+        let cfg = LinkConfig {
+            rate: "10mbit".parse().unwrap(),
+            delay: "20ms".parse().unwrap(),
+            queue: "1000pkt".parse().unwrap(),
+            framing: Framing::Ethernet,
+            loss: LossModel::Bernoulli { p: 0.05, packets: LossFilter::All },
+            mtu: None,
+            tick: None,
+            idle_credit: IdleCredit::Dropped,
+            qdisc: Default::default(),
+            jitter: None,
+            reorder: false,
+        };
+        let verdicts = |spacing_us: u64| {
+            let mut dir = LinkDirection::new(&cfg, stream_seed(3, direction_stream(0)));
+            (0..2000u64)
+                .map(|i| {
+                    let at = tcplab_units::Instant::from_nanos(i * spacing_us * 1000);
+                    matches!(dir.send(at, 1500, true), Verdict::Drop(DropReason::RandomLoss))
+                })
+                .collect::<Vec<bool>>()
+        };
+        let (a, b) = (verdicts(1200), verdicts(5000));
+        assert_eq!(a, b);
+        let lost = a.iter().filter(|&&l| l).count();
+        assert!((60..140).contains(&lost), "{lost} of 2000 at p = 0.05");
+    }
+}

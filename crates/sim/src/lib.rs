@@ -234,16 +234,8 @@ pub struct SimRun<S> {
     pub data_segments: u64,
 }
 
-/// The seed of a component's random stream: SplitMix64 of the run seed mixed with the component id.
-pub fn stream_seed(seed: u64, component: u64) -> u64 {
-    fn splitmix(mut z: u64) -> u64 {
-        z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    splitmix(seed ^ splitmix(component))
-}
+/// The seed of a component's random stream (the link crate's, which the Linux backend's emulator uses too).
+pub use tcplab_link::stream_seed;
 
 /// After the measurement, how long the connections get to close before the run stops regardless.
 pub const DRAIN_LIMIT: Duration = Duration::from_secs(30);
@@ -1955,11 +1947,11 @@ where
         let cfg = spec.link(dir);
         let to = routes.to(dir);
         Path {
-            link: LinkDirection::new(cfg, stream_seed(seed, 1 + d as u64)),
+            link: LinkDirection::new(cfg, stream_seed(seed, tcplab_link::direction_stream(d as u64))),
             to,
             staged: cfg.is_staged().then(|| {
                 Box::new(Staged {
-                    qdisc: qdisc::build(&cfg.qdisc, cfg.queue, stream_seed(seed, 3_000_000 + d as u64)),
+                    qdisc: qdisc::build(&cfg.qdisc, cfg.queue, stream_seed(seed, tcplab_link::qdisc_stream(d as u64))),
                     ingress: VecDeque::new(),
                     scheduled: None,
                     seq: 0,
