@@ -18,9 +18,7 @@ const PORT: u16 = 5001;
 /// the test is inconclusive, `tcplab_testkit::realtime`).
 fn run(spec: &TestbedSpec, apps: Vec<(Side, App)>, measure: Duration) -> Result<(AppsRun, Health), Skip> {
     realtime("the applications through the emulator", 4, |attempt| {
-        let mut tb = Testbed::start(spec).unwrap();
-        let run = run_apps(&tb, AppsSpec::new(apps.clone(), measure)).unwrap();
-        let health = tb.finish().unwrap();
+        let (run, health) = run_once(spec, apps.clone(), measure);
         eprintln!("attempt {attempt}; realtime {}; health {health:?}", run.realtime);
         if health.valid {
             Ok((run, health))
@@ -28,6 +26,14 @@ fn run(spec: &TestbedSpec, apps: Vec<(Side, App)>, measure: Duration) -> Result<
             Err(Rerun::Unfit(health.invalid_reasons.join("; ")))
         }
     })
+}
+
+/// One run of the applications over a fresh testbed, whatever its health.
+fn run_once(spec: &TestbedSpec, apps: Vec<(Side, App)>, measure: Duration) -> (AppsRun, Health) {
+    let mut tb = Testbed::start(spec).unwrap();
+    let run = run_apps(&tb, AppsSpec::new(apps, measure)).unwrap();
+    let health = tb.finish().unwrap();
+    (run, health)
 }
 
 fn rr_apps(request: u64, response: u64, burst: u32, crr: bool) -> Vec<(Side, App)> {
@@ -223,11 +229,14 @@ fn a_bulk_writer_leaves_its_reader_the_loop_at_one_gigabit() -> Outcome {
     spec.client.send_buffer = ByteSize::new(16 << 20);
     spec.server.recv_buffer = ByteSize::new(16 << 20);
     let apps = stream_apps(Side::Client);
-    // Both figures move with the machine's load from run to run: a pair that misses is measured again.
+    // Both figures move with the machine's load from run to run: a pair that misses is measured again. The
+    // two drivers are compared with each other, side by side on the same machine, so a run is judged
+    // whatever its health (at 1 Gbit/s the stall limit is 1.23 ms, which this VM often exceeds: CI once
+    // had four such runs in a row).
     let mut pairs = Vec::new();
     for _ in 0..3 {
-        let t = tcplab_emu::run_stream_until_valid(&threaded, 3).unwrap().stream.throughput_bps;
-        let (run, _) = run(&spec, apps.clone(), Duration::from_secs(3))?;
+        let t = tcplab_emu::run_stream(&threaded).unwrap().stream.throughput_bps;
+        let (run, _) = run_once(&spec, apps.clone(), Duration::from_secs(3));
         let received = stream_report(&run, Side::Server);
         let one_loop = received.window_bytes as f64 * 8.0 / received.elapsed.as_secs_f64();
         eprintln!("threaded {:.1} Mbit/s, one loop {:.1}", t / 1e6, one_loop / 1e6);
