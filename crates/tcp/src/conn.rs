@@ -1833,10 +1833,9 @@ impl Connection {
         self.fin_queued && self.snd_una == self.write_end + 1
     }
 
-    /// Updates the scoreboard (and RACK) from the SACK option; returns the bytes newly SACKed, and
-    /// whether a D-SACK reports the last tail loss probe as a duplicate.
-    /// Returns the bytes newly SACKed, whether a D-SACK reported the loss probe, and under `rtt_sampling =
-    /// "linux"` the send times the SACK sample takes.
+    /// Updates the scoreboard (and RACK) from the SACK option; returns the bytes newly SACKed, whether a
+    /// D-SACK reports the last tail loss probe as a duplicate, and under `rtt_sampling = "linux"` the send
+    /// times the SACK sample takes.
     fn process_sack_blocks(&mut self, now: Instant, seg: &TcpSegment) -> (u64, bool, SackedSent) {
         let blocks = seg.options.sack.as_slice();
         if blocks.is_empty() {
