@@ -143,7 +143,25 @@ fn bbr_variables_of_every_end_on_the_kernel() -> Outcome {
         "series = { interval = \"20ms\", vars = [\"CurCwnd\", \"SmoothedRTT\", \"CurRTO\", \"X_BbrMode\", \
          \"X_BbrBtlBw\", \"X_BbrMinRTT\", \"X_PacingRate\", \"X_DeliveryRate\", \"X_BbrProbeRttEpisodes\"] }",
     );
-    let p = point(&["--backend", "linux"], &text);
+    // The kernel's max filter may hold a bandwidth sample up to ~7 % above the link's where ACKs came back
+    // bunched (docs/bbr.md § The kernel's SRTT between runs), more on a loaded VM (11.5 % once, beside a
+    // simulation): a run outside the band below is measured again (tcplab_testkit::realtime).
+    let p = tcplab_testkit::realtime("BBR on the kernel", 3, |_| {
+        let p = point(&["--backend", "linux"], &text);
+        let lv = &p["logvars"];
+        let c = &lv["ends"][0];
+        let end = lv["measure_end_s"].as_f64().unwrap();
+        let last = c["rows"].as_array().unwrap().iter().rfind(|r| r[0].as_f64().unwrap() <= end).unwrap().clone();
+        let btlbw = last[column(lv, "X_BbrBtlBw")].as_f64().unwrap();
+        let ratio = btlbw * 8.0 / 10e6 * 1538.0 / 1448.0;
+        if (0.8..=1.1).contains(&ratio) {
+            Ok(p)
+        } else if p["health"]["valid"] == false {
+            Err(tcplab_testkit::Rerun::Unfit(p["health"]["invalid_reasons"].to_string()))
+        } else {
+            Err(tcplab_testkit::Rerun::Missed(format!("BtlBw {btlbw} B/s, {ratio:.3} of the link's")))
+        }
+    })?;
     let lv = &p["logvars"];
     assert_eq!(lv["interval_s"], 0.02);
     let ends = lv["ends"].as_array().unwrap();
@@ -164,9 +182,8 @@ fn bbr_variables_of_every_end_on_the_kernel() -> Outcome {
     let modes: Vec<f64> = rows(c).iter().filter_map(|r| r[col("X_BbrMode")].as_f64()).collect();
     assert_eq!(modes.first(), Some(&0.0), "{modes:?}");
     assert!(modes.iter().all(|m| [0.0, 1.0, 2.0, 3.0].contains(m)), "{modes:?}");
-    // Its estimates: the bottleneck's rate (10 Mbit/s less framing: 1448 of every 1538 bytes) and the
-    // path's RTT. The kernel's max filter may hold a sample up to ~7 % above the link's, where ACKs came
-    // back bunched (docs/bbr.md § The kernel's SRTT between runs).
+    // Its estimates: the bottleneck's rate (10 Mbit/s less framing: 1448 of every 1538 bytes; its band
+    // above) and the path's RTT.
     let last = rows(c).into_iter().rfind(|r| r[0].as_f64().unwrap() <= end).unwrap();
     let btlbw = last[col("X_BbrBtlBw")].as_f64().unwrap();
     assert!((0.8..=1.1).contains(&(btlbw * 8.0 / 10e6 * 1538.0 / 1448.0)), "BtlBw {btlbw} B/s");
