@@ -607,6 +607,29 @@ mod tests {
     }
 
     #[test]
+    fn one_seed_gives_one_loss_pattern_by_frame_index() {
+        // The emulator and the simulator each build a LinkDirection from the same stream seed: the n-th
+        // frame offered meets the same verdict whatever the frames' timing.
+        let cfg = LinkConfig {
+            loss: LossModel::Bernoulli { p: 0.05, packets: LossFilter::All },
+            ..link("10mbit", "20ms", "1000pkt")
+        };
+        let verdicts = |spacing_us: u64| {
+            let mut dir = LinkDirection::new(&cfg, crate::stream_seed(3, crate::direction_stream(0)));
+            (0..2000u64)
+                .map(|i| {
+                    let at = tcplab_units::Instant::from_nanos(i * spacing_us * 1000);
+                    matches!(dir.send(at, 1500, true), Verdict::Drop(DropReason::RandomLoss))
+                })
+                .collect::<Vec<bool>>()
+        };
+        let (a, b) = (verdicts(1200), verdicts(5000));
+        assert_eq!(a, b);
+        let lost = a.iter().filter(|&&l| l).count();
+        assert!((60..140).contains(&lost), "{lost} of 2000 at p = 0.05");
+    }
+
+    #[test]
     fn backlog_keeps_fifo_order_across_wraps_and_growth() {
         // Against `VecDeque`: pops and pushes interleaved so that the ring wraps, then grows while wrapped.
         let (mut ring, mut model) = (Backlog::default(), VecDeque::new());

@@ -36,7 +36,6 @@ pub fn run_clean(args: &[&str]) -> Output {
 /// Two CUBIC streams through 10 Mbit/s and 20 ms each way, a 1000-packet limit, 1 MiB socket buffers:
 /// enough window to fill a FIFO (bufferbloat), so that an AQM has a queue to manage and the queue over
 /// time shows it. 4 s; a test sets its own duration, `test.series` or qdisc with `--set`.
-#[allow(dead_code)] // linux_backend_scenarios runs its own scenarios
 pub const TWO_STREAMS: &str = "name = \"two-streams\"
 [path.up]
 rate = \"10mbit\"
@@ -57,7 +56,6 @@ recv_buffer = \"1MiB\"
 
 /// Runs `tcplab CMD FILE EXTRA...` through [`run_clean`] on a file holding `text`, and checks that it
 /// succeeded.
-#[allow(dead_code)] // linux_backend_scenarios runs its own scenarios
 pub fn run_on(cmd: &str, text: &str, extra: &[&str]) -> Output {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("scenario.toml");
